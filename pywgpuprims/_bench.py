@@ -1,0 +1,149 @@
+"""Timing helpers and the registry that ``python -m pywgpuprims.bench`` runs.
+
+Each primitive family registers its entry with :func:`benchmark`; an entry is a function
+``entry(ctx, n) -> list[dict]`` returning table rows. :class:`BenchContext` carries the device,
+the repeat count and the same-run baselines (WGSL copy and read passes, torch/cupy, numpy).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Callable
+
+import numpy as np
+
+from ._array import GpuArray
+from ._device import Device
+
+REGISTRY: dict[str, Callable] = {}
+
+
+def benchmark(name: str):
+    """Register a benchmark entry under ``name``."""
+
+    def deco(fn):
+        REGISTRY[name] = fn
+        return fn
+
+    return deco
+
+
+def median_gpu_ns(dev: Device, fn: Callable[[int], None], repeats: int = 10, warmup: int = 2) -> float:
+    """Median GPU time in ns of ``fn(i)`` (``i`` numbers the run, to rotate fresh inputs)."""
+    for i in range(warmup):
+        fn(i)
+    dev.sync()
+    times = []
+    for i in range(repeats):
+        with dev.timer() as t:
+            fn(warmup + i)
+        times.append(t.ns)
+    return float(statistics.median(times))
+
+
+def median_wall_ns(fn: Callable[[], None], repeats: int = 5, warmup: int = 1) -> float:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter_ns()
+        fn()
+        times.append(time.perf_counter_ns() - t0)
+    return float(statistics.median(times))
+
+
+def cuda_module():
+    """``torch`` when it can use a CUDA device, else None."""
+    try:
+        import torch  # noqa: PLC0415
+
+        return torch if torch.cuda.is_available() else None
+    except Exception:
+        return None
+
+
+def median_cuda_ns(torch, fn: Callable[[], object], repeats: int = 10, warmup: int = 3) -> float:
+    """Median time of ``fn`` on the CUDA device, measured with CUDA events."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e6)
+    return float(statistics.median(times))
+
+
+class BenchContext:
+    """What an entry needs: device, repeat count, baselines and a row builder."""
+
+    def __init__(self, dev: Device, repeats: int = 10, cpu: bool = True, cuda: bool = True):
+        self.dev = dev
+        self.repeats = repeats
+        self.cpu = cpu
+        self.torch = cuda_module() if cuda else None
+        self.rng = np.random.default_rng(12345)
+        self._baseline: dict = {}
+
+    def gpu_ns(self, fn: Callable[[int], None]) -> float:
+        return median_gpu_ns(self.dev, fn, self.repeats)
+
+    def cuda_ns(self, fn: Callable[[], object]) -> float | None:
+        return median_cuda_ns(self.torch, fn, self.repeats) if self.torch else None
+
+    def cpu_ns(self, fn: Callable[[], object]) -> float | None:
+        return median_wall_ns(fn, repeats=3) if self.cpu else None
+
+    def copy_ns(self, nbytes: int) -> float:
+        """Same-run GPU time of the WGSL copy over ``nbytes`` (read nbytes, write nbytes)."""
+        return self._pass_ns(nbytes, copy=True)
+
+    def read_ns(self, nbytes: int) -> float:
+        """Same-run GPU time of a WGSL read-only pass over ``nbytes``."""
+        return self._pass_ns(nbytes, copy=False)
+
+    def _pass_ns(self, nbytes: int, copy: bool) -> float:
+        key = (nbytes, copy)
+        if key not in self._baseline:
+            n_vec4 = max(1, (nbytes + 15) // 16)
+            src = GpuArray.empty(n_vec4 * 4, np.uint32, self.dev)
+            dst = GpuArray.empty(n_vec4 * 4 if copy else 1 << 16, np.uint32, self.dev)
+            self.dev.write(src.buffer, self.rng.integers(0, 2**32, n_vec4 * 4, dtype=np.uint32).tobytes())
+            self._baseline[key] = self.gpu_ns(lambda i: copy_pass(self.dev, src, dst, n_vec4, copy))
+        return self._baseline[key]
+
+    def row(self, primitive: str, variant: str, n: int, gpu_ns: float, *, bytes_moved: int,
+            baseline_ns: float | None = None, baseline: str = "copy", cuda_ns: float | None = None,
+            cuda_name: str = "", cpu_ns: float | None = None, cpu_name: str = "numpy",
+            unit: str = "G el/s", work: float | None = None) -> dict:
+        """A table row; rates are ``work / time`` (work defaults to n elements)."""
+        work = float(n if work is None else work)
+        r = {"primitive": primitive, "variant": variant, "n": n, "gpu_ms": gpu_ns / 1e6,
+             "rate": work / gpu_ns, "unit": unit, "GB/s": bytes_moved / gpu_ns}
+        if baseline_ns:
+            r[f"{baseline}_GB/s"] = bytes_moved / baseline_ns
+            r[f"%{baseline}"] = 100.0 * baseline_ns / gpu_ns
+        if cuda_ns:
+            r["cuda"] = cuda_name
+            r["cuda_rate"] = work / cuda_ns
+            r["x_cuda"] = cuda_ns / gpu_ns
+        if cpu_ns:
+            r["cpu"] = cpu_name
+            r["cpu_rate"] = work / cpu_ns
+        return r
+
+
+def copy_pass(dev: Device, src, dst, n_vec4: int, copy: bool = True, wg: int = 256, vpt: int = 4) -> None:
+    """Record and submit the baseline copy (or read-only) kernel over ``n_vec4`` vec4 words."""
+    k = dev.kernel("bench/copy.wgsl", defines={"COPY": copy, "WG": wg, "VECS_PER_THREAD": vpt})
+    groups = -(-n_vec4 // (wg * vpt))
+    b = dev.batch()
+    b.dispatch(k, groups, params={"n_vec4": n_vec4, "n_groups": groups}, src=src, **(
+        {"dst": dst} if copy else {"partials": dst}))
+    b.submit()

@@ -1,0 +1,3 @@
+"""Imports every primitive family so that their benchmark entries register (see ``_bench.py``)."""
+
+from . import copy  # noqa: F401

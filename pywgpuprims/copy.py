@@ -1,0 +1,48 @@
+"""Device copy: the bandwidth yardstick every benchmark is measured against."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._array import GpuArray, as_input
+from ._bench import BenchContext, benchmark, copy_pass
+
+
+def copy(x) -> np.ndarray | GpuArray:
+    """Copy an array on the GPU (numpy in, numpy out; GpuArray in, new GpuArray out).
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.copy(np.arange(3, dtype=np.int32))
+    array([0, 1, 2], dtype=int32)
+    """
+    g, host = as_input(x, "copy")
+    out = GpuArray.empty(g.shape, g.dtype, g.device)
+    n_vec4 = (g.nbytes + 15) // 16
+    if n_vec4:
+        copy_pass(g.device, g, out, n_vec4, copy=True)
+    return out.numpy() if host is not None else out
+
+
+def _copy_entry(ctx: BenchContext, n: int) -> list[dict]:
+    nbytes = 4 * n
+    rows = []
+    copy_ns = ctx.copy_ns(nbytes)
+    cuda_ns = None
+    if ctx.torch:
+        t = ctx.torch
+        a = t.randint(0, 2**31 - 1, (n,), dtype=t.int32, device="cuda")
+        b = t.empty_like(a)
+        cuda_ns = ctx.cuda_ns(lambda: b.copy_(a))
+        del a, b
+    host = ctx.rng.integers(0, 2**32, n, dtype=np.uint32)
+    cpu_ns = ctx.cpu_ns(lambda: host.copy())
+    rows.append(ctx.row("copy", "wgsl", n, copy_ns, bytes_moved=2 * nbytes, cuda_ns=cuda_ns,
+                        cuda_name="torch copy_", cpu_ns=cpu_ns))
+    rows.append(ctx.row("read", "wgsl", n, ctx.read_ns(nbytes), bytes_moved=nbytes))
+    return rows
+
+
+_copy_entry.default_sizes = [1 << 20, 1 << 24, 1 << 28]
+benchmark("copy")(_copy_entry)

@@ -1,0 +1,51 @@
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+
+import pywgpuprims as pp  # noqa: E402
+
+POISON_U32 = 0xDEADBEEF
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", help="run the long stress tests")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--runslow"):
+        return
+    skip = pytest.mark.skip(reason="stress test: opt in with --runslow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_report_header(config):
+    return f"pywgpuprims device: {pp.device().adapter_summary}"
+
+
+@pytest.fixture(scope="session")
+def dev():
+    return pp.device()
+
+
+@pytest.fixture
+def rng(request):
+    # Fresh random inputs each run; the seed is printed on failure so a case can be replayed.
+    seed = int.from_bytes(os.urandom(4), "little")
+    print(f"rng seed {seed}")
+    return np.random.default_rng(seed)
+
+
+def poisoned(shape, dtype, dev=None):
+    """A GpuArray filled with a recognisable poison pattern, so unwritten elements show."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape))
+    words = np.full((n * dtype.itemsize + 3) // 4, POISON_U32, dtype=np.uint32)
+    g = pp.GpuArray.empty(shape, dtype, dev)
+    if n:
+        pp.device().write(g.buffer, words.tobytes())
+    return g

@@ -1,0 +1,121 @@
+"""Foundation: device, GpuArray, shader preprocessing, kernel cache, errors, scratch pool, timing."""
+
+import resource
+
+import numpy as np
+import pytest
+from conftest import poisoned
+
+import pywgpuprims as pp
+from pywgpuprims._bench import copy_pass
+from pywgpuprims._shader import parse_bindings, parse_params, preprocess
+from pywgpuprims.copy import copy
+
+
+def test_device_describes_itself(dev):
+    text = dev.describe()
+    assert dev.adapter_summary in text
+    assert dev.max_binding > 0 and dev.max_buffer >= dev.max_binding
+    assert pp.device() is dev
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint32", "int32", "float32"])
+@pytest.mark.parametrize("shape", [(0,), (1,), (3,), (5, 7), (2, 3, 5), (1023,)])
+def test_roundtrip(dtype, shape, rng):
+    a = (rng.standard_normal(shape) * 1000).astype(dtype)
+    g = pp.asarray(a)
+    assert g.shape == a.shape and g.dtype == a.dtype and g.size == a.size
+    np.testing.assert_array_equal(g.numpy(), a)
+    np.testing.assert_array_equal(np.asarray(g), a)
+    np.testing.assert_array_equal(g.reshape(-1).numpy(), a.ravel())
+
+
+def test_bool_is_uint8():
+    g = pp.asarray(np.array([True, False, True]))
+    assert g.dtype == np.uint8
+    np.testing.assert_array_equal(g.numpy(), [1, 0, 1])
+
+
+@pytest.mark.parametrize("bad", [np.zeros(3, np.float64), np.zeros(3, np.int64), np.zeros(3, np.complex64)])
+def test_bad_dtype_is_named(bad):
+    with pytest.raises(pp.InputError, match="dtype"):
+        pp.asarray(bad)
+    with pytest.raises(pp.InputError, match="copy: dtype"):
+        copy(bad)
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 5, 1023, 4096, 4097, 100_003])
+@pytest.mark.parametrize("dtype", ["uint8", "int32"])
+def test_copy_kernel(n, dtype, rng):
+    a = rng.integers(0, 100, n).astype(dtype)
+    np.testing.assert_array_equal(copy(a), a)
+    g = copy(pp.asarray(a))
+    assert isinstance(g, pp.GpuArray)
+    np.testing.assert_array_equal(g.numpy(), a)
+
+
+def test_dispatch_beyond_grid_dimension(dev, rng):
+    # 70,000 workgroups of one invocation each: more than the 65,535 of one grid dimension.
+    n_vec4 = 70_000
+    src = pp.asarray(rng.integers(0, 2**32, 4 * n_vec4, dtype=np.uint32))
+    dst = poisoned((4 * n_vec4,), np.uint32)
+    copy_pass(dev, src, dst, n_vec4, copy=True, wg=1, vpt=1)
+    np.testing.assert_array_equal(dst.numpy(), src.numpy())
+
+
+def test_preprocessor():
+    src = preprocess("bench/copy.wgsl", {"COPY": True, "WG": 64, "VECS_PER_THREAD": 2})
+    assert "dst" in src and "partials" not in src and "64u" in src and "{{" not in src
+    src = preprocess("bench/copy.wgsl", {"COPY": False, "WG": 64, "VECS_PER_THREAD": 2})
+    assert "partials" in src and "dst[" not in src
+    with pytest.raises(KeyError, match="WG"):
+        preprocess("bench/copy.wgsl", {"COPY": True})
+    assert [b[1:] for b in parse_bindings(src)] == [("uniform", "params"), ("read", "src"),
+                                                     ("read_write", "partials")]
+    assert parse_params(src) == [("n_vec4", "u32"), ("n_groups", "u32")]
+
+
+def test_kernel_cache_and_shader_errors(dev, tmp_path, monkeypatch):
+    k1 = dev.kernel("bench/copy.wgsl", defines={"COPY": True, "WG": 64, "VECS_PER_THREAD": 1})
+    k2 = dev.kernel("bench/copy.wgsl", defines={"COPY": True, "WG": 64, "VECS_PER_THREAD": 1})
+    assert k1 is k2
+    # A WGSL error becomes a ShaderError that names the kernel.
+    import pywgpuprims._shader as sh
+
+    (tmp_path / "common").mkdir()
+    (tmp_path / "bad.wgsl").write_text("@compute @workgroup_size(1) fn main() { let x: u32 = 1.5; }\n")
+    monkeypatch.setattr(sh, "wgsl_root", lambda: tmp_path)
+    sh._read.cache_clear()
+    try:
+        with pytest.raises(pp.ShaderError, match="bad.wgsl:main"):
+            dev.kernel("bad.wgsl")
+    finally:
+        sh._read.cache_clear()
+
+
+def test_too_large_for_device(dev):
+    with pytest.raises(pp.DeviceLimitError, match="largest buffer"):
+        pp.GpuArray.empty((dev.max_buffer // 4 + 16,), np.uint32)
+
+
+def test_timer(dev, rng):
+    if not dev.has_timestamps:
+        pytest.skip("adapter has no timestamp-query")
+    a = pp.asarray(rng.integers(0, 9, 1 << 16).astype(np.uint32))
+    with dev.timer() as t:
+        copy(a)
+    assert t.ns > 0
+
+
+def test_many_calls_do_not_grow_memory(dev, rng):
+    a = pp.asarray(rng.integers(0, 9, 1000).astype(np.uint32))
+    for _ in range(200):
+        copy(a)
+    dev.sync()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for _ in range(10_000):
+        copy(a)
+    dev.sync()
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 64 * 1024, f"10^4 calls grew the peak RSS by {grown_kib} KiB"
+    assert dev._pool_bytes <= dev.pool_limit_bytes

@@ -1,0 +1,44 @@
+"""The built wheel carries the WGSL sources and runs a kernel from outside the checkout."""
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.vulkan_only  # builds once; the backend makes no difference here
+def test_wheel_installs_and_runs(tmp_path):
+    pip = [sys.executable, "-m", "pip"]
+    try:
+        subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path / "dist"),
+                        str(ROOT)], check=True, capture_output=True, text=True, timeout=300)
+    except subprocess.CalledProcessError as exc:
+        pytest.fail(f"building the wheel failed:\n{exc.stdout}\n{exc.stderr}")
+    (wheel,) = (tmp_path / "dist").glob("pywgpuprims-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "pywgpuprims/wgsl/bench/copy.wgsl" in names
+    assert any(n.startswith("pywgpuprims/wgsl/common/") for n in names)
+    # A fresh venv that sees this interpreter's site-packages (numpy, wgpu) but installs the
+    # wheel itself, not editable, and runs from a directory outside the checkout.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    vpy = venv / "bin" / "python"
+    subprocess.run([str(vpy), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True,
+                   timeout=300)
+    code = (
+        "import numpy as np, pywgpuprims as pp, pywgpuprims.copy as c;"
+        "from pathlib import Path;"
+        "assert 'venv' in pp.__file__, pp.__file__;"
+        "x = np.arange(1000, dtype=np.int32);"
+        "assert (c.copy(x) == x).all();"
+        "print('ran from', Path(pp.__file__).parent)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([str(vpy), "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "venv" in out.stdout
