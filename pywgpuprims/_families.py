@@ -1,3 +1,6 @@
 """Imports every primitive family so that their benchmark entries register (see ``_bench.py``)."""
 
-from . import copy  # noqa: F401
+from . import (
+    copy,  # noqa: F401
+    scan,  # noqa: F401
+)

@@ -17,7 +17,7 @@ Specialisation that WGSL can express itself (numbers used in expressions) should
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
@@ -31,7 +31,7 @@ def wgsl_root() -> Path:
     raise FileNotFoundError("pywgpuprims: WGSL sources not found next to the package")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _read(relpath: str) -> str:
     return (wgsl_root() / relpath).read_text()
 

@@ -35,7 +35,7 @@ def _fmt_table(rows: list[dict]) -> str:
 
     table = [cols] + [[cell(r.get(c, "")) for c in cols] for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
-    lines = ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in table]
+    lines = ["  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)) for row in table]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

@@ -1,0 +1,221 @@
+// Batched scan over a monoid: the single-pass chained scan with decoupled lookback and decoupled
+// fallback (SINGLE_PASS), and the reduce-then-scan passes (RTS_REDUCE, then scan/rts_spine.wgsl,
+// then RTS_DOWNSWEEP), which are the portable baseline and the repair path.
+// Defines: T, IDENTITY, COMBINE, SG_REDUCE, OP_ADD (monoid); WG, VPT; SUBGROUPS; SCALAR;
+// EXCLUSIVE; SPIN_LIMIT; exactly one of SINGLE_PASS, RTS_REDUCE, RTS_DOWNSWEEP.
+
+#include "common/monoid.wgsl"
+
+struct Params {
+    row_len: u32,         // elements per segment (the scanned axis)
+    tiles_per_row: u32,
+    n_tiles: u32,         // tiles in this dispatch (rows * tiles_per_row)
+    carry_in: u32,        // 1: segment 0 starts from carry[chunk - 1] (chunked 1-D scans)
+    chunk: u32,
+    withhold_period: u32, // test switch: every tile t with t % period == period - 1 withholds its state
+    max_steps: u32,       // lookback step budget before giving up to the repair pass
+    n_groups: u32,        // workgroups asked for (the grid may round up)
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+#if SCALAR
+@group(0) @binding(1) var<storage, read> input: array<Elem>;
+#else
+@group(0) @binding(1) var<storage, read> input: array<vec4<Elem>>;
+#endif
+#if SINGLE_PASS
+@group(0) @binding(2) var<storage, read_write> tile_state: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> carry: array<u32>;
+#else
+@group(0) @binding(2) var<storage, read_write> partials: array<u32>;
+#endif
+#if !RTS_REDUCE
+#if SCALAR
+@group(0) @binding(4) var<storage, read_write> output: array<Elem>;
+#else
+@group(0) @binding(4) var<storage, read_write> output: array<vec4<Elem>>;
+#endif
+#endif
+
+#include "scan/tile.wgsl"
+#if SUBGROUPS
+#include "common/subgroup_scan.wgsl"
+#endif
+#if SINGLE_PASS
+#include "common/lookback.wgsl"
+#endif
+
+var<workgroup> wg_scan: array<Elem, WG>;
+var<workgroup> wg_aggregate: Elem;
+
+fn reduce4(x: vec4<Elem>) -> Elem {
+    return combine(combine(combine(x.x, x.y), x.z), x.w);
+}
+
+// Scans the tile held in `v` within the workgroup: `pre[i]` receives the combined value of every
+// element of the tile before vec4 i; returns the tile's aggregate. Called by the whole workgroup.
+// Owner and fallback both use this, so a tile's aggregate has the same bits whoever computes it.
+fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array<Elem, VPT>>) -> Elem {
+#if SUBGROUPS
+    var run = identity();
+    for (var i = 0u; i < VPT; i++) {
+        let r = reduce4((*v)[i]);
+        let incl = sg_inclusive(r, g_lane, g_sg_size);
+        (*pre)[i] = combine(run, sg_exclusive_of(incl, g_lane));
+        run = combine(run, sg_reduce(r));
+    }
+    let sgid = g_lid / g_sg_size;
+    if (g_lane == 0u) {
+        wg_scan[sgid] = run;
+    }
+    workgroupBarrier();
+    if (g_lid == 0u) {
+        var acc = identity();
+        for (var s = 0u; s < WG / g_sg_size; s++) {
+            let t = wg_scan[s];
+            wg_scan[s] = acc;
+            acc = combine(acc, t);
+        }
+        wg_aggregate = acc;
+    }
+    workgroupBarrier();
+    let before = wg_scan[sgid];
+    for (var i = 0u; i < VPT; i++) {
+        (*pre)[i] = combine(before, (*pre)[i]);
+    }
+    return wg_aggregate;
+#else
+    var run = identity();
+    for (var i = 0u; i < VPT; i++) {
+        (*pre)[i] = run;
+        run = combine(run, reduce4((*v)[i]));
+    }
+    // Hillis-Steele over the invocations' totals.
+    wg_scan[g_lid] = run;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var t = wg_scan[g_lid];
+        if (g_lid >= d) {
+            t = combine(wg_scan[g_lid - d], t);
+        }
+        workgroupBarrier();
+        wg_scan[g_lid] = t;
+        workgroupBarrier();
+    }
+    var before = identity();
+    if (g_lid > 0u) {
+        before = wg_scan[g_lid - 1u];
+    }
+    for (var i = 0u; i < VPT; i++) {
+        (*pre)[i] = combine(before, (*pre)[i]);
+    }
+    let agg = wg_scan[WG - 1u];
+    workgroupBarrier();  // wg_scan may be reused by the next local_scan
+    return agg;
+#endif
+}
+
+#if !RTS_REDUCE
+fn store_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array<Elem, VPT>>,
+              prefix: Elem) {
+    let o = tile_origin(tile);
+    for (var i = 0u; i < VPT; i++) {
+        let e = vec_slot(i) * 4u;
+        let x = (*v)[i];
+        var run = combine(prefix, (*pre)[i]);
+        var y: vec4<Elem>;
+        for (var c = 0u; c < 4u; c++) {
+#if EXCLUSIVE
+            y[c] = run;
+            run = combine(run, x[c]);
+#else
+            run = combine(run, x[c]);
+            y[c] = run;
+#endif
+        }
+#if SCALAR
+        for (var c = 0u; c < 4u; c++) {
+            if (e + c < o.y) {
+                output[o.x + e + c] = y[c];
+            }
+        }
+#else
+        if (e < o.y) {
+            output[(o.x + e) / 4u] = y;  // a partial last vec4 spills into the buffer's padding
+        }
+#endif
+    }
+}
+#endif
+
+#if SINGLE_PASS
+fn fallback_aggregate(tile: u32) -> Elem {
+    var v: array<vec4<Elem>, VPT>;
+    var pre: array<Elem, VPT>;
+    load_tile(tile, &v);
+    return local_scan(&v, &pre);
+}
+#endif
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32,
+#if SUBGROUPS
+        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg_size: u32,
+#endif
+        @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    g_lid = lid;
+#if SUBGROUPS
+    g_lane = lane;
+    g_sg_size = sg_size;
+#endif
+#if SINGLE_PASS
+    let tile = take_ticket(lid);
+#else
+    let tile = wid.x + wid.y * nwg.x;
+#endif
+    if (tile >= params.n_tiles) {
+        return;
+    }
+    var v: array<vec4<Elem>, VPT>;
+    var pre: array<Elem, VPT>;
+    load_tile(tile, &v);
+    let aggregate = local_scan(&v, &pre);
+
+#if RTS_REDUCE
+    if (lid == 0u) {
+        partials[tile] = to_bits(aggregate);
+    }
+#elif RTS_DOWNSWEEP
+    store_tile(tile, &v, &pre, from_bits(partials[tile]));
+#else
+    let seg_first = tile - tile % params.tiles_per_row;
+    let withhold = params.withhold_period != 0u && tile % params.withhold_period == params.withhold_period - 1u;
+    var seed = identity();
+    if (params.carry_in != 0u) {
+        seed = from_bits(carry[params.chunk - 1u]);
+    }
+    var prefix = seed;
+    var ok = true;
+    if (tile != seg_first) {
+        if (lid == 0u && !withhold) {
+            publish_state(tile, FLAG_AGGREGATE, aggregate);
+        }
+        let lb = decoupled_lookback(tile, seg_first, seed, lid, params.max_steps);
+        prefix = lb.prefix;
+        ok = lb.ok;
+    }
+    if (!ok) {
+        return;  // the status word is set: the repair pass rewrites the whole output
+    }
+    let inclusive = combine(prefix, aggregate);
+    if (lid == 0u) {
+        if (!withhold) {
+            publish_state(tile, FLAG_INCLUSIVE, inclusive);
+        }
+        if (tile == params.n_tiles - 1u) {
+            carry[params.chunk] = to_bits(inclusive);
+        }
+    }
+    store_tile(tile, &v, &pre, prefix);
+#endif
+}
