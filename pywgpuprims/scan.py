@@ -29,11 +29,16 @@ WG = 256
 VPT = 4  # vec4 per invocation: a tile is 256 * 4 * 4 = 4096 elements
 TILE = WG * VPT * 4
 SPIN_LIMIT = 4
-MAX_STEPS = 1024  # lookback steps; with spins and fallbacks well under lavapipe's 65,535 loop trips
+LOOKBACK_WINDOW = 32  # predecessors polled at once
+MAX_STEPS = 512  # lookback steps; with spins, window and fallbacks well under lavapipe's 65,535 loop trips
 REDUCE_CHUNK_TILES = 4
 SCAN_DTYPES = tuple(WGSL_TYPE)
 
 __all__ = ["scan", "reduce"]
+
+
+def _vpt(dev: Device) -> int:
+    return int(dev.options.get("scan_vpt", VPT))
 
 
 def _use_subgroups(dev: Device) -> bool:
@@ -42,7 +47,8 @@ def _use_subgroups(dev: Device) -> bool:
 
 def _defines(dev: Device, op: str, dtype, scalar: bool, **extra) -> dict:
     d = monoid_defines(op, dtype, "scan")
-    d.update(WG=WG, VPT=VPT, SUBGROUPS=_use_subgroups(dev), SCALAR=scalar, SPIN_LIMIT=SPIN_LIMIT)
+    d.update(WG=WG, VPT=_vpt(dev), SUBGROUPS=_use_subgroups(dev), SCALAR=scalar, SPIN_LIMIT=SPIN_LIMIT,
+             LOOKBACK_WINDOW=LOOKBACK_WINDOW)
     d.update(extra)
     return d
 
@@ -51,11 +57,11 @@ def _as_2d(shape: tuple[int, ...], axis) -> tuple[int, int]:
     return (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
 
 
-def _row_chunks(dev: Device, rows: int, row_len: int, itemsize: int = 4):
+def _row_chunks(dev: Device, rows: int, row_len: int, itemsize: int = 4, tile: int = TILE):
     """Split the work so each binding fits the device: yields (first_row, n_rows, first_elem, n_elems)."""
     limit = int(dev.options.get("scan_max_binding", dev.max_binding))
     if rows == 1:
-        per = max(TILE, (limit // itemsize) // TILE * TILE)
+        per = max(tile, (limit // itemsize) // tile * tile)
         for start in range(0, row_len, per):
             yield 0, 1, start, min(per, row_len - start)
         return
@@ -163,8 +169,9 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
     scalar = rows > 1 and row_len % 4 != 0
     method = method or dev.options.get("scan_method", "single_pass")
     itemsize = 4
-    chunks = list(_row_chunks(dev, rows, row_len))
-    max_tiles = max(nr * -(-(ne // nr) // TILE) for _, nr, _, ne in chunks)
+    tile = WG * _vpt(dev) * 4
+    chunks = list(_row_chunks(dev, rows, row_len, tile=tile))
+    max_tiles = max(nr * -(-(ne // nr) // tile) for _, nr, _, ne in chunks)
     carry = dev.scratch(4 * (len(chunks) + 1))
     partials = dev.scratch(4 * max_tiles)
     state = dev.scratch(16 + 8 * max_tiles) if method == "single_pass" else None
@@ -173,7 +180,7 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
     common = dict(exclusive=exclusive)
     for ci, (_, nr, e0, ne) in enumerate(chunks):
         seg = ne // nr
-        tpr = -(-seg // TILE)
+        tpr = -(-seg // tile)
         n_tiles = tpr * nr
         src = Binding(g.buffer, e0 * itemsize, _padded(ne * itemsize, g, e0))
         out = Binding(dst.buffer, e0 * itemsize, _padded(ne * itemsize, dst, e0))
@@ -181,18 +188,18 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
                   "chunk": ci, "withhold_period": int(dev.options.get("scan_withhold_period", 0)),
                   "max_steps": int(dev.options.get("scan_max_steps", MAX_STEPS)), "n_groups": n_tiles}
         grid = dev.grid(n_tiles)
+        params.update(repair_x=grid[0], repair_y=grid[1], rows=nr)
         if method == "single_pass":
             k = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, g.dtype, scalar, SINGLE_PASS=True,
                                                               EXCLUSIVE=exclusive))
             b.clear(state, 0, 16 + 8 * n_tiles)
-            b.dispatch(k, n_tiles, params=params, input=src, tile_state=state, carry=carry, output=out)
-            arm = dev.kernel("scan/arm_repair.wgsl")
-            b.dispatch(arm, 1, params={"tiles_x": grid[0], "tiles_y": grid[1], "rows": nr},
-                       tile_state=Binding(state, 0, 16), args=args)
+            b.dispatch(k, n_tiles, params=params, input=src, tile_state=state, carry=carry, output=out,
+                       repair_args=args)
             if stats is not None:
                 b.copy(state, 0, stats, 16 * ci, 16)
-            _encode_rts(b, dev, op, g.dtype, scalar, src, out, partials, carry, params, nr, common,
-                        indirect=args)
+            if dev.options.get("scan_repair", True):  # False only to measure the repair's cost
+                _encode_rts(b, dev, op, g.dtype, scalar, src, out, partials, carry, params, nr, common,
+                            indirect=args)
         elif method == "rts":
             _encode_rts(b, dev, op, g.dtype, scalar, src, out, partials, carry, params, nr, common)
         else:
@@ -336,6 +343,8 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
     host = ctx.rng.integers(0, 2**32, n, dtype=np.uint32)
     cpu_ns = ctx.cpu_ns(lambda: np.cumsum(host, dtype=np.uint32))
     variants = [("single-pass sg", {}), ("single-pass wgmem", {"scan_subgroups": False}),
+                ("single-pass sg vpt8", {"scan_vpt": 8}), ("single-pass sg vpt2", {"scan_vpt": 2}),
+                ("single-pass sg, no repair pass", {"scan_repair": False}),
                 ("fallback forced (1/2 tiles)", {"scan_withhold_period": 2}),
                 ("reduce-then-scan", {"scan_method": "rts"})]
     if not dev.has_subgroups:

@@ -287,5 +287,19 @@ def test_stress(path, rng):
 
 
 def test_max_steps_is_within_lavapipe_loop_cap():
-    # lookback steps x (spins + the fallback's loops) must stay well under 65,535 trips.
-    assert MAX_STEPS * (4 + 4 + 8 + 8) < 60_000
+    # lookback steps x (spins + the window + the fallback's loops) must stay well under 65,535 trips.
+    from pywgpuprims.scan import LOOKBACK_WINDOW, SPIN_LIMIT
+    assert MAX_STEPS * (SPIN_LIMIT + LOOKBACK_WINDOW + 4 + 4 + 8 + 8) < 60_000
+
+
+@pytest.mark.parametrize("vpt", [1, 2, 8])
+def test_other_tile_sizes(vpt, rng):
+    stats = pp.GpuArray.empty((64,), np.uint32)
+    with options(scan_vpt=vpt, scan_withhold_period=3, scan_stats_buffer=stats.buffer):
+        tile = 256 * 4 * vpt
+        for n in [tile - 1, tile + 1, 37 * tile + 5]:
+            x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+            check(pp.scan(x), x, "add", False)
+            check(pp.scan(x.view(np.int32), op="min", exclusive=True), x.view(np.int32), "min", True)
+        rows = rng.integers(0, 99, (5, 2 * tile + 3)).astype(np.int32)
+        check(pp.scan(rows), rows, "add", False)

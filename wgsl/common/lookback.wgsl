@@ -17,8 +17,6 @@ const FLAG_AGGREGATE: u32 = 1u;
 const FLAG_INCLUSIVE: u32 = 2u;
 const SPIN_LIMIT: u32 = {{SPIN_LIMIT}}u;
 
-var<workgroup> lb_flag: u32;
-var<workgroup> lb_bits: u32;
 var<workgroup> lb_ticket: u32;
 
 fn publish_state(tile: u32, flag: u32, value: Elem) {
@@ -51,60 +49,97 @@ fn take_ticket(lid: u32) -> u32 {
 
 struct Lookback {
     prefix: Elem,   // combined value of every tile from seg_first to tile - 1 (and the seed)
-    ok: bool,       // false when the step budget ran out: the host's repair pass takes over
+    ok: bool,       // false when the step budget ran out: the repair pass takes over
 }
 
-// Exclusive prefix of `tile` within its segment, which starts at tile `seg_first` (> tile - 1 is
-// not allowed: call only when tile > seg_first). `seed` is combined in front of the segment.
+const WINDOW: u32 = {{LOOKBACK_WINDOW}}u;
+const LB_CONTINUE: u32 = 0u;
+const LB_DONE: u32 = 1u;
+const LB_STALL: u32 = 2u;
+
+var<workgroup> lb_flags: array<u32, WINDOW>;
+var<workgroup> lb_values: array<u32, WINDOW>;
+var<workgroup> lb_result: vec2<u32>;  // (LB_*, tiles consumed before a stall)
+var<workgroup> lb_acc: u32;
+
+// Exclusive prefix of `tile` (> seg_first) within its segment, which starts at tile `seg_first`;
+// `seed` is combined in front of the segment. Each step, WINDOW invocations poll WINDOW
+// predecessors at once (spinning at most SPIN_LIMIT times each); invocation 0 combines them
+// nearest first until an INCLUSIVE, the segment start, or a tile that has published nothing, which
+// the whole workgroup then reduces itself (the decoupled fallback) before going on.
 fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps: u32) -> Lookback {
     var prefix = identity();
-    var look = tile - 1u;
+    var look = tile - 1u;  // nearest tile not yet combined
     var done = false;
-    var ok = true;
     for (var step = 0u; step < max_steps; step++) {
-        if (lid == 0u) {
+        if (lid < WINDOW) {
             var st = vec2<u32>(0u, 0u);
-            for (var s = 0u; s < SPIN_LIMIT; s++) {
-                st = poll_state(look);
-                if (st.x != 0u) {
+            if (look >= seg_first + lid) {
+                for (var s = 0u; s < SPIN_LIMIT; s++) {
+                    st = poll_state(look - lid);
+                    if (st.x != 0u) {
+                        break;
+                    }
+                }
+            }
+            lb_flags[lid] = st.x;
+            lb_values[lid] = st.y;
+        }
+        workgroupBarrier();
+        if (lid == 0u) {
+            var acc = identity();
+            var result = LB_CONTINUE;
+            var j = 0u;
+            for (; j < WINDOW; j++) {
+                let f = lb_flags[j];
+                if (f == 0u) {
+                    result = LB_STALL;
+                    break;
+                }
+                acc = combine(from_bits(lb_values[j]), acc);
+                if (f == FLAG_INCLUSIVE) {
+                    result = LB_DONE;
+                    break;
+                }
+                if (look - j == seg_first) {
+                    acc = combine(seed, acc);
+                    result = LB_DONE;
                     break;
                 }
             }
-            lb_flag = st.x;
-            lb_bits = st.y;
+            lb_acc = to_bits(acc);
+            lb_result = vec2<u32>(result, j);
         }
-        let flag = workgroupUniformLoad(&lb_flag);
-        var value: Elem;
-        if (flag != 0u) {
-            value = from_bits(lb_bits);
+        let r = workgroupUniformLoad(&lb_result);
+        prefix = combine(from_bits(lb_acc), prefix);
+        if (r.x == LB_DONE) {
+            done = true;
+        } else if (r.x == LB_CONTINUE) {
+            look -= WINDOW;
         } else {
-            // Decoupled fallback: reduce the stalled predecessor ourselves and publish it, so the
-            // scan never waits on a workgroup that may not be scheduled.
-            value = fallback_aggregate(look);
+            // Decoupled fallback: reduce the silent predecessor ourselves and publish it, so the
+            // scan never waits on a workgroup that may never be scheduled.
+            look -= r.y;
+            let value = fallback_aggregate(look);
             if (lid == 0u) {
                 publish_state(look, FLAG_AGGREGATE, value);
                 atomicAdd(&tile_state[2], 1u);
             }
+            prefix = combine(value, prefix);
+            if (look == seg_first) {
+                prefix = combine(seed, prefix);
+                done = true;
+            } else {
+                look -= 1u;
+            }
         }
-        prefix = combine(value, prefix);
-        if (flag == FLAG_INCLUSIVE) {
-            done = true;
-        } else if (look == seg_first) {
-            prefix = combine(seed, prefix);
-            done = true;
-        } else {
-            look -= 1u;
-        }
-        workgroupBarrier();  // lb_flag / lb_bits are rewritten next step
+        workgroupBarrier();  // the window's workgroup memory is rewritten next step
         if (done) {
             break;
         }
     }
-    if (!done) {
-        ok = false;
-        if (lid == 0u) {
-            atomicMax(&tile_state[1], 1u);
-        }
+    if (!done && lid == 0u) {
+        atomicMax(&tile_state[1], 1u);
     }
-    return Lookback(prefix, ok);
+    return Lookback(prefix, done);
 }

@@ -15,6 +15,9 @@ struct Params {
     withhold_period: u32, // test switch: every tile t with t % period == period - 1 withholds its state
     max_steps: u32,       // lookback step budget before giving up to the repair pass
     n_groups: u32,        // workgroups asked for (the grid may round up)
+    repair_x: u32,        // the reduce-then-scan grid the last tile arms if any tile gave up
+    repair_y: u32,
+    rows: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -26,6 +29,7 @@ struct Params {
 #if SINGLE_PASS
 @group(0) @binding(2) var<storage, read_write> tile_state: array<atomic<u32>>;
 @group(0) @binding(3) var<storage, read_write> carry: array<u32>;
+@group(0) @binding(5) var<storage, read_write> repair_args: array<u32>;
 #else
 @group(0) @binding(2) var<storage, read_write> partials: array<u32>;
 #endif
@@ -204,18 +208,34 @@ fn main(@builtin(local_invocation_index) lid: u32,
         prefix = lb.prefix;
         ok = lb.ok;
     }
-    if (!ok) {
-        return;  // the status word is set: the repair pass rewrites the whole output
+    if (ok) {
+        let inclusive = combine(prefix, aggregate);
+        if (lid == 0u) {
+            if (!withhold) {
+                publish_state(tile, FLAG_INCLUSIVE, inclusive);
+            }
+            if (tile == params.n_tiles - 1u) {
+                carry[params.chunk] = to_bits(inclusive);
+            }
+        }
+        store_tile(tile, &v, &pre, prefix);
     }
-    let inclusive = combine(prefix, aggregate);
+    // Word 3 counts finished tiles (times 2) with a give-up bit in bit 0: one location, so the
+    // last tile's atomicAdd sees every earlier tile's bit. That tile arms the repair dispatches.
     if (lid == 0u) {
-        if (!withhold) {
-            publish_state(tile, FLAG_INCLUSIVE, inclusive);
+        if (!ok) {
+            atomicOr(&tile_state[3], 1u);
         }
-        if (tile == params.n_tiles - 1u) {
-            carry[params.chunk] = to_bits(inclusive);
+        let total = atomicAdd(&tile_state[3], 2u) + 2u;
+        if (total >> 1u == params.n_tiles) {
+            let failed = (total & 1u) != 0u;
+            repair_args[0] = select(0u, params.repair_x, failed);
+            repair_args[1] = select(0u, params.repair_y, failed);
+            repair_args[2] = select(0u, 1u, failed);
+            repair_args[3] = select(0u, params.rows, failed);
+            repair_args[4] = select(0u, 1u, failed);
+            repair_args[5] = select(0u, 1u, failed);
         }
     }
-    store_tile(tile, &v, &pre, prefix);
 #endif
 }
