@@ -25,7 +25,7 @@ def _parse_size(s: str) -> int:
 
 def _fmt_table(rows: list[dict]) -> str:
     cols = ["primitive", "variant", "n", "gpu_ms", "rate", "unit", "GB/s", "%copy", "%read", "cuda",
-            "cuda_rate", "x_cuda", "cpu_rate"]
+            "cuda_rate", "x_cuda", "cpu_rate", "fallbacks"]
     cols = [c for c in cols if any(c in r for r in rows)]
 
     def cell(v):

@@ -41,14 +41,21 @@ def _vpt(dev: Device) -> int:
     return int(dev.options.get("scan_vpt", VPT))
 
 
+def _max_steps(dev: Device) -> int:
+    # Every step may spin, scan the window and run a fallback: keep the product far below 65,535.
+    spin = int(dev.options.get("scan_spin_limit", SPIN_LIMIT))
+    return min(MAX_STEPS, 48_000 // (spin + LOOKBACK_WINDOW + 24))
+
+
 def _use_subgroups(dev: Device) -> bool:
     return dev.has_subgroups and dev.options.get("scan_subgroups", True)
 
 
 def _defines(dev: Device, op: str, dtype, scalar: bool, **extra) -> dict:
     d = monoid_defines(op, dtype, "scan")
-    d.update(WG=WG, VPT=_vpt(dev), SUBGROUPS=_use_subgroups(dev), SCALAR=scalar, SPIN_LIMIT=SPIN_LIMIT,
-             LOOKBACK_WINDOW=LOOKBACK_WINDOW)
+    d.update(WG=WG, VPT=_vpt(dev), SUBGROUPS=_use_subgroups(dev), SCALAR=scalar,
+             SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SPIN_LIMIT)), LOOKBACK_WINDOW=LOOKBACK_WINDOW,
+             FALLBACK_REDUCE="sg_reduce" if _use_subgroups(dev) else "")
     d.update(extra)
     return d
 
@@ -186,7 +193,7 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
         out = Binding(dst.buffer, e0 * itemsize, _padded(ne * itemsize, dst, e0))
         params = {"row_len": seg, "tiles_per_row": tpr, "n_tiles": n_tiles, "carry_in": int(ci > 0 and rows == 1),
                   "chunk": ci, "withhold_period": int(dev.options.get("scan_withhold_period", 0)),
-                  "max_steps": int(dev.options.get("scan_max_steps", MAX_STEPS)), "n_groups": n_tiles}
+                  "max_steps": int(dev.options.get("scan_max_steps", _max_steps(dev))), "n_groups": n_tiles}
         grid = dev.grid(n_tiles)
         params.update(repair_x=grid[0], repair_y=grid[1], rows=nr)
         if method == "single_pass":
@@ -345,20 +352,27 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
     variants = [("single-pass sg", {}), ("single-pass wgmem", {"scan_subgroups": False}),
                 ("single-pass sg vpt8", {"scan_vpt": 8}), ("single-pass sg vpt2", {"scan_vpt": 2}),
                 ("single-pass sg, no repair pass", {"scan_repair": False}),
+                ("single-pass sg spin16", {"scan_spin_limit": 16}),
+                ("single-pass sg spin64", {"scan_spin_limit": 64}),
                 ("fallback forced (1/2 tiles)", {"scan_withhold_period": 2}),
                 ("reduce-then-scan", {"scan_method": "rts"})]
     if not dev.has_subgroups:
         variants = variants[1:]
     saved = dict(dev.options)
+    stats = GpuArray.empty((4 * 64,), np.uint32, dev)
     for name, opts in variants:
         dev.options.update(opts)
         try:
             ns = ctx.gpu_ns(lambda i: scan(inputs[i % 2], out=out))
+            dev.options["scan_stats_buffer"] = stats.buffer
+            scan(inputs[0], out=out)
+            fallbacks = int(stats.numpy()[2])
         finally:
             dev.options.clear()
             dev.options.update(saved)
         rows.append(ctx.row("scan", name, n, ns, bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
                             cuda_name="torch.cumsum", cpu_ns=cpu_ns))
+        rows[-1]["fallbacks"] = fallbacks
     ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
     rows.append(ctx.row("reduce", "two-pass", n, ns, bytes_moved=4 * n, baseline_ns=read_ns, baseline="read",
                         cuda_ns=cuda_red_ns, cuda_name="torch.sum",

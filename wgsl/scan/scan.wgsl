@@ -62,12 +62,14 @@ fn reduce4(x: vec4<Elem>) -> Elem {
 fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array<Elem, VPT>>) -> Elem {
 #if SUBGROUPS
     var run = identity();
-    for (var i = 0u; i < VPT; i++) {
-        let r = reduce4((*v)[i]);
+#unroll I VPT
+    {
+        let r = reduce4((*v)[{{I}}]);
         let incl = sg_inclusive(r, g_lane, g_sg_size);
-        (*pre)[i] = combine(run, sg_exclusive_of(incl, g_lane));
+        (*pre)[{{I}}] = combine(run, sg_exclusive_of(incl, g_lane));
         run = combine(run, sg_reduce(r));
     }
+#endunroll
     let sgid = g_lid / g_sg_size;
     if (g_lane == 0u) {
         wg_scan[sgid] = run;
@@ -84,16 +86,16 @@ fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array
     }
     workgroupBarrier();
     let before = wg_scan[sgid];
-    for (var i = 0u; i < VPT; i++) {
-        (*pre)[i] = combine(before, (*pre)[i]);
-    }
+#unroll I VPT
+    (*pre)[{{I}}] = combine(before, (*pre)[{{I}}]);
+#endunroll
     return wg_aggregate;
 #else
     var run = identity();
-    for (var i = 0u; i < VPT; i++) {
-        (*pre)[i] = run;
-        run = combine(run, reduce4((*v)[i]));
-    }
+#unroll I VPT
+    (*pre)[{{I}}] = run;
+    run = combine(run, reduce4((*v)[{{I}}]));
+#endunroll
     // Hillis-Steele over the invocations' totals.
     wg_scan[g_lid] = run;
     workgroupBarrier();
@@ -110,9 +112,9 @@ fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array
     if (g_lid > 0u) {
         before = wg_scan[g_lid - 1u];
     }
-    for (var i = 0u; i < VPT; i++) {
-        (*pre)[i] = combine(before, (*pre)[i]);
-    }
+#unroll I VPT
+    (*pre)[{{I}}] = combine(before, (*pre)[{{I}}]);
+#endunroll
     let agg = wg_scan[WG - 1u];
     workgroupBarrier();  // wg_scan may be reused by the next local_scan
     return agg;
@@ -123,41 +125,85 @@ fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array
 fn store_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array<Elem, VPT>>,
               prefix: Elem) {
     let o = tile_origin(tile);
-    for (var i = 0u; i < VPT; i++) {
-        let e = vec_slot(i) * 4u;
-        let x = (*v)[i];
-        var run = combine(prefix, (*pre)[i]);
+#unroll I VPT
+    {
+        let e = vec_slot({{I}}u) * 4u;
+        let x = (*v)[{{I}}];
+        var run = combine(prefix, (*pre)[{{I}}]);
         var y: vec4<Elem>;
-        for (var c = 0u; c < 4u; c++) {
 #if EXCLUSIVE
-            y[c] = run;
-            run = combine(run, x[c]);
+        y.x = run;
+        run = combine(run, x.x);
+        y.y = run;
+        run = combine(run, x.y);
+        y.z = run;
+        run = combine(run, x.z);
+        y.w = run;
 #else
-            run = combine(run, x[c]);
-            y[c] = run;
+        run = combine(run, x.x);
+        y.x = run;
+        run = combine(run, x.y);
+        y.y = run;
+        run = combine(run, x.z);
+        y.z = run;
+        y.w = combine(run, x.w);
 #endif
-        }
 #if SCALAR
-        for (var c = 0u; c < 4u; c++) {
-            if (e + c < o.y) {
-                output[o.x + e + c] = y[c];
-            }
-        }
+        if (e < o.y) { output[o.x + e] = y.x; }
+        if (e + 1u < o.y) { output[o.x + e + 1u] = y.y; }
+        if (e + 2u < o.y) { output[o.x + e + 2u] = y.z; }
+        if (e + 3u < o.y) { output[o.x + e + 3u] = y.w; }
 #else
         if (e < o.y) {
             output[(o.x + e) / 4u] = y;  // a partial last vec4 spills into the buffer's padding
         }
 #endif
     }
+#endunroll
 }
 #endif
 
 #if SINGLE_PASS
+// A predecessor's aggregate, recomputed vec4 by vec4 (no tile held in registers) in exactly the
+// order local_scan combines it, so both give the same bits, floats included.
 fn fallback_aggregate(tile: u32) -> Elem {
-    var v: array<vec4<Elem>, VPT>;
-    var pre: array<Elem, VPT>;
-    load_tile(tile, &v);
-    return local_scan(&v, &pre);
+    let o = tile_origin(tile);
+    var run = identity();
+#unroll I VPT
+    run = combine(run, {{FALLBACK_REDUCE}}(reduce4(load_vec4(o, vec_slot({{I}}u)))));
+#endunroll
+#if SUBGROUPS
+    if (g_lane == 0u) {
+        wg_scan[g_lid / g_sg_size] = run;
+    }
+    workgroupBarrier();
+    if (g_lid == 0u) {
+        var acc = identity();
+        for (var s = 0u; s < WG / g_sg_size; s++) {
+            acc = combine(acc, wg_scan[s]);
+        }
+        wg_aggregate = acc;
+    }
+    workgroupBarrier();
+    let agg = wg_aggregate;
+    workgroupBarrier();
+    return agg;
+#else
+    wg_scan[g_lid] = run;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var t = wg_scan[g_lid];
+        if (g_lid >= d) {
+            t = combine(wg_scan[g_lid - d], t);
+        }
+        workgroupBarrier();
+        wg_scan[g_lid] = t;
+        workgroupBarrier();
+    }
+    let agg = wg_scan[WG - 1u];
+    workgroupBarrier();
+    return agg;
+#endif
 }
 #endif
 

@@ -34,28 +34,28 @@ fn vec_slot(i: u32) -> u32 {
 #endif
 }
 
+// One vec4 of a tile at vec4 slot `slot`, elements past the tile's end set to the identity.
+fn load_vec4(o: vec2<u32>, slot: u32) -> vec4<Elem> {
+    let id = vec4<Elem>(identity());
+    let e = slot * 4u;  // element offset in the tile
+    var x = id;
+#if SCALAR
+    if (e < o.y) { x.x = input[o.x + e]; }
+    if (e + 1u < o.y) { x.y = input[o.x + e + 1u]; }
+    if (e + 2u < o.y) { x.z = input[o.x + e + 2u]; }
+    if (e + 3u < o.y) { x.w = input[o.x + e + 3u]; }
+#else
+    if (e < o.y) {
+        x = input[(o.x + e) / 4u];
+        x = select(x, id, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) >= vec4<u32>(o.y));
+    }
+#endif
+    return x;
+}
+
 fn load_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>) {
     let o = tile_origin(tile);
-    let id = identity();
-    for (var i = 0u; i < VPT; i++) {
-        let e = vec_slot(i) * 4u;  // element offset in the tile
-        var x = vec4<Elem>(id, id, id, id);
-#if SCALAR
-        for (var c = 0u; c < 4u; c++) {
-            if (e + c < o.y) {
-                x[c] = input[o.x + e + c];
-            }
-        }
-#else
-        if (e < o.y) {
-            x = input[(o.x + e) / 4u];
-            if (e + 4u > o.y) {
-                for (var c = o.y - e; c < 4u; c++) {
-                    x[c] = id;
-                }
-            }
-        }
-#endif
-        (*v)[i] = x;
-    }
+#unroll I VPT
+    (*v)[{{I}}] = load_vec4(o, vec_slot({{I}}u));
+#endunroll
 }
