@@ -29,12 +29,20 @@ WG = 256
 VPT = 4  # vec4 per invocation: a tile is 256 * 4 * 4 = 4096 elements
 TILE = WG * VPT * 4
 SPIN_LIMIT = 4
+# The subgroup's running total comes from the inclusive scan's last lane. Taking it from a second
+# subgroup reduction gave wrong carries on an H100 (Vulkan, driver 580) with 4 vec4 per invocation
+# only (1, 2, 8, 16 were right; lavapipe always right): a driver miscompile we step around.
+SG_CARRY_SHUFFLE = True
 LOOKBACK_WINDOW = 32  # predecessors polled at once
 MAX_STEPS = 512  # lookback steps; with spins, window and fallbacks well under lavapipe's 65,535 loop trips
 REDUCE_CHUNK_TILES = 4
 SCAN_DTYPES = tuple(WGSL_TYPE)
 
 __all__ = ["scan", "reduce"]
+
+
+def _wg(dev: Device) -> int:
+    return int(dev.options.get("scan_wg", WG))
 
 
 def _vpt(dev: Device) -> int:
@@ -53,9 +61,9 @@ def _use_subgroups(dev: Device) -> bool:
 
 def _defines(dev: Device, op: str, dtype, scalar: bool, **extra) -> dict:
     d = monoid_defines(op, dtype, "scan")
-    d.update(WG=WG, VPT=_vpt(dev), SUBGROUPS=_use_subgroups(dev), SCALAR=scalar,
+    d.update(WG=_wg(dev), VPT=_vpt(dev), SUBGROUPS=_use_subgroups(dev), SCALAR=scalar,
              SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SPIN_LIMIT)), LOOKBACK_WINDOW=LOOKBACK_WINDOW,
-             FALLBACK_REDUCE="sg_reduce" if _use_subgroups(dev) else "")
+             SG_CARRY_SHUFFLE=bool(dev.options.get("scan_sg_carry_shuffle", SG_CARRY_SHUFFLE)))
     d.update(extra)
     return d
 
@@ -176,7 +184,7 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
     scalar = rows > 1 and row_len % 4 != 0
     method = method or dev.options.get("scan_method", "single_pass")
     itemsize = 4
-    tile = WG * _vpt(dev) * 4
+    tile = _wg(dev) * _vpt(dev) * 4
     chunks = list(_row_chunks(dev, rows, row_len, tile=tile))
     max_tiles = max(nr * -(-(ne // nr) // tile) for _, nr, _, ne in chunks)
     carry = dev.scratch(4 * (len(chunks) + 1))
@@ -350,10 +358,11 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
     host = ctx.rng.integers(0, 2**32, n, dtype=np.uint32)
     cpu_ns = ctx.cpu_ns(lambda: np.cumsum(host, dtype=np.uint32))
     variants = [("single-pass sg", {}), ("single-pass wgmem", {"scan_subgroups": False}),
-                ("single-pass sg vpt8", {"scan_vpt": 8}), ("single-pass sg vpt2", {"scan_vpt": 2}),
+                ("single-pass sg vpt2", {"scan_vpt": 2}),
+                ("single-pass sg vpt8", {"scan_vpt": 8}), ("single-pass sg vpt16", {"scan_vpt": 16}),
+                ("single-pass sg vpt8 wg512", {"scan_vpt": 8, "scan_wg": 512}),
                 ("single-pass sg, no repair pass", {"scan_repair": False}),
-                ("single-pass sg spin16", {"scan_spin_limit": 16}),
-                ("single-pass sg spin64", {"scan_spin_limit": 64}),
+
                 ("fallback forced (1/2 tiles)", {"scan_withhold_period": 2}),
                 ("reduce-then-scan", {"scan_method": "rts"})]
     if not dev.has_subgroups:

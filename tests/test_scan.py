@@ -292,11 +292,13 @@ def test_max_steps_is_within_lavapipe_loop_cap():
     assert MAX_STEPS * (SPIN_LIMIT + LOOKBACK_WINDOW + 4 + 4 + 8 + 8) < 60_000
 
 
-@pytest.mark.parametrize("vpt", [1, 2, 8])
-def test_other_tile_sizes(vpt, rng):
+@pytest.mark.parametrize("carry_shuffle", [True, False])
+@pytest.mark.parametrize("vpt,wg", [(1, 256), (2, 256), (4, 256), (8, 256), (8, 128), (4, 512)])
+def test_other_tile_sizes(vpt, wg, carry_shuffle, rng):
     stats = pp.GpuArray.empty((64,), np.uint32)
-    with options(scan_vpt=vpt, scan_withhold_period=3, scan_stats_buffer=stats.buffer):
-        tile = 256 * 4 * vpt
+    with options(scan_vpt=vpt, scan_wg=wg, scan_withhold_period=3, scan_stats_buffer=stats.buffer,
+                 scan_sg_carry_shuffle=carry_shuffle):
+        tile = wg * 4 * vpt
         for n in [tile - 1, tile + 1, 37 * tile + 5]:
             x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
             check(pp.scan(x), x, "add", False)

@@ -1,17 +1,16 @@
 // Subgroup scans for the monoid of common/monoid.wgsl, for any power-of-two subgroup size.
-// Call in subgroup-uniform control flow. Define OP_ADD to use the built-in add scans.
+// Call in subgroup-uniform control flow, with no divergent branch since the last barrier: without
+// maximal reconvergence a subgroup may not reconverge after one (seen on NVIDIA). Define OP_ADD to use the built-in add scans.
 
 fn sg_inclusive(x: Elem, lane: u32, size: u32) -> Elem {
 #if OP_ADD
     return subgroupInclusiveAdd(x);
 #else
-    // Hillis-Steele with shuffles: log2(size) steps.
+    // Hillis-Steele with shuffles: log2(size) steps; select, not if, keeps the subgroup converged.
     var v = x;
     for (var d = 1u; d < size; d = d << 1u) {
         let y = subgroupShuffleUp(v, d);
-        if (lane >= d) {
-            v = combine(y, v);
-        }
+        v = select(v, combine(y, v), lane >= d);
     }
     return v;
 #endif

@@ -52,6 +52,17 @@ struct Params {
 var<workgroup> wg_scan: array<Elem, WG>;
 var<workgroup> wg_aggregate: Elem;
 
+#if SUBGROUPS
+// The subgroup's total, from the inclusive scan's last lane (SG_CARRY_SHUFFLE) or a reduction.
+fn sg_total(r: Elem, incl: Elem) -> Elem {
+#if SG_CARRY_SHUFFLE
+    return subgroupShuffle(incl, g_sg_size - 1u);
+#else
+    return sg_reduce(r);
+#endif
+}
+#endif
+
 fn reduce4(x: vec4<Elem>) -> Elem {
     return combine(combine(combine(x.x, x.y), x.z), x.w);
 }
@@ -67,7 +78,7 @@ fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array
         let r = reduce4((*v)[{{I}}]);
         let incl = sg_inclusive(r, g_lane, g_sg_size);
         (*pre)[{{I}}] = combine(run, sg_exclusive_of(incl, g_lane));
-        run = combine(run, sg_reduce(r));
+        run = combine(run, sg_total(r, incl));
     }
 #endunroll
     let sgid = g_lid / g_sg_size;
@@ -170,7 +181,14 @@ fn fallback_aggregate(tile: u32) -> Elem {
     let o = tile_origin(tile);
     var run = identity();
 #unroll I VPT
-    run = combine(run, {{FALLBACK_REDUCE}}(reduce4(load_vec4(o, vec_slot({{I}}u)))));
+#if SUBGROUPS
+    {
+        let r = reduce4(load_vec4(o, vec_slot({{I}}u)));
+        run = combine(run, sg_total(r, sg_inclusive(r, g_lane, g_sg_size)));
+    }
+#else
+    run = combine(run, reduce4(load_vec4(o, vec_slot({{I}}u))));
+#endif
 #endunroll
 #if SUBGROUPS
     if (g_lane == 0u) {

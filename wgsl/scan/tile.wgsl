@@ -35,22 +35,20 @@ fn vec_slot(i: u32) -> u32 {
 }
 
 // One vec4 of a tile at vec4 slot `slot`, elements past the tile's end set to the identity.
+// Branch-free on purpose: subgroup operations follow, and without maximal reconvergence a
+// divergent branch may leave part of the subgroup inactive there (seen on NVIDIA). Indices are
+// clamped into the tile, so every load is in bounds, and the excess is masked afterwards.
 fn load_vec4(o: vec2<u32>, slot: u32) -> vec4<Elem> {
-    let id = vec4<Elem>(identity());
     let e = slot * 4u;  // element offset in the tile
-    var x = id;
+    let past = vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) >= vec4<u32>(o.y);
+    let last = o.x + o.y - 1u;
 #if SCALAR
-    if (e < o.y) { x.x = input[o.x + e]; }
-    if (e + 1u < o.y) { x.y = input[o.x + e + 1u]; }
-    if (e + 2u < o.y) { x.z = input[o.x + e + 2u]; }
-    if (e + 3u < o.y) { x.w = input[o.x + e + 3u]; }
+    let x = vec4<Elem>(input[min(o.x + e, last)], input[min(o.x + e + 1u, last)],
+                       input[min(o.x + e + 2u, last)], input[min(o.x + e + 3u, last)]);
 #else
-    if (e < o.y) {
-        x = input[(o.x + e) / 4u];
-        x = select(x, id, vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) >= vec4<u32>(o.y));
-    }
+    let x = input[min(o.x + e, last) / 4u];
 #endif
-    return x;
+    return select(x, vec4<Elem>(identity()), past);
 }
 
 fn load_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>) {
