@@ -1,0 +1,403 @@
+"""Recursive (IIR) image filters: general order 1-3, recursive Gaussian, cubic B-spline prefilter.
+
+Block-parallel algorithm after Nehab, Maximo, Lima and Hoppe (2011), "GPU-efficient recursive
+filtering and summed-area tables": each axis is cut into blocks of 64 samples; one pass computes
+each block's incomplete causal epilogue and anticausal prologue, a small fix-up pass chains them
+across blocks with precomputed 3 x 3 matrices (their Alg. 2), and a last pass refilters each block
+from its complete carries. ``method="rt"`` is the readable baseline: one thread per row/column.
+Kernels: ``wgsl/sat/recfilter.wgsl``.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from ._array import GpuArray, as_input
+from ._bench import BenchContext, benchmark
+from ._errors import InputError
+
+_B = 64  # block length (wgsl/sat/recfilter.wgsl)
+_MODES = {"zero": 0, "nearest": 1, "reflect": 2, "mirror": 3, "wrap": 4}
+_LOOP_CAP = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
+_TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
+
+
+# ------------------------------------------------------------------------------------- host maths
+def _coefs(b0, a, primitive: str) -> tuple[float, tuple[float, float, float], float]:
+    """Validated (b0, (a1, a2, a3), largest pole magnitude)."""
+    a = np.atleast_1d(np.asarray(a, dtype=np.float64))
+    if a.ndim != 1 or not 1 <= a.size <= 3:
+        raise InputError(primitive, f"a must hold 1 to 3 feedback coefficients (a1, a2, a3), got {a.size}")
+    if not np.all(np.isfinite(a)) or not np.isfinite(b0):
+        raise InputError(primitive, "coefficients must be finite")
+    poles = np.roots(np.concatenate([[1.0], a]))
+    rho = float(np.max(np.abs(poles))) if poles.size else 0.0
+    if rho >= 1.0 - 1e-7:
+        raise InputError(primitive, f"unstable filter: a pole has magnitude {rho:.6g} >= 1 (poles {poles}); "
+                         "the recursion must have all poles strictly inside the unit circle")
+    a3 = tuple(float(v) for v in np.concatenate([a, np.zeros(3 - a.size)]))
+    return float(b0), a3, rho  # type: ignore[return-value]
+
+
+@lru_cache(maxsize=256)
+def _padlen(b0: float, a: tuple, rho: float) -> int:
+    """Samples of boundary extension after which the impulse response's tail is negligible."""
+    if rho == 0.0:
+        return 4
+    g = [b0, 0.0, 0.0, 0.0]  # g[m], g[m-1], g[m-2], g[m-3]
+    total = abs(b0)
+    mags = [abs(b0)]
+    m = 0
+    while m < 4 * _LOOP_CAP:
+        m += 1
+        gm = -a[0] * g[0] - a[1] * g[1] - a[2] * g[2]
+        g = [gm, g[0], g[1], g[2]]
+        mags.append(abs(gm))
+        total += abs(gm)
+        # Tail bound: the last 3 terms decaying geometrically at rate rho.
+        if m > 8 and (mags[-1] + mags[-2] + mags[-3]) / (1.0 - rho) <= _TAIL * total:
+            return m + 1
+    return m + 1
+
+
+def _run_causal(x: np.ndarray, s: np.ndarray, b0: float, a) -> tuple[np.ndarray, np.ndarray]:
+    s = list(s)
+    y = np.empty(len(x))
+    for i, v in enumerate(x):
+        yi = b0 * v - a[0] * s[0] - a[1] * s[1] - a[2] * s[2]
+        s = [yi, s[0], s[1]]
+        y[i] = yi
+    return y, np.array(s)
+
+
+def _run_anti(y: np.ndarray, e: np.ndarray, b0: float, a) -> np.ndarray:
+    return _run_causal(y[::-1], e, b0, a)[1]
+
+
+@lru_cache(maxsize=256)
+def _matrices(n: int, b0: float, a: tuple) -> np.ndarray:
+    """[T_FP, M, T_RE] (3 x 3 each, row-major) for a block of ``n`` samples."""
+    eye = np.eye(3)
+    tfp = np.zeros((3, 3))
+    mm = np.zeros((3, 3))
+    tre = np.zeros((3, 3))
+    zeros = np.zeros(n)
+    for j in range(3):
+        y, s = _run_causal(zeros, eye[j], b0, a)
+        tfp[:, j] = s
+        mm[:, j] = _run_anti(y, np.zeros(3), b0, a)
+        tre[:, j] = _run_anti(zeros, eye[j], b0, a)
+    return np.concatenate([tfp.ravel(), mm.ravel(), tre.ravel()])
+
+
+# ------------------------------------------------------------------------------------------ GPU
+def _axis_geometry(shape: tuple[int, ...], axis: int) -> dict:
+    H, W = shape[0], shape[1]
+    C = shape[2] if len(shape) == 3 else 1
+    if axis == 0:
+        return {"N": H, "nlines": W, "C": C, "pos_stride": W * C, "line_stride": C}
+    return {"N": W, "nlines": H, "C": C, "pos_stride": C, "line_stride": W * C}
+
+
+def _filter_axis(b, dev, src: GpuArray, dst: GpuArray, axis: int, b0: float, a: tuple, rho: float,
+                 causal: bool, anti: bool, mode: str, method: str, scratch: list) -> None:
+    """Record one axis of the filter into batch ``b``; ``src is dst`` filters in place (block only)."""
+    geo = _axis_geometry(src.shape, axis)
+    N, nlines, C = geo["N"], geo["nlines"], geo["C"]
+    L = _padlen(b0, a, rho) if (mode != "zero" or causal) else 0
+    if mode == "zero" and not anti:
+        L = 0
+    K = -(-N // _B)
+    p = {**geo, "K": K, "mode": _MODES[mode], "padlen": L, "causal": int(causal), "anti": int(anti),
+         "b0": b0, "a1": a[0], "a2": a[1], "a3": a[2]}
+    if method == "rt":
+        if 2 * N + 2 * L > _LOOP_CAP:
+            raise InputError("recursive_filter", f"method='rt' handles lines up to {_LOOP_CAP // 2 - L} samples "
+                             f"with these coefficients (got {N}); use method='block'")
+        b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"RT": True}), (-(-nlines // 64), C),
+                   params=p, src=src, dst=dst)
+        return
+    if 2 * K + 2 * L > _LOOP_CAP:
+        raise InputError("recursive_filter", f"line of {N} samples with a boundary extension of {L} samples "
+                         "is too long for the fix-up pass (poles too close to the unit circle, or the image too "
+                         "large)")
+    carry = dev.scratch(4 * 6 * K * nlines * C)
+    scratch.append(carry)
+    mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a)]).astype(np.float32)
+    mbuf = dev.create_buffer(mats.nbytes, label="recfilter mats")
+    dev.write(mbuf, mats.tobytes())
+    scratch.append(("keep", mbuf))
+    fast = axis == 1
+    tiles = (K, -(-nlines // _B), C)
+    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_A": True, "FAST_POS": fast}), tiles,
+               params=p, src=src, carry=carry)
+    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True}), (-(-nlines // 64), C),
+               params=p, src=src, carry=carry, mats=mbuf)
+    if src is dst:
+        b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_C": True, "FAST_POS": fast, "IN_PLACE": True}),
+                   tiles, params=p, dst=dst, carry=carry)
+    else:
+        b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_C": True, "FAST_POS": fast}), tiles,
+                   params=p, src=src, dst=dst, carry=carry)
+
+
+def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primitive: str) -> GpuArray:
+    """Run ``passes`` = [(b0, a, rho, causal, anti), ...] along each of ``axes`` in turn."""
+    dev = g.device
+    out = GpuArray.empty(g.shape, np.float32, dev)
+    if g.size == 0:
+        return out
+    jobs = [(ax, *ps) for ax in axes for ps in passes]
+    if not jobs:
+        b = dev.batch()
+        b.copy(g, g.byte_offset, out, 0, g.nbytes)
+        b.submit()
+        return out
+    scratch: list = []
+    tmp = None
+    b = dev.batch()
+    try:
+        cur = g
+        for i, (ax, b0, a, rho, causal, anti) in enumerate(jobs):
+            if method == "rt":
+                # RT reads its input to the end (boundary), so it never runs in place: ping-pong
+                # between out and tmp so that the last pass lands in out.
+                if (len(jobs) - 1 - i) % 2 == 0:
+                    target = out
+                else:
+                    tmp = tmp or GpuArray.empty(g.shape, np.float32, dev)
+                    target = tmp
+                _filter_axis(b, dev, cur, target, ax, b0, a, rho, causal, anti, mode, method, scratch)
+                cur = target
+            else:
+                _filter_axis(b, dev, cur, out, ax, b0, a, rho, causal, anti, mode, method, scratch)
+                cur = out
+        b.submit()
+    finally:
+        for s in scratch:
+            if not isinstance(s, tuple):
+                dev.release(s)
+    return out
+
+
+def _check_common(img, primitive: str, axes, mode: str, method: str):
+    g, host = as_input(img, primitive, dtypes=(np.float32,), ndims=(2, 3))
+    if mode not in _MODES:
+        raise InputError(primitive, f"boundary must be one of {', '.join(_MODES)}, got {mode!r}")
+    if method not in ("block", "rt"):
+        raise InputError(primitive, f"method must be 'block' or 'rt', got {method!r}")
+    axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
+    if any(ax not in (0, 1) for ax in axes) or len(set(axes)) != len(axes):
+        raise InputError(primitive, f"axes must be distinct values among 0 (columns) and 1 (rows), got {axes}")
+    return g, host, axes
+
+
+def recursive_filter(img, b0: float, a, axes=(0, 1), causal: bool = True, anticausal: bool = True,
+                     boundary: str = "zero", method: str = "block"):
+    """Recursive filter of order 1 to 3 along image rows and/or columns (float32).
+
+    Along each axis in ``axes`` (in that order) the causal recursion
+    ``y[n] = b0 x[n] - a1 y[n-1] - a2 y[n-2] - a3 y[n-3]`` (``scipy.signal.lfilter([b0], [1, *a])``)
+    runs left to right, then the same recursion runs right to left on its output (anticausal).
+
+    Parameters
+    ----------
+    img : float32 numpy array or GpuArray, ``(H, W)`` or ``(H, W, C)`` (each channel alone)
+    b0 : float
+        Feedforward gain.
+    a : sequence of 1 to 3 floats
+        Feedback coefficients ``(a1, ...)``. All poles (roots of ``z^r + a1 z^(r-1) + ...``) must
+        lie strictly inside the unit circle, else :class:`InputError`.
+    axes : int or tuple of ints
+        0 filters down the columns, 1 along the rows.
+    causal, anticausal : bool
+        Which directions to run (``anticausal`` alone runs right to left on the input).
+    boundary : {"zero", "nearest", "reflect", "mirror", "wrap"}
+        How the image extends past each end, as ``numpy.pad`` modes constant(0), edge, symmetric,
+        reflect and wrap (scipy.ndimage's constant, nearest, reflect, mirror, wrap). The result is
+        that of filtering the infinitely extended signal: the initial conditions come from running
+        the recursion over enough samples of the extension that the impulse response's remaining
+        tail is below 2**-27 of its total (so the truncation error is below float32 rounding);
+        ``nearest`` uses the exact steady state on the left.
+    method : {"block", "rt"}
+        ``"block"``: block-parallel with fix-up matrices (Nehab et al. 2011, Alg. 2 per axis).
+        ``"rt"``: one thread per row/column, the readable baseline (lines up to about 30,000).
+
+    Returns
+    -------
+    float32 array of the input's shape (numpy for numpy input, GpuArray for GpuArray input).
+
+    Raises
+    ------
+    InputError
+        Bad dtype or shape, unstable coefficients, an unknown boundary, or poles so close to the
+        unit circle that the boundary extension would exceed the per-thread loop budget.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> x = np.zeros((1, 5), np.float32); x[0, 0] = 1
+    >>> pp.recursive_filter(x, 1.0, [-0.5], axes=1, anticausal=False)
+    array([[1.    , 0.5   , 0.25  , 0.125 , 0.0625]], dtype=float32)
+    """
+    g, host, axes = _check_common(img, "recursive_filter", axes, boundary, method)
+    b0, a3, rho = _coefs(b0, a, "recursive_filter")
+    if not causal and not anticausal:
+        axes = ()
+    out = _filter_gpu(g, [(b0, a3, rho, bool(causal), bool(anticausal))], axes, boundary, method, "recursive_filter")
+    return out.numpy() if host is not None else out
+
+
+# ------------------------------------------------------------------------------------- Gaussian
+# van Vliet, Young and Verbeek (1998), "Recursive Gaussian derivative filters": third-order poles
+# for sigma = 2 (L2-optimal set), scaled to other sigmas by d -> d^(1/q) with q chosen so that the
+# causal + anticausal cascade has variance sigma^2.
+_VYV_POLES = np.array([1.40098 + 1.00236j, 1.40098 - 1.00236j, 1.85132 + 0j])
+
+
+@lru_cache(maxsize=64)
+def _gaussian_coefs(sigma: float) -> tuple[float, tuple[float, float, float]]:
+    def variance(q: float) -> float:
+        d = _VYV_POLES ** (1.0 / q)
+        return float(np.real(np.sum(2.0 * d / (d - 1.0) ** 2)))
+
+    lo, hi = 1e-3, 1e4
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if variance(mid) < sigma * sigma:
+            lo = mid
+        else:
+            hi = mid
+    d = _VYV_POLES ** (1.0 / math.sqrt(lo * hi))
+    den = np.real(np.poly(1.0 / d))  # 1 + a1 z^-1 + a2 z^-2 + a3 z^-3
+    a = tuple(float(v) for v in den[1:])
+    return float(np.sum(den)), a  # type: ignore[return-value]
+
+
+def gaussian_filter(img, sigma: float, boundary: str = "reflect", axes=(0, 1), method: str = "block"):
+    """Gaussian blur by a third-order recursive filter (van Vliet, Young and Verbeek 1998).
+
+    Causal plus anticausal third-order recursions along each axis, poles of the L2-optimal set
+    scaled so that the impulse response has variance ``sigma**2`` and unit gain at DC. The cost
+    does not depend on ``sigma``.
+
+    Accuracy against ``scipy.ndimage.gaussian_filter(img, sigma, mode=boundary)`` (float64,
+    truncate=4), as the largest error over the result's range, measured on random images and
+    ``skimage.data.camera()``: about 1.5% for ``sigma = 1``, 0.5-1% for ``2 <= sigma <= 32``
+    (the recursive kernel is an approximation of the Gaussian: its tails are slightly heavier).
+    ``tests/test_sat.py`` checks these bounds.
+
+    Parameters
+    ----------
+    img : float32 numpy array or GpuArray, ``(H, W)`` or ``(H, W, C)`` (each channel alone)
+    sigma : float
+        Standard deviation in pixels, ``0.5 <= sigma <= 1000`` (0 returns a copy).
+    boundary : {"reflect", "mirror", "nearest", "wrap", "zero"}
+        As :func:`recursive_filter` (default ``"reflect"``, scipy.ndimage's default).
+    axes, method : as :func:`recursive_filter`.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> y = pp.gaussian_filter(np.ones((8, 8), np.float32), 2.0)
+    >>> bool(np.allclose(y, 1, atol=1e-5))
+    True
+    """
+    g, host, axes = _check_common(img, "gaussian_filter", axes, boundary, method)
+    if not np.isfinite(sigma) or sigma < 0 or (0 < sigma < 0.5) or sigma > 1000:
+        raise InputError("gaussian_filter", f"sigma must be 0 or in [0.5, 1000], got {sigma!r}")
+    if sigma == 0:
+        axes = ()
+        passes = []
+    else:
+        b0, a = _gaussian_coefs(float(sigma))
+        b0, a3, rho = _coefs(b0, a, "gaussian_filter")
+        passes = [(b0, a3, rho, True, True)]
+    out = _filter_gpu(g, passes, axes, boundary, method, "gaussian_filter")
+    return out.numpy() if host is not None else out
+
+
+_SPLINE_Z = math.sqrt(3.0) - 2.0
+
+
+def bspline_prefilter(img, mode: str = "mirror", axes=(0, 1), method: str = "block"):
+    """Cubic B-spline interpolation coefficients (the prefilter of ``scipy.ndimage.map_coordinates``).
+
+    Along each axis: causal and anticausal first-order recursions with the pole
+    ``z = sqrt(3) - 2`` and gain ``(1 - z)**2 = 6 / (1 - z) / (1 - 1/z)``... equal to
+    ``scipy.ndimage.spline_filter(img, order=3, mode=mode)`` along those axes (float32 rounding
+    apart) for ``mode`` ``"mirror"``, ``"reflect"`` and ``"grid-wrap"`` (also spelled ``"wrap"``),
+    where scipy's result is exact for the infinitely extended image.
+
+    Parameters
+    ----------
+    img : float32 numpy array or GpuArray, ``(H, W)`` or ``(H, W, C)`` (each channel alone, as
+        ``spline_filter1d`` along axes 0 and 1)
+    mode : {"mirror", "reflect", "grid-wrap", "wrap"}
+    axes, method : as :func:`recursive_filter`.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> c = pp.bspline_prefilter(np.ones((4, 4), np.float32))
+    >>> bool(np.allclose(c, 1, atol=1e-6))
+    True
+    """
+    modes = {"mirror": "mirror", "reflect": "reflect", "grid-wrap": "wrap", "wrap": "wrap"}
+    if mode not in modes:
+        raise InputError("bspline_prefilter", f"mode must be one of {', '.join(modes)}, got {mode!r}")
+    g, host, axes = _check_common(img, "bspline_prefilter", axes, modes[mode], method)
+    z = _SPLINE_Z
+    b0, a3, rho = _coefs(1.0 - z, [-z], "bspline_prefilter")
+    out = _filter_gpu(g, [(b0, a3, rho, True, True)], axes, modes[mode], method, "bspline_prefilter")
+    return out.numpy() if host is not None else out
+
+
+# ------------------------------------------------------------------------------------------ benchmark
+def _recfilter_entry(ctx: BenchContext, n: int) -> list[dict]:
+    dev = ctx.dev
+    side = int(round(n ** 0.5))
+    if dev.info.get("adapter_type") == "CPU":
+        side = min(side, 512)  # lavapipe: keep it short
+    n = side * side
+    img = ctx.rng.random((side, side), dtype=np.float32)
+    g = GpuArray.empty((side, side), np.float32, dev)
+    dev.write(g.buffer, img.tobytes())
+    copy_ns = ctx.copy_ns(4 * n)
+    b0, a, rho = _coefs(0.25, [-1.2, 0.45], "bench")  # poles 0.6 +- 0.3i
+    rows = []
+    cuda_ns = None
+    cuda_name = ""
+    if ctx.torch:
+        try:
+            import torchaudio.functional as AF  # noqa: PLC0415
+
+            t = ctx.torch
+            x = t.rand((side, side), dtype=t.float32, device="cuda")
+            ac = t.tensor([1.0, a[0], a[1]], device="cuda")
+            bc = t.tensor([b0, 0.0, 0.0], device="cuda")
+            cuda_ns = ctx.cuda_ns(lambda: AF.lfilter(x, ac, bc, clamp=False))
+            cuda_name = "torchaudio lfilter, one direction, rows"
+            del x
+        except Exception:
+            cuda_ns = None
+    for method in ("block", "rt"):
+        passes = [(b0, a, rho, True, True)]
+        ns = ctx.gpu_ns(lambda i, m=method: _filter_gpu(g, passes, (0, 1), "zero", m, "bench"))
+        rows.append(ctx.row("recursive_filter", f"{method} order 2 c+a rows+cols {side}^2", n, ns,
+                            bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns, cuda_name=cuda_name,
+                            unit="G px/s"))
+        gb0, ga = _gaussian_coefs(16.0)
+        gb0, ga, grho = _coefs(gb0, ga, "bench")
+        gp = [(gb0, ga, grho, True, True)]
+        ns = ctx.gpu_ns(lambda i, m=method: _filter_gpu(g, gp, (0, 1), "reflect", m, "bench"))
+        rows.append(ctx.row("recursive_filter", f"{method} gaussian sigma 16 {side}^2", n, ns,
+                            bytes_moved=8 * n, baseline_ns=copy_ns, unit="G px/s"))
+    return rows
+
+
+_recfilter_entry.default_sizes = [4096 * 4096]
+benchmark("recursive_filter")(_recfilter_entry)

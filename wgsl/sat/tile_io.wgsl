@@ -1,0 +1,49 @@
+// Tile load/store for recfilter.wgsl: a tile is 64 positions x 64 lines, kept in `tile` as
+// [line][position] with rows padded to 65 words. FAST_POS: positions are contiguous in memory
+// (filtering along rows), so thread t takes position t; otherwise thread t takes line t.
+
+fn tile_src(a: u32) -> f32 {
+#if IN_PLACE
+    return dst[a];
+#else
+    return src[a];
+#endif
+}
+
+fn load_tile(k: u32, lb: u32, ch: u32, t: u32) {
+    for (var j = 0u; j < B; j++) {
+#if FAST_POS
+        let lo = j;
+        let po = t;
+#else
+        let lo = t;
+        let po = j;
+#endif
+        let l = lb * B + lo;
+        let p = k * B + po;
+        var v = 0.0;
+        if (l < params.nlines && p < params.N) {
+            v = tile_src(addr(l, ch, p));
+        }
+        tile[lo * BP + po] = v;
+    }
+}
+
+#if BLOCK_C
+fn store_tile(k: u32, lb: u32, ch: u32, t: u32) {
+    for (var j = 0u; j < B; j++) {
+#if FAST_POS
+        let lo = j;
+        let po = t;
+#else
+        let lo = t;
+        let po = j;
+#endif
+        let l = lb * B + lo;
+        let p = k * B + po;
+        if (l < params.nlines && p < params.N) {
+            dst[addr(l, ch, p)] = tile[lo * BP + po];
+        }
+    }
+}
+#endif
