@@ -27,7 +27,9 @@ _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fractio
 
 # ------------------------------------------------------------------------------------- host maths
 def _coefs(b0, a, primitive: str) -> tuple[float, tuple[float, float, float], float]:
-    """Validated (b0, (a1, a2, a3), largest pole magnitude)."""
+    """Validated ``(b0, (c1, c2, q), rho)``: the denominator ``1 + a1 z^-1 + ...`` factored as
+    ``(1 + c1 z^-1 + c2 z^-2)(1 + q z^-1)`` (the cascade form the kernels run; q = 0 below order 3),
+    and the largest pole magnitude ``rho``."""
     a = np.atleast_1d(np.asarray(a, dtype=np.float64))
     if a.ndim != 1 or not 1 <= a.size <= 3:
         raise InputError(primitive, f"a must hold 1 to 3 feedback coefficients (a1, a2, a3), got {a.size}")
@@ -38,39 +40,50 @@ def _coefs(b0, a, primitive: str) -> tuple[float, tuple[float, float, float], fl
     if rho >= 1.0 - 1e-7:
         raise InputError(primitive, f"unstable filter: a pole has magnitude {rho:.6g} >= 1 (poles {poles}); "
                          "the recursion must have all poles strictly inside the unit circle")
-    a3 = tuple(float(v) for v in np.concatenate([a, np.zeros(3 - a.size)]))
-    return float(b0), a3, rho  # type: ignore[return-value]
+    if a.size < 3:
+        c = (float(a[0]), float(a[1]) if a.size > 1 else 0.0, 0.0)
+    else:
+        real = poles[np.abs(poles.imag) <= 1e-9 * max(1.0, rho)]
+        d = float(np.real(real[np.argmax(np.abs(real))])) if real.size else float(np.real(poles[0]))
+        c1 = a[0] + d
+        c2 = a[1] + d * c1
+        c = (float(c1), float(c2), -d)
+    return float(b0), c, rho
 
 
 @lru_cache(maxsize=256)
-def _padlen(b0: float, a: tuple, rho: float) -> int:
+def _padlen(b0: float, c: tuple, rho: float) -> int:
     """Samples of boundary extension after which the impulse response's tail is negligible."""
     if rho == 0.0:
         return 4
-    g = [b0, 0.0, 0.0, 0.0]  # g[m], g[m-1], g[m-2], g[m-3]
-    total = abs(b0)
-    mags = [abs(b0)]
+    s = np.zeros(3)
+    total = 0.0
+    mags: list[float] = []
     m = 0
     while m < 4 * _LOOP_CAP:
+        s = _step(s, 1.0 if m == 0 else 0.0, b0, c)
+        mags.append(abs(s[0]) + abs(s[2]))
+        total += mags[-1]
         m += 1
-        gm = -a[0] * g[0] - a[1] * g[1] - a[2] * g[2]
-        g = [gm, g[0], g[1], g[2]]
-        mags.append(abs(gm))
-        total += abs(gm)
         # Tail bound: the last 3 terms decaying geometrically at rate rho.
-        if m > 8 and (mags[-1] + mags[-2] + mags[-3]) / (1.0 - rho) <= _TAIL * total:
-            return m + 1
-    return m + 1
+        if m > 8 and sum(mags[-3:]) / (1.0 - rho) <= _TAIL * total:
+            return m
+    return m
 
 
-def _run_causal(x: np.ndarray, s: np.ndarray, b0: float, a) -> tuple[np.ndarray, np.ndarray]:
-    s = list(s)
+def _step(s, x: float, b0: float, c) -> np.ndarray:
+    u = x - c[2] * s[2]
+    y = b0 * u - c[0] * s[0] - c[1] * s[1]
+    return np.array([y, s[0], u])
+
+
+def _run_causal(x: np.ndarray, s: np.ndarray, b0: float, c) -> tuple[np.ndarray, np.ndarray]:
+    s = np.asarray(s, dtype=np.float64)
     y = np.empty(len(x))
     for i, v in enumerate(x):
-        yi = b0 * v - a[0] * s[0] - a[1] * s[1] - a[2] * s[2]
-        s = [yi, s[0], s[1]]
-        y[i] = yi
-    return y, np.array(s)
+        s = _step(s, v, b0, c)
+        y[i] = s[0]
+    return y, s
 
 
 def _run_anti(y: np.ndarray, e: np.ndarray, b0: float, a) -> np.ndarray:
@@ -260,6 +273,7 @@ _VYV_POLES = np.array([1.40098 + 1.00236j, 1.40098 - 1.00236j, 1.85132 + 0j])
 
 @lru_cache(maxsize=64)
 def _gaussian_coefs(sigma: float) -> tuple[float, tuple[float, float, float]]:
+    """(b0, (a1, a2, a3)) of the causal pass, as lfilter([b0], [1, a1, a2, a3])."""
     def variance(q: float) -> float:
         d = _VYV_POLES ** (1.0 / q)
         return float(np.real(np.sum(2.0 * d / (d - 1.0) ** 2)))

@@ -45,8 +45,9 @@ fn causal_init(l: u32, ch: u32) -> vec3<f32> {
     }
     if (params.mode == 1u) {
         // Constant extension: the steady state, exactly.
-        let y = params.b0 * src[addr(l, ch, 0u)] / (1.0 + params.a1 + params.a2 + params.a3);
-        return vec3<f32>(y);
+        let u = src[addr(l, ch, 0u)] / (1.0 + params.a3);
+        let y = params.b0 * u / (1.0 + params.a1 + params.a2);
+        return vec3<f32>(y, y, u);
     }
     var s = vec3<f32>(0.0);
     let L = i32(params.padlen);
@@ -56,15 +57,17 @@ fn causal_init(l: u32, ch: u32) -> vec3<f32> {
     return s;
 }
 
-// Anticausal state (z[N], z[N+1], z[N+2]) given the causal state s at N-1 (when causal is on):
-// z[N+j] = sum_k g[k] y[N+j+k], accumulated forward while the causal filter runs on past the end.
+// Anticausal state (z[N], z[N+1], u[N]) given the causal state s at N-1 (when causal is on):
+// z[N+j] = sum_k G[k] y[N+j+k] and u[N] = sum_k g1[k] y[N+k] (G the impulse response, g1 that of
+// the first-order section: the components of the state of the recursion run on an impulse),
+// accumulated forward while the causal filter runs on past the end.
 fn anti_init(l: u32, ch: u32, s0: vec3<f32>) -> vec3<f32> {
     if (params.mode == 0u && params.causal == 0u) {
         return vec3<f32>(0.0);
     }
     let N = i32(params.N);
     var s = s0;
-    var g = vec3<f32>(0.0);   // (g[m-1], g[m-2], g[m-3])
+    var g = vec3<f32>(0.0);
     var z = vec3<f32>(0.0);
     let L = params.padlen;
     for (var m = 0u; m < L; m++) {
@@ -77,9 +80,8 @@ fn anti_init(l: u32, ch: u32, s0: vec3<f32>) -> vec3<f32> {
         if (m == 0u) {
             imp = 1.0;
         }
-        let gm = params.b0 * imp - params.a1 * g.x - params.a2 * g.y - params.a3 * g.z;
-        z += vec3<f32>(gm, g.x, g.y) * y;
-        g = vec3<f32>(gm, g.x, g.y);
+        g = step(g, imp);
+        z += g * y;
     }
     return z;
 }

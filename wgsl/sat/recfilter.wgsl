@@ -1,7 +1,6 @@
 // Recursive filters of order 1 to 3 along one axis of an image (float32), after Nehab, Maximo,
-// Lima and Hoppe (2011). The causal filter is  y[p] = b0 x[p] - a1 y[p-1] - a2 y[p-2] - a3 y[p-3]
-// (scipy's lfilter([b0], [1, a1, a2, a3])); the anticausal one is the same recursion run from the
-// right on the causal output:  z[p] = b0 y[p] - a1 z[p+1] - a2 z[p+2] - a3 z[p+3].
+// Lima and Hoppe (2011). The causal filter is b0 / ((1 + a1 z^-1 + a2 z^-2) (1 + a3 z^-1)) (see
+// step()); the anticausal one is the same recursion run from the right on the causal output.
 // Lower orders have zero coefficients.
 //
 // A "line" is a row or column (one channel of it); a "position" runs along the line. Element
@@ -67,10 +66,14 @@ fn addr(l: u32, ch: u32, p: u32) -> u32 {
     return l * params.line_stride + ch + p * params.pos_stride;
 }
 
-// Causal step: state s = (y[p-1], y[p-2], y[p-3]) -> (y[p], y[p-1], y[p-2]).
+// Causal step, in cascade form: a first-order section u[p] = x[p] - a3 u[p-1] feeding a
+// second-order one y[p] = b0 u[p] - a1 y[p-1] - a2 y[p-2] (the host factors a third-order
+// denominator so; a direct form with poles near 1 loses float32 precision). For order <= 2, a3 = 0
+// and u = x. State s = (y[p-1], y[p-2], u[p-1]) -> (y[p], y[p-1], u[p]).
 fn step(s: vec3<f32>, x: f32) -> vec3<f32> {
-    let y = params.b0 * x - params.a1 * s.x - params.a2 * s.y - params.a3 * s.z;
-    return vec3<f32>(y, s.x, s.y);
+    let u = x - params.a3 * s.z;
+    let y = params.b0 * u - params.a1 * s.x - params.a2 * s.y;
+    return vec3<f32>(y, s.x, u);
 }
 
 #if RT
