@@ -400,14 +400,14 @@ def _recfilter_entry(ctx: BenchContext, n: int) -> list[dict]:
             cuda_ns = None
     for method in ("block", "rt"):
         passes = [(b0, a, rho, True, True)]
-        ns = ctx.gpu_ns(lambda i, m=method: _filter_gpu(g, passes, (0, 1), "zero", m, "bench"))
+        ns = ctx.gpu_ns(lambda i, m=method, ps=passes: _filter_gpu(g, ps, (0, 1), "zero", m, "bench"))
         rows.append(ctx.row("recursive_filter", f"{method} order 2 c+a rows+cols {side}^2", n, ns,
                             bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns, cuda_name=cuda_name,
                             unit="G px/s"))
         gb0, ga = _gaussian_coefs(16.0)
         gb0, ga, grho = _coefs(gb0, ga, "bench")
         gp = [(gb0, ga, grho, True, True)]
-        ns = ctx.gpu_ns(lambda i, m=method: _filter_gpu(g, gp, (0, 1), "reflect", m, "bench"))
+        ns = ctx.gpu_ns(lambda i, m=method, ps=gp: _filter_gpu(g, ps, (0, 1), "reflect", m, "bench"))
         rows.append(ctx.row("recursive_filter", f"{method} gaussian sigma 16 {side}^2", n, ns,
                             bytes_moved=8 * n, baseline_ns=copy_ns, unit="G px/s"))
     return rows
