@@ -1,5 +1,14 @@
 // Boundary initial conditions for recfilter.wgsl (expects Params, `src`, addr() and step()).
 
+// i mod P in 0..P-1 without the remainder of a negative number (undefined in GLSL, the GL
+// backend's target).
+fn posmod(i: i32, P: i32) -> i32 {
+    if (i >= 0) {
+        return i32(u32(i) % u32(P));
+    }
+    return P - 1 - i32(u32(-(i + 1)) % u32(P));
+}
+
 // x at position i of the extended line (i may lie outside 0..N-1).
 fn ext(l: u32, ch: u32, i: i32) -> f32 {
     let N = i32(params.N);
@@ -11,7 +20,7 @@ fn ext(l: u32, ch: u32, i: i32) -> f32 {
             }
             case 2u: {
                 let P = 2 * N;
-                j = ((i % P) + P) % P;
+                j = posmod(i, P);
                 if (j >= N) {
                     j = P - 1 - j;
                 }
@@ -21,14 +30,14 @@ fn ext(l: u32, ch: u32, i: i32) -> f32 {
                     j = 0;
                 } else {
                     let P = 2 * N - 2;
-                    j = ((i % P) + P) % P;
+                    j = posmod(i, P);
                     if (j >= N) {
                         j = P - j;
                     }
                 }
             }
             case 4u: {
-                j = ((i % N) + N) % N;
+                j = posmod(i, N);
             }
             default: {
                 return 0.0;
