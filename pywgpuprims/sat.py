@@ -92,15 +92,15 @@ def _sat_gpu(g: GpuArray, method: str = "overlapped") -> GpuArray:
         b.submit()
         return out
     nbx, nby = -(-W // _TS), -(-H // _TS)
-    if max(nbx, nby) > 65535 // 8 * 8:
-        raise InputError("summed_area_table", f"image {H} x {W} too large (at most {65535 // 8 * 8 * _TS} a side)")
+    if max(H, W) > 32 * 65535:
+        raise InputError("summed_area_table", f"image {H} x {W}: sides up to {32 * 65535} are supported")
     p = {"H": H, "W": W, "C": C, "nbx": nbx, "nby": nby}
     with dev.scratch_buffers(4 * C * nby * W, 4 * C * nbx * H, 4 * C * nbx * nby) as (colsum, rowpref, blocktot):
         b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "TILE_SUMS": True}), (nbx, nby, C), params=p,
                    src=g, colsum=colsum, rowpref=rowpref, blocktot=blocktot)
-        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "SCAN_COLS": True}), (-(-(W + nbx) // 256), C),
+        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "SCAN_COLS": True}), (-(-(W + nbx) // 32), C),
                    params=p, colsum=colsum, blocktot=blocktot)
-        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "SCAN_ROWS": True}), (-(-H // 256), C),
+        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "SCAN_ROWS": True}), (-(-H // 32), C),
                    params=p, rowpref=rowpref, blocktot=blocktot)
         b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "TILE_FINAL": True}), (nbx, nby, C), params=p,
                    src=g, colsum=colsum, rowpref=rowpref, dst=out)

@@ -163,44 +163,59 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #endif
 
 #if SCAN_COLS
-// Exclusive scan over tile rows m: one thread per image column (colsum), then one per tile column
-// (blocktot). Loads are batched 8 at a time so that they overlap.
+var<workgroup> part: array<{{T}}, 256>;
+
+// Exclusive scan over tile rows m, for 32 columns per workgroup: 8 threads per column each take a
+// contiguous eighth of the m range (independent loads, so their latencies overlap), then the 8
+// partial sums are scanned in workgroup memory. Columns 0..W-1 are colsum's, W..W+nbx-1 blocktot's.
 @compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-    let tid = wid.x * 256u + lid;
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let cl = t % 32u;
+    let sg = t / 32u;
+    let col = wid.x * 32u + cl;
     let ch = wid.y;
     let nby = params.nby;
+    let seg = (nby + 7u) / 8u;
+    let m0 = min(sg * seg, nby);
+    let m1 = min(m0 + seg, nby);
+    var base = 0u;
+    var stride = 0u;
+    let valid = col < params.W + params.nbx;
+    let is_col = col < params.W;
+    if (is_col) {
+        base = ch * nby * params.W + col;
+        stride = params.W;
+    } else {
+        base = ch * nby * params.nbx + (col - params.W);
+        stride = params.nbx;
+    }
     var acc = {{T}}(0);
-    var v: array<{{T}}, 8>;
-    if (tid < params.W) {
-        let base = ch * nby * params.W + tid;
-        for (var m0 = 0u; m0 < nby; m0 += 8u) {
-            for (var k = 0u; k < 8u; k++) {
-                if (m0 + k < nby) {
-                    v[k] = colsum[base + (m0 + k) * params.W];
-                }
-            }
-            for (var k = 0u; k < 8u; k++) {
-                if (m0 + k < nby) {
-                    colsum[base + (m0 + k) * params.W] = acc;
-                    acc += v[k];
-                }
+    if (valid) {
+        for (var m = m0; m < m1; m++) {
+            if (is_col) {
+                acc += colsum[base + m * stride];
+            } else {
+                acc += blocktot[base + m * stride];
             }
         }
-    } else if (tid < params.W + params.nbx) {
-        let base = ch * nby * params.nbx + (tid - params.W);
-        for (var m0 = 0u; m0 < nby; m0 += 8u) {
-            for (var k = 0u; k < 8u; k++) {
-                if (m0 + k < nby) {
-                    v[k] = blocktot[base + (m0 + k) * params.nbx];
-                }
-            }
-            for (var k = 0u; k < 8u; k++) {
-                if (m0 + k < nby) {
-                    blocktot[base + (m0 + k) * params.nbx] = acc;
-                    acc += v[k];
-                }
+    }
+    part[t] = acc;
+    workgroupBarrier();
+    var off = {{T}}(0);
+    for (var k = 0u; k < sg; k++) {
+        off += part[k * 32u + cl];
+    }
+    if (valid) {
+        for (var m = m0; m < m1; m++) {
+            let i = base + m * stride;
+            if (is_col) {
+                let v = colsum[i];
+                colsum[i] = off;
+                off += v;
+            } else {
+                let v = blocktot[i];
+                blocktot[i] = off;
+                off += v;
             }
         }
     }
@@ -208,31 +223,42 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #endif
 
 #if SCAN_ROWS
-// One thread per image row y: L(n, y) = S(y, 64 n - 1), exclusive over tile columns n.
+var<workgroup> part: array<{{T}}, 256>;
+
+// Per image row y: L(n, y) = S(y, 64 n - 1), an exclusive scan over tile columns n of
+// (sum of the tiles above) + (row prefix); 32 rows per workgroup, 8 threads per row as above.
 @compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-    let y = wid.x * 256u + lid;
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let rl = t % 32u;
+    let sg = t / 32u;
+    let y = wid.x * 32u + rl;
     let ch = wid.y;
-    if (y >= params.H) {
-        return;
-    }
-    let m = y / TS;
     let nbx = params.nbx;
+    let seg = (nbx + 7u) / 8u;
+    let n0 = min(sg * seg, nbx);
+    let n1 = min(n0 + seg, nbx);
+    let valid = y < params.H;
+    let m = y / TS;
     let base = ch * nbx * params.H + y;
     let tb = (ch * params.nby + m) * nbx;
     var acc = {{T}}(0);
-    var v: array<{{T}}, 8>;
-    for (var n0 = 0u; n0 < nbx; n0 += 8u) {
-        for (var k = 0u; k < 8u; k++) {
-            if (n0 + k < nbx) {
-                v[k] = rowpref[base + (n0 + k) * params.H] + blocktot[tb + n0 + k];
-            }
+    if (valid) {
+        for (var n = n0; n < n1; n++) {
+            acc += rowpref[base + n * params.H] + blocktot[tb + n];
         }
-        for (var k = 0u; k < 8u; k++) {
-            if (n0 + k < nbx) {
-                rowpref[base + (n0 + k) * params.H] = acc;
-                acc += v[k];
-            }
+    }
+    part[t] = acc;
+    workgroupBarrier();
+    var off = {{T}}(0);
+    for (var k = 0u; k < sg; k++) {
+        off += part[k * 32u + rl];
+    }
+    if (valid) {
+        for (var n = n0; n < n1; n++) {
+            let i = base + n * params.H;
+            let v = rowpref[i] + blocktot[tb + n];
+            rowpref[i] = off;
+            off += v;
         }
     }
 }
