@@ -51,24 +51,91 @@ def _coefs(b0, a, primitive: str) -> tuple[float, tuple[float, float, float], fl
     return float(b0), c, rho
 
 
+def _impulse(b0: float, c: tuple, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """First ``n`` samples of the impulse responses G (whole causal filter), g1 (first-order
+    section 1 / (1 + q z^-1)) and g2 (second-order section 1 / (1 + c1 z^-1 + c2 z^-2)), by FFT
+    (exact up to the aliased tail past 2 n)."""
+    M = 1 << max(4, int(2 * n + 8).bit_length())
+    a1 = np.fft.rfft([1.0, c[2]], M)
+    a2 = np.fft.rfft([1.0, c[0], c[1]], M)
+    g1 = np.fft.irfft(1.0 / a1, M)[:n]
+    g2 = np.fft.irfft(1.0 / a2, M)[:n]
+    G = b0 * np.fft.irfft(1.0 / (a1 * a2), M)[:n]
+    return G, g1, g2
+
+
 @lru_cache(maxsize=256)
 def _padlen(b0: float, c: tuple, rho: float) -> int:
-    """Samples of boundary extension after which the impulse response's tail is negligible."""
+    """Samples of boundary extension after which the impulse response's tail (of G and g1) is
+    below ``_TAIL`` of its total."""
     if rho == 0.0:
         return 4
-    s = np.zeros(3)
-    total = 0.0
-    mags: list[float] = []
-    m = 0
-    while m < 4 * _LOOP_CAP:
-        s = _step(s, 1.0 if m == 0 else 0.0, b0, c)
-        mags.append(abs(s[0]) + abs(s[2]))
-        total += mags[-1]
-        m += 1
-        # Tail bound: the last 3 terms decaying geometrically at rate rho.
-        if m > 8 and sum(mags[-3:]) / (1.0 - rho) <= _TAIL * total:
-            return m
-    return m
+    est = int(math.ceil(-40.0 * math.log(2.0) / math.log(rho))) + 16
+    if est > 1 << 24:
+        raise InputError("recursive_filter", f"poles too close to the unit circle (|pole| = {rho:.9g})")
+    G, g1, _ = _impulse(b0, c, 2 * est)
+    mag = np.abs(G) + np.abs(g1)
+    tail = np.cumsum(mag[::-1])[::-1]
+    over = np.nonzero(tail > _TAIL * tail[0])[0]
+    return int(over[-1]) + 2 if over.size else 4
+
+
+def _ext_index(i: np.ndarray, N: int, mode: str) -> np.ndarray:
+    """Index into 0..N-1 of extended positions ``i`` (-1 where the extension is zero)."""
+    if mode == "zero":
+        return np.where((i >= 0) & (i < N), i, -1)
+    if mode == "nearest":
+        return np.clip(i, 0, N - 1)
+    if mode == "wrap":
+        return np.mod(i, N)
+    if mode == "reflect":
+        j = np.mod(i, 2 * N)
+        return np.where(j >= N, 2 * N - 1 - j, j)
+    if N == 1:  # mirror of one sample
+        return np.zeros_like(i)
+    j = np.mod(i, 2 * N - 2)
+    return np.where(j >= N, 2 * N - 2 - j, j)
+
+
+@lru_cache(maxsize=64)
+def _boundary_weights(b0: float, c: tuple, rho: float, causal: bool, anti: bool, mode: str, N: int):
+    """Exact initial conditions as linear functions of the line (block method).
+
+    Returns ``(w, ranges, Mp)``: ``w`` (6 x N float32) holds the weights that give the causal
+    state at position -1 (rows 0-2) and the input part of the anticausal state at N (rows 3-5) as
+    dot products with the line, the infinite extension folded onto 0..N-1 (truncated where the
+    impulse response's tail is below float32 rounding); ``ranges`` = (lo_L, hi_L, lo_R, hi_R)
+    their supports; ``Mp`` (3 x 3) maps the causal state at N-1 to the rest of the anticausal state.
+    """
+    L = _padlen(b0, c, rho)
+    G, g1, g2 = _impulse(b0, c, L)
+    sh = np.concatenate([[0.0], G[:-1]])
+    A = [G, sh, g1]  # weights of y[N+k] (x[-1-k]) in the three state components
+    w = np.zeros((6, N))
+    ranges = [0, 0, 0, 0]
+    k = np.arange(L)
+    if causal and mode != "zero":
+        pos = _ext_index(-1 - k, N, mode)
+        for j in range(3):
+            w[j] = np.bincount(pos, weights=A[j], minlength=N)
+        ranges[0:2] = [int(pos.min()), int(pos.max()) + 1]
+    Mp = np.zeros((3, 3))
+    if anti:
+        M = 1 << int(2 * L + 8).bit_length()
+        Gf = np.conj(np.fft.rfft(G, M)) if causal else None
+        V = [np.fft.irfft(np.fft.rfft(a, M) * Gf, M)[:L] if causal else a for a in A]
+        if causal:
+            g2s = np.concatenate([[0.0], g2[:-1]])
+            free = [-c[0] * g2 - c[1] * g2s, -c[1] * g2, -c[2] * G]
+            for j in range(3):
+                for i in range(3):
+                    Mp[j, i] = float(np.dot(A[j], free[i]))
+        if mode != "zero":
+            pos = _ext_index(N + k, N, mode)
+            for j in range(3):
+                w[3 + j] = np.bincount(pos, weights=V[j], minlength=N)
+            ranges[2:4] = [int(pos.min()), int(pos.max()) + 1]
+    return w.astype(np.float32), tuple(ranges), Mp
 
 
 def _step(s, x: float, b0: float, c) -> np.ndarray:
@@ -125,6 +192,7 @@ def _filter_axis(b, dev, src: GpuArray, dst: GpuArray, axis: int, b0: float, a: 
         L = 0
     K = -(-N // _B)
     p = {**geo, "K": K, "mode": _MODES[mode], "padlen": L, "causal": int(causal), "anti": int(anti),
+         "lo_L": 0, "hi_L": 0, "lo_R": 0, "hi_R": 0,
          "b0": b0, "a1": a[0], "a2": a[1], "a3": a[2]}
     if method == "rt":
         if 2 * N + 2 * L > _LOOP_CAP:
@@ -133,22 +201,24 @@ def _filter_axis(b, dev, src: GpuArray, dst: GpuArray, axis: int, b0: float, a: 
         b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"RT": True}), (-(-nlines // 64), C),
                    params=p, src=src, dst=dst)
         return
-    if 2 * K + 2 * L > _LOOP_CAP:
-        raise InputError("recursive_filter", f"line of {N} samples with a boundary extension of {L} samples "
-                         "is too long for the fix-up pass (poles too close to the unit circle, or the image too "
-                         "large)")
+    if 4 * K > _LOOP_CAP:
+        raise InputError("recursive_filter", f"lines of {N} samples are too long (at most {_LOOP_CAP // 4 * _B})")
     carry = dev.scratch(4 * 6 * K * nlines * C)
-    scratch.append(carry)
-    mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a)]).astype(np.float32)
-    mbuf = dev.create_buffer(mats.nbytes, label="recfilter mats")
-    dev.write(mbuf, mats.tobytes())
-    scratch.append(("keep", mbuf))
+    bpart = dev.scratch(4 * 6 * K * nlines * C)
+    scratch += [carry, bpart]
+    w, ranges, Mp = _boundary_weights(b0, a, rho, causal, anti, mode, N)
+    mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel()])
+    mbuf = dev.create_buffer(4 * mats.size, label="recfilter mats")
+    dev.write(mbuf, mats.astype(np.float32).tobytes())
+    wbuf = dev.create_buffer(w.nbytes, label="recfilter boundary weights")
+    dev.write(wbuf, w.tobytes())
+    p.update(lo_L=ranges[0], hi_L=ranges[1], lo_R=ranges[2], hi_R=ranges[3])
     fast = axis == 1
     tiles = (K, -(-nlines // _B), C)
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_A": True, "FAST_POS": fast}), tiles,
-               params=p, src=src, carry=carry)
+               params=p, src=src, carry=carry, wts=wbuf, bpart=bpart)
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True}), (-(-nlines // 64), C),
-               params=p, src=src, carry=carry, mats=mbuf)
+               params=p, carry=carry, mats=mbuf, bpart=bpart)
     if src is dst:
         b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_C": True, "FAST_POS": fast, "IN_PLACE": True}),
                    tiles, params=p, dst=dst, carry=carry)

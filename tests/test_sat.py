@@ -267,3 +267,14 @@ def test_bspline_camera_roundtrip():
     k = np.array([1.0, 4.0, 1.0]) / 6
     back = ndimage.convolve1d(ndimage.convolve1d(c, k, axis=0, mode="mirror"), k, axis=1, mode="mirror")
     np.testing.assert_allclose(back, cam, atol=2e-3)
+
+
+@pytest.mark.parametrize("mode", list(PAD))
+def test_pole_near_one_folds_the_extension(mode, rng):
+    # |pole| = 0.995: the boundary extension (thousands of samples) wraps around short lines many times.
+    b0, a = 0.005, (-0.995,)
+    x = rng.standard_normal((5, 100)).astype(np.float32)
+    ref = _lfilter_ref(x, b0, a, (1,), True, True, mode)
+    for method in ("block", "rt"):
+        out = pp.recursive_filter(x, b0, a, axes=1, boundary=mode, method=method)
+        _check(out, ref, rtol=2e-5)

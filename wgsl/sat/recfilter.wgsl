@@ -10,16 +10,17 @@
 //   RT         one thread per line: the whole line, causal then anticausal (the baseline).
 //   BLOCK_A    per 64 x 64 tile: incomplete causal epilogue (last 3 outputs from a zero prologue)
 //              and incomplete anticausal prologue (first 3 outputs from a zero epilogue).
-//   BLOCK_FIX  one thread per line: boundary initial conditions, then the carries across blocks
-//              with the precomputed 3 x 3 matrices (Nehab et al.'s Alg. 2 fix-up).
+//   BLOCK_FIX  one thread per line: boundary initial conditions (sums of BLOCK_A's partial dot
+//              products), then the carries across blocks with the precomputed 3 x 3 matrices
+//              (Nehab et al.'s Alg. 2 fix-up).
 //   BLOCK_C    per tile: the filter again, from the complete carries; writes the output.
 //
 // Boundaries: the signal is extended past both ends (mode: 0 zero, 1 nearest, 2 reflect
-// (half-sample symmetric, scipy 'reflect'), 3 mirror (whole-sample, scipy 'mirror'), 4 wrap) and
-// the initial conditions are the recursions run over `padlen` samples of that extension, chosen on
-// the host so that the impulse-response tail past it is below 2^-27 of its total: the truncation
-// error is below float32 rounding. The anticausal initial values z[N..N+2] are accumulated forward
-// as sum_k g[k] y[N+j+k] (g the impulse response), so no buffer of the extension is needed.
+// (half-sample symmetric, scipy 'reflect'), 3 mirror (whole-sample, scipy 'mirror'), 4 wrap).
+// RT runs the recursions over `padlen` samples of that extension (boundary.wgsl), chosen on the
+// host so that the impulse-response tail past it is below 2^-27 of its total: the truncation
+// error is below float32 rounding. The block method gets the same initial conditions as dot
+// products of the line with weights the host folds from the infinite extension (wts).
 
 struct Params {
     N: u32,            // positions per line
@@ -32,6 +33,10 @@ struct Params {
     padlen: u32,
     causal: u32,
     anti: u32,
+    lo_L: u32,         // block method: supports of the boundary weights (left, right)
+    hi_L: u32,
+    lo_R: u32,
+    hi_R: u32,
     b0: f32,
     a1: f32,
     a2: f32,
@@ -45,10 +50,12 @@ struct Params {
 #elif BLOCK_A
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> carry: array<f32>;
+@group(0) @binding(3) var<storage, read> wts: array<f32>;
+@group(0) @binding(4) var<storage, read_write> bpart: array<f32>;
 #elif BLOCK_FIX
-@group(0) @binding(1) var<storage, read> src: array<f32>;
-@group(0) @binding(2) var<storage, read_write> carry: array<f32>;
-@group(0) @binding(3) var<storage, read> mats: array<f32>;
+@group(0) @binding(1) var<storage, read_write> carry: array<f32>;
+@group(0) @binding(2) var<storage, read> mats: array<f32>;
+@group(0) @binding(3) var<storage, read> bpart: array<f32>;
 #elif BLOCK_C
 #if IN_PLACE
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
@@ -77,9 +84,6 @@ fn step(s: vec3<f32>, x: f32) -> vec3<f32> {
 }
 
 #if RT
-#include "sat/boundary.wgsl"
-#endif
-#if BLOCK_FIX
 #include "sat/boundary.wgsl"
 #endif
 
@@ -145,6 +149,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         return;
     }
     let row = t * BP;
+    let nl = params.nlines;
+    // This block's share of the boundary initial conditions: dot products with the folded
+    // extension weights (left: causal state at -1; right: anticausal state at N).
+    let p0 = k * B;
+    let hitL = p0 < params.hi_L && p0 + n > params.lo_L;
+    let hitR = p0 < params.hi_R && p0 + n > params.lo_R;
+    if (hitL || hitR) {
+        let N = params.N;
+        var wl = vec3<f32>(0.0);
+        var wr = vec3<f32>(0.0);
+        for (var i = 0u; i < n; i++) {
+            let p = p0 + i;
+            let x = tile[row + i];
+            wl += vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]) * x;
+            wr += vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]) * x;
+        }
+        let pb = (ch * params.K + k) * 6u * nl + l;
+        bpart[pb] = wl.x;
+        bpart[pb + nl] = wl.y;
+        bpart[pb + 2u * nl] = wl.z;
+        bpart[pb + 3u * nl] = wr.x;
+        bpart[pb + 4u * nl] = wr.y;
+        bpart[pb + 5u * nl] = wr.z;
+    }
     var s = vec3<f32>(0.0);
     if (params.causal != 0u) {
         for (var i = 0u; i < n; i++) {
@@ -159,13 +187,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             e = step(e, tile[row + i]);
         }
     }
-    let base = (ch * params.K + k) * 6u * params.nlines + l;
+    let base = (ch * params.K + k) * 6u * nl + l;
     carry[base] = s.x;
-    carry[base + params.nlines] = s.y;
-    carry[base + 2u * params.nlines] = s.z;
-    carry[base + 3u * params.nlines] = e.x;
-    carry[base + 4u * params.nlines] = e.y;
-    carry[base + 5u * params.nlines] = e.z;
+    carry[base + nl] = s.y;
+    carry[base + 2u * nl] = s.z;
+    carry[base + 3u * nl] = e.x;
+    carry[base + 4u * nl] = e.y;
+    carry[base + 5u * nl] = e.z;
 }
 #endif
 
@@ -188,7 +216,14 @@ fn put3(base: u32, v: vec3<f32>) {
     carry[base + 2u * nl] = v.z;
 }
 
-// mats: [T_FP, M, T_RE] for a full block (offsets 0, 9, 18), then for the last block (27, 36, 45).
+fn part3(base: u32) -> vec3<f32> {
+    let nl = params.nlines;
+    return vec3<f32>(bpart[base], bpart[base + nl], bpart[base + 2u * nl]);
+}
+
+// mats: [T_FP, M, T_RE] for a full block (offsets 0, 9, 18), then for the last block (27, 36,
+// 45), then Mp (54): the causal state at N-1 -> the anticausal state at N.
+// Loads are batched 4 blocks at a time so that their latencies overlap along the chain.
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let l = gid.x;
@@ -198,36 +233,65 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let K = params.K;
     let nl = params.nlines;
+    let cb = ch * K * 6u * nl + l;   // carry/bpart of block k at cb + k * 6 * nl
     var P = vec3<f32>(0.0);
     if (params.causal != 0u) {
-        P = causal_init(l, ch);
-        for (var k = 0u; k < K; k++) {
-            let base = (ch * K + k) * 6u * nl + l;
-            let eb = get3(base);
-            put3(base, P);
-            var o = 0u;
-            if (k == K - 1u) {
-                o = 27u;
+        if (params.hi_L > params.lo_L) {
+            for (var k = params.lo_L / B; k <= (params.hi_L - 1u) / B; k++) {
+                P += part3(cb + k * 6u * nl);
             }
-            P = eb + mat(o, P);
+        }
+        for (var k0 = 0u; k0 < K; k0 += 4u) {
+            var eb: array<vec3<f32>, 4>;
+            for (var j = 0u; j < 4u; j++) {
+                if (k0 + j < K) {
+                    eb[j] = get3(cb + (k0 + j) * 6u * nl);
+                }
+            }
+            for (var j = 0u; j < 4u; j++) {
+                let k = k0 + j;
+                if (k < K) {
+                    put3(cb + k * 6u * nl, P);
+                    var o = 0u;
+                    if (k == K - 1u) {
+                        o = 27u;
+                    }
+                    P = eb[j] + mat(o, P);
+                }
+            }
         }
     }
     if (params.anti != 0u) {
-        var e = anti_init(l, ch, P);
-        for (var q = 0u; q < K; q++) {
-            let k = K - 1u - q;
-            let base = (ch * K + k) * 6u * nl + l;
-            let bb = get3(base + 3u * nl);
-            put3(base + 3u * nl, e);
-            var o = 0u;
-            if (k == K - 1u) {
-                o = 27u;
+        var e = mat(54u, P);
+        if (params.hi_R > params.lo_R) {
+            for (var k = params.lo_R / B; k <= (params.hi_R - 1u) / B; k++) {
+                e += part3(cb + k * 6u * nl + 3u * nl);
             }
-            var Pk = vec3<f32>(0.0);
-            if (params.causal != 0u) {
-                Pk = get3(base);
+        }
+        for (var q0 = 0u; q0 < K; q0 += 4u) {
+            var bb: array<vec3<f32>, 4>;
+            var pk: array<vec3<f32>, 4>;
+            for (var j = 0u; j < 4u; j++) {
+                if (q0 + j < K) {
+                    let base = cb + (K - 1u - q0 - j) * 6u * nl;
+                    bb[j] = get3(base + 3u * nl);
+                    pk[j] = vec3<f32>(0.0);
+                    if (params.causal != 0u) {
+                        pk[j] = get3(base);
+                    }
+                }
             }
-            e = bb + mat(o + 9u, Pk) + mat(o + 18u, e);
+            for (var j = 0u; j < 4u; j++) {
+                if (q0 + j < K) {
+                    let k = K - 1u - q0 - j;
+                    put3(cb + k * 6u * nl + 3u * nl, e);
+                    var o = 0u;
+                    if (k == K - 1u) {
+                        o = 27u;
+                    }
+                    e = bb[j] + mat(o + 9u, pk[j]) + mat(o + 18u, e);
+                }
+            }
         }
     }
 }
