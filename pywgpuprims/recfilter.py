@@ -182,25 +182,23 @@ def _axis_geometry(shape: tuple[int, ...], axis: int) -> dict:
     return {"N": W, "nlines": H, "C": C, "pos_stride": C, "line_stride": W * C}
 
 
-def _filter_axis(b, dev, src: GpuArray, dst: GpuArray, axis: int, b0: float, a: tuple, rho: float,
-                 causal: bool, anti: bool, mode: str, method: str, scratch: list) -> None:
-    """Record one axis of the filter into batch ``b``; ``src is dst`` filters in place (block only)."""
-    geo = _axis_geometry(src.shape, axis)
+def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: bool, anti: bool, mode: str,
+                method: str, scratch: list) -> dict:
+    """Params and buffers for one axis pass: ``{"p": params, ...}`` (block: mats, weights, carries)."""
+    geo = _axis_geometry(shape, axis)
     N, nlines, C = geo["N"], geo["nlines"], geo["C"]
     L = _padlen(b0, a, rho) if (mode != "zero" or causal) else 0
     if mode == "zero" and not anti:
         L = 0
     K = -(-N // _B)
     p = {**geo, "K": K, "mode": _MODES[mode], "padlen": L, "causal": int(causal), "anti": int(anti),
-         "lo_L": 0, "hi_L": 0, "lo_R": 0, "hi_R": 0,
-         "b0": b0, "a1": a[0], "a2": a[1], "a3": a[2]}
+         "lo_L": 0, "hi_L": 0, "lo_R": 0, "hi_R": 0, "K2": 0, "lo_L2": 0, "hi_L2": 0, "lo_R2": 0, "hi_R2": 0,
+         "woff2": 0, "b0": b0, "a1": a[0], "a2": a[1], "a3": a[2]}
     if method == "rt":
         if 2 * N + 2 * L > _LOOP_CAP:
             raise InputError("recursive_filter", f"method='rt' handles lines up to {_LOOP_CAP // 2 - L} samples "
                              f"with these coefficients (got {N}); use method='block'")
-        b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"RT": True}), (-(-nlines // 64), C),
-                   params=p, src=src, dst=dst)
-        return
+        return {"p": p}
     if 4 * K > _LOOP_CAP:
         raise InputError("recursive_filter", f"lines of {N} samples are too long (at most {_LOOP_CAP // 4 * _B})")
     carry = dev.scratch(4 * 6 * K * nlines * C)
@@ -210,21 +208,49 @@ def _filter_axis(b, dev, src: GpuArray, dst: GpuArray, axis: int, b0: float, a: 
     mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel()])
     mbuf = dev.create_buffer(4 * mats.size, label="recfilter mats")
     dev.write(mbuf, mats.astype(np.float32).tobytes())
-    wbuf = dev.create_buffer(w.nbytes, label="recfilter boundary weights")
-    dev.write(wbuf, w.tobytes())
     p.update(lo_L=ranges[0], hi_L=ranges[1], lo_R=ranges[2], hi_R=ranges[3])
-    fast = axis == 1
     tiles = (K, -(-nlines // _B), C)
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_A": True, "FAST_POS": fast}), tiles,
-               params=p, src=src, carry=carry, wts=wbuf, bpart=bpart)
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True}), (-(-nlines // 64), C),
-               params=p, carry=carry, mats=mbuf, bpart=bpart)
-    if src is dst:
-        b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_C": True, "FAST_POS": fast, "IN_PLACE": True}),
-                   tiles, params=p, dst=dst, carry=carry)
-    else:
-        b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_C": True, "FAST_POS": fast}), tiles,
-                   params=p, src=src, dst=dst, carry=carry)
+    return {"p": p, "carry": carry, "bpart": bpart, "mats": mbuf, "w": w, "tiles": tiles, "fast": axis == 1}
+
+
+def _weights_buffer(dev, *ws: np.ndarray):
+    data = np.concatenate([w.ravel() for w in ws]).astype(np.float32)
+    buf = dev.create_buffer(max(16, data.nbytes), label="recfilter boundary weights")
+    dev.write(buf, data.tobytes())
+    return buf
+
+
+def _record_rt(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
+    p = st["p"]
+    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"RT": True}), (-(-p["nlines"] // 64), p["C"]),
+               params=p, src=src, dst=dst)
+
+
+def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
+    p = st["p"]
+    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_A": True, "FAST_POS": st["fast"]}), st["tiles"],
+               params=p, src=src, carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"])
+    _record_fix(b, dev, st)
+
+
+def _record_fix(b, dev, st: dict) -> None:
+    p = st["p"]
+    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True}), (-(-p["nlines"] // 64), p["C"]),
+               params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
+
+
+def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray, fuse: dict | None = None) -> None:
+    """Pass C; with ``fuse`` (the next pass, along rows, of a column pass) also that pass's pass A."""
+    p = dict(st["p"])
+    defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst, "FUSE_A2": fuse is not None}
+    binds = {"dst": dst, "carry": st["carry"]}
+    if src is not dst:
+        binds["src"] = src
+    if fuse is not None:
+        q = fuse["p"]
+        p.update(K2=q["K"], lo_L2=q["lo_L"], hi_L2=q["hi_L"], lo_R2=q["lo_R"], hi_R2=q["hi_R"], woff2=0)
+        binds.update(wts=_weights_buffer(dev, fuse["w"]), carry2=fuse["carry"], bpart2=fuse["bpart"])
+    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), st["tiles"], params=p, **binds)
 
 
 def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primitive: str) -> GpuArray:
@@ -240,29 +266,43 @@ def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primiti
         b.submit()
         return out
     scratch: list = []
-    tmp = None
     b = dev.batch()
     try:
-        cur = g
-        for i, (ax, b0, a, rho, causal, anti) in enumerate(jobs):
-            if method == "rt":
-                # RT reads its input to the end (boundary), so it never runs in place: ping-pong
-                # between out and tmp so that the last pass lands in out.
+        sts = [_axis_setup(dev, g.shape, ax, b0, a, rho, causal, anti, mode, method, scratch)
+               for ax, b0, a, rho, causal, anti in jobs]
+        if method == "rt":
+            # RT reads its input to the end (boundary), so it never runs in place: ping-pong
+            # between out and tmp so that the last pass lands in out.
+            tmp = None
+            cur = g
+            for i, st in enumerate(sts):
                 if (len(jobs) - 1 - i) % 2 == 0:
                     target = out
                 else:
                     tmp = tmp or GpuArray.empty(g.shape, np.float32, dev)
                     target = tmp
-                _filter_axis(b, dev, cur, target, ax, b0, a, rho, causal, anti, mode, method, scratch)
+                _record_rt(b, dev, st, cur, target)
                 cur = target
-            else:
-                _filter_axis(b, dev, cur, out, ax, b0, a, rho, causal, anti, mode, method, scratch)
+        else:
+            cur = g
+            for i, st in enumerate(sts):
+                # Row-column overlap: a column pass followed by a row pass with the same filter
+                # computes the row pass's first stage while its tiles are in workgroup memory.
+                fuse = (i + 1 < len(sts) and jobs[i][0] == 0 and jobs[i + 1][0] == 1
+                        and jobs[i][1:] == jobs[i + 1][1:])
+                if not st.get("done_a"):
+                    _record_a_fix(b, dev, st, cur)
+                if fuse:
+                    _record_c(b, dev, st, cur, out, sts[i + 1])
+                    sts[i + 1]["done_a"] = True
+                    _record_fix(b, dev, sts[i + 1])
+                else:
+                    _record_c(b, dev, st, cur, out)
                 cur = out
         b.submit()
     finally:
         for s in scratch:
-            if not isinstance(s, tuple):
-                dev.release(s)
+            dev.release(s)
     return out
 
 

@@ -37,6 +37,12 @@ struct Params {
     hi_L: u32,
     lo_R: u32,
     hi_R: u32,
+    K2: u32,           // FUSE_A2: the row pass's blocks, weight supports and weight offset
+    lo_L2: u32,
+    hi_L2: u32,
+    lo_R2: u32,
+    hi_R2: u32,
+    woff2: u32,
     b0: f32,
     a1: f32,
     a2: f32,
@@ -64,6 +70,11 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
 #endif
 @group(0) @binding(3) var<storage, read> carry: array<f32>;
+#if FUSE_A2
+@group(0) @binding(4) var<storage, read> wts: array<f32>;
+@group(0) @binding(5) var<storage, read_write> carry2: array<f32>;
+@group(0) @binding(6) var<storage, read_write> bpart2: array<f32>;
+#endif
 #endif
 
 const B: u32 = 64u;     // block length (positions) and lines per tile
@@ -136,6 +147,91 @@ var<workgroup> tile: array<f32, 4160>;
 #endif
 
 #if BLOCK_A
+struct ALine {
+    s: vec3<f32>,    // causal state at the block's end, from a zero prologue
+    e: vec3<f32>,    // anticausal state at its start, from a zero epilogue (on the causal output)
+    wl: vec3<f32>,   // the block's share of the boundary dot products (left, right)
+    wr: vec3<f32>,
+    hit: bool,       // whether the block meets the weights' supports
+}
+
+// Pass A on one line of the tile: elements tile[base + i * stride], i < n, at positions p0 + i of
+// a line of N samples; boundary weights at wts[woff + j * N + p]. Overwrites the tile line.
+fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u32>) -> ALine {
+    var r: ALine;
+    r.hit = (p0 < rg.y && p0 + n > rg.x) || (p0 < rg.w && p0 + n > rg.z);
+    r.wl = vec3<f32>(0.0);
+    r.wr = vec3<f32>(0.0);
+    if (r.hit) {
+        for (var i = 0u; i < n; i++) {
+            let p = woff + p0 + i;
+            let x = tile[base + i * stride];
+            r.wl += vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]) * x;
+            r.wr += vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]) * x;
+        }
+    }
+    var s = vec3<f32>(0.0);
+    if (params.causal != 0u) {
+        for (var i = 0u; i < n; i++) {
+            s = step(s, tile[base + i * stride]);
+            tile[base + i * stride] = s.x;
+        }
+    }
+    var e = vec3<f32>(0.0);
+    if (params.anti != 0u) {
+        for (var q = 0u; q < n; q++) {
+            e = step(e, tile[base + (n - 1u - q) * stride]);
+        }
+    }
+    r.s = s;
+    r.e = e;
+    return r;
+}
+#endif
+#if FUSE_A2
+struct ALine {
+    s: vec3<f32>,    // causal state at the block's end, from a zero prologue
+    e: vec3<f32>,    // anticausal state at its start, from a zero epilogue (on the causal output)
+    wl: vec3<f32>,   // the block's share of the boundary dot products (left, right)
+    wr: vec3<f32>,
+    hit: bool,       // whether the block meets the weights' supports
+}
+
+// Pass A on one line of the tile: elements tile[base + i * stride], i < n, at positions p0 + i of
+// a line of N samples; boundary weights at wts[woff + j * N + p]. Overwrites the tile line.
+fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u32>) -> ALine {
+    var r: ALine;
+    r.hit = (p0 < rg.y && p0 + n > rg.x) || (p0 < rg.w && p0 + n > rg.z);
+    r.wl = vec3<f32>(0.0);
+    r.wr = vec3<f32>(0.0);
+    if (r.hit) {
+        for (var i = 0u; i < n; i++) {
+            let p = woff + p0 + i;
+            let x = tile[base + i * stride];
+            r.wl += vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]) * x;
+            r.wr += vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]) * x;
+        }
+    }
+    var s = vec3<f32>(0.0);
+    if (params.causal != 0u) {
+        for (var i = 0u; i < n; i++) {
+            s = step(s, tile[base + i * stride]);
+            tile[base + i * stride] = s.x;
+        }
+    }
+    var e = vec3<f32>(0.0);
+    if (params.anti != 0u) {
+        for (var q = 0u; q < n; q++) {
+            e = step(e, tile[base + (n - 1u - q) * stride]);
+        }
+    }
+    r.s = s;
+    r.e = e;
+    return r;
+}
+#endif
+
+#if BLOCK_A
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let k = wid.x;
@@ -148,52 +244,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (l >= params.nlines) {
         return;
     }
-    let row = t * BP;
+    let r = a_line(t * BP, 1u, n, k * B, params.N, 0u,
+                   vec4<u32>(params.lo_L, params.hi_L, params.lo_R, params.hi_R));
     let nl = params.nlines;
-    // This block's share of the boundary initial conditions: dot products with the folded
-    // extension weights (left: causal state at -1; right: anticausal state at N).
-    let p0 = k * B;
-    let hitL = p0 < params.hi_L && p0 + n > params.lo_L;
-    let hitR = p0 < params.hi_R && p0 + n > params.lo_R;
-    if (hitL || hitR) {
-        let N = params.N;
-        var wl = vec3<f32>(0.0);
-        var wr = vec3<f32>(0.0);
-        for (var i = 0u; i < n; i++) {
-            let p = p0 + i;
-            let x = tile[row + i];
-            wl += vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]) * x;
-            wr += vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]) * x;
-        }
-        let pb = (ch * params.K + k) * 6u * nl + l;
-        bpart[pb] = wl.x;
-        bpart[pb + nl] = wl.y;
-        bpart[pb + 2u * nl] = wl.z;
-        bpart[pb + 3u * nl] = wr.x;
-        bpart[pb + 4u * nl] = wr.y;
-        bpart[pb + 5u * nl] = wr.z;
-    }
-    var s = vec3<f32>(0.0);
-    if (params.causal != 0u) {
-        for (var i = 0u; i < n; i++) {
-            s = step(s, tile[row + i]);
-            tile[row + i] = s.x;
-        }
-    }
-    var e = vec3<f32>(0.0);
-    if (params.anti != 0u) {
-        for (var q = 0u; q < n; q++) {
-            let i = n - 1u - q;
-            e = step(e, tile[row + i]);
-        }
-    }
     let base = (ch * params.K + k) * 6u * nl + l;
-    carry[base] = s.x;
-    carry[base + nl] = s.y;
-    carry[base + 2u * nl] = s.z;
-    carry[base + 3u * nl] = e.x;
-    carry[base + 4u * nl] = e.y;
-    carry[base + 5u * nl] = e.z;
+    if (r.hit) {
+        bpart[base] = r.wl.x;
+        bpart[base + nl] = r.wl.y;
+        bpart[base + 2u * nl] = r.wl.z;
+        bpart[base + 3u * nl] = r.wr.x;
+        bpart[base + 4u * nl] = r.wr.y;
+        bpart[base + 5u * nl] = r.wr.z;
+    }
+    carry[base] = r.s.x;
+    carry[base + nl] = r.s.y;
+    carry[base + 2u * nl] = r.s.z;
+    carry[base + 3u * nl] = r.e.x;
+    carry[base + 4u * nl] = r.e.y;
+    carry[base + 5u * nl] = r.e.z;
 }
 #endif
 
@@ -329,5 +397,33 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     workgroupBarrier();
     store_tile(k, lb, ch, t);
+#if FUSE_A2
+    // Row-column overlap: this tile, now filtered down its columns, is also the row pass's tile
+    // (rows k*64.., block lb along the rows): compute the row pass's incomplete carries here, so
+    // that the row pass need not read the image again.
+    workgroupBarrier();
+    let y = k * B + t;
+    let n2 = min(B, params.nlines - lb * B);
+    if (y < params.N) {
+        let r = a_line(t, BP, n2, lb * B, params.nlines, params.woff2,
+                       vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2));
+        let nl2 = params.N;
+        let base2 = (ch * params.K2 + lb) * 6u * nl2 + y;
+        if (r.hit) {
+            bpart2[base2] = r.wl.x;
+            bpart2[base2 + nl2] = r.wl.y;
+            bpart2[base2 + 2u * nl2] = r.wl.z;
+            bpart2[base2 + 3u * nl2] = r.wr.x;
+            bpart2[base2 + 4u * nl2] = r.wr.y;
+            bpart2[base2 + 5u * nl2] = r.wr.z;
+        }
+        carry2[base2] = r.s.x;
+        carry2[base2 + nl2] = r.s.y;
+        carry2[base2 + 2u * nl2] = r.s.z;
+        carry2[base2 + 3u * nl2] = r.e.x;
+        carry2[base2 + 4u * nl2] = r.e.y;
+        carry2[base2 + 5u * nl2] = r.e.z;
+    }
+#endif
 }
 #endif
