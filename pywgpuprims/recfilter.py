@@ -173,6 +173,23 @@ def _matrices(n: int, b0: float, a: tuple) -> np.ndarray:
     return np.concatenate([tfp.ravel(), mm.ravel(), tre.ravel()])
 
 
+def _responses(n: int, b0: float, a: tuple, causal: bool, anti: bool) -> np.ndarray:
+    """(64, 6): the column pass's output rows (0..n-1, zero below) for zero input from each unit
+    causal prologue (columns 0-2) and anticausal epilogue (3-5)."""
+    out = np.zeros((_B, 6))
+    zeros = np.zeros(n)
+    for c in range(3):
+        e = np.eye(3)[c]
+        if causal:
+            y = _run_causal(zeros, e, b0, a)[0]
+            if anti:
+                y = _run_causal(y[::-1], np.zeros(3), b0, a)[0][::-1]
+            out[:n, c] = y
+        if anti:
+            out[:n, 3 + c] = _run_causal(zeros, e, b0, a)[0][::-1]
+    return out
+
+
 # ------------------------------------------------------------------------------------------ GPU
 def _axis_geometry(shape: tuple[int, ...], axis: int) -> dict:
     H, W = shape[0], shape[1]
@@ -239,18 +256,37 @@ def _record_fix(b, dev, st: dict) -> None:
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 
 
-def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray, fuse: dict | None = None) -> None:
-    """Pass C; with ``fuse`` (the next pass, along rows, of a column pass) also that pass's pass A."""
-    p = dict(st["p"])
-    defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst, "FUSE_A2": fuse is not None}
+def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
+    p = st["p"]
+    defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst}
     binds = {"dst": dst, "carry": st["carry"]}
     if src is not dst:
         binds["src"] = src
-    if fuse is not None:
-        q = fuse["p"]
-        p.update(K2=q["K"], lo_L2=q["lo_L"], hi_L2=q["hi_L"], lo_R2=q["lo_R"], hi_R2=q["hi_R"], woff2=0)
-        binds.update(wts=_weights_buffer(dev, fuse["w"]), carry2=fuse["carry"], bpart2=fuse["bpart"])
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), st["tiles"], params=p, **binds)
+
+
+def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray, job: tuple) -> None:
+    """A column pass then a row pass of the same filter, overlapped (Nehab et al. 2011, Alg. 5):
+    the image is read twice (stage A, stage C) and written once."""
+    _, b0, a, _, causal, anti = job
+    p = dict(st["p"])
+    q = st2["p"]
+    p.update(K2=q["K"], lo_L2=q["lo_L"], hi_L2=q["hi_L"], lo_R2=q["lo_R"], hi_R2=q["hi_R"], woff2=st["w"].size)
+    wts = _weights_buffer(dev, st["w"], st2["w"])
+    H = p["N"]
+    resp = np.concatenate([_responses(_B, b0, a, causal, anti), _responses(H - (p["K"] - 1) * _B, b0, a, causal, anti)])
+    rbuf = dev.create_buffer(4 * resp.size, label="recfilter responses")
+    dev.write(rbuf, resp.astype(np.float32).tobytes())
+    kern = dev.kernel
+    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True}), st["tiles"], params=p,
+               src=src, carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
+    _record_fix(b, dev, st)
+    b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_CORR": True}), st["tiles"], params=p,
+               carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
+    _record_fix(b, dev, st2)
+    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst}),
+               st["tiles"], params=p, **({"dst": dst} if src is dst else {"src": src, "dst": dst}),
+               carry=st["carry"], carry2=st2["carry"])
 
 
 def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primitive: str) -> GpuArray:
@@ -285,19 +321,17 @@ def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primiti
                 cur = target
         else:
             cur = g
-            for i, st in enumerate(sts):
-                # Row-column overlap: a column pass followed by a row pass with the same filter
-                # computes the row pass's first stage while its tiles are in workgroup memory.
-                fuse = (i + 1 < len(sts) and jobs[i][0] == 0 and jobs[i + 1][0] == 1
-                        and jobs[i][1:] == jobs[i + 1][1:])
-                if not st.get("done_a"):
-                    _record_a_fix(b, dev, st, cur)
-                if fuse:
-                    _record_c(b, dev, st, cur, out, sts[i + 1])
-                    sts[i + 1]["done_a"] = True
-                    _record_fix(b, dev, sts[i + 1])
+            i = 0
+            while i < len(sts):
+                # Row-column overlap: a column pass followed by a row pass with the same filter.
+                if (i + 1 < len(sts) and jobs[i][0] == 0 and jobs[i + 1][0] == 1
+                        and jobs[i][1:] == jobs[i + 1][1:]):
+                    _record_overlapped(b, dev, sts[i], sts[i + 1], cur, out, jobs[i])
+                    i += 2
                 else:
-                    _record_c(b, dev, st, cur, out)
+                    _record_a_fix(b, dev, sts[i], cur)
+                    _record_c(b, dev, sts[i], cur, out)
+                    i += 1
                 cur = out
         b.submit()
     finally:

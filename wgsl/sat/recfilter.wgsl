@@ -9,11 +9,18 @@
 // Entries (one define each):
 //   RT         one thread per line: the whole line, causal then anticausal (the baseline).
 //   BLOCK_A    per 64 x 64 tile: incomplete causal epilogue (last 3 outputs from a zero prologue)
-//              and incomplete anticausal prologue (first 3 outputs from a zero epilogue).
+//              and incomplete anticausal prologue (first 3 outputs from a zero epilogue), and the
+//              tile's share of the boundary dot products. With OVERLAP (a column pass followed by
+//              a row pass): the same for the rows of the column-filtered tile (zero carries).
 //   BLOCK_FIX  one thread per line: boundary initial conditions (sums of BLOCK_A's partial dot
 //              products), then the carries across blocks with the precomputed 3 x 3 matrices
 //              (Nehab et al.'s Alg. 2 fix-up).
-//   BLOCK_C    per tile: the filter again, from the complete carries; writes the output.
+//   ROW_CORR   per tile (OVERLAP): adds to the row carries what the column carries contribute
+//              (the column carries enter a tile through 6 fixed column responses, so their effect
+//              on the rows' carries is 6 row-pass-A runs on 64-vectors per tile).
+//   BLOCK_C    per tile: the filter again, from the complete carries; writes the output. With
+//              OVERLAP: down the columns, then along the rows, in workgroup memory.
+// With OVERLAP the image is read twice and written once (Nehab et al.'s Alg. 5 overlapping).
 //
 // Boundaries: the signal is extended past both ends (mode: 0 zero, 1 nearest, 2 reflect
 // (half-sample symmetric, scipy 'reflect'), 3 mirror (whole-sample, scipy 'mirror'), 4 wrap).
@@ -37,7 +44,7 @@ struct Params {
     hi_L: u32,
     lo_R: u32,
     hi_R: u32,
-    K2: u32,           // FUSE_A2: the row pass's blocks, weight supports and weight offset
+    K2: u32,           // OVERLAP: the row pass's blocks, weight supports and weights offset
     lo_L2: u32,
     hi_L2: u32,
     lo_R2: u32,
@@ -58,10 +65,20 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> carry: array<f32>;
 @group(0) @binding(3) var<storage, read> wts: array<f32>;
 @group(0) @binding(4) var<storage, read_write> bpart: array<f32>;
+#if OVERLAP
+@group(0) @binding(5) var<storage, read_write> carry2: array<f32>;
+@group(0) @binding(6) var<storage, read_write> bpart2: array<f32>;
+#endif
 #elif BLOCK_FIX
 @group(0) @binding(1) var<storage, read_write> carry: array<f32>;
 @group(0) @binding(2) var<storage, read> mats: array<f32>;
 @group(0) @binding(3) var<storage, read> bpart: array<f32>;
+#elif ROW_CORR
+@group(0) @binding(1) var<storage, read> carry: array<f32>;
+@group(0) @binding(2) var<storage, read_write> carry2: array<f32>;
+@group(0) @binding(3) var<storage, read_write> bpart2: array<f32>;
+@group(0) @binding(4) var<storage, read> wts: array<f32>;
+@group(0) @binding(5) var<storage, read> resp: array<f32>;
 #elif BLOCK_C
 #if IN_PLACE
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
@@ -70,10 +87,8 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
 #endif
 @group(0) @binding(3) var<storage, read> carry: array<f32>;
-#if FUSE_A2
-@group(0) @binding(4) var<storage, read> wts: array<f32>;
-@group(0) @binding(5) var<storage, read_write> carry2: array<f32>;
-@group(0) @binding(6) var<storage, read_write> bpart2: array<f32>;
+#if OVERLAP
+@group(0) @binding(4) var<storage, read> carry2: array<f32>;
 #endif
 #endif
 
@@ -132,11 +147,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 #endif
 
-#if BLOCK_A
-var<workgroup> tile: array<f32, 4160>;
+#if !RT
+#if !BLOCK_FIX
+var<workgroup> tile: array<f32, 4160>;   // 64 lines x 65 (64 positions + pad)
 #endif
-#if BLOCK_C
-var<workgroup> tile: array<f32, 4160>;
 #endif
 
 #if BLOCK_A
@@ -146,7 +160,8 @@ var<workgroup> tile: array<f32, 4160>;
 #include "sat/tile_io.wgsl"
 #endif
 
-#if BLOCK_A
+#if !RT
+#if !BLOCK_FIX
 struct ALine {
     s: vec3<f32>,    // causal state at the block's end, from a zero prologue
     e: vec3<f32>,    // anticausal state at its start, from a zero epilogue (on the causal output)
@@ -155,9 +170,35 @@ struct ALine {
     hit: bool,       // whether the block meets the weights' supports
 }
 
-// Pass A on one line of the tile: elements tile[base + i * stride], i < n, at positions p0 + i of
-// a line of N samples; boundary weights at wts[woff + j * N + p]. Overwrites the tile line.
-fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u32>) -> ALine {
+// Filter one tile line: elements tile[base + i * stride], i < n, in place; causal from state s,
+// then anticausal from state e (each when enabled).
+fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
+    var s = s0;
+    if (params.causal != 0u) {
+        for (var i = 0u; i < n; i++) {
+            s = step(s, tile[base + i * stride]);
+            tile[base + i * stride] = s.x;
+        }
+    }
+    var e = e0;
+    if (params.anti != 0u) {
+        for (var q = 0u; q < n; q++) {
+            let i = base + (n - 1u - q) * stride;
+            e = step(e, tile[i]);
+            tile[i] = e.x;
+        }
+    }
+}
+#endif
+#endif
+
+#if !RT
+#if !BLOCK_FIX
+#if !BLOCK_C
+// Pass A on one tile line: elements tile[base + i * stride], i < n, at positions p0 + i of a line
+// of N samples; boundary weights wts[woff + j * N + p]. Leaves the line filtered with zero
+// carries (causal, then anticausal too when keep_anti).
+fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u32>, keep_anti: bool) -> ALine {
     var r: ALine;
     r.hit = (p0 < rg.y && p0 + n > rg.x) || (p0 < rg.w && p0 + n > rg.z);
     r.wl = vec3<f32>(0.0);
@@ -180,7 +221,11 @@ fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u
     var e = vec3<f32>(0.0);
     if (params.anti != 0u) {
         for (var q = 0u; q < n; q++) {
-            e = step(e, tile[base + (n - 1u - q) * stride]);
+            let i = base + (n - 1u - q) * stride;
+            e = step(e, tile[i]);
+            if (keep_anti) {
+                tile[i] = e.x;
+            }
         }
     }
     r.s = s;
@@ -188,50 +233,16 @@ fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u
     return r;
 }
 #endif
-#if FUSE_A2
-struct ALine {
-    s: vec3<f32>,    // causal state at the block's end, from a zero prologue
-    e: vec3<f32>,    // anticausal state at its start, from a zero epilogue (on the causal output)
-    wl: vec3<f32>,   // the block's share of the boundary dot products (left, right)
-    wr: vec3<f32>,
-    hit: bool,       // whether the block meets the weights' supports
-}
-
-// Pass A on one line of the tile: elements tile[base + i * stride], i < n, at positions p0 + i of
-// a line of N samples; boundary weights at wts[woff + j * N + p]. Overwrites the tile line.
-fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u32>) -> ALine {
-    var r: ALine;
-    r.hit = (p0 < rg.y && p0 + n > rg.x) || (p0 < rg.w && p0 + n > rg.z);
-    r.wl = vec3<f32>(0.0);
-    r.wr = vec3<f32>(0.0);
-    if (r.hit) {
-        for (var i = 0u; i < n; i++) {
-            let p = woff + p0 + i;
-            let x = tile[base + i * stride];
-            r.wl += vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]) * x;
-            r.wr += vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]) * x;
-        }
-    }
-    var s = vec3<f32>(0.0);
-    if (params.causal != 0u) {
-        for (var i = 0u; i < n; i++) {
-            s = step(s, tile[base + i * stride]);
-            tile[base + i * stride] = s.x;
-        }
-    }
-    var e = vec3<f32>(0.0);
-    if (params.anti != 0u) {
-        for (var q = 0u; q < n; q++) {
-            e = step(e, tile[base + (n - 1u - q) * stride]);
-        }
-    }
-    r.s = s;
-    r.e = e;
-    return r;
-}
+#endif
 #endif
 
 #if BLOCK_A
+#if OVERLAP
+const KEEP_ANTI: bool = true;
+#else
+const KEEP_ANTI: bool = false;
+#endif
+
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let k = wid.x;
@@ -241,27 +252,54 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     workgroupBarrier();
     let l = lb * B + t;
     let n = min(B, params.N - k * B);
-    if (l >= params.nlines) {
-        return;
-    }
-    let r = a_line(t * BP, 1u, n, k * B, params.N, 0u,
-                   vec4<u32>(params.lo_L, params.hi_L, params.lo_R, params.hi_R));
     let nl = params.nlines;
-    let base = (ch * params.K + k) * 6u * nl + l;
-    if (r.hit) {
-        bpart[base] = r.wl.x;
-        bpart[base + nl] = r.wl.y;
-        bpart[base + 2u * nl] = r.wl.z;
-        bpart[base + 3u * nl] = r.wr.x;
-        bpart[base + 4u * nl] = r.wr.y;
-        bpart[base + 5u * nl] = r.wr.z;
+    if (l < nl) {
+        let r = a_line(t * BP, 1u, n, k * B, params.N, 0u,
+                       vec4<u32>(params.lo_L, params.hi_L, params.lo_R, params.hi_R), KEEP_ANTI);
+        let base = (ch * params.K + k) * 6u * nl + l;
+        if (r.hit) {
+            bpart[base] = r.wl.x;
+            bpart[base + nl] = r.wl.y;
+            bpart[base + 2u * nl] = r.wl.z;
+            bpart[base + 3u * nl] = r.wr.x;
+            bpart[base + 4u * nl] = r.wr.y;
+            bpart[base + 5u * nl] = r.wr.z;
+        }
+        carry[base] = r.s.x;
+        carry[base + nl] = r.s.y;
+        carry[base + 2u * nl] = r.s.z;
+        carry[base + 3u * nl] = r.e.x;
+        carry[base + 4u * nl] = r.e.y;
+        carry[base + 5u * nl] = r.e.z;
     }
-    carry[base] = r.s.x;
-    carry[base + nl] = r.s.y;
-    carry[base + 2u * nl] = r.s.z;
-    carry[base + 3u * nl] = r.e.x;
-    carry[base + 4u * nl] = r.e.y;
-    carry[base + 5u * nl] = r.e.z;
+#if OVERLAP
+    // The tile now holds its columns filtered with zero carries; run the row pass's first stage
+    // on its rows (row y = k*64 + t; the tile is block lb along the rows). ROW_CORR later adds
+    // what the column carries contribute.
+    workgroupBarrier();
+    let y = k * B + t;
+    let n2 = min(B, nl - lb * B);
+    if (y < params.N) {
+        let r = a_line(t, BP, n2, lb * B, nl, params.woff2,
+                       vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2), false);
+        let nl2 = params.N;
+        let base2 = (ch * params.K2 + lb) * 6u * nl2 + y;
+        if (r.hit) {
+            bpart2[base2] = r.wl.x;
+            bpart2[base2 + nl2] = r.wl.y;
+            bpart2[base2 + 2u * nl2] = r.wl.z;
+            bpart2[base2 + 3u * nl2] = r.wr.x;
+            bpart2[base2 + 4u * nl2] = r.wr.y;
+            bpart2[base2 + 5u * nl2] = r.wr.z;
+        }
+        carry2[base2] = r.s.x;
+        carry2[base2 + nl2] = r.s.y;
+        carry2[base2 + 2u * nl2] = r.s.z;
+        carry2[base2 + 3u * nl2] = r.e.x;
+        carry2[base2 + 4u * nl2] = r.e.y;
+        carry2[base2 + 5u * nl2] = r.e.z;
+    }
+#endif
 }
 #endif
 
@@ -365,6 +403,78 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 #endif
 
+#if ROW_CORR
+var<workgroup> xs: array<vec3<f32>, 24>;   // 6 vectors x (s, e, wl, wr)
+
+// The column pass's complete carries for tile (k, lb): 6 numbers per column (causal prologue,
+// anticausal epilogue). They enter the column-filtered tile as sum_c P_c(col) F_c(row) +
+// e_c(col) R_c(row), F_c and R_c the column pass's responses (resp: 64 x 6 per row, full tile
+// then last tile row). Row pass A being linear, the rows' carries gain
+// sum_c F_c(row) A(P_c) + R_c(row) A(e_c), A run on the 6 vectors over the tile's columns.
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let k = wid.x;
+    let lb = wid.y;
+    let ch = wid.z;
+    let nl = params.nlines;
+    let x = lb * B + t;
+    for (var c = 0u; c < 6u; c++) {
+        var v = 0.0;
+        if (x < nl) {
+            v = carry[((ch * params.K + k) * 6u + c) * nl + x];
+        }
+        tile[c * BP + t] = v;
+    }
+    workgroupBarrier();
+    let n2 = min(B, nl - lb * B);
+    let rg = vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2);
+    if (t < 6u) {
+        let r = a_line(t * BP, 1u, n2, lb * B, nl, params.woff2, rg, false);
+        xs[t * 4u] = r.s;
+        xs[t * 4u + 1u] = r.e;
+        xs[t * 4u + 2u] = r.wl;
+        xs[t * 4u + 3u] = r.wr;
+    }
+    workgroupBarrier();
+    let y = k * B + t;
+    if (y >= params.N) {
+        return;
+    }
+    var ro = t * 6u;
+    if (k == params.K - 1u) {
+        ro += B * 6u;
+    }
+    var ds = vec3<f32>(0.0);
+    var de = vec3<f32>(0.0);
+    var dl = vec3<f32>(0.0);
+    var dr = vec3<f32>(0.0);
+    for (var c = 0u; c < 6u; c++) {
+        let f = resp[ro + c];
+        ds += f * xs[c * 4u];
+        de += f * xs[c * 4u + 1u];
+        dl += f * xs[c * 4u + 2u];
+        dr += f * xs[c * 4u + 3u];
+    }
+    let nl2 = params.N;
+    let base2 = (ch * params.K2 + lb) * 6u * nl2 + y;
+    carry2[base2] += ds.x;
+    carry2[base2 + nl2] += ds.y;
+    carry2[base2 + 2u * nl2] += ds.z;
+    carry2[base2 + 3u * nl2] += de.x;
+    carry2[base2 + 4u * nl2] += de.y;
+    carry2[base2 + 5u * nl2] += de.z;
+    let p0 = lb * B;
+    if ((p0 < rg.y && p0 + n2 > rg.x) || (p0 < rg.w && p0 + n2 > rg.z)) {
+        bpart2[base2] += dl.x;
+        bpart2[base2 + nl2] += dl.y;
+        bpart2[base2 + 2u * nl2] += dl.z;
+        bpart2[base2 + 3u * nl2] += dr.x;
+        bpart2[base2 + 4u * nl2] += dr.y;
+        bpart2[base2 + 5u * nl2] += dr.z;
+    }
+}
+#endif
+
 #if BLOCK_C
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
@@ -375,55 +485,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     workgroupBarrier();
     let l = lb * B + t;
     let n = min(B, params.N - k * B);
-    if (l < params.nlines) {
-        let row = t * BP;
-        let nl = params.nlines;
+    let nl = params.nlines;
+    if (l < nl) {
         let base = (ch * params.K + k) * 6u * nl + l;
-        if (params.causal != 0u) {
-            var s = vec3<f32>(carry[base], carry[base + nl], carry[base + 2u * nl]);
-            for (var i = 0u; i < n; i++) {
-                s = step(s, tile[row + i]);
-                tile[row + i] = s.x;
-            }
-        }
-        if (params.anti != 0u) {
-            var e = vec3<f32>(carry[base + 3u * nl], carry[base + 4u * nl], carry[base + 5u * nl]);
-            for (var q = 0u; q < n; q++) {
-                let i = n - 1u - q;
-                e = step(e, tile[row + i]);
-                tile[row + i] = e.x;
-            }
-        }
+        c_line(t * BP, 1u, n, vec3<f32>(carry[base], carry[base + nl], carry[base + 2u * nl]),
+               vec3<f32>(carry[base + 3u * nl], carry[base + 4u * nl], carry[base + 5u * nl]));
     }
-    workgroupBarrier();
-    store_tile(k, lb, ch, t);
-#if FUSE_A2
-    // Row-column overlap: this tile, now filtered down its columns, is also the row pass's tile
-    // (rows k*64.., block lb along the rows): compute the row pass's incomplete carries here, so
-    // that the row pass need not read the image again.
+#if OVERLAP
+    // Then along the rows of the tile (row y = k*64 + t, block lb), from the rows' carries.
     workgroupBarrier();
     let y = k * B + t;
-    let n2 = min(B, params.nlines - lb * B);
     if (y < params.N) {
-        let r = a_line(t, BP, n2, lb * B, params.nlines, params.woff2,
-                       vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2));
         let nl2 = params.N;
-        let base2 = (ch * params.K2 + lb) * 6u * nl2 + y;
-        if (r.hit) {
-            bpart2[base2] = r.wl.x;
-            bpart2[base2 + nl2] = r.wl.y;
-            bpart2[base2 + 2u * nl2] = r.wl.z;
-            bpart2[base2 + 3u * nl2] = r.wr.x;
-            bpart2[base2 + 4u * nl2] = r.wr.y;
-            bpart2[base2 + 5u * nl2] = r.wr.z;
-        }
-        carry2[base2] = r.s.x;
-        carry2[base2 + nl2] = r.s.y;
-        carry2[base2 + 2u * nl2] = r.s.z;
-        carry2[base2 + 3u * nl2] = r.e.x;
-        carry2[base2 + 4u * nl2] = r.e.y;
-        carry2[base2 + 5u * nl2] = r.e.z;
+        let b2 = (ch * params.K2 + lb) * 6u * nl2 + y;
+        c_line(t, BP, min(B, nl - lb * B),
+               vec3<f32>(carry2[b2], carry2[b2 + nl2], carry2[b2 + 2u * nl2]),
+               vec3<f32>(carry2[b2 + 3u * nl2], carry2[b2 + 4u * nl2], carry2[b2 + 5u * nl2]));
     }
 #endif
+    workgroupBarrier();
+    store_tile(k, lb, ch, t);
 }
 #endif
