@@ -1,10 +1,21 @@
 """Recursive (IIR) image filters: general order 1-3, recursive Gaussian, cubic B-spline prefilter.
 
 Block-parallel algorithm after Nehab, Maximo, Lima and Hoppe (2011), "GPU-efficient recursive
-filtering and summed-area tables": each axis is cut into blocks of 64 samples; one pass computes
-each block's incomplete causal epilogue and anticausal prologue, a small fix-up pass chains them
-across blocks with precomputed 3 x 3 matrices (their Alg. 2), and a last pass refilters each block
-from its complete carries. ``method="rt"`` is the readable baseline: one thread per row/column.
+filtering and summed-area tables". The image is cut into 64 x 64 tiles. Along one axis: a first
+pass computes each block's incomplete causal epilogue and anticausal prologue (zero carries), a
+fix-up pass chains them across blocks with precomputed 3 x 3 matrices (their Alg. 2), and a last
+pass refilters each block from its complete carries. A column pass followed by a row pass of the
+same filter is overlapped (their Alg. 5): the first pass also runs the row stage on the tile
+filtered down its columns with zero carries, a small per-tile pass adds what the column carries
+contribute to the row carries (six fixed column responses, so six 64-vectors per tile), and the
+last pass filters down the columns then along the rows in workgroup memory: the image is read
+twice and written once. ``method="rt"`` is the readable baseline: one thread per row/column.
+
+Boundary handling is exact for the infinitely extended image: the block method folds the
+extension onto the line and gets each line's initial conditions as dot products with weights
+computed on the host in float64 (truncated where the impulse response's tail is below 2**-27 of
+its total; for the periodic and symmetric modes the folding sums every period up to there); the
+RT baseline runs the recursion over the same length of extension instead.
 Kernels: ``wgsl/sat/recfilter.wgsl``.
 """
 
@@ -216,8 +227,8 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
             raise InputError("recursive_filter", f"method='rt' handles lines up to {_LOOP_CAP // 2 - L} samples "
                              f"with these coefficients (got {N}); use method='block'")
         return {"p": p}
-    if 4 * K > _LOOP_CAP:
-        raise InputError("recursive_filter", f"lines of {N} samples are too long (at most {_LOOP_CAP // 4 * _B})")
+    if 6 * K > _LOOP_CAP:  # the fix-up's loops: about 4.5 K trips
+        raise InputError("recursive_filter", f"lines of {N} samples are too long (at most {_LOOP_CAP // 6 * _B})")
     carry = dev.scratch(4 * 6 * K * nlines * C)
     bpart = dev.scratch(4 * 6 * K * nlines * C)
     scratch += [carry, bpart]
@@ -376,11 +387,13 @@ def recursive_filter(img, b0: float, a, axes=(0, 1), causal: bool = True, antica
         How the image extends past each end, as ``numpy.pad`` modes constant(0), edge, symmetric,
         reflect and wrap (scipy.ndimage's constant, nearest, reflect, mirror, wrap). The result is
         that of filtering the infinitely extended signal: the initial conditions come from running
-        the recursion over enough samples of the extension that the impulse response's remaining
-        tail is below 2**-27 of its total (so the truncation error is below float32 rounding);
-        ``nearest`` uses the exact steady state on the left.
+        the extension folded onto the line, truncated where the impulse response's remaining
+        tail is below 2**-27 of its total, so the truncation error is below float32 rounding
+        (float64 weights on the host, applied as dot products on the GPU; the RT baseline runs
+        the recursion over as many samples of the extension).
     method : {"block", "rt"}
-        ``"block"``: block-parallel with fix-up matrices (Nehab et al. 2011, Alg. 2 per axis).
+        ``"block"``: block-parallel with fix-up matrices (Nehab et al. 2011, Alg. 2 per axis, and
+        Alg. 5 row-column overlap for ``axes=(0, 1)``); lines up to 640,000 samples.
         ``"rt"``: one thread per row/column, the readable baseline (lines up to about 30,000).
 
     Returns

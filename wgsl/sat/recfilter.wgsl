@@ -329,7 +329,7 @@ fn part3(base: u32) -> vec3<f32> {
 
 // mats: [T_FP, M, T_RE] for a full block (offsets 0, 9, 18), then for the last block (27, 36,
 // 45), then Mp (54): the causal state at N-1 -> the anticausal state at N.
-// Loads are batched 4 blocks at a time so that their latencies overlap along the chain.
+// Loads are batched 8 blocks at a time so that their latencies overlap along the chain.
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let l = gid.x;
@@ -347,14 +347,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 P += part3(cb + k * 6u * nl);
             }
         }
-        for (var k0 = 0u; k0 < K; k0 += 4u) {
-            var eb: array<vec3<f32>, 4>;
-            for (var j = 0u; j < 4u; j++) {
+        for (var k0 = 0u; k0 < K; k0 += 8u) {
+            var eb: array<vec3<f32>, 8>;
+            for (var j = 0u; j < 8u; j++) {
                 if (k0 + j < K) {
                     eb[j] = get3(cb + (k0 + j) * 6u * nl);
                 }
             }
-            for (var j = 0u; j < 4u; j++) {
+            for (var j = 0u; j < 8u; j++) {
                 let k = k0 + j;
                 if (k < K) {
                     put3(cb + k * 6u * nl, P);
@@ -374,10 +374,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 e += part3(cb + k * 6u * nl + 3u * nl);
             }
         }
-        for (var q0 = 0u; q0 < K; q0 += 4u) {
-            var bb: array<vec3<f32>, 4>;
-            var pk: array<vec3<f32>, 4>;
-            for (var j = 0u; j < 4u; j++) {
+        for (var q0 = 0u; q0 < K; q0 += 8u) {
+            var bb: array<vec3<f32>, 8>;
+            var pk: array<vec3<f32>, 8>;
+            for (var j = 0u; j < 8u; j++) {
                 if (q0 + j < K) {
                     let base = cb + (K - 1u - q0 - j) * 6u * nl;
                     bb[j] = get3(base + 3u * nl);
@@ -387,7 +387,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                     }
                 }
             }
-            for (var j = 0u; j < 4u; j++) {
+            for (var j = 0u; j < 8u; j++) {
                 if (q0 + j < K) {
                     let k = K - 1u - q0 - j;
                     put3(cb + k * 6u * nl + 3u * nl, e);

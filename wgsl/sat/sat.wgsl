@@ -117,13 +117,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let g = t / TS;
     // Vertical prefix of 16 rows per thread, then across the 4 thread groups.
     var p: array<{{T}}, 16>;
-    var acc = {{T}}(0);
     let x = X + c;
+    // All 16 loads first (in flight together), then the prefix.
     for (var r = 0u; r < RPT; r++) {
         let y = Y + g * RPT + r;
+        p[r] = {{T}}(0);
         if (x < params.W && y < params.H) {
-            acc += load(y, x, ch);
+            p[r] = load(y, x, ch);
         }
+    }
+    var acc = {{T}}(0);
+    for (var r = 0u; r < RPT; r++) {
+        acc += p[r];
         p[r] = acc;
     }
     part[g * TS + c] = acc;
@@ -279,12 +284,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let g = t / TS;
     let x = X + c;
     var p: array<{{T}}, 16>;
-    var acc = {{T}}(0);
+    // All 16 loads first (in flight together), then the prefix.
     for (var r = 0u; r < RPT; r++) {
         let y = Y + g * RPT + r;
+        p[r] = {{T}}(0);
         if (x < params.W && y < params.H) {
-            acc += load(y, x, ch);
+            p[r] = load(y, x, ch);
         }
+    }
+    var acc = {{T}}(0);
+    for (var r = 0u; r < RPT; r++) {
+        acc += p[r];
         p[r] = acc;
     }
     part[g * TS + c] = acc;

@@ -10,22 +10,32 @@ fn tile_src(a: u32) -> f32 {
 #endif
 }
 
+// Loads go 8 at a time into registers before any is used, so that 8 are in flight per thread.
 fn load_tile(k: u32, lb: u32, ch: u32, t: u32) {
-    for (var j = 0u; j < B; j++) {
+    for (var j0 = 0u; j0 < B; j0 += 8u) {
+        var v: array<f32, 8>;
+        for (var jj = 0u; jj < 8u; jj++) {
+            let j = j0 + jj;
 #if FAST_POS
-        let lo = j;
-        let po = t;
+            let l = lb * B + j;
+            let p = k * B + t;
 #else
-        let lo = t;
-        let po = j;
+            let l = lb * B + t;
+            let p = k * B + j;
 #endif
-        let l = lb * B + lo;
-        let p = k * B + po;
-        var v = 0.0;
-        if (l < params.nlines && p < params.N) {
-            v = tile_src(addr(l, ch, p));
+            v[jj] = 0.0;
+            if (l < params.nlines && p < params.N) {
+                v[jj] = tile_src(addr(l, ch, p));
+            }
         }
-        tile[lo * BP + po] = v;
+        for (var jj = 0u; jj < 8u; jj++) {
+            let j = j0 + jj;
+#if FAST_POS
+            tile[j * BP + t] = v[jj];
+#else
+            tile[t * BP + j] = v[jj];
+#endif
+        }
     }
 }
 
