@@ -41,7 +41,7 @@ class GpuArray:
         self.byte_offset = byte_offset
 
     @classmethod
-    def empty(cls, shape, dtype, dev: Device | None = None) -> "GpuArray":
+    def empty(cls, shape, dtype, dev: Device | None = None) -> GpuArray:
         """An uninitialised GpuArray (contents unspecified)."""
         dev = dev or device()
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -72,7 +72,7 @@ class GpuArray:
     def __repr__(self) -> str:
         return f"GpuArray(shape={self.shape}, dtype={self.dtype}, device={self.device.adapter_summary!r})"
 
-    def reshape(self, *shape) -> "GpuArray":
+    def reshape(self, *shape) -> GpuArray:
         """A view with another shape (same buffer; one dimension may be -1)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import struct
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import wgpu
 
@@ -31,7 +32,8 @@ _WANTED_LIMITS = (
     "max-compute-workgroup-size-x",
     "max-storage-buffers-per-shader-stage",
 )
-STORAGE_USAGE = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+STORAGE_USAGE = (wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+                 | wgpu.BufferUsage.INDIRECT)
 
 
 def _choose_adapter(backend: str | None, name: str | None):
@@ -68,7 +70,7 @@ class Binding:
 class Kernel:
     """A compiled compute pipeline plus what its WGSL declares (bindings, Params fields)."""
 
-    def __init__(self, device: "Device", path: str, entry: str, defines: dict, constants: dict):
+    def __init__(self, device: Device, path: str, entry: str, defines: dict, constants: dict):
         self.device = device
         self.path = path
         self.entry = entry
@@ -133,7 +135,7 @@ class Batch:
     kernels needs no host round trip.
     """
 
-    device: "Device"
+    device: Device
     commands: list = field(default_factory=list)
 
     def clear(self, buffer, offset: int = 0, size: int | None = None) -> None:

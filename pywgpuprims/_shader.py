@@ -9,6 +9,10 @@ Kernels live in ``wgsl/<family>/<name>.wgsl``. Before compilation a source passe
     Keep a block when define ``NAME`` is truthy. ``#if !NAME`` negates. Blocks nest.
 ``{{NAME}}``
     Replaced by ``str(defines[NAME])``; an unknown name is an error, never left in the source.
+``#unroll I COUNT`` / ``#endunroll``
+    Repeats the block COUNT times (a number or a define's name) with ``{{I}}`` = 0, 1, ...; so
+    that private-array indices become constants and the driver keeps the arrays in registers.
+    Blocks nest.
 
 Specialisation that WGSL can express itself (numbers used in expressions) should prefer
 ``override`` constants; the template step is for types, operators and array sizes.
@@ -17,7 +21,7 @@ Specialisation that WGSL can express itself (numbers used in expressions) should
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
@@ -31,13 +35,15 @@ def wgsl_root() -> Path:
     raise FileNotFoundError("pywgpuprims: WGSL sources not found next to the package")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _read(relpath: str) -> str:
     return (wgsl_root() / relpath).read_text()
 
 
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$')
 _DIRECTIVE = re.compile(r"^\s*#(if|elif|else|endif)\b\s*(!?)\s*(\w*)\s*$")
+_UNROLL = re.compile(r"^\s*#unroll\s+(\w+)\s+(\w+)\s*$")
+_ENDUNROLL = re.compile(r"^\s*#endunroll\s*$")
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 
 
@@ -51,6 +57,7 @@ def preprocess(relpath: str, defines: dict | None = None) -> str:
         if path in seen:
             return
         seen.add(path)
+        loop_vars: list[str] = []
         # Stack of (this branch active, some branch already taken, parent active).
         stack: list[tuple[bool, bool, bool]] = []
         active = True
@@ -81,17 +88,51 @@ def preprocess(relpath: str, defines: dict | None = None) -> str:
             if inc:
                 emit(inc.group(1))
                 continue
-            out.append(_substitute(line, defines, path, lineno))
+            um = _UNROLL.match(line)
+            if um:
+                loop_vars.append(um.group(1))
+            elif _ENDUNROLL.match(line) and loop_vars:
+                loop_vars.pop()
+            out.append(_substitute(line, defines, path, lineno, frozenset(loop_vars)))
         if stack:
             raise SyntaxError(f"{path}: unterminated #if")
 
     emit(relpath)
-    return "\n".join(out) + "\n"
+    return "\n".join(_expand_unroll(out, defines, relpath)) + "\n"
 
 
-def _substitute(line: str, defines: dict, path: str, lineno: int) -> str:
+def _expand_unroll(lines: list[str], defines: dict, path: str) -> list[str]:
+    result: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _UNROLL.match(lines[i])
+        if not m:
+            if _ENDUNROLL.match(lines[i]):
+                raise SyntaxError(f"{path}: #endunroll without #unroll")
+            result.append(lines[i])
+            i += 1
+            continue
+        name, count = m.groups()
+        count = int(defines[count]) if count in defines else int(count)
+        depth, j = 1, i + 1
+        while j < len(lines) and depth:
+            depth += bool(_UNROLL.match(lines[j])) - bool(_ENDUNROLL.match(lines[j]))
+            j += 1
+        if depth:
+            raise SyntaxError(f"{path}: unterminated #unroll {name}")
+        body = lines[i + 1:j - 1]
+        pat = re.compile(r"\{\{\s*" + name + r"\s*\}\}")
+        for k in range(count):
+            result.extend(_expand_unroll([pat.sub(str(k), line) for line in body], defines, path))
+        i = j
+    return result
+
+
+def _substitute(line: str, defines: dict, path: str, lineno: int, loop_vars: frozenset = frozenset()) -> str:
     def repl(m: re.Match) -> str:
         name = m.group(1)
+        if name in loop_vars:
+            return m.group(0)
         if name not in defines:
             raise KeyError(f"{path}:{lineno}: template value {{{{{name}}}}} was not given")
         return str(defines[name])

@@ -25,7 +25,7 @@ def _parse_size(s: str) -> int:
 
 def _fmt_table(rows: list[dict]) -> str:
     cols = ["primitive", "variant", "n", "gpu_ms", "rate", "unit", "GB/s", "%copy", "%read", "cuda",
-            "cuda_rate", "x_cuda", "cpu_rate"]
+            "cuda_rate", "x_cuda", "cpu_rate", "fallbacks"]
     cols = [c for c in cols if any(c in r for r in rows)]
 
     def cell(v):
@@ -35,7 +35,7 @@ def _fmt_table(rows: list[dict]) -> str:
 
     table = [cols] + [[cell(r.get(c, "")) for c in cols] for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
-    lines = ["  ".join(v.rjust(w) for v, w in zip(row, widths)) for row in table]
+    lines = ["  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)) for row in table]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

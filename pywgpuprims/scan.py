@@ -1,0 +1,386 @@
+"""Scan and reduce: the base of every other primitive.
+
+The scan is a single-pass chained scan with decoupled lookback and decoupled fallback
+(``wgsl/scan/scan.wgsl``): tiles are taken by an atomic ticket, each publishes its aggregate and
+then its inclusive prefix, and a workgroup that polls a silent predecessor a few times reduces that
+tile itself. Nothing depends on forward progress between workgroups, and every loop is bounded.
+If a lookback ever exhausts its step budget the tile records it in a status word and a
+reduce-then-scan repair pass, armed on the GPU by indirect dispatch (no host round trip), rewrites
+the result: no wrong result leaves the library, for numpy and GpuArray outputs alike.
+
+Test and benchmark switches live in ``device().options``:
+``scan_method`` ("single_pass" or "rts"), ``scan_subgroups`` (False forces the workgroup-memory
+path), ``scan_withhold_period`` (every k-th tile withholds its state so successors must take the
+fallback), ``scan_max_steps`` (lookback budget; 0 forces the repair), ``scan_max_binding`` (bytes
+per chunk, to test chunking of inputs past the device's largest storage binding).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._array import GpuArray, as_input
+from ._bench import BenchContext, benchmark
+from ._device import Binding, Device
+from ._errors import DeviceLimitError, InputError
+from ._monoid import WGSL_TYPE, monoid_defines, numpy_identity, numpy_ufunc
+
+WG = 256
+VPT = 4  # vec4 per invocation: a tile is 256 * 4 * 4 = 4096 elements
+TILE = WG * VPT * 4
+SPIN_LIMIT = 4
+LOOKBACK_WINDOW = 32  # predecessors polled at once
+MAX_STEPS = 512  # lookback steps; with spins, window and fallbacks well under lavapipe's 65,535 loop trips
+REDUCE_CHUNK_TILES = 4
+SCAN_DTYPES = tuple(WGSL_TYPE)
+
+__all__ = ["scan", "reduce"]
+
+
+def _vpt(dev: Device) -> int:
+    return int(dev.options.get("scan_vpt", VPT))
+
+
+def _max_steps(dev: Device) -> int:
+    # Every step may spin, scan the window and run a fallback: keep the product far below 65,535.
+    spin = int(dev.options.get("scan_spin_limit", SPIN_LIMIT))
+    return min(MAX_STEPS, 48_000 // (spin + LOOKBACK_WINDOW + 24))
+
+
+def _use_subgroups(dev: Device) -> bool:
+    return dev.has_subgroups and dev.options.get("scan_subgroups", True)
+
+
+def _defines(dev: Device, op: str, dtype, scalar: bool, **extra) -> dict:
+    d = monoid_defines(op, dtype, "scan")
+    d.update(WG=WG, VPT=_vpt(dev), SUBGROUPS=_use_subgroups(dev), SCALAR=scalar,
+             SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SPIN_LIMIT)), LOOKBACK_WINDOW=LOOKBACK_WINDOW,
+             FALLBACK_REDUCE="sg_reduce" if _use_subgroups(dev) else "")
+    d.update(extra)
+    return d
+
+
+def _as_2d(shape: tuple[int, ...], axis) -> tuple[int, int]:
+    return (1, shape[0]) if len(shape) == 1 else (shape[0], shape[1])
+
+
+def _row_chunks(dev: Device, rows: int, row_len: int, itemsize: int = 4, tile: int = TILE):
+    """Split the work so each binding fits the device: yields (first_row, n_rows, first_elem, n_elems)."""
+    limit = int(dev.options.get("scan_max_binding", dev.max_binding))
+    if rows == 1:
+        per = max(tile, (limit // itemsize) // tile * tile)
+        for start in range(0, row_len, per):
+            yield 0, 1, start, min(per, row_len - start)
+        return
+    row_bytes = row_len * itemsize
+    if row_bytes > limit:
+        raise DeviceLimitError("scan", f"a row of {row_bytes} bytes exceeds the device's largest storage "
+                               f"binding ({limit} bytes); scan it as a 1-D array")
+    align = dev.storage_align
+    step = align // np.gcd(row_bytes, align)  # rows per chunk must keep offsets aligned
+    per = max(step, (limit // row_bytes) // step * step)
+    for r0 in range(0, rows, per):
+        nr = min(per, rows - r0)
+        yield r0, nr, r0 * row_len, nr * row_len
+
+
+def _check_op_axis(x_shape, axis, primitive):
+    nd = len(x_shape)
+    if axis is None:
+        return None
+    if not isinstance(axis, (int, np.integer)) or not -nd <= axis < nd:
+        raise InputError(primitive, f"axis {axis!r} is out of range for an array of {nd} dimensions")
+    return int(axis) % nd
+
+
+def scan(x, op: str = "add", exclusive: bool = False, axis: int = -1, out=None):
+    """Inclusive or exclusive scan (prefix combination) along the last axis.
+
+    Parameters
+    ----------
+    x : numpy.ndarray or GpuArray
+        1-D, or 2-D for many independent scans at once (one per row). uint32, int32 or float32.
+    op : {"add", "min", "max", "and", "or", "xor"}
+        The combining operator; bitwise ops for integer dtypes only.
+    exclusive : bool
+        If True, element i receives the combination of elements 0 .. i-1 (the identity at 0).
+    axis : int
+        The scanned axis. GpuArrays scan their last axis; numpy 2-D input may also use axis 0
+        (transposed on the host).
+    out : GpuArray or numpy.ndarray, optional
+        Where to write the result (same shape and dtype; must not be ``x``).
+
+    Returns
+    -------
+    numpy.ndarray or GpuArray
+        numpy in gives numpy out; GpuArray in gives GpuArray out. Integer sums wrap like numpy's
+        ``cumsum`` with the same dtype. float32 sums differ from numpy's sequential sum by rounding
+        (at most about n * eps * sum|x|). For float min/max, NaN handling is the GPU's.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.scan(np.array([3, 1, 4, 1, 5], dtype=np.uint32))
+    array([ 3,  4,  8,  9, 14], dtype=uint32)
+    >>> pp.scan(np.array([3, 1, 4, 1, 5], dtype=np.int32), op="max", exclusive=True)
+    array([-2147483648,           3,           3,           4,           4], dtype=int32)
+    """
+    g, host = as_input(x, "scan", dtypes=SCAN_DTYPES, ndims=(1, 2))
+    monoid_defines(op, g.dtype, "scan")  # validates op and dtype
+    ax = _check_op_axis(g.shape, axis, "scan")
+    if g.ndim == 2 and ax == 0:
+        if host is None:
+            raise InputError("scan", "a GpuArray is scanned along its last axis; transpose it on the host")
+        res = scan(np.ascontiguousarray(host.T), op, exclusive, -1)
+        res = np.ascontiguousarray(res.T)
+        if out is not None:
+            out[...] = res
+            return out
+        return res
+    dev = g.device
+    dst = _output_for(out, g, host, "scan")
+    if g.size:
+        b = dev.batch()
+        encode_scan(b, g, dst, op, exclusive)
+        b.submit()
+    if host is None:
+        return dst
+    result = dst.numpy()
+    if isinstance(out, np.ndarray):
+        out[...] = result
+        return out
+    return result
+
+
+def _output_for(out, g: GpuArray, host, primitive: str) -> GpuArray:
+    if out is None or isinstance(out, np.ndarray):
+        if isinstance(out, np.ndarray) and (out.shape != g.shape or out.dtype != g.dtype):
+            raise InputError(primitive, f"out has shape {out.shape} and dtype {out.dtype}; expected {g.shape} "
+                             f"and {g.dtype}")
+        return GpuArray.empty(g.shape, g.dtype, g.device)
+    if not isinstance(out, GpuArray):
+        raise InputError(primitive, "out must be a GpuArray or a numpy array")
+    if out.shape != g.shape or out.dtype != g.dtype:
+        raise InputError(primitive, f"out has shape {out.shape} and dtype {out.dtype}; "
+                         f"expected {g.shape} and {g.dtype}")
+    if out.buffer is g.buffer:
+        raise InputError(primitive, "out must not alias the input (the fallback may re-read input after "
+                         "another tile wrote output)")
+    return out
+
+
+def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method: str | None = None) -> None:
+    """Record a scan of ``g`` into ``dst`` (last axis) in batch ``b``; for use by other primitives."""
+    dev = g.device
+    rows, row_len = _as_2d(g.shape, -1)
+    scalar = rows > 1 and row_len % 4 != 0
+    method = method or dev.options.get("scan_method", "single_pass")
+    itemsize = 4
+    tile = WG * _vpt(dev) * 4
+    chunks = list(_row_chunks(dev, rows, row_len, tile=tile))
+    max_tiles = max(nr * -(-(ne // nr) // tile) for _, nr, _, ne in chunks)
+    carry = dev.scratch(4 * (len(chunks) + 1))
+    partials = dev.scratch(4 * max_tiles)
+    state = dev.scratch(16 + 8 * max_tiles) if method == "single_pass" else None
+    args = dev.scratch(32) if method == "single_pass" else None
+    stats = dev.options.get("scan_stats_buffer")
+    common = dict(exclusive=exclusive)
+    for ci, (_, nr, e0, ne) in enumerate(chunks):
+        seg = ne // nr
+        tpr = -(-seg // tile)
+        n_tiles = tpr * nr
+        src = Binding(g.buffer, e0 * itemsize, _padded(ne * itemsize, g, e0))
+        out = Binding(dst.buffer, e0 * itemsize, _padded(ne * itemsize, dst, e0))
+        params = {"row_len": seg, "tiles_per_row": tpr, "n_tiles": n_tiles, "carry_in": int(ci > 0 and rows == 1),
+                  "chunk": ci, "withhold_period": int(dev.options.get("scan_withhold_period", 0)),
+                  "max_steps": int(dev.options.get("scan_max_steps", _max_steps(dev))), "n_groups": n_tiles}
+        grid = dev.grid(n_tiles)
+        params.update(repair_x=grid[0], repair_y=grid[1], rows=nr)
+        if method == "single_pass":
+            k = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, g.dtype, scalar, SINGLE_PASS=True,
+                                                              EXCLUSIVE=exclusive))
+            b.clear(state, 0, 16 + 8 * n_tiles)
+            b.dispatch(k, n_tiles, params=params, input=src, tile_state=state, carry=carry, output=out,
+                       repair_args=args)
+            if stats is not None:
+                b.copy(state, 0, stats, 16 * ci, 16)
+            if dev.options.get("scan_repair", True):  # False only to measure the repair's cost
+                _encode_rts(b, dev, op, g.dtype, scalar, src, out, partials, carry, params, nr, common,
+                            indirect=args)
+        elif method == "rts":
+            _encode_rts(b, dev, op, g.dtype, scalar, src, out, partials, carry, params, nr, common)
+        else:
+            raise InputError("scan", f"unknown scan method {method!r}")
+    for buf in (carry, partials, state, args):
+        if buf is not None:
+            dev.release(buf)
+
+
+def _padded(nbytes: int, arr: GpuArray, e0: int) -> int:
+    """Bind whole vec4 words: up to the next 16 bytes, within the buffer."""
+    start = e0 * arr.dtype.itemsize
+    return min(arr.buffer.size - start, (nbytes + 15) // 16 * 16)
+
+
+def _encode_rts(b, dev, op, dtype, scalar, src, out, partials, carry, params, rows, common, indirect=None):
+    red = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, dtype, scalar, RTS_REDUCE=True))
+    spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines(op, dtype, "scan"))
+    down = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, dtype, scalar, RTS_DOWNSWEEP=True,
+                                                         EXCLUSIVE=common["exclusive"]))
+    sp = {"tiles_per_row": params["tiles_per_row"], "rows": rows, "carry_in": params["carry_in"],
+          "chunk": params["chunk"]}
+    if indirect is None:
+        b.dispatch(red, params["n_tiles"], params=params, input=src, partials=partials)
+        b.dispatch(spine, rows, params=sp, partials=partials, carry=carry)
+        b.dispatch(down, params["n_tiles"], params=params, input=src, partials=partials, output=out)
+    else:
+        b.dispatch_indirect(red, indirect, 0, params=params, input=src, partials=partials)
+        b.dispatch_indirect(spine, indirect, 12, params=sp, partials=partials, carry=carry)
+        b.dispatch_indirect(down, indirect, 0, params=params, input=src, partials=partials, output=out)
+
+
+def reduce(x, op: str = "add", axis: int | None = None):
+    """Reduce with ``op`` over all elements (``axis=None``) or along the last axis of a 2-D array.
+
+    Parameters
+    ----------
+    x : numpy.ndarray or GpuArray
+        1-D or 2-D; uint32, int32 or float32.
+    op : {"add", "min", "max", "and", "or", "xor"}
+    axis : None or int
+        None reduces everything; -1 (or the last axis) reduces each row of a 2-D array.
+
+    Returns
+    -------
+    numpy scalar / numpy.ndarray, or GpuArray
+        Like ``numpy.add.reduce(x, axis, dtype=x.dtype)`` (integers wrap). GpuArray in gives a
+        GpuArray of shape () or (rows,). The combination order is fixed, so float results repeat
+        bit for bit. Reducing an empty array with min or max raises, as in numpy.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> int(pp.reduce(np.arange(10, dtype=np.int32)))
+    45
+    >>> pp.reduce(np.array([[1, 5], [7, 2]], dtype=np.uint32), op="max", axis=-1)
+    array([5, 7], dtype=uint32)
+    """
+    g, host = as_input(x, "reduce", dtypes=SCAN_DTYPES, ndims=(1, 2))
+    defs = monoid_defines(op, g.dtype, "reduce")
+    ax = _check_op_axis(g.shape, axis, "reduce")
+    if ax is not None and ax != g.ndim - 1:
+        if host is None:
+            raise InputError("reduce", "a GpuArray is reduced along its last axis or entirely")
+        return reduce(np.ascontiguousarray(host.T), op, -1)
+    rows, row_len = (1, g.size) if ax is None else _as_2d(g.shape, -1)
+    out_shape = () if ax is None else (rows,)
+    if g.size == 0:
+        ident = numpy_identity(op, g.dtype)
+        if ident is None and (ax is None or row_len == 0) and (ax is None or rows > 0):
+            raise InputError("reduce", f"zero-size array to reduction with {op!r}, which has no identity")
+        res = np.full(out_shape, 0 if ident is None else ident, dtype=g.dtype)
+        return res if host is not None else _upload(res, g.device)
+    dev = g.device
+    dst = GpuArray.empty(out_shape, g.dtype, dev)
+    b = dev.batch()
+    encode_reduce(b, g if ax is not None else g.reshape(-1), dst, op, defs, rows, row_len)
+    b.submit()
+    if host is None:
+        return dst
+    res = dst.numpy()
+    return res[()] if ax is None else res
+
+
+def _upload(a: np.ndarray, dev: Device) -> GpuArray:
+    from ._array import asarray
+
+    return asarray(a, dev=dev)
+
+
+def encode_reduce(b, g: GpuArray, dst: GpuArray, op: str, defs: dict, rows: int, row_len: int) -> None:
+    """Record the reduction of ``rows`` segments of ``row_len`` elements of ``g`` into ``dst``."""
+    dev = g.device
+    scalar = rows > 1 and row_len % 4 != 0
+    base = dict(defs, WG=WG, VPT=VPT, CHUNK_TILES=REDUCE_CHUNK_TILES, SUBGROUPS=_use_subgroups(dev),
+                SCALAR=scalar)
+    k_part = dev.kernel("scan/reduce.wgsl", defines=dict(base, PARTIALS=True))
+    k_final = dev.kernel("scan/reduce.wgsl", defines=dict(base, FINAL=True, SCALAR=False))
+    chunk = TILE * REDUCE_CHUNK_TILES
+    pieces = list(_row_chunks(dev, rows, row_len))
+    one_d_split = rows == 1 and len(pieces) > 1
+    total_parts = sum(nr * -(-(ne // nr) // chunk) for _, nr, _, ne in pieces)
+    partials = dev.scratch(4 * total_parts)
+    firsts = dev.scratch(4 * len(pieces)) if one_d_split else None
+    off = 0
+    for pi, (r0, nr, e0, ne) in enumerate(pieces):
+        seg = ne // nr
+        cpr = -(-seg // chunk)
+        groups = cpr * nr
+        src = Binding(g.buffer, e0 * 4, _padded(ne * 4, g, e0))
+        b.dispatch(k_part, groups, params={"row_len": seg, "chunks_per_row": cpr, "n_groups": groups,
+                                           "out_base": 0}, input=src, partials=partials)
+        target = firsts if one_d_split else dst.buffer
+        b.dispatch(k_final, nr, params={"row_len": seg, "chunks_per_row": cpr, "n_groups": nr,
+                                        "out_base": pi if one_d_split else r0}, partials=partials, output=target)
+        off += groups
+    if one_d_split:
+        b.dispatch(k_final, 1, params={"row_len": len(pieces), "chunks_per_row": len(pieces), "n_groups": 1,
+                                       "out_base": 0}, partials=firsts, output=dst.buffer)
+        dev.release(firsts)
+    dev.release(partials)
+
+
+# ------------------------------------------------------------------------- benchmarks
+def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
+    dev = ctx.dev
+    rows = []
+    inputs = [GpuArray.empty((n,), np.uint32, dev) for _ in range(2)]
+    for a in inputs:
+        dev.write(a.buffer, ctx.rng.integers(0, 2**32, n, dtype=np.uint32).tobytes())
+    out = GpuArray.empty((n,), np.uint32, dev)
+    copy_ns = ctx.copy_ns(4 * n)
+    read_ns = ctx.read_ns(4 * n)
+    cuda_ns = cuda_red_ns = None
+    if ctx.torch:
+        t = ctx.torch
+        a = t.randint(0, 2**31 - 1, (n,), dtype=t.int32, device="cuda")
+        cuda_ns = ctx.cuda_ns(lambda: t.cumsum(a, 0, dtype=t.int32))
+        cuda_red_ns = ctx.cuda_ns(lambda: a.sum(dtype=t.int32))
+        del a
+    host = ctx.rng.integers(0, 2**32, n, dtype=np.uint32)
+    cpu_ns = ctx.cpu_ns(lambda: np.cumsum(host, dtype=np.uint32))
+    variants = [("single-pass sg", {}), ("single-pass wgmem", {"scan_subgroups": False}),
+                ("single-pass sg vpt8", {"scan_vpt": 8}), ("single-pass sg vpt2", {"scan_vpt": 2}),
+                ("single-pass sg, no repair pass", {"scan_repair": False}),
+                ("single-pass sg spin16", {"scan_spin_limit": 16}),
+                ("single-pass sg spin64", {"scan_spin_limit": 64}),
+                ("fallback forced (1/2 tiles)", {"scan_withhold_period": 2}),
+                ("reduce-then-scan", {"scan_method": "rts"})]
+    if not dev.has_subgroups:
+        variants = variants[1:]
+    saved = dict(dev.options)
+    stats = GpuArray.empty((4 * 64,), np.uint32, dev)
+    for name, opts in variants:
+        dev.options.update(opts)
+        try:
+            ns = ctx.gpu_ns(lambda i: scan(inputs[i % 2], out=out))
+            dev.options["scan_stats_buffer"] = stats.buffer
+            scan(inputs[0], out=out)
+            fallbacks = int(stats.numpy()[2])
+        finally:
+            dev.options.clear()
+            dev.options.update(saved)
+        rows.append(ctx.row("scan", name, n, ns, bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
+                            cuda_name="torch.cumsum", cpu_ns=cpu_ns))
+        rows[-1]["fallbacks"] = fallbacks
+    ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
+    rows.append(ctx.row("reduce", "two-pass", n, ns, bytes_moved=4 * n, baseline_ns=read_ns, baseline="read",
+                        cuda_ns=cuda_red_ns, cuda_name="torch.sum",
+                        cpu_ns=ctx.cpu_ns(lambda: host.sum(dtype=np.uint32))))
+    return rows
+
+
+_scan_entry.default_sizes = [1 << 20, 1 << 24, 1 << 28]
+benchmark("scan")(_scan_entry)
+
+_ = numpy_ufunc  # re-exported for tests

@@ -1,0 +1,305 @@
+"""Scan and reduce against numpy: every op and dtype, tile boundaries, both local-scan paths,
+forced fallback, forced repair, chunking past the binding limit, batched rows, thread counts."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import poisoned
+
+import pywgpuprims as pp
+from pywgpuprims.scan import MAX_STEPS, TILE
+
+OPS_FOR = {"uint32": ["add", "min", "max", "and", "or", "xor"], "int32": ["add", "min", "max", "and", "or", "xor"],
+           "float32": ["add", "min", "max"]}
+CASES = [(dt, op) for dt, ops in OPS_FOR.items() for op in ops]
+SIZES = [0, 1, 3, TILE - 1, TILE, TILE + 1, 3 * TILE + 5]
+UFUNC = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and, "or": np.bitwise_or,
+         "xor": np.bitwise_xor}
+
+
+def random_input(rng, shape, dtype, op):
+    if dtype == "float32":
+        return rng.standard_normal(shape).astype(np.float32) * 100
+    if op == "and":  # mostly-ones words keep the running AND from collapsing to zero at once
+        return (~rng.integers(0, 2**32, shape, dtype=np.uint64).astype(np.uint32)
+                | rng.integers(0, 2**32, shape, dtype=np.uint64).astype(np.uint32)).view(np.uint32).astype(
+            np.uint32).view(dtype)
+    return rng.integers(0, 2**32, shape, dtype=np.uint64).astype(np.uint32).view(dtype)
+
+
+def reference(x, op, exclusive, axis=-1):
+    dtype = x.dtype
+    if op == "add" and dtype == np.float32:
+        ref = np.cumsum(x.astype(np.float64), axis=axis)
+    else:
+        ref = UFUNC[op].accumulate(x, axis=axis, dtype=dtype)
+    if exclusive:
+        ident = {"add": 0, "or": 0, "xor": 0, "and": -1}.get(op)
+        if ident is None:
+            info = np.finfo(dtype) if dtype == np.float32 else np.iinfo(dtype)
+            ident = (np.inf if op == "min" else -np.inf) if dtype == np.float32 else (
+                info.max if op == "min" else info.min)
+        if x.shape[-1] == 0:
+            return ref
+        first = np.full(x.shape[:-1] + (1,), ident).astype(ref.dtype)
+        ref = np.concatenate([first, ref[..., :-1]], axis=-1)
+    return ref
+
+
+def check(got, x, op, exclusive):
+    ref = reference(x, op, exclusive)
+    assert got.dtype == x.dtype and got.shape == x.shape
+    if op == "add" and x.dtype == np.float32:
+        n = x.shape[-1]
+        bound = n * np.finfo(np.float32).eps * np.cumsum(np.abs(x.astype(np.float64)), axis=-1) + 1e-30
+        err = np.abs(got.astype(np.float64) - ref)
+        assert np.all(err <= bound), f"float error {err.max()} over bound at {np.argmax(err - bound)}"
+    else:
+        mism = np.flatnonzero(got.ravel() != ref.ravel())
+        assert mism.size == 0, f"{mism.size} mismatches, first at {mism[:5]}: got {got.ravel()[mism[:5]]}, " \
+                               f"want {ref.ravel()[mism[:5]]}"
+
+
+@contextmanager
+def options(**kw):
+    dev = pp.device()
+    saved = dict(dev.options)
+    dev.options.update(kw)
+    try:
+        yield dev
+    finally:
+        dev.options.clear()
+        dev.options.update(saved)
+
+
+PATHS = ["subgroups", "wgmem"]
+
+
+def path_options(path):
+    if path == "subgroups" and not pp.device().has_subgroups:
+        pytest.skip("adapter has no subgroup feature")
+    return {"scan_subgroups": path == "subgroups"}
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("dtype,op", CASES)
+def test_scan_ops_dtypes_sizes(dtype, op, path, rng):
+    with options(**path_options(path)):
+        for n in SIZES:
+            x = random_input(rng, (n,), dtype, op)
+            for exclusive in (False, True):
+                check(pp.scan(x, op=op, exclusive=exclusive), x, op, exclusive)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_scan_large_random_sizes(path, rng):
+    with options(**path_options(path)):
+        for n in [int(rng.integers(TILE * 10, 1 << 20)), 1 << 22]:
+            x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+            check(pp.scan(x), x, "add", False)
+            xf = rng.standard_normal(n).astype(np.float32)
+            check(pp.scan(xf, exclusive=True), xf, "add", True)
+
+
+def test_scan_gpuarray_chain_and_out(rng):
+    x = rng.integers(0, 1000, 50_000).astype(np.int32)
+    g = pp.asarray(x)
+    out = poisoned(x.shape, np.int32)
+    r = pp.scan(g, out=out)
+    assert r is out
+    check(out.numpy(), x, "add", False)
+    r2 = pp.scan(r, op="max")  # a chain stays on the GPU
+    assert isinstance(r2, pp.GpuArray)
+    np.testing.assert_array_equal(r2.numpy(), np.maximum.accumulate(np.cumsum(x, dtype=np.int32)))
+    host_out = np.empty_like(x)
+    assert pp.scan(x, out=host_out) is host_out
+    check(host_out, x, "add", False)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("period", [1, 2, 3])
+def test_forced_fallback(period, path, rng, dev):
+    """Withholding tiles publish nothing: successors must reduce them themselves."""
+    stats = pp.GpuArray.empty((64,), np.uint32)
+    with options(scan_withhold_period=period, scan_stats_buffer=stats.buffer, **path_options(path)):
+        n = 40 * TILE + 17
+        x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+        check(pp.scan(x), x, "add", False)
+        s = stats.numpy()
+        assert s[1] == 0, "lookback gave up"
+        assert s[2] >= 40 // period - 1, f"only {s[2]} fallbacks taken"
+        xf = rng.standard_normal(n).astype(np.float32)
+        check(pp.scan(xf, op="max", exclusive=True), xf, "max", True)
+        check(pp.scan(xf), xf, "add", False)
+
+
+@pytest.mark.parametrize("steps", [0, 1])
+def test_repair_pass_when_lookback_gives_up(steps, rng):
+    stats = pp.GpuArray.empty((64,), np.uint32)
+    with options(scan_max_steps=steps, scan_withhold_period=1, scan_stats_buffer=stats.buffer):
+        n = 12 * TILE + 3
+        x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+        y = pp.scan(x, exclusive=True)
+        assert stats.numpy()[1] == 1, "the single pass should have reported failure"
+        check(y, x, "add", True)
+        g = pp.scan(pp.asarray(x))  # GpuArray results are repaired too, with no readback
+        check(g.numpy(), x, "add", False)
+
+
+@pytest.mark.parametrize("op", ["add", "min", "xor"])
+def test_reduce_then_scan_method(op, rng):
+    with options(scan_method="rts"):
+        for n in [1, TILE + 1, 20 * TILE + 9]:
+            x = random_input(rng, (n,), "int32", op)
+            check(pp.scan(x, op=op), x, op, False)
+            check(pp.scan(x, op=op, exclusive=True), x, op, True)
+
+
+@pytest.mark.parametrize("method", ["single_pass", "rts"])
+def test_chunked_past_binding_limit(method, rng):
+    """Inputs larger than the largest storage binding are scanned in chunks, the carry passed on."""
+    with options(scan_max_binding=4 * 4 * TILE, scan_method=method):
+        n = 13 * TILE + 7  # 4 chunks, the last one partial
+        x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+        check(pp.scan(x), x, "add", False)
+        check(pp.scan(x, exclusive=True), x, "add", True)
+        xi = x.view(np.int32)
+        check(pp.scan(xi, op="min"), xi, "min", False)
+        assert int(pp.reduce(x)) == int(np.add.reduce(x, dtype=np.uint32))
+        assert int(pp.reduce(xi, op="max")) == int(xi.max())
+        rows = rng.integers(0, 9, (9, 3 * TILE), dtype=np.int32)  # 2 rows per chunk
+        check(pp.scan(rows), rows, "add", False)
+        np.testing.assert_array_equal(pp.reduce(rows, axis=-1), rows.sum(axis=-1, dtype=np.int32))
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (7, TILE - 1), (5, TILE), (4, TILE + 4), (3, 2 * TILE + 1),
+                                   (300, 17), (0, 5), (4, 0)])
+def test_batched_rows(shape, path, rng):
+    with options(**path_options(path)):
+        x = rng.integers(-1000, 1000, shape).astype(np.int32)
+        for exclusive in (False, True):
+            check(pp.scan(x, exclusive=exclusive), x, "add", exclusive)
+        xf = rng.standard_normal(shape).astype(np.float32)
+        check(pp.scan(xf, op="min"), xf, "min", False)
+        if x.size:
+            np.testing.assert_array_equal(pp.scan(x, axis=0), np.cumsum(x, axis=0, dtype=np.int32))
+
+
+def test_scan_errors(rng):
+    with pytest.raises(pp.InputError, match="scan: op 'mul'"):
+        pp.scan(np.arange(3, dtype=np.uint32), op="mul")
+    with pytest.raises(pp.InputError, match="needs an integer dtype"):
+        pp.scan(np.ones(3, np.float32), op="xor")
+    with pytest.raises(pp.InputError, match="scan: dtype float64"):
+        pp.scan(np.ones(3))
+    with pytest.raises(pp.InputError, match="dimensions"):
+        pp.scan(np.ones((2, 2, 2), np.uint32))
+    with pytest.raises(pp.InputError, match="axis"):
+        pp.scan(np.ones(3, np.uint32), axis=2)
+    g = pp.asarray(np.ones(8, np.uint32))
+    with pytest.raises(pp.InputError, match="alias"):
+        pp.scan(g, out=g)
+    with pytest.raises(pp.InputError, match="out has shape"):
+        pp.scan(g, out=pp.GpuArray.empty((9,), np.uint32))
+
+
+@pytest.mark.parametrize("dtype,op", CASES)
+def test_reduce(dtype, op, rng):
+    for n in [1, 5, TILE - 1, TILE * 4 * 4 + 1, int(rng.integers(1, 300_000))]:
+        x = random_input(rng, (n,), dtype, op)
+        got = pp.reduce(x, op=op)
+        if dtype == "float32" and op == "add":
+            ref = x.astype(np.float64).sum()
+            assert abs(float(got) - ref) <= n * 1.2e-7 * np.abs(x).astype(np.float64).sum()
+        else:
+            assert got == UFUNC[op].reduce(x, dtype=x.dtype), (n, got)
+    x2 = random_input(rng, (37, 1001), dtype, op)
+    got = pp.reduce(x2, op=op, axis=-1)
+    ref = UFUNC[op].reduce(x2, axis=-1, dtype=x2.dtype)
+    if dtype == "float32" and op == "add":
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-2)
+    else:
+        np.testing.assert_array_equal(got, ref)
+    g = pp.reduce(pp.asarray(x2), op=op, axis=-1)
+    assert isinstance(g, pp.GpuArray) and g.shape == (37,)
+
+
+def test_reduce_empty_and_deterministic(rng):
+    assert pp.reduce(np.zeros(0, np.uint32)) == 0
+    assert pp.reduce(np.zeros(0, np.int32), op="and") == -1
+    with pytest.raises(pp.InputError, match="no identity"):
+        pp.reduce(np.zeros(0, np.float32), op="min")
+    x = rng.standard_normal(1 << 20).astype(np.float32)
+    first = pp.reduce(x)
+    assert all(pp.reduce(x) == first for _ in range(5))  # fixed combination order
+
+
+def test_repeated_runs_agree(rng):
+    """A result that differs between runs is a race."""
+    n = 64 * TILE + 11
+    for _ in range(15):
+        x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+        check(pp.scan(x), x, "add", False)
+
+
+_THREAD_SCRIPT = textwrap.dedent("""
+    import numpy as np, pywgpuprims as pp
+    rng = np.random.default_rng()
+    dev = pp.device()
+    for opts in ({}, {"scan_subgroups": False}, {"scan_withhold_period": 2}, {"scan_withhold_period": 1}):
+        dev.options.clear(); dev.options.update(opts)
+        for n in (4096 * 50 + 7, 1 << 20):
+            for _ in range(3):
+                x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+                y = pp.scan(x)
+                assert (y == np.cumsum(x, dtype=np.uint32)).all(), (opts, n)
+                f = rng.standard_normal(n).astype(np.float32)
+                assert (pp.scan(f, op="max") == np.maximum.accumulate(f)).all(), (opts, n)
+    print("ok")
+""")
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "8"])
+def test_lavapipe_thread_counts(threads):
+    if "llvmpipe" not in pp.device().adapter_summary:
+        pytest.skip("LP_NUM_THREADS only affects lavapipe")
+    env = dict(os.environ, LP_NUM_THREADS=threads, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    r = subprocess.run([sys.executable, "-c", _THREAD_SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", PATHS)
+def test_stress(path, rng):
+    with options(**path_options(path)):
+        for i in range(60):
+            n = int(rng.integers(1, 1 << 22))
+            x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+            with options(scan_withhold_period=int(i % 4)):
+                check(pp.scan(x, exclusive=bool(i % 2)), x, "add", bool(i % 2))
+
+
+def test_max_steps_is_within_lavapipe_loop_cap():
+    # lookback steps x (spins + the window + the fallback's loops) must stay well under 65,535 trips.
+    from pywgpuprims.scan import LOOKBACK_WINDOW, SPIN_LIMIT
+    assert MAX_STEPS * (SPIN_LIMIT + LOOKBACK_WINDOW + 4 + 4 + 8 + 8) < 60_000
+
+
+@pytest.mark.parametrize("vpt", [1, 2, 8])
+def test_other_tile_sizes(vpt, rng):
+    stats = pp.GpuArray.empty((64,), np.uint32)
+    with options(scan_vpt=vpt, scan_withhold_period=3, scan_stats_buffer=stats.buffer):
+        tile = 256 * 4 * vpt
+        for n in [tile - 1, tile + 1, 37 * tile + 5]:
+            x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+            check(pp.scan(x), x, "add", False)
+            check(pp.scan(x.view(np.int32), op="min", exclusive=True), x.view(np.int32), "min", True)
+        rows = rng.integers(0, 99, (5, 2 * tile + 3)).astype(np.int32)
+        check(pp.scan(rows), rows, "add", False)

@@ -1,0 +1,145 @@
+// Decoupled lookback with decoupled fallback (Merrill & Garland 2016; Smith, Levien & Owens 2025).
+//
+// Tile state lives in `tile_state: array<atomic<u32>>`, which the including kernel declares.
+// Words 0..3 are counters: [0] tile ticket, [1] failure status, [2] fallbacks taken, [3] spare.
+// Tile t owns words STATE_BASE + 2t (low 16 bits of its value) and + 2t + 1 (high 16 bits).
+// Each word holds (flag << 16) | half, so a flag and the bits it guards share one atomic word:
+// only relaxed atomics are assumed. Flags only grow (atomicMax): NOT_READY < AGGREGATE < INCLUSIVE,
+// so a fallback's late AGGREGATE can never overwrite an INCLUSIVE. Two writers of one flag always
+// write the same bits: the fallback recomputes a tile's aggregate with the owner's exact code.
+//
+// The including kernel provides `fn fallback_aggregate(tile: u32) -> Elem`, called by the whole
+// workgroup, which reduces a predecessor's input itself when that tile has not published.
+// Every loop is bounded: lavapipe silently cuts loops past 65,535 trips per invocation.
+
+const STATE_BASE: u32 = 4u;
+const FLAG_AGGREGATE: u32 = 1u;
+const FLAG_INCLUSIVE: u32 = 2u;
+const SPIN_LIMIT: u32 = {{SPIN_LIMIT}}u;
+
+var<workgroup> lb_ticket: u32;
+
+fn publish_state(tile: u32, flag: u32, value: Elem) {
+    let bits = to_bits(value);
+    let w = STATE_BASE + 2u * tile;
+    atomicMax(&tile_state[w], (flag << 16u) | (bits & 0xffffu));
+    atomicMax(&tile_state[w + 1u], (flag << 16u) | (bits >> 16u));
+}
+
+// (flag, bits) of a tile; flag 0 while it has not published or its two words disagree.
+fn poll_state(tile: u32) -> vec2<u32> {
+    let w = STATE_BASE + 2u * tile;
+    let lo = atomicLoad(&tile_state[w]);
+    let hi = atomicLoad(&tile_state[w + 1u]);
+    let flag = lo >> 16u;
+    if (flag == 0u || flag != (hi >> 16u)) {
+        return vec2<u32>(0u, 0u);
+    }
+    return vec2<u32>(flag, (lo & 0xffffu) | (hi << 16u));
+}
+
+// The workgroup's tile, taken from an atomic ticket so that predecessors started earlier
+// (workgroup ids say nothing about launch order). Uniform across the workgroup.
+fn take_ticket(lid: u32) -> u32 {
+    if (lid == 0u) {
+        lb_ticket = atomicAdd(&tile_state[0], 1u);
+    }
+    return workgroupUniformLoad(&lb_ticket);
+}
+
+struct Lookback {
+    prefix: Elem,   // combined value of every tile from seg_first to tile - 1 (and the seed)
+    ok: bool,       // false when the step budget ran out: the repair pass takes over
+}
+
+const WINDOW: u32 = {{LOOKBACK_WINDOW}}u;
+const LB_CONTINUE: u32 = 0u;
+const LB_DONE: u32 = 1u;
+const LB_STALL: u32 = 2u;
+
+var<workgroup> lb_flags: array<u32, WINDOW>;
+var<workgroup> lb_values: array<u32, WINDOW>;
+var<workgroup> lb_result: vec2<u32>;  // (LB_*, tiles consumed before a stall)
+var<workgroup> lb_acc: u32;
+
+// Exclusive prefix of `tile` (> seg_first) within its segment, which starts at tile `seg_first`;
+// `seed` is combined in front of the segment. Each step, WINDOW invocations poll WINDOW
+// predecessors at once (spinning at most SPIN_LIMIT times each); invocation 0 combines them
+// nearest first until an INCLUSIVE, the segment start, or a tile that has published nothing, which
+// the whole workgroup then reduces itself (the decoupled fallback) before going on.
+fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps: u32) -> Lookback {
+    var prefix = identity();
+    var look = tile - 1u;  // nearest tile not yet combined
+    var done = false;
+    for (var step = 0u; step < max_steps; step++) {
+        if (lid < WINDOW) {
+            var st = vec2<u32>(0u, 0u);
+            if (look >= seg_first + lid) {
+                for (var s = 0u; s < SPIN_LIMIT; s++) {
+                    st = poll_state(look - lid);
+                    if (st.x != 0u) {
+                        break;
+                    }
+                }
+            }
+            lb_flags[lid] = st.x;
+            lb_values[lid] = st.y;
+        }
+        workgroupBarrier();
+        if (lid == 0u) {
+            var acc = identity();
+            var result = LB_CONTINUE;
+            var j = 0u;
+            for (; j < WINDOW; j++) {
+                let f = lb_flags[j];
+                if (f == 0u) {
+                    result = LB_STALL;
+                    break;
+                }
+                acc = combine(from_bits(lb_values[j]), acc);
+                if (f == FLAG_INCLUSIVE) {
+                    result = LB_DONE;
+                    break;
+                }
+                if (look - j == seg_first) {
+                    acc = combine(seed, acc);
+                    result = LB_DONE;
+                    break;
+                }
+            }
+            lb_acc = to_bits(acc);
+            lb_result = vec2<u32>(result, j);
+        }
+        let r = workgroupUniformLoad(&lb_result);
+        prefix = combine(from_bits(lb_acc), prefix);
+        if (r.x == LB_DONE) {
+            done = true;
+        } else if (r.x == LB_CONTINUE) {
+            look -= WINDOW;
+        } else {
+            // Decoupled fallback: reduce the silent predecessor ourselves and publish it, so the
+            // scan never waits on a workgroup that may never be scheduled.
+            look -= r.y;
+            let value = fallback_aggregate(look);
+            if (lid == 0u) {
+                publish_state(look, FLAG_AGGREGATE, value);
+                atomicAdd(&tile_state[2], 1u);
+            }
+            prefix = combine(value, prefix);
+            if (look == seg_first) {
+                prefix = combine(seed, prefix);
+                done = true;
+            } else {
+                look -= 1u;
+            }
+        }
+        workgroupBarrier();  // the window's workgroup memory is rewritten next step
+        if (done) {
+            break;
+        }
+    }
+    if (!done && lid == 0u) {
+        atomicMax(&tile_state[1], 1u);
+    }
+    return Lookback(prefix, done);
+}

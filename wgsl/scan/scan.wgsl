@@ -1,0 +1,287 @@
+// Batched scan over a monoid: the single-pass chained scan with decoupled lookback and decoupled
+// fallback (SINGLE_PASS), and the reduce-then-scan passes (RTS_REDUCE, then scan/rts_spine.wgsl,
+// then RTS_DOWNSWEEP), which are the portable baseline and the repair path.
+// Defines: T, IDENTITY, COMBINE, SG_REDUCE, OP_ADD (monoid); WG, VPT; SUBGROUPS; SCALAR;
+// EXCLUSIVE; SPIN_LIMIT; exactly one of SINGLE_PASS, RTS_REDUCE, RTS_DOWNSWEEP.
+
+#include "common/monoid.wgsl"
+
+struct Params {
+    row_len: u32,         // elements per segment (the scanned axis)
+    tiles_per_row: u32,
+    n_tiles: u32,         // tiles in this dispatch (rows * tiles_per_row)
+    carry_in: u32,        // 1: segment 0 starts from carry[chunk - 1] (chunked 1-D scans)
+    chunk: u32,
+    withhold_period: u32, // test switch: every tile t with t % period == period - 1 withholds its state
+    max_steps: u32,       // lookback step budget before giving up to the repair pass
+    n_groups: u32,        // workgroups asked for (the grid may round up)
+    repair_x: u32,        // the reduce-then-scan grid the last tile arms if any tile gave up
+    repair_y: u32,
+    rows: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+#if SCALAR
+@group(0) @binding(1) var<storage, read> input: array<Elem>;
+#else
+@group(0) @binding(1) var<storage, read> input: array<vec4<Elem>>;
+#endif
+#if SINGLE_PASS
+@group(0) @binding(2) var<storage, read_write> tile_state: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> carry: array<u32>;
+@group(0) @binding(5) var<storage, read_write> repair_args: array<u32>;
+#else
+@group(0) @binding(2) var<storage, read_write> partials: array<u32>;
+#endif
+#if !RTS_REDUCE
+#if SCALAR
+@group(0) @binding(4) var<storage, read_write> output: array<Elem>;
+#else
+@group(0) @binding(4) var<storage, read_write> output: array<vec4<Elem>>;
+#endif
+#endif
+
+#include "scan/tile.wgsl"
+#if SUBGROUPS
+#include "common/subgroup_scan.wgsl"
+#endif
+#if SINGLE_PASS
+#include "common/lookback.wgsl"
+#endif
+
+var<workgroup> wg_scan: array<Elem, WG>;
+var<workgroup> wg_aggregate: Elem;
+
+fn reduce4(x: vec4<Elem>) -> Elem {
+    return combine(combine(combine(x.x, x.y), x.z), x.w);
+}
+
+// Scans the tile held in `v` within the workgroup: `pre[i]` receives the combined value of every
+// element of the tile before vec4 i; returns the tile's aggregate. Called by the whole workgroup.
+// Owner and fallback both use this, so a tile's aggregate has the same bits whoever computes it.
+fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array<Elem, VPT>>) -> Elem {
+#if SUBGROUPS
+    var run = identity();
+#unroll I VPT
+    {
+        let r = reduce4((*v)[{{I}}]);
+        let incl = sg_inclusive(r, g_lane, g_sg_size);
+        (*pre)[{{I}}] = combine(run, sg_exclusive_of(incl, g_lane));
+        run = combine(run, sg_reduce(r));
+    }
+#endunroll
+    let sgid = g_lid / g_sg_size;
+    if (g_lane == 0u) {
+        wg_scan[sgid] = run;
+    }
+    workgroupBarrier();
+    if (g_lid == 0u) {
+        var acc = identity();
+        for (var s = 0u; s < WG / g_sg_size; s++) {
+            let t = wg_scan[s];
+            wg_scan[s] = acc;
+            acc = combine(acc, t);
+        }
+        wg_aggregate = acc;
+    }
+    workgroupBarrier();
+    let before = wg_scan[sgid];
+#unroll I VPT
+    (*pre)[{{I}}] = combine(before, (*pre)[{{I}}]);
+#endunroll
+    return wg_aggregate;
+#else
+    var run = identity();
+#unroll I VPT
+    (*pre)[{{I}}] = run;
+    run = combine(run, reduce4((*v)[{{I}}]));
+#endunroll
+    // Hillis-Steele over the invocations' totals.
+    wg_scan[g_lid] = run;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var t = wg_scan[g_lid];
+        if (g_lid >= d) {
+            t = combine(wg_scan[g_lid - d], t);
+        }
+        workgroupBarrier();
+        wg_scan[g_lid] = t;
+        workgroupBarrier();
+    }
+    var before = identity();
+    if (g_lid > 0u) {
+        before = wg_scan[g_lid - 1u];
+    }
+#unroll I VPT
+    (*pre)[{{I}}] = combine(before, (*pre)[{{I}}]);
+#endunroll
+    let agg = wg_scan[WG - 1u];
+    workgroupBarrier();  // wg_scan may be reused by the next local_scan
+    return agg;
+#endif
+}
+
+#if !RTS_REDUCE
+fn store_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array<Elem, VPT>>,
+              prefix: Elem) {
+    let o = tile_origin(tile);
+#unroll I VPT
+    {
+        let e = vec_slot({{I}}u) * 4u;
+        let x = (*v)[{{I}}];
+        var run = combine(prefix, (*pre)[{{I}}]);
+        var y: vec4<Elem>;
+#if EXCLUSIVE
+        y.x = run;
+        run = combine(run, x.x);
+        y.y = run;
+        run = combine(run, x.y);
+        y.z = run;
+        run = combine(run, x.z);
+        y.w = run;
+#else
+        run = combine(run, x.x);
+        y.x = run;
+        run = combine(run, x.y);
+        y.y = run;
+        run = combine(run, x.z);
+        y.z = run;
+        y.w = combine(run, x.w);
+#endif
+#if SCALAR
+        if (e < o.y) { output[o.x + e] = y.x; }
+        if (e + 1u < o.y) { output[o.x + e + 1u] = y.y; }
+        if (e + 2u < o.y) { output[o.x + e + 2u] = y.z; }
+        if (e + 3u < o.y) { output[o.x + e + 3u] = y.w; }
+#else
+        if (e < o.y) {
+            output[(o.x + e) / 4u] = y;  // a partial last vec4 spills into the buffer's padding
+        }
+#endif
+    }
+#endunroll
+}
+#endif
+
+#if SINGLE_PASS
+// A predecessor's aggregate, recomputed vec4 by vec4 (no tile held in registers) in exactly the
+// order local_scan combines it, so both give the same bits, floats included.
+fn fallback_aggregate(tile: u32) -> Elem {
+    let o = tile_origin(tile);
+    var run = identity();
+#unroll I VPT
+    run = combine(run, {{FALLBACK_REDUCE}}(reduce4(load_vec4(o, vec_slot({{I}}u)))));
+#endunroll
+#if SUBGROUPS
+    if (g_lane == 0u) {
+        wg_scan[g_lid / g_sg_size] = run;
+    }
+    workgroupBarrier();
+    if (g_lid == 0u) {
+        var acc = identity();
+        for (var s = 0u; s < WG / g_sg_size; s++) {
+            acc = combine(acc, wg_scan[s]);
+        }
+        wg_aggregate = acc;
+    }
+    workgroupBarrier();
+    let agg = wg_aggregate;
+    workgroupBarrier();
+    return agg;
+#else
+    wg_scan[g_lid] = run;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var t = wg_scan[g_lid];
+        if (g_lid >= d) {
+            t = combine(wg_scan[g_lid - d], t);
+        }
+        workgroupBarrier();
+        wg_scan[g_lid] = t;
+        workgroupBarrier();
+    }
+    let agg = wg_scan[WG - 1u];
+    workgroupBarrier();
+    return agg;
+#endif
+}
+#endif
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32,
+#if SUBGROUPS
+        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg_size: u32,
+#endif
+        @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    g_lid = lid;
+#if SUBGROUPS
+    g_lane = lane;
+    g_sg_size = sg_size;
+#endif
+#if SINGLE_PASS
+    let tile = take_ticket(lid);
+#else
+    let tile = wid.x + wid.y * nwg.x;
+#endif
+    if (tile >= params.n_tiles) {
+        return;
+    }
+    var v: array<vec4<Elem>, VPT>;
+    var pre: array<Elem, VPT>;
+    load_tile(tile, &v);
+    let aggregate = local_scan(&v, &pre);
+
+#if RTS_REDUCE
+    if (lid == 0u) {
+        partials[tile] = to_bits(aggregate);
+    }
+#elif RTS_DOWNSWEEP
+    store_tile(tile, &v, &pre, from_bits(partials[tile]));
+#else
+    let seg_first = tile - tile % params.tiles_per_row;
+    let withhold = params.withhold_period != 0u && tile % params.withhold_period == params.withhold_period - 1u;
+    var seed = identity();
+    if (params.carry_in != 0u) {
+        seed = from_bits(carry[params.chunk - 1u]);
+    }
+    var prefix = seed;
+    var ok = true;
+    if (tile != seg_first) {
+        if (lid == 0u && !withhold) {
+            publish_state(tile, FLAG_AGGREGATE, aggregate);
+        }
+        let lb = decoupled_lookback(tile, seg_first, seed, lid, params.max_steps);
+        prefix = lb.prefix;
+        ok = lb.ok;
+    }
+    if (ok) {
+        let inclusive = combine(prefix, aggregate);
+        if (lid == 0u) {
+            if (!withhold) {
+                publish_state(tile, FLAG_INCLUSIVE, inclusive);
+            }
+            if (tile == params.n_tiles - 1u) {
+                carry[params.chunk] = to_bits(inclusive);
+            }
+        }
+        store_tile(tile, &v, &pre, prefix);
+    }
+    // Word 3 counts finished tiles (times 2) with a give-up bit in bit 0: one location, so the
+    // last tile's atomicAdd sees every earlier tile's bit. That tile arms the repair dispatches.
+    if (lid == 0u) {
+        if (!ok) {
+            atomicOr(&tile_state[3], 1u);
+        }
+        let total = atomicAdd(&tile_state[3], 2u) + 2u;
+        if (total >> 1u == params.n_tiles) {
+            let failed = (total & 1u) != 0u;
+            repair_args[0] = select(0u, params.repair_x, failed);
+            repair_args[1] = select(0u, params.repair_y, failed);
+            repair_args[2] = select(0u, 1u, failed);
+            repair_args[3] = select(0u, params.rows, failed);
+            repair_args[4] = select(0u, 1u, failed);
+            repair_args[5] = select(0u, 1u, failed);
+        }
+    }
+#endif
+}
