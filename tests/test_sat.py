@@ -208,7 +208,7 @@ def test_recursive_filter_errors():
 
 # ------------------------------------------------------------------------------------- Gaussian
 # Largest error against scipy.ndimage.gaussian_filter, relative to max |x| (see the docstring).
-GAUSS_TOL = {1.0: 0.025, 2.0: 0.01, 4.0: 0.01, 16.0: 0.01}
+GAUSS_TOL = {1.0: 0.03, 2.0: 0.01, 4.0: 0.01, 16.0: 0.01}
 
 
 @pytest.mark.parametrize("sigma", list(GAUSS_TOL))
@@ -223,7 +223,8 @@ def test_gaussian(sigma, rng):
     np.testing.assert_allclose(out_rt, pp.gaussian_filter(cam, sigma), atol=2e-5)
 
 
-@pytest.mark.parametrize("mode,scipy_mode", [("wrap", "wrap"), ("mirror", "mirror"), ("nearest", "nearest")])
+@pytest.mark.parametrize("mode,scipy_mode", [("wrap", "wrap"), ("mirror", "mirror"), ("nearest", "nearest"),
+                                             ("zero", "constant")])
 def test_gaussian_modes(mode, scipy_mode, rng):
     img = rng.random((90, 120, 2), dtype=np.float32)
     out = pp.gaussian_filter(img, 3.0, boundary=mode)
@@ -278,3 +279,13 @@ def test_pole_near_one_folds_the_extension(mode, rng):
     for method in ("block", "rt"):
         out = pp.recursive_filter(x, b0, a, axes=1, boundary=mode, method=method)
         _check(out, ref, rtol=2e-5)
+
+
+def test_long_rows_block_method(rng):
+    # 70,000-sample rows: past the RT baseline's per-thread loop budget; the block method is fine.
+    b0, a = FILTERS[2]
+    x = rng.standard_normal((3, 70_000)).astype(np.float32)
+    out = pp.recursive_filter(x, b0, a, axes=1, boundary="reflect")
+    _check(out, _lfilter_ref(x, b0, a, (1,), True, True, "reflect"))
+    s = pp.summed_area_table(np.ones((2, 70_000), np.uint8))
+    assert s[1, -1] == 140_000 and s[0, 12345] == 12346
