@@ -156,7 +156,7 @@ def box_filter(img, radius: int, mode: str = "constant"):
         T = _types(g.dtype)[0]
         radius = int(min(radius, max(H, W)))
         b = dev.batch()
-        b.dispatch(dev.kernel("sat/box.wgsl", defines={"T": T}), (-(-W // 16), -(-H // 16), C),
+        b.dispatch(dev.kernel("sat/box.wgsl", defines={"T": T}), -(-(H * W * C) // 256),
                    params={"H": H, "W": W, "C": C, "radius": radius, "normalize": int(mode == "clip")},
                    sat=s, dst=out)
         b.submit()

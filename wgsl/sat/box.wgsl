@@ -21,14 +21,18 @@ fn S(y: i32, x: i32, ch: u32) -> {{T}} {
     return sat[(u32(y) * params.W + u32(x)) * params.C + ch];
 }
 
-@compute @workgroup_size(16, 16)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let x = gid.x;
-    let y = gid.y;
-    let ch = gid.z;
-    if (x >= params.W || y >= params.H) {
+// One invocation per output element (pixel and channel); a 1-D grid split over x and y.
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let e = (wid.x + wid.y * nwg.x) * 256u + lid;
+    if (e >= params.H * params.W * params.C) {
         return;
     }
+    let ch = e % params.C;
+    let pix = e / params.C;
+    let x = pix % params.W;
+    let y = pix / params.W;
     let r = i32(params.radius);
     let y0 = max(i32(y) - r, 0) - 1;
     let x0 = max(i32(x) - r, 0) - 1;
