@@ -304,10 +304,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #endif
 
 #if BLOCK_FIX
-fn mat(o: u32, v: vec3<f32>) -> vec3<f32> {
-    return vec3<f32>(mats[o] * v.x + mats[o + 1u] * v.y + mats[o + 2u] * v.z,
-                     mats[o + 3u] * v.x + mats[o + 4u] * v.y + mats[o + 5u] * v.z,
-                     mats[o + 6u] * v.x + mats[o + 7u] * v.y + mats[o + 8u] * v.z);
+// The row-major 3 x 3 matrix at mats[o..o+9] (WGSL matrices are built column by column).
+fn loadm(o: u32) -> mat3x3<f32> {
+    return transpose(mat3x3<f32>(mats[o], mats[o + 1u], mats[o + 2u], mats[o + 3u], mats[o + 4u],
+                                 mats[o + 5u], mats[o + 6u], mats[o + 7u], mats[o + 8u]));
 }
 
 fn get3(base: u32) -> vec3<f32> {
@@ -340,6 +340,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let K = params.K;
     let nl = params.nlines;
     let cb = ch * K * 6u * nl + l;   // carry/bpart of block k at cb + k * 6 * nl
+    // The matrices live in registers: the chains below wait on nothing but the carries.
+    let Tf = loadm(0u);
+    let Mf = loadm(9u);
+    let Rf = loadm(18u);
+    let Tl = loadm(27u);
+    let Ml = loadm(36u);
+    let Rl = loadm(45u);
+    let Mp = loadm(54u);
     var P = vec3<f32>(0.0);
     if (params.causal != 0u) {
         if (params.hi_L > params.lo_L) {
@@ -358,17 +366,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 let k = k0 + j;
                 if (k < K) {
                     put3(cb + k * 6u * nl, P);
-                    var o = 0u;
+                    var T = Tf;
                     if (k == K - 1u) {
-                        o = 27u;
+                        T = Tl;
                     }
-                    P = eb[j] + mat(o, P);
+                    P = eb[j] + T * P;
                 }
             }
         }
     }
     if (params.anti != 0u) {
-        var e = mat(54u, P);
+        var e = Mp * P;
         if (params.hi_R > params.lo_R) {
             for (var k = params.lo_R / B; k <= (params.hi_R - 1u) / B; k++) {
                 e += part3(cb + k * 6u * nl + 3u * nl);
@@ -391,11 +399,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 if (q0 + j < K) {
                     let k = K - 1u - q0 - j;
                     put3(cb + k * 6u * nl + 3u * nl, e);
-                    var o = 0u;
+                    var M = Mf;
+                    var R = Rf;
                     if (k == K - 1u) {
-                        o = 27u;
+                        M = Ml;
+                        R = Rl;
                     }
-                    e = bb[j] + mat(o + 9u, pk[j]) + mat(o + 18u, e);
+                    e = bb[j] + M * pk[j] + R * e;
                 }
             }
         }
