@@ -22,6 +22,7 @@ Kernels: ``wgsl/sat/recfilter.wgsl``.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -363,8 +364,9 @@ def _check_common(img, primitive: str, axes, mode: str, method: str):
     return g, host, axes
 
 
-def recursive_filter(img, b0: float, a, axes=(0, 1), causal: bool = True, anticausal: bool = True,
-                     boundary: str = "zero", method: str = "block"):
+def recursive_filter(img: np.ndarray | GpuArray, b0: float, a: Sequence[float], axes: int | Sequence[int] = (0, 1),
+                     causal: bool = True, anticausal: bool = True, boundary: str = "zero",
+                     method: str = "block") -> np.ndarray | GpuArray:
     """Recursive filter of order 1 to 3 along image rows and/or columns (float32).
 
     Along each axis in ``axes`` (in that order) the causal recursion
@@ -448,7 +450,8 @@ def _gaussian_coefs(sigma: float) -> tuple[float, tuple[float, float, float]]:
     return float(np.sum(den)), a  # type: ignore[return-value]
 
 
-def gaussian_filter(img, sigma: float, boundary: str = "reflect", axes=(0, 1), method: str = "block"):
+def gaussian_filter(img: np.ndarray | GpuArray, sigma: float, boundary: str = "reflect",
+                    axes: int | Sequence[int] = (0, 1), method: str = "block") -> np.ndarray | GpuArray:
     """Gaussian blur by a third-order recursive filter (van Vliet, Young and Verbeek 1998).
 
     Causal plus anticausal third-order recursions along each axis, poles of the L2-optimal set
@@ -503,7 +506,8 @@ def gaussian_filter(img, sigma: float, boundary: str = "reflect", axes=(0, 1), m
 _SPLINE_Z = math.sqrt(3.0) - 2.0
 
 
-def bspline_prefilter(img, mode: str = "mirror", axes=(0, 1), method: str = "block"):
+def bspline_prefilter(img: np.ndarray | GpuArray, mode: str = "mirror", axes: int | Sequence[int] = (0, 1),
+                      method: str = "block") -> np.ndarray | GpuArray:
     """Cubic B-spline interpolation coefficients (the prefilter of ``scipy.ndimage.map_coordinates``).
 
     Along each axis: causal and anticausal first-order recursions with the pole

@@ -35,7 +35,7 @@ def _image_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
     return h, w, c
 
 
-def summed_area_table(img, method: str = "overlapped"):
+def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped") -> np.ndarray | GpuArray:
     """Summed-area table (integral image) of a 2-D image, per channel for ``H x W x C``.
 
     ``out[y, x] = img[:y+1, :x+1].sum()``: the shape and values of
@@ -108,7 +108,7 @@ def _sat_gpu(g: GpuArray, method: str = "overlapped") -> GpuArray:
     return out
 
 
-def box_filter(img, radius: int, mode: str = "constant"):
+def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant") -> np.ndarray | GpuArray:
     """Mean over a ``(2 radius + 1)``-square window, from the summed-area table.
 
     Parameters
