@@ -185,6 +185,7 @@ def _matrices(n: int, b0: float, a: tuple) -> np.ndarray:
     return np.concatenate([tfp.ravel(), mm.ravel(), tre.ravel()])
 
 
+@lru_cache(maxsize=256)
 def _responses(n: int, b0: float, a: tuple, causal: bool, anti: bool) -> np.ndarray:
     """(64, 6): the column pass's output rows (0..n-1, zero below) for zero input from each unit
     causal prologue (columns 0-2) and anticausal epilogue (3-5)."""

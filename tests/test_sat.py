@@ -161,7 +161,7 @@ def test_recursive_filter_modes(filt, mode, method, rng):
 
 @pytest.mark.parametrize("method", ["block", "rt"])
 @pytest.mark.parametrize("causal,anti", [(True, False), (False, True)])
-@pytest.mark.parametrize("axes", [(0,), (1,), (1, 0)])
+@pytest.mark.parametrize("axes", [(0,), (1,), (1, 0), (0, 1)])
 def test_recursive_filter_directions_axes(axes, causal, anti, method, rng):
     b0, a = FILTERS[1]
     x = rng.standard_normal((70, 129)).astype(np.float32)
