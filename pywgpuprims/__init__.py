@@ -7,6 +7,8 @@ gives GpuArray out, so chains of primitives stay on the GPU.
 from ._array import GpuArray, asarray
 from ._device import Device, device, set_device
 from ._errors import CorruptDataError, DeviceLimitError, InputError, PrimitiveError, ShaderError
+from .recfilter import bspline_prefilter, gaussian_filter, recursive_filter
+from .sat import box_filter, summed_area_table
 from .scan import reduce, scan
 
 __version__ = "0.1.0"
@@ -14,4 +16,5 @@ __version__ = "0.1.0"
 __all__ = [
     "CorruptDataError", "Device", "DeviceLimitError", "GpuArray", "InputError", "PrimitiveError",
     "ShaderError", "asarray", "device", "reduce", "scan", "set_device",
+    "box_filter", "bspline_prefilter", "gaussian_filter", "recursive_filter", "summed_area_table",
 ]

@@ -1,0 +1,201 @@
+"""Summed-area tables and box filters (Nehab, Maximo, Lima and Hoppe 2011, overlapped SAT).
+
+The overlapped algorithm (stages S.1 to S.4 of the paper; kernels in ``wgsl/sat/sat.wgsl``) reads
+the image twice and writes the table once; the other traffic (per-tile column sums, row prefixes
+and tile totals) is 1/32 of the image. ``method="rt"`` is the readable baseline: one thread per
+row, then one per column.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._array import GpuArray, as_input
+from ._bench import BenchContext, benchmark
+from ._errors import InputError
+
+_TS = 64  # tile side (wgsl/sat/sat.wgsl)
+_RT_MAX = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
+
+
+def _types(dtype: np.dtype) -> tuple[str, str, bool, np.dtype]:
+    """(T, SRC_T, U8, output dtype) for an input dtype."""
+    if dtype == np.uint8:
+        return "u32", "u32", True, np.dtype(np.uint32)
+    if dtype == np.uint32:
+        return "u32", "u32", False, np.dtype(np.uint32)
+    if dtype == np.int32:
+        return "i32", "i32", False, np.dtype(np.int32)
+    return "f32", "f32", False, np.dtype(np.float32)
+
+
+def _image_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
+    h, w = shape[0], shape[1]
+    c = shape[2] if len(shape) == 3 else 1
+    return h, w, c
+
+
+def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped") -> np.ndarray | GpuArray:
+    """Summed-area table (integral image) of a 2-D image, per channel for ``H x W x C``.
+
+    ``out[y, x] = img[:y+1, :x+1].sum()``: the shape and values of
+    ``skimage.transform.integral_image`` (per channel), in 32-bit types that wrap like numpy's
+    ``cumsum(dtype=...)``.
+
+    Parameters
+    ----------
+    img : numpy array or GpuArray, ``(H, W)`` or ``(H, W, C)``
+        uint8 or uint32 (result uint32, exact modulo 2**32), int32 (result int32, wrapping), or
+        float32 (result float32; each sum is rounded, so the error grows with the table's values:
+        about ``eps * |out|`` times a small factor).
+    method : {"overlapped", "rt"}
+        ``"overlapped"``: the four-stage overlapped algorithm over 64 x 64 tiles (image read
+        twice, written once). ``"rt"``: one thread per row then per column (a readable baseline;
+        rows and columns up to 60,000 long).
+
+    Returns
+    -------
+    numpy array for numpy input, GpuArray for GpuArray input.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.summed_area_table(np.ones((2, 3), np.uint8))
+    array([[1, 2, 3],
+           [2, 4, 6]], dtype=uint32)
+    """
+    g, host = as_input(img, "summed_area_table", ndims=(2, 3))
+    out = _sat_gpu(g, method)
+    return out.numpy() if host is not None else out
+
+
+def _sat_gpu(g: GpuArray, method: str = "overlapped") -> GpuArray:
+    dev = g.device
+    if method not in ("overlapped", "rt"):
+        raise InputError("summed_area_table", f"method must be 'overlapped' or 'rt', got {method!r}")
+    H, W, C = _image_shape(g.shape)
+    T, SRC_T, U8, odt = _types(g.dtype)
+    out = GpuArray.empty(g.shape, odt, dev)
+    if g.size == 0:
+        return out
+    base = {"T": T, "SRC_T": SRC_T, "U8": U8}
+    b = dev.batch()
+    if method == "rt":
+        if max(H, W) > _RT_MAX:
+            raise InputError("summed_area_table", f"method='rt' handles rows and columns up to {_RT_MAX}; "
+                             f"got {H} x {W} (use method='overlapped')")
+        p = {"H": H, "W": W, "C": C, "nbx": 0, "nby": 0}
+        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "RT_ROWS": True}), (-(-H // 64), C),
+                   params=p, src=g, dst=out)
+        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "RT_COLS": True}), (-(-W // 64), C),
+                   params=p, dst=out)
+        b.submit()
+        return out
+    nbx, nby = -(-W // _TS), -(-H // _TS)
+    if max(H, W) > 32 * 65535:
+        raise InputError("summed_area_table", f"image {H} x {W}: sides up to {32 * 65535} are supported")
+    p = {"H": H, "W": W, "C": C, "nbx": nbx, "nby": nby}
+    with dev.scratch_buffers(4 * C * nby * W, 4 * C * nbx * H, 4 * C * nbx * nby) as (colsum, rowpref, blocktot):
+        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "TILE_SUMS": True}), (nbx, nby, C), params=p,
+                   src=g, colsum=colsum, rowpref=rowpref, blocktot=blocktot)
+        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "SCAN_COLS": True}), (-(-(W + nbx) // 32), C),
+                   params=p, colsum=colsum, blocktot=blocktot)
+        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "SCAN_ROWS": True}), (-(-H // 32), C),
+                   params=p, rowpref=rowpref, blocktot=blocktot)
+        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "TILE_FINAL": True}), (nbx, nby, C), params=p,
+                   src=g, colsum=colsum, rowpref=rowpref, dst=out)
+        b.submit()
+    return out
+
+
+def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant") -> np.ndarray | GpuArray:
+    """Mean over a ``(2 radius + 1)``-square window, from the summed-area table.
+
+    Parameters
+    ----------
+    img : numpy array or GpuArray, ``(H, W)`` or ``(H, W, C)`` (per channel)
+        uint8, uint32, int32 or float32.
+    radius : int
+        Window half-width, ``>= 0``.
+    mode : {"constant", "clip"}
+        Boundary handling. ``"constant"``: pixels outside the image count as zero and every sum
+        is divided by ``(2 radius + 1)**2``, as ``scipy.ndimage.uniform_filter(img, 2 radius + 1,
+        mode="constant", cval=0)``. ``"clip"``: the window is cut at the image border and the sum
+        divided by the number of pixels inside it (a normalised box).
+
+    Returns
+    -------
+    float32 array of the input's shape (numpy for numpy input, GpuArray for GpuArray input).
+
+    Notes
+    -----
+    Integer images give exact window sums (the table wraps modulo 2**32, and so does the
+    four-corner difference, which is exact while a window's true sum fits 32 bits); only the final
+    division rounds. For float32 images each window sum is a difference of table entries, so its
+    absolute error is about ``eps * max|table|`` (``eps = 2**-24``), large for big images with a
+    large mean: subtract the mean first where that matters.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.box_filter(np.full((3, 3), 9, np.uint8), 1)
+    array([[4., 6., 4.],
+           [6., 9., 6.],
+           [4., 6., 4.]], dtype=float32)
+    """
+    g, host = as_input(img, "box_filter", ndims=(2, 3))
+    if not isinstance(radius, (int, np.integer)) or radius < 0:
+        raise InputError("box_filter", f"radius must be an integer >= 0, got {radius!r}")
+    if mode not in ("constant", "clip"):
+        raise InputError("box_filter", f"mode must be 'constant' or 'clip', got {mode!r}")
+    dev = g.device
+    H, W, C = _image_shape(g.shape)
+    out = GpuArray.empty(g.shape, np.float32, dev)
+    if g.size:
+        s = _sat_gpu(g)
+        T = _types(g.dtype)[0]
+        radius = int(min(radius, max(H, W)))
+        b = dev.batch()
+        b.dispatch(dev.kernel("sat/box.wgsl", defines={"T": T}), -(-(H * W * C) // 256),
+                   params={"H": H, "W": W, "C": C, "radius": radius, "normalize": int(mode == "clip")},
+                   sat=s, dst=out)
+        b.submit()
+    return out.numpy() if host is not None else out
+
+
+# ------------------------------------------------------------------------------------------ benchmark
+def _sat_entry(ctx: BenchContext, n: int) -> list[dict]:
+    dev = ctx.dev
+    side = int(round(n ** 0.5))
+    if dev.info.get("adapter_type") == "CPU":
+        side = min(side, 512)  # lavapipe: keep it short
+    n = side * side
+    img = ctx.rng.random((side, side), dtype=np.float32)
+    g = GpuArray.empty((side, side), np.float32, dev)
+    dev.write(g.buffer, img.tobytes())
+    copy_ns = ctx.copy_ns(4 * n)
+    cuda_ns = None
+    if ctx.torch:
+        t = ctx.torch
+        a = t.rand((side, side), dtype=t.float32, device="cuda")
+        cuda_ns = ctx.cuda_ns(lambda: a.cumsum(0).cumsum(1))
+        del a
+    cpu_ns = ctx.cpu_ns(lambda: img.cumsum(0).cumsum(1)) if n <= 1 << 24 else None
+    rows = []
+    for method in ("overlapped", "rt"):
+        if method == "rt" and side > _RT_MAX:
+            continue
+        ns = ctx.gpu_ns(lambda i, m=method: _sat_gpu(g, m))
+        rows.append(ctx.row("sat", f"{method} f32 {side}^2", n, ns, bytes_moved=8 * n, baseline_ns=copy_ns,
+                            cuda_ns=cuda_ns, cuda_name="torch cumsum(0).cumsum(1)", cpu_ns=cpu_ns,
+                            cpu_name="numpy cumsum(0).cumsum(1)", unit="G px/s"))
+    gu = GpuArray.empty((side, side), np.uint32, dev)
+    dev.write(gu.buffer, ctx.rng.integers(0, 256, n, dtype=np.uint32).tobytes())
+    ns = ctx.gpu_ns(lambda i: _sat_gpu(gu))
+    rows.append(ctx.row("sat", f"overlapped u32 {side}^2", n, ns, bytes_moved=8 * n, baseline_ns=copy_ns,
+                        unit="G px/s"))
+    return rows
+
+
+_sat_entry.default_sizes = [8192 * 8192]
+benchmark("sat")(_sat_entry)

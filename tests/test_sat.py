@@ -1,0 +1,291 @@
+"""Summed-area tables, box filters, recursive filters, recursive Gaussian, B-spline prefilter.
+
+Oracles: numpy cumsum and skimage.transform.integral_image (SAT), scipy.ndimage.uniform_filter
+(box), scipy.signal.lfilter on padded lines (recursive filters, exact for every boundary
+extension), scipy.ndimage.gaussian_filter and spline_filter.
+"""
+
+import numpy as np
+import pytest
+import skimage.data
+from conftest import POISON_U32
+from scipy import ndimage
+from scipy.signal import lfilter
+from skimage.transform import integral_image
+
+import pywgpuprims as pp
+from pywgpuprims.recfilter import _coefs, _padlen
+
+
+@pytest.fixture(autouse=True)
+def poison_outputs(monkeypatch):
+    """Every array the primitives allocate starts as poison, so unwritten elements show."""
+    original = pp.GpuArray.empty
+
+    def empty(shape, dtype, dev=None):
+        g = original(shape, dtype, dev)
+        words = g.buffer.size // 4
+        pp.device().write(g.buffer, np.full(words, POISON_U32, np.uint32).tobytes())
+        return g
+
+    monkeypatch.setattr(pp.GpuArray, "empty", staticmethod(empty))
+
+
+def _rand(rng, shape, dtype):
+    if dtype == "float32":
+        return rng.random(shape, dtype=np.float32)
+    hi = {"uint8": 256, "uint32": 2**32, "int32": 2**31}[dtype]
+    lo = -(2**31) if dtype == "int32" else 0
+    return rng.integers(lo, hi, shape, dtype=np.int64).astype(dtype)
+
+
+def _sat_ref(a):
+    odt = np.uint32 if a.dtype == np.uint8 else a.dtype
+    if odt == np.float32:
+        return np.cumsum(np.cumsum(a.astype(np.float64), 0), 1)
+    return np.cumsum(np.cumsum(a.astype(odt), 0, dtype=odt), 1, dtype=odt)
+
+
+# ------------------------------------------------------------------------------------------ SAT
+SHAPES = [(1, 1), (1, 67), (67, 1), (64, 64), (63, 65), (129, 200), (200, 129), (70, 50, 3)]
+
+
+@pytest.mark.parametrize("method", ["overlapped", "rt"])
+@pytest.mark.parametrize("dtype", ["uint8", "uint32", "int32", "float32"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_sat(shape, dtype, method, rng):
+    a = _rand(rng, shape, dtype)
+    out = pp.summed_area_table(a, method=method)
+    ref = _sat_ref(a)
+    assert out.shape == a.shape
+    assert out.dtype == (np.uint32 if dtype == "uint8" else np.dtype(dtype))
+    if dtype == "float32":
+        np.testing.assert_allclose(out, ref, rtol=0, atol=4e-7 * np.abs(ref).max() * np.sqrt(a.size) + 1e-6)
+    else:
+        np.testing.assert_array_equal(out, ref)
+
+
+def test_sat_skimage_camera_and_2048():
+    cam = skimage.data.camera()
+    np.testing.assert_array_equal(pp.summed_area_table(cam), integral_image(cam).astype(np.uint32))
+    big = np.tile(cam, (4, 4))  # 2048 x 2048 uint8: exact
+    np.testing.assert_array_equal(pp.summed_area_table(big), integral_image(big).astype(np.uint32))
+    f = big.astype(np.float32) / 255
+    ref = integral_image(f.astype(np.float64))
+    np.testing.assert_allclose(pp.summed_area_table(f), ref, rtol=2e-6, atol=1e-3)
+
+
+def test_sat_wraps_and_gpuarray(rng):
+    a = rng.integers(2**31, 2**32, (100, 90), dtype=np.uint64).astype(np.uint32)
+    g = pp.summed_area_table(pp.asarray(a))
+    assert isinstance(g, pp.GpuArray)
+    np.testing.assert_array_equal(g.numpy(), _sat_ref(a))
+
+
+def test_sat_errors():
+    with pytest.raises(pp.InputError, match="summed_area_table: dtype"):
+        pp.summed_area_table(np.zeros((3, 3), np.float64))
+    with pytest.raises(pp.InputError, match="dimensions"):
+        pp.summed_area_table(np.zeros(3, np.float32))
+    with pytest.raises(pp.InputError, match="method"):
+        pp.summed_area_table(np.zeros((3, 3), np.float32), method="nope")
+    assert pp.summed_area_table(np.zeros((0, 5), np.uint8)).shape == (0, 5)
+
+
+@pytest.mark.parametrize("radius", [0, 1, 4, 40])
+@pytest.mark.parametrize("dtype", ["uint8", "float32"])
+def test_box_filter(radius, dtype, rng):
+    a = _rand(rng, (97, 130), dtype)
+    out = pp.box_filter(a, radius)
+    assert out.dtype == np.float32
+    ref = ndimage.uniform_filter(a.astype(np.float64), 2 * radius + 1, mode="constant", cval=0.0)
+    tol = 1e-6 * float(np.abs(a).max()) * (1 if dtype == "uint8" else a.size)
+    np.testing.assert_allclose(out, ref, rtol=1e-6, atol=tol)
+    # "clip": the mean over the part of the window inside the image.
+    clip = pp.box_filter(a, radius, mode="clip")
+    ones = np.ones(a.shape)
+    cnt = ndimage.uniform_filter(ones, 2 * radius + 1, mode="constant") * (2 * radius + 1) ** 2
+    np.testing.assert_allclose(clip, ref * (2 * radius + 1) ** 2 / np.round(cnt), rtol=1e-5, atol=tol)
+
+
+def test_box_filter_channels_and_errors(rng):
+    a = _rand(rng, (40, 33, 3), "uint8")
+    out = pp.box_filter(a, 2)
+    for c in range(3):
+        ref = ndimage.uniform_filter(a[..., c].astype(np.float64), 5, mode="constant")
+        np.testing.assert_allclose(out[..., c], ref, rtol=1e-6, atol=1e-4)
+    with pytest.raises(pp.InputError, match="radius"):
+        pp.box_filter(a, -1)
+    with pytest.raises(pp.InputError, match="mode"):
+        pp.box_filter(a, 1, mode="reflect")
+
+
+# ------------------------------------------------------------------------------------- recursive
+PAD = {"zero": "constant", "nearest": "edge", "reflect": "symmetric", "mirror": "reflect", "wrap": "wrap"}
+FILTERS = [(0.5, (-0.5,)), (0.25, (-1.2, 0.45)), (0.2, (-1.5, 0.9, -0.2))]
+
+
+def _lfilter_ref(x, b0, a, axes, causal, anti, mode):
+    """Filter the (numpy.pad-)extended lines with lfilter: exact for every extension."""
+    pad = 2 * _padlen(*_coefs(b0, a, "test")) + 8
+    x = x.astype(np.float64)
+    for ax in axes:
+        n = x.shape[ax]
+        m = "edge" if (mode == "mirror" and n == 1) else PAD[mode]
+        widths = [(0, 0)] * x.ndim
+        widths[ax] = (pad, pad)
+        y = np.pad(x, widths, mode=m)
+        if causal:
+            y = lfilter([b0], [1, *a], y, axis=ax)
+        if anti:
+            y = np.flip(lfilter([b0], [1, *a], np.flip(y, ax), axis=ax), ax)
+        x = np.take(y, np.arange(pad, pad + n), axis=ax)
+    return x
+
+
+def _check(out, ref, rtol=2e-6):
+    scale = max(np.abs(ref).max(), 1e-30)
+    np.testing.assert_allclose(out, ref, rtol=0, atol=rtol * scale)
+
+
+@pytest.mark.parametrize("method", ["block", "rt"])
+@pytest.mark.parametrize("mode", list(PAD))
+@pytest.mark.parametrize("filt", FILTERS, ids=["order1", "order2", "order3"])
+def test_recursive_filter_modes(filt, mode, method, rng):
+    b0, a = filt
+    for shape in [(1, 1), (1, 70), (65, 1), (63, 130)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        out = pp.recursive_filter(x, b0, a, boundary=mode, method=method)
+        _check(out, _lfilter_ref(x, b0, a, (0, 1), True, True, mode))
+
+
+@pytest.mark.parametrize("method", ["block", "rt"])
+@pytest.mark.parametrize("causal,anti", [(True, False), (False, True)])
+@pytest.mark.parametrize("axes", [(0,), (1,), (1, 0), (0, 1)])
+def test_recursive_filter_directions_axes(axes, causal, anti, method, rng):
+    b0, a = FILTERS[1]
+    x = rng.standard_normal((70, 129)).astype(np.float32)
+    for mode in ("zero", "reflect"):
+        out = pp.recursive_filter(x, b0, a, axes=axes, causal=causal, anticausal=anti, boundary=mode, method=method)
+        _check(out, _lfilter_ref(x, b0, a, axes, causal, anti, mode))
+
+
+def test_recursive_filter_channels_gpuarray(rng):
+    b0, a = FILTERS[2]
+    x = rng.standard_normal((50, 67, 3)).astype(np.float32)
+    g = pp.recursive_filter(pp.asarray(x), b0, a, boundary="mirror")
+    assert isinstance(g, pp.GpuArray)
+    _check(g.numpy(), _lfilter_ref(x, b0, a, (0, 1), True, True, "mirror"))
+
+
+def test_recursive_filter_2048_camera():
+    cam = np.tile(skimage.data.camera().astype(np.float32) / 255, (4, 4))
+    b0, a = FILTERS[1]
+    out = pp.recursive_filter(cam, b0, a, boundary="nearest")
+    _check(out, _lfilter_ref(cam, b0, a, (0, 1), True, True, "nearest"))
+
+
+@pytest.mark.parametrize("a", [(-1.0,), (-1.5,), (0.0, 1.0), (-2.0, 1.0), (-0.5, 0.3, -1.2)])
+def test_unstable_filters_are_refused(a):
+    x = np.zeros((4, 4), np.float32)
+    with pytest.raises(pp.InputError, match="unstable"):
+        pp.recursive_filter(x, 1.0, a)
+
+
+def test_recursive_filter_errors():
+    x = np.zeros((4, 4), np.float32)
+    with pytest.raises(pp.InputError, match="dtype"):
+        pp.recursive_filter(x.astype(np.uint8), 1.0, [-0.5])
+    with pytest.raises(pp.InputError, match="boundary"):
+        pp.recursive_filter(x, 1.0, [-0.5], boundary="bogus")
+    with pytest.raises(pp.InputError, match="feedback"):
+        pp.recursive_filter(x, 1.0, [0.1, 0.1, 0.1, 0.1])
+    with pytest.raises(pp.InputError, match="axes"):
+        pp.recursive_filter(x, 1.0, [-0.5], axes=(2,))
+    with pytest.raises(pp.InputError, match="rt"):
+        pp.recursive_filter(np.zeros((1, 40_000), np.float32), 1.0, [-0.5], method="rt")
+
+
+# ------------------------------------------------------------------------------------- Gaussian
+# Largest error against scipy.ndimage.gaussian_filter, relative to max |x| (see the docstring).
+GAUSS_TOL = {1.0: 0.03, 2.0: 0.01, 4.0: 0.01, 16.0: 0.01}
+
+
+@pytest.mark.parametrize("sigma", list(GAUSS_TOL))
+def test_gaussian(sigma, rng):
+    cam = skimage.data.camera().astype(np.float32) / 255
+    for img in (rng.random((150, 211), dtype=np.float32), cam):
+        out = pp.gaussian_filter(img, sigma)
+        ref = ndimage.gaussian_filter(img.astype(np.float64), sigma, mode="reflect")
+        err = np.abs(out - ref).max() / np.abs(img).max()
+        assert err < GAUSS_TOL[sigma], err
+    out_rt = pp.gaussian_filter(cam, sigma, method="rt")
+    np.testing.assert_allclose(out_rt, pp.gaussian_filter(cam, sigma), atol=2e-5)
+
+
+@pytest.mark.parametrize("mode,scipy_mode", [("wrap", "wrap"), ("mirror", "mirror"), ("nearest", "nearest"),
+                                             ("zero", "constant")])
+def test_gaussian_modes(mode, scipy_mode, rng):
+    img = rng.random((90, 120, 2), dtype=np.float32)
+    out = pp.gaussian_filter(img, 3.0, boundary=mode)
+    for c in range(2):
+        ref = ndimage.gaussian_filter(img[..., c].astype(np.float64), 3.0, mode=scipy_mode)
+        assert np.abs(out[..., c] - ref).max() < 0.01
+
+
+def test_gaussian_large_sigma_is_float32_accurate(rng):
+    # The same recursion in float64 (lfilter): the float32 block algorithm stays close.
+    from pywgpuprims.recfilter import _gaussian_coefs
+
+    img = rng.random((300, 260), dtype=np.float32)
+    b0, a = _gaussian_coefs(40.0)
+    out = pp.gaussian_filter(img, 40.0)
+    _check(out, _lfilter_ref(img, b0, a, (0, 1), True, True, "reflect"), rtol=1e-4)
+    with pytest.raises(pp.InputError, match="sigma"):
+        pp.gaussian_filter(img, 0.2)
+
+
+# ------------------------------------------------------------------------------------- B-spline
+@pytest.mark.parametrize("mode", ["mirror", "reflect", "grid-wrap"])
+def test_bspline_prefilter(mode, rng):
+    for shape in [(1, 1), (2, 3), (37, 70), (130, 65, 3)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        out = pp.bspline_prefilter(x, mode=mode)
+        ref = x.astype(np.float64)
+        for ax in (0, 1):
+            ref = ndimage.spline_filter1d(ref, 3, axis=ax, mode=mode)
+        if mode == "reflect" and min(shape[:2]) < 12:
+            # scipy's 'reflect' initialisation is truncated for very short lines; padded lfilter is exact.
+            z = np.sqrt(3) - 2
+            ref = _lfilter_ref(x, 1 - z, (-z,), (0, 1), True, True, "reflect")
+        _check(out, ref, rtol=3e-6)
+
+
+def test_bspline_camera_roundtrip():
+    # Coefficients convolved with the cubic B-spline kernel [1, 4, 1] / 6 give the image back.
+    cam = skimage.data.camera().astype(np.float32)
+    c = pp.bspline_prefilter(cam).astype(np.float64)
+    k = np.array([1.0, 4.0, 1.0]) / 6
+    back = ndimage.convolve1d(ndimage.convolve1d(c, k, axis=0, mode="mirror"), k, axis=1, mode="mirror")
+    np.testing.assert_allclose(back, cam, atol=2e-3)
+
+
+@pytest.mark.parametrize("mode", list(PAD))
+def test_pole_near_one_folds_the_extension(mode, rng):
+    # |pole| = 0.995: the boundary extension (thousands of samples) wraps around short lines many times.
+    b0, a = 0.005, (-0.995,)
+    x = rng.standard_normal((5, 100)).astype(np.float32)
+    ref = _lfilter_ref(x, b0, a, (1,), True, True, mode)
+    for method in ("block", "rt"):
+        out = pp.recursive_filter(x, b0, a, axes=1, boundary=mode, method=method)
+        _check(out, ref, rtol=2e-5)
+
+
+def test_long_rows_block_method(rng):
+    # 70,000-sample rows: past the RT baseline's per-thread loop budget; the block method is fine.
+    b0, a = FILTERS[2]
+    x = rng.standard_normal((3, 70_000)).astype(np.float32)
+    out = pp.recursive_filter(x, b0, a, axes=1, boundary="reflect")
+    _check(out, _lfilter_ref(x, b0, a, (1,), True, True, "reflect"))
+    s = pp.summed_area_table(np.ones((2, 70_000), np.uint8))
+    assert s[1, -1] == 140_000 and s[0, 12345] == 12346

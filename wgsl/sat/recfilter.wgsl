@@ -1,0 +1,519 @@
+// Recursive filters of order 1 to 3 along one axis of an image (float32), after Nehab, Maximo,
+// Lima and Hoppe (2011). The causal filter is b0 / ((1 + a1 z^-1 + a2 z^-2) (1 + a3 z^-1)) (see
+// step()); the anticausal one is the same recursion run from the right on the causal output.
+// Lower orders have zero coefficients.
+//
+// A "line" is a row or column (one channel of it); a "position" runs along the line. Element
+// (line l, channel ch, position p) lives at  l * line_stride + ch + p * pos_stride.
+//
+// Entries (one define each):
+//   RT         one thread per line: the whole line, causal then anticausal (the baseline).
+//   BLOCK_A    per 64 x 64 tile: incomplete causal epilogue (last 3 outputs from a zero prologue)
+//              and incomplete anticausal prologue (first 3 outputs from a zero epilogue), and the
+//              tile's share of the boundary dot products. With OVERLAP (a column pass followed by
+//              a row pass): the same for the rows of the column-filtered tile (zero carries).
+//   BLOCK_FIX  one thread per line: boundary initial conditions (sums of BLOCK_A's partial dot
+//              products), then the carries across blocks with the precomputed 3 x 3 matrices
+//              (Nehab et al.'s Alg. 2 fix-up).
+//   ROW_CORR   per tile (OVERLAP): adds to the row carries what the column carries contribute
+//              (the column carries enter a tile through 6 fixed column responses, so their effect
+//              on the rows' carries is 6 row-pass-A runs on 64-vectors per tile).
+//   BLOCK_C    per tile: the filter again, from the complete carries; writes the output. With
+//              OVERLAP: down the columns, then along the rows, in workgroup memory.
+// With OVERLAP the image is read twice and written once (Nehab et al.'s Alg. 5 overlapping).
+//
+// Boundaries: the signal is extended past both ends (mode: 0 zero, 1 nearest, 2 reflect
+// (half-sample symmetric, scipy 'reflect'), 3 mirror (whole-sample, scipy 'mirror'), 4 wrap).
+// RT runs the recursions over `padlen` samples of that extension (boundary.wgsl), chosen on the
+// host so that the impulse-response tail past it is below 2^-27 of its total: the truncation
+// error is below float32 rounding. The block method gets the same initial conditions as dot
+// products of the line with weights the host folds from the infinite extension (wts).
+
+struct Params {
+    N: u32,            // positions per line
+    nlines: u32,       // lines per channel
+    C: u32,            // channels (interleaved)
+    pos_stride: u32,
+    line_stride: u32,
+    K: u32,            // blocks of 64 positions
+    mode: u32,
+    padlen: u32,
+    causal: u32,
+    anti: u32,
+    lo_L: u32,         // block method: supports of the boundary weights (left, right)
+    hi_L: u32,
+    lo_R: u32,
+    hi_R: u32,
+    K2: u32,           // OVERLAP: the row pass's blocks, weight supports and weights offset
+    lo_L2: u32,
+    hi_L2: u32,
+    lo_R2: u32,
+    hi_R2: u32,
+    woff2: u32,
+    b0: f32,
+    a1: f32,
+    a2: f32,
+    a3: f32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+#if RT
+@group(0) @binding(1) var<storage, read> src: array<f32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<f32>;
+#elif BLOCK_A
+@group(0) @binding(1) var<storage, read> src: array<f32>;
+@group(0) @binding(2) var<storage, read_write> carry: array<f32>;
+@group(0) @binding(3) var<storage, read> wts: array<f32>;
+@group(0) @binding(4) var<storage, read_write> bpart: array<f32>;
+#if OVERLAP
+@group(0) @binding(5) var<storage, read_write> carry2: array<f32>;
+@group(0) @binding(6) var<storage, read_write> bpart2: array<f32>;
+#endif
+#elif BLOCK_FIX
+@group(0) @binding(1) var<storage, read_write> carry: array<f32>;
+@group(0) @binding(2) var<storage, read> mats: array<f32>;
+@group(0) @binding(3) var<storage, read> bpart: array<f32>;
+#elif ROW_CORR
+@group(0) @binding(1) var<storage, read> carry: array<f32>;
+@group(0) @binding(2) var<storage, read_write> carry2: array<f32>;
+@group(0) @binding(3) var<storage, read_write> bpart2: array<f32>;
+@group(0) @binding(4) var<storage, read> wts: array<f32>;
+@group(0) @binding(5) var<storage, read> resp: array<f32>;
+#elif BLOCK_C
+#if IN_PLACE
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+#else
+@group(0) @binding(1) var<storage, read> src: array<f32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<f32>;
+#endif
+@group(0) @binding(3) var<storage, read> carry: array<f32>;
+#if OVERLAP
+@group(0) @binding(4) var<storage, read> carry2: array<f32>;
+#endif
+#endif
+
+const B: u32 = 64u;     // block length (positions) and lines per tile
+const BP: u32 = 65u;    // padded shared-memory row
+
+fn addr(l: u32, ch: u32, p: u32) -> u32 {
+    return l * params.line_stride + ch + p * params.pos_stride;
+}
+
+// Causal step, in cascade form: a first-order section u[p] = x[p] - a3 u[p-1] feeding a
+// second-order one y[p] = b0 u[p] - a1 y[p-1] - a2 y[p-2] (the host factors a third-order
+// denominator so; a direct form with poles near 1 loses float32 precision). For order <= 2, a3 = 0
+// and u = x. State s = (y[p-1], y[p-2], u[p-1]) -> (y[p], y[p-1], u[p]).
+fn step(s: vec3<f32>, x: f32) -> vec3<f32> {
+    let u = x - params.a3 * s.z;
+    let y = params.b0 * u - params.a1 * s.x - params.a2 * s.y;
+    return vec3<f32>(y, s.x, u);
+}
+
+#if RT
+#include "sat/boundary.wgsl"
+#endif
+
+#if RT
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let l = gid.x;
+    let ch = gid.y;
+    if (l >= params.nlines) {
+        return;
+    }
+    let N = params.N;
+    var s = vec3<f32>(0.0);
+    if (params.causal != 0u) {
+        s = causal_init(l, ch);
+        for (var p = 0u; p < N; p++) {
+            s = step(s, src[addr(l, ch, p)]);
+            dst[addr(l, ch, p)] = s.x;
+        }
+    }
+    if (params.anti != 0u) {
+        var e = anti_init(l, ch, s);
+        for (var q = 0u; q < N; q++) {
+            let p = N - 1u - q;
+            var v: f32;
+            if (params.causal != 0u) {
+                v = dst[addr(l, ch, p)];
+            } else {
+                v = src[addr(l, ch, p)];
+            }
+            e = step(e, v);
+            dst[addr(l, ch, p)] = e.x;
+        }
+    }
+}
+#endif
+
+#if !RT
+#if !BLOCK_FIX
+var<workgroup> tile: array<f32, 4160>;   // 64 lines x 65 (64 positions + pad)
+#endif
+#endif
+
+#if BLOCK_A
+#include "sat/tile_io.wgsl"
+#endif
+#if BLOCK_C
+#include "sat/tile_io.wgsl"
+#endif
+
+#if !RT
+#if !BLOCK_FIX
+struct ALine {
+    s: vec3<f32>,    // causal state at the block's end, from a zero prologue
+    e: vec3<f32>,    // anticausal state at its start, from a zero epilogue (on the causal output)
+    wl: vec3<f32>,   // the block's share of the boundary dot products (left, right)
+    wr: vec3<f32>,
+    hit: bool,       // whether the block meets the weights' supports
+}
+
+// Filter one tile line: elements tile[base + i * stride], i < n, in place; causal from state s,
+// then anticausal from state e (each when enabled).
+fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
+    var s = s0;
+    if (params.causal != 0u) {
+        for (var i = 0u; i < n; i++) {
+            s = step(s, tile[base + i * stride]);
+            tile[base + i * stride] = s.x;
+        }
+    }
+    var e = e0;
+    if (params.anti != 0u) {
+        for (var q = 0u; q < n; q++) {
+            let i = base + (n - 1u - q) * stride;
+            e = step(e, tile[i]);
+            tile[i] = e.x;
+        }
+    }
+}
+#endif
+#endif
+
+#if !RT
+#if !BLOCK_FIX
+#if !BLOCK_C
+// Pass A on one tile line: elements tile[base + i * stride], i < n, at positions p0 + i of a line
+// of N samples; boundary weights wts[woff + j * N + p]. Leaves the line filtered with zero
+// carries (causal, then anticausal too when keep_anti).
+fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u32>, keep_anti: bool) -> ALine {
+    var r: ALine;
+    r.hit = (p0 < rg.y && p0 + n > rg.x) || (p0 < rg.w && p0 + n > rg.z);
+    r.wl = vec3<f32>(0.0);
+    r.wr = vec3<f32>(0.0);
+    if (r.hit) {
+        for (var i = 0u; i < n; i++) {
+            let p = woff + p0 + i;
+            let x = tile[base + i * stride];
+            r.wl += vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]) * x;
+            r.wr += vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]) * x;
+        }
+    }
+    var s = vec3<f32>(0.0);
+    if (params.causal != 0u) {
+        for (var i = 0u; i < n; i++) {
+            s = step(s, tile[base + i * stride]);
+            tile[base + i * stride] = s.x;
+        }
+    }
+    var e = vec3<f32>(0.0);
+    if (params.anti != 0u) {
+        for (var q = 0u; q < n; q++) {
+            let i = base + (n - 1u - q) * stride;
+            e = step(e, tile[i]);
+            if (keep_anti) {
+                tile[i] = e.x;
+            }
+        }
+    }
+    r.s = s;
+    r.e = e;
+    return r;
+}
+#endif
+#endif
+#endif
+
+#if BLOCK_A
+#if OVERLAP
+const KEEP_ANTI: bool = true;
+#else
+const KEEP_ANTI: bool = false;
+#endif
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let k = wid.x;
+    let lb = wid.y;
+    let ch = wid.z;
+    load_tile(k, lb, ch, t);
+    workgroupBarrier();
+    let l = lb * B + t;
+    let n = min(B, params.N - k * B);
+    let nl = params.nlines;
+    if (l < nl) {
+        let r = a_line(t * BP, 1u, n, k * B, params.N, 0u,
+                       vec4<u32>(params.lo_L, params.hi_L, params.lo_R, params.hi_R), KEEP_ANTI);
+        let base = (ch * params.K + k) * 6u * nl + l;
+        if (r.hit) {
+            bpart[base] = r.wl.x;
+            bpart[base + nl] = r.wl.y;
+            bpart[base + 2u * nl] = r.wl.z;
+            bpart[base + 3u * nl] = r.wr.x;
+            bpart[base + 4u * nl] = r.wr.y;
+            bpart[base + 5u * nl] = r.wr.z;
+        }
+        carry[base] = r.s.x;
+        carry[base + nl] = r.s.y;
+        carry[base + 2u * nl] = r.s.z;
+        carry[base + 3u * nl] = r.e.x;
+        carry[base + 4u * nl] = r.e.y;
+        carry[base + 5u * nl] = r.e.z;
+    }
+#if OVERLAP
+    // The tile now holds its columns filtered with zero carries; run the row pass's first stage
+    // on its rows (row y = k*64 + t; the tile is block lb along the rows). ROW_CORR later adds
+    // what the column carries contribute.
+    workgroupBarrier();
+    let y = k * B + t;
+    let n2 = min(B, nl - lb * B);
+    if (y < params.N) {
+        let r = a_line(t, BP, n2, lb * B, nl, params.woff2,
+                       vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2), false);
+        let nl2 = params.N;
+        let base2 = (ch * params.K2 + lb) * 6u * nl2 + y;
+        if (r.hit) {
+            bpart2[base2] = r.wl.x;
+            bpart2[base2 + nl2] = r.wl.y;
+            bpart2[base2 + 2u * nl2] = r.wl.z;
+            bpart2[base2 + 3u * nl2] = r.wr.x;
+            bpart2[base2 + 4u * nl2] = r.wr.y;
+            bpart2[base2 + 5u * nl2] = r.wr.z;
+        }
+        carry2[base2] = r.s.x;
+        carry2[base2 + nl2] = r.s.y;
+        carry2[base2 + 2u * nl2] = r.s.z;
+        carry2[base2 + 3u * nl2] = r.e.x;
+        carry2[base2 + 4u * nl2] = r.e.y;
+        carry2[base2 + 5u * nl2] = r.e.z;
+    }
+#endif
+}
+#endif
+
+#if BLOCK_FIX
+// The row-major 3 x 3 matrix at mats[o..o+9] (WGSL matrices are built column by column).
+fn loadm(o: u32) -> mat3x3<f32> {
+    return transpose(mat3x3<f32>(mats[o], mats[o + 1u], mats[o + 2u], mats[o + 3u], mats[o + 4u],
+                                 mats[o + 5u], mats[o + 6u], mats[o + 7u], mats[o + 8u]));
+}
+
+fn get3(base: u32) -> vec3<f32> {
+    let nl = params.nlines;
+    return vec3<f32>(carry[base], carry[base + nl], carry[base + 2u * nl]);
+}
+
+fn put3(base: u32, v: vec3<f32>) {
+    let nl = params.nlines;
+    carry[base] = v.x;
+    carry[base + nl] = v.y;
+    carry[base + 2u * nl] = v.z;
+}
+
+fn part3(base: u32) -> vec3<f32> {
+    let nl = params.nlines;
+    return vec3<f32>(bpart[base], bpart[base + nl], bpart[base + 2u * nl]);
+}
+
+// mats: [T_FP, M, T_RE] for a full block (offsets 0, 9, 18), then for the last block (27, 36,
+// 45), then Mp (54): the causal state at N-1 -> the anticausal state at N.
+// Loads are batched 8 blocks at a time so that their latencies overlap along the chain.
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let l = gid.x;
+    let ch = gid.y;
+    if (l >= params.nlines) {
+        return;
+    }
+    let K = params.K;
+    let nl = params.nlines;
+    let cb = ch * K * 6u * nl + l;   // carry/bpart of block k at cb + k * 6 * nl
+    // The matrices live in registers: the chains below wait on nothing but the carries.
+    let Tf = loadm(0u);
+    let Mf = loadm(9u);
+    let Rf = loadm(18u);
+    let Tl = loadm(27u);
+    let Ml = loadm(36u);
+    let Rl = loadm(45u);
+    let Mp = loadm(54u);
+    var P = vec3<f32>(0.0);
+    if (params.causal != 0u) {
+        if (params.hi_L > params.lo_L) {
+            for (var k = params.lo_L / B; k <= (params.hi_L - 1u) / B; k++) {
+                P += part3(cb + k * 6u * nl);
+            }
+        }
+        for (var k0 = 0u; k0 < K; k0 += 8u) {
+            var eb: array<vec3<f32>, 8>;
+            for (var j = 0u; j < 8u; j++) {
+                if (k0 + j < K) {
+                    eb[j] = get3(cb + (k0 + j) * 6u * nl);
+                }
+            }
+            for (var j = 0u; j < 8u; j++) {
+                let k = k0 + j;
+                if (k < K) {
+                    put3(cb + k * 6u * nl, P);
+                    var T = Tf;
+                    if (k == K - 1u) {
+                        T = Tl;
+                    }
+                    P = eb[j] + T * P;
+                }
+            }
+        }
+    }
+    if (params.anti != 0u) {
+        var e = Mp * P;
+        if (params.hi_R > params.lo_R) {
+            for (var k = params.lo_R / B; k <= (params.hi_R - 1u) / B; k++) {
+                e += part3(cb + k * 6u * nl + 3u * nl);
+            }
+        }
+        for (var q0 = 0u; q0 < K; q0 += 8u) {
+            var bb: array<vec3<f32>, 8>;
+            var pk: array<vec3<f32>, 8>;
+            for (var j = 0u; j < 8u; j++) {
+                if (q0 + j < K) {
+                    let base = cb + (K - 1u - q0 - j) * 6u * nl;
+                    bb[j] = get3(base + 3u * nl);
+                    pk[j] = vec3<f32>(0.0);
+                    if (params.causal != 0u) {
+                        pk[j] = get3(base);
+                    }
+                }
+            }
+            for (var j = 0u; j < 8u; j++) {
+                if (q0 + j < K) {
+                    let k = K - 1u - q0 - j;
+                    put3(cb + k * 6u * nl + 3u * nl, e);
+                    var M = Mf;
+                    var R = Rf;
+                    if (k == K - 1u) {
+                        M = Ml;
+                        R = Rl;
+                    }
+                    e = bb[j] + M * pk[j] + R * e;
+                }
+            }
+        }
+    }
+}
+#endif
+
+#if ROW_CORR
+var<workgroup> xs: array<vec3<f32>, 24>;   // 6 vectors x (s, e, wl, wr)
+
+// The column pass's complete carries for tile (k, lb): 6 numbers per column (causal prologue,
+// anticausal epilogue). They enter the column-filtered tile as sum_c P_c(col) F_c(row) +
+// e_c(col) R_c(row), F_c and R_c the column pass's responses (resp: 64 x 6 per row, full tile
+// then last tile row). Row pass A being linear, the rows' carries gain
+// sum_c F_c(row) A(P_c) + R_c(row) A(e_c), A run on the 6 vectors over the tile's columns.
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let k = wid.x;
+    let lb = wid.y;
+    let ch = wid.z;
+    let nl = params.nlines;
+    let x = lb * B + t;
+    for (var c = 0u; c < 6u; c++) {
+        var v = 0.0;
+        if (x < nl) {
+            v = carry[((ch * params.K + k) * 6u + c) * nl + x];
+        }
+        tile[c * BP + t] = v;
+    }
+    workgroupBarrier();
+    let n2 = min(B, nl - lb * B);
+    let rg = vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2);
+    if (t < 6u) {
+        let r = a_line(t * BP, 1u, n2, lb * B, nl, params.woff2, rg, false);
+        xs[t * 4u] = r.s;
+        xs[t * 4u + 1u] = r.e;
+        xs[t * 4u + 2u] = r.wl;
+        xs[t * 4u + 3u] = r.wr;
+    }
+    workgroupBarrier();
+    let y = k * B + t;
+    if (y >= params.N) {
+        return;
+    }
+    var ro = t * 6u;
+    if (k == params.K - 1u) {
+        ro += B * 6u;
+    }
+    var ds = vec3<f32>(0.0);
+    var de = vec3<f32>(0.0);
+    var dl = vec3<f32>(0.0);
+    var dr = vec3<f32>(0.0);
+    for (var c = 0u; c < 6u; c++) {
+        let f = resp[ro + c];
+        ds += f * xs[c * 4u];
+        de += f * xs[c * 4u + 1u];
+        dl += f * xs[c * 4u + 2u];
+        dr += f * xs[c * 4u + 3u];
+    }
+    let nl2 = params.N;
+    let base2 = (ch * params.K2 + lb) * 6u * nl2 + y;
+    carry2[base2] += ds.x;
+    carry2[base2 + nl2] += ds.y;
+    carry2[base2 + 2u * nl2] += ds.z;
+    carry2[base2 + 3u * nl2] += de.x;
+    carry2[base2 + 4u * nl2] += de.y;
+    carry2[base2 + 5u * nl2] += de.z;
+    let p0 = lb * B;
+    if ((p0 < rg.y && p0 + n2 > rg.x) || (p0 < rg.w && p0 + n2 > rg.z)) {
+        bpart2[base2] += dl.x;
+        bpart2[base2 + nl2] += dl.y;
+        bpart2[base2 + 2u * nl2] += dl.z;
+        bpart2[base2 + 3u * nl2] += dr.x;
+        bpart2[base2 + 4u * nl2] += dr.y;
+        bpart2[base2 + 5u * nl2] += dr.z;
+    }
+}
+#endif
+
+#if BLOCK_C
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let k = wid.x;
+    let lb = wid.y;
+    let ch = wid.z;
+    load_tile(k, lb, ch, t);
+    workgroupBarrier();
+    let l = lb * B + t;
+    let n = min(B, params.N - k * B);
+    let nl = params.nlines;
+    if (l < nl) {
+        let base = (ch * params.K + k) * 6u * nl + l;
+        c_line(t * BP, 1u, n, vec3<f32>(carry[base], carry[base + nl], carry[base + 2u * nl]),
+               vec3<f32>(carry[base + 3u * nl], carry[base + 4u * nl], carry[base + 5u * nl]));
+    }
+#if OVERLAP
+    // Then along the rows of the tile (row y = k*64 + t, block lb), from the rows' carries.
+    workgroupBarrier();
+    let y = k * B + t;
+    if (y < params.N) {
+        let nl2 = params.N;
+        let b2 = (ch * params.K2 + lb) * 6u * nl2 + y;
+        c_line(t, BP, min(B, nl - lb * B),
+               vec3<f32>(carry2[b2], carry2[b2 + nl2], carry2[b2 + 2u * nl2]),
+               vec3<f32>(carry2[b2 + 3u * nl2], carry2[b2 + 4u * nl2], carry2[b2 + 5u * nl2]));
+    }
+#endif
+    workgroupBarrier();
+    store_tile(k, lb, ch, t);
+}
+#endif
