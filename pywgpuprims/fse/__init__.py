@@ -13,8 +13,16 @@ Command line: ``python -m pywgpuprims.fse compress|decompress IN OUT``.
 """
 
 from ._codec import block_checksum, compress, decompress, histogram, parse
-from ._tables import (CTable, DTable, build_ctable, build_dtable, normalize_counts, optimal_table_log,
-                      read_ncount, write_ncount)
+from ._tables import (
+                      CTable,
+                      DTable,
+                      build_ctable,
+                      build_dtable,
+                      normalize_counts,
+                      optimal_table_log,
+                      read_ncount,
+                      write_ncount,
+)
 
 __all__ = ["CTable", "DTable", "block_checksum", "build_ctable", "build_dtable", "compress", "decompress",
            "histogram", "normalize_counts", "optimal_table_log", "parse", "read_ncount", "write_ncount"]

@@ -25,6 +25,7 @@ LANES_ALLOWED = (32, 64, 128, 256)
 DEFAULT_BLOCK = {"reference": 32 << 10, "interleaved": 1 << 20}
 MAX_REF_BLOCK = 128 << 10
 MAX_IL_BLOCK = 4 << 20
+_poison_outputs = False     # tests: fill decode outputs with 0xDEADBEEF first, so unwritten words show
 
 
 def _fmix(x: np.ndarray) -> np.ndarray:
@@ -51,6 +52,7 @@ def block_checksum(block: bytes) -> int:
 
 # ----------------------------------------------------------------------------- helpers
 def _lane_cap(block_size: int, lanes: int, table_log: int) -> int:
+    table_log = _max_block_log(table_log)
     words_per_lane = -(-(block_size // 4) // lanes)
     return -(-(4 * words_per_lane * table_log + table_log + 1) // 32) + 1
 
@@ -59,6 +61,12 @@ def _stage_words(mode: str, block_size: int, lanes: int, table_log: int) -> int:
     if mode == "reference":
         return (block_size + T.NCOUNT_BOUND) // 4 + 4
     return HDR_WORDS + lanes + lanes * _lane_cap(block_size, lanes, table_log)
+
+
+def _max_block_log(table_log: int) -> int:
+    """Largest table log a block may use: the reference raises small requests to what the
+    alphabet needs (up to highbit(255) + 2 = 9)."""
+    return min(T.MAX_TABLELOG, max(table_log, 9))
 
 
 def _chunk_blocks(dev: Device, block_size: int, per_block_bytes: int, n_blocks: int) -> int:
@@ -154,8 +162,9 @@ def _check_block_size(mode: str, block_size: int, lanes: int) -> None:
     if mode == "interleaved":
         if block_size > MAX_IL_BLOCK:
             raise InputError("fse.compress", f"interleaved blocks are at most {MAX_IL_BLOCK} bytes")
-        if _lane_cap(block_size, lanes, T.MAX_TABLELOG) >= 1 << 16:
-            raise InputError("fse.compress", "block_size too large for the lane count")
+        if block_size // 4 > 8192 * lanes:
+            raise InputError("fse.compress", f"block_size too large for {lanes} lanes (at most 8192 words a lane, "
+                             "to keep each invocation's loop trips well under lavapipe's 65,535 cap)")
 
 
 # ----------------------------------------------------------------------------- compress
@@ -224,7 +233,7 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
     stage_words = _stage_words(mode, block_size, lanes, table_log)
     lane_cap = _lane_cap(block_size, lanes, table_log) if mode == "interleaved" else 0
     cb = _chunk_blocks(dev, block_size, 4 * stage_words, nb)
-    tsize = 1 << table_log
+    tsize = 1 << _max_block_log(table_log)
     wg = 32 if mode == "reference" else lanes
     k_enc = dev.kernel("fse/encode.wgsl", defines={"REF": mode == "reference", "WG": wg, "TSIZE": tsize})
     k_gat = dev.kernel("fse/gather.wgsl")
@@ -245,13 +254,14 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
         maxc = counts.max(axis=1).astype(np.int64)
         kind = np.full(ncb, FSE_REF if mode == "reference" else FSE_IL, np.uint32)
         kind[(lens <= 2) | (maxc == 1) | (maxc < (lens >> 7))] = RAW
-        kind[maxc == lens] = RLE
+        kind[(maxc == lens) & (lens > 1)] = RLE
         fse_rows = np.flatnonzero(kind >= FSE_REF)
         plan = np.zeros((ncb, PLAN_WORDS), np.uint32)
         if len(fse_rows):
             cnt = counts[fse_rows]
             msv = 255 - np.argmax(cnt[:, ::-1] > 0, axis=1)
-            tls = np.array([T.optimal_table_log(table_log, int(lens[r]), int(m)) for r, m in zip(fse_rows, msv)])
+            tls = np.array([T.optimal_table_log(table_log, int(lens[r]), int(m))
+                            for r, m in zip(fse_rows, msv, strict=True)])
             norm = T.normalize_many(cnt, lens[fse_rows], tls)
             packed = (norm.astype(np.int32) + 1).astype(np.uint32)
             plan[fse_rows, 0] = tls | (msv << 8)
@@ -287,10 +297,13 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
         rel = np.concatenate([[0], np.cumsum(padded)])
         gplan = np.stack([kind.astype(np.int64), rel[:-1] // 4, aux], axis=1).astype(np.uint32)
         out_buf = _buffer(dev, int(rel[-1]))
+        if _poison_outputs:
+            dev.write(out_buf, np.full(out_buf.size // 4, 0xDEADBEEF, np.uint32).tobytes())
         b = dev.batch()
         b.dispatch(k_gat, ncb, params={"n_bytes": nbytes, "block_size": block_size, "n_blocks": ncb,
                                        "stage_words": stage_words, "lane_cap": lane_cap, "lanes": lanes},
-                   src=src, stage=stage if stage is not None else out_buf, gplan=_upload(dev, gplan), dst=out_buf)
+                   src=src, stage=stage if stage is not None else _buffer(dev, 16), gplan=_upload(dev, gplan),
+                   dst=out_buf)
         b.submit()
         payloads.append(bytes(dev.read(out_buf, 0, int(rel[-1]))) if rel[-1] else b"")
         e = entries[c0:c1]
@@ -305,7 +318,10 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
                        block_size, n, nb, 0)
     table = entries.tobytes()
     crc = zlib.crc32(table, zlib.crc32(head[:-4]))
-    return head[:-4] + struct.pack("<I", crc) + table + b"".join(payloads)
+    blob = head[:-4] + struct.pack("<I", crc) + table + b"".join(payloads)
+    if nb:  # no padding after the last block
+        blob = blob[:int(entries[-1]["offset"]) + int(entries[-1]["csize"])]
+    return blob
 
 
 # ----------------------------------------------------------------------------- decompress
@@ -328,7 +344,7 @@ def parse(blob) -> tuple[dict, np.ndarray]:
         raise CorruptDataError("fse", f"table log {tl} out of range")
     if bs <= 0 or bs % 64 or bs > MAX_IL_BLOCK or (mode == 0 and bs > MAX_REF_BLOCK):
         raise CorruptDataError("fse", f"bad block size {bs}")
-    if mode == 1 and (lanes not in LANES_ALLOWED or _lane_cap(bs, lanes, T.MAX_TABLELOG) >= 1 << 16):
+    if mode == 1 and (lanes not in LANES_ALLOWED or bs // 4 > 8192 * lanes):
         raise CorruptDataError("fse", f"bad lane count {lanes}")
     if nb != -(-n // bs):
         raise CorruptDataError("fse", "block count does not match the original size")
@@ -385,7 +401,8 @@ def decompress(blob, progress=None) -> bytes:
         return b""
     out = bytearray(n)
     wg = 32 if mode == 0 else lanes
-    defs = {"REF": mode == 0, "WG": wg, "TSIZE": 1 << tl, "MAXTL": tl}
+    mtl = _max_block_log(tl)
+    defs = {"REF": mode == 0, "WG": wg, "TSIZE": 1 << mtl, "MAXTL": mtl}
     k_dec = dev.kernel("fse/decode.wgsl", defines=defs)
     k_raw = dev.kernel("fse/decode.wgsl", entry="copy", defines=defs)
     lens = np.minimum(bs, n - np.arange(nb, dtype=np.int64) * bs)
@@ -415,6 +432,8 @@ def decompress(blob, progress=None) -> bytes:
         comp_buf = _upload(dev, comp)
         plan_buf = _upload(dev, plan)
         out_buf = _buffer(dev, (nbytes + 3) // 4 * 4)
+        if _poison_outputs:
+            dev.write(out_buf, np.full(out_buf.size // 4, 0xDEADBEEF, np.uint32).tobytes())
         status_buf = _buffer(dev, 4 * ncb)
         params = {"n_bytes": nbytes, "block_size": bs, "n_blocks": ncb, "comp_words": len(comp) // 4 + 1}
         b = dev.batch()
