@@ -1,0 +1,99 @@
+"""Benchmark entry ``fse``: ``python -m pywgpuprims.bench fse [--sizes 2^30]``.
+
+Data: skewed bytes of about 4 bits of entropy per byte (geometric, p = 0.15). Rows: interleaved
+and reference encode/decode, GPU time of the kernels only (timestamp queries over every batch the
+call submits) and end-to-end wall time (GpuArray in -> bytes out for encode, bytes in -> bytes out
+for decode), beside the same-run WGSL copy over the input bytes. With the ``zstd`` package loadable,
+the reference FSE (single thread, CPU, 32 KiB blocks, through ctypes) gives ``cpu_rate`` and the
+size ratio ``size_vs_ref`` (our compressed bytes / reference's, on the same sample); otherwise those
+columns are left out. On a CPU adapter sizes above 4 MiB are cut to 4 MiB.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+from .._array import asarray
+from .._bench import BenchContext, benchmark
+from . import _reference as R
+from ._codec import compress, decompress
+
+REF_SAMPLE = 64 << 20
+
+
+def _ref_encode(data: bytes, bs: int = 32 << 10) -> list:
+    return [R.compress_block(data[i:i + bs], 11) for i in range(0, len(data), bs)]
+
+
+def _ref_size(blocks: list, data_len: int, bs: int = 32 << 10) -> int:
+    total = 0
+    for i, (kind, payload) in enumerate(blocks):
+        n = min(bs, data_len - i * bs)
+        total += {0: n, 1: 1, 2: len(payload)}[kind]
+    return total
+
+
+def _ref_decode(blocks: list, data_len: int, bs: int = 32 << 10) -> None:
+    for i, (kind, payload) in enumerate(blocks):
+        if kind == 2:
+            R.decompress_block(payload, min(bs, data_len - i * bs))
+
+
+def _wall(fn, repeats: int) -> float:
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter_ns()
+        fn()
+        ts.append(time.perf_counter_ns() - t0)
+    return float(statistics.median(ts))
+
+
+def _fse_entry(ctx: BenchContext, n: int) -> list[dict]:
+    dev = ctx.dev
+    if dev.adapter.info.get("adapter_type") == "CPU":
+        n = min(n, 4 << 20)
+    host = np.minimum(ctx.rng.geometric(0.15, n), 255).astype(np.uint8)
+    g = asarray(host)
+    reps = ctx.repeats if n <= 1 << 26 else min(ctx.repeats, 3)
+    copy_ns = ctx.copy_ns(n)
+    sample = host[:min(n, REF_SAMPLE)].tobytes()
+    ref = R.load() is not None and ctx.cpu
+    ref_enc_ns = ref_dec_ns = None
+    ref_bytes = None
+    if ref:
+        blocks = _ref_encode(sample)
+        ref_bytes = _ref_size(blocks, len(sample))
+        ref_enc_ns = _wall(lambda: _ref_encode(sample), 1) * n / len(sample)
+        ref_dec_ns = _wall(lambda: _ref_decode(blocks, len(sample)), 1) * n / len(sample)
+    rows = []
+    for mode in ("interleaved", "reference"):
+        blob = compress(g, mode=mode)
+        if decompress(blob)[:len(sample)] != sample:
+            raise AssertionError(f"fse {mode}: round trip failed")
+        enc_gpu = ctx.gpu_ns(lambda i, m=mode: compress(g, mode=m))
+        dec_gpu = ctx.gpu_ns(lambda i, b=blob: decompress(b))
+        enc_wall = _wall(lambda m=mode: compress(g, mode=m), reps)
+        dec_wall = _wall(lambda b=blob: decompress(b), reps)
+        extra = {"ratio": n / len(blob)}
+        if ref_bytes:
+            extra["size_vs_ref"] = len(compress(sample, mode=mode)) / ref_bytes
+        for what, gpu_ns, wall_ns, cpu_ns in (("encode", enc_gpu, enc_wall, ref_enc_ns),
+                                               ("decode", dec_gpu, dec_wall, ref_dec_ns)):
+            r = ctx.row("fse", f"{mode} {what}", n, gpu_ns, bytes_moved=n, baseline_ns=copy_ns, unit="GB/s",
+                        cpu_ns=cpu_ns, cpu_name="reference FSE, 1 CPU thread")
+            r.update(extra)
+            r["wall_ms"] = wall_ns / 1e6
+            r["wall_GB/s"] = n / wall_ns
+            rows.append(r)
+    print(f"fse n={n}: " + "; ".join(
+        f"{r['variant']}: gpu {r['rate']:.1f} GB/s, wall {r['wall_GB/s']:.2f} GB/s, ratio {r['ratio']:.3f}"
+        + (f", size/ref {r['size_vs_ref']:.4f}, ref cpu {r['cpu_rate']:.3f} GB/s" if "size_vs_ref" in r else "")
+        for r in rows) + f"; copy {n / copy_ns:.1f} GB/s", flush=True)
+    return rows
+
+
+_fse_entry.default_sizes = [1 << 30]
+benchmark("fse")(_fse_entry)
