@@ -265,3 +265,46 @@ def test_hostile_blocks(rng, mode):
         fse.decompress(_resign(bytes(hb)))
     with pytest.raises(pp.CorruptDataError):
         fse.decompress(b"XXXX" + blob[4:])
+
+
+# ----------------------------------------------------------------------------- command line, defaults
+def test_command_line(tmp_path, rng):
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    src = tmp_path / "in.bin"
+    data = _skewed(rng, 30_000).tobytes() + (Path(__file__).read_bytes())
+    src.write_bytes(data)
+    for mode in ("reference", "interleaved"):
+        r = subprocess.run([sys.executable, "-m", "pywgpuprims.fse", "compress", str(src), str(tmp_path / "c"),
+                            "--mode", mode, "--block-size", "8192", "--lanes", "64"],
+                           capture_output=True, text=True, check=True)
+        assert "ratio" in r.stdout and "GB/s" in r.stdout
+        subprocess.run([sys.executable, "-m", "pywgpuprims.fse", "decompress", str(tmp_path / "c"),
+                        str(tmp_path / "d")], capture_output=True, text=True, check=True)
+        assert (tmp_path / "d").read_bytes() == data
+
+
+@pytest.mark.parametrize("lanes", [64, 128])
+def test_default_block_sizes(rng, lanes):
+    x = np.concatenate([_skewed(rng, 300_000), rng.integers(0, 256, 40_000, dtype=np.uint8)])
+    for mode in ("reference", "interleaved"):
+        blob = fse.compress(x, mode=mode, lanes=lanes)
+        assert fse.decompress(blob) == x.tobytes()
+        assert len(blob) < 0.75 * len(x)
+
+
+@pytest.mark.slow
+@needs_ref
+def test_stress_large(rng):
+    """Many default-size blocks: every reference block bit-exact, both modes round-trip."""
+    x = np.concatenate([_skewed(rng, 6 << 20), _dist(rng, 2 << 20, 30, 0.3)])
+    for mode in ("reference", "interleaved"):
+        blob = fse.compress(x, mode=mode)
+        assert fse.decompress(blob) == x.tobytes()
+    _, e = fse.parse(blob := fse.compress(x))
+    bs = 32 << 10
+    for i in range(0, len(e), 7):
+        kind, ref = R.compress_block(x[i * bs:(i + 1) * bs].tobytes(), 11)
+        if kind == 2:
+            assert blob[int(e[i]["offset"]):int(e[i]["offset"]) + int(e[i]["csize"])] == ref
