@@ -4,6 +4,7 @@ Every primitive takes numpy arrays or :class:`GpuArray`: numpy in gives numpy ou
 gives GpuArray out, so chains of primitives stay on the GPU.
 """
 
+from . import fse  # FSE/tANS codec: pywgpuprims.fse.compress / decompress
 from ._array import GpuArray, asarray
 from ._device import Device, device, set_device
 from ._errors import CorruptDataError, DeviceLimitError, InputError, PrimitiveError, ShaderError
@@ -12,5 +13,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CorruptDataError", "Device", "DeviceLimitError", "GpuArray", "InputError", "PrimitiveError",
-    "ShaderError", "asarray", "device", "set_device",
+    "ShaderError", "asarray", "device", "fse", "set_device",
 ]
