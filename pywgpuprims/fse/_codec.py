@@ -98,16 +98,15 @@ def _read_u32(dev: Device, buf, count: int) -> np.ndarray:
     return np.frombuffer(dev.read(buf, 0, 4 * count), np.uint32).copy()
 
 
-def _hist_kernel(dev: Device):
-    return dev.kernel("fse/hist.wgsl")
-
-
-def block_histograms(dev: Device, src: Binding, n_bytes: int, block_size: int, n_blocks: int) -> np.ndarray:
-    """(n_blocks, 257) uint32: byte counts per block and the block checksum in column 256."""
+def block_histograms(dev: Device, src: Binding, n_bytes: int, block_size: int, n_blocks: int,
+                     counts: bool = True) -> np.ndarray:
+    """(n_blocks, 257) uint32: byte counts per block (zeros when ``counts`` is false) and the
+    block checksum in column 256."""
     out = _buffer(dev, 4 * 257 * n_blocks)
     b = dev.batch()
-    b.dispatch(_hist_kernel(dev), n_blocks, params={"n_bytes": n_bytes, "block_size": block_size,
-                                                    "n_blocks": n_blocks}, src=src, hist=out)
+    k = dev.kernel("fse/hist.wgsl", defines={"HIST": counts})
+    b.dispatch(k, n_blocks, params={"n_bytes": n_bytes, "block_size": block_size, "n_blocks": n_blocks},
+               src=src, hist=out)
     b.submit()
     return _read_u32(dev, out, 257 * n_blocks).reshape(n_blocks, 257)
 
@@ -446,7 +445,7 @@ def decompress(blob, progress=None) -> bytes:
         if len(bad):
             i = int(bad[0])
             raise CorruptDataError("fse", f"block {c0 + i}: corrupt stream (code {int(status[i])})")
-        hist = block_histograms(dev, Binding(out_buf), nbytes, bs, ncb)
+        hist = block_histograms(dev, Binding(out_buf), nbytes, bs, ncb, counts=False)
         badc = np.flatnonzero(hist[:, 256] != ce["check"])
         if len(badc):
             raise CorruptDataError("fse", f"block {c0 + int(badc[0])}: checksum mismatch")

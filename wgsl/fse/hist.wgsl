@@ -1,4 +1,4 @@
-// Per-block byte histograms (workgroup-memory atomics, NSUB sub-histograms to spread contention)
+// Per-block byte histograms (HIST true; otherwise only the checksums) (workgroup-memory atomics, NSUB sub-histograms to spread contention)
 // and a per-block checksum. One workgroup per block; block b covers bytes
 // [b * block_size, min((b + 1) * block_size, n_bytes)) of src (bytes packed 4 per u32 word).
 // out[b * 257 + s] = count of byte s; out[b * 257 + 256] = checksum (see fse/__init__.py).
@@ -54,15 +54,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let rem = len - 4u * i;
         if (rem < 4u) {
             w &= (1u << (8u * rem)) - 1u;
+#if HIST
             for (var k = 0u; k < rem; k++) {
                 atomicAdd(&h[sub + ((w >> (8u * k)) & 255u)], 1u);
             }
-        } else {
+#endif
+        }
+#if HIST
+        else {
             atomicAdd(&h[sub + (w & 255u)], 1u);
             atomicAdd(&h[sub + ((w >> 8u) & 255u)], 1u);
             atomicAdd(&h[sub + ((w >> 16u) & 255u)], 1u);
             atomicAdd(&h[sub + (w >> 24u)], 1u);
         }
+#endif
         c += fmix(w ^ (i * 0x9e3779b9u));
     }
     atomicAdd(&ck, c);
