@@ -3,10 +3,11 @@
 Data: skewed bytes of about 4 bits of entropy per byte (geometric, p = 0.15). Rows: interleaved
 and reference encode/decode, GPU time of the kernels only (timestamp queries over every batch the
 call submits) and end-to-end wall time (GpuArray in -> bytes out for encode, bytes in -> bytes out
-for decode), beside the same-run WGSL copy over the input bytes. With the ``zstd`` package loadable,
-the reference FSE (single thread, CPU, 32 KiB blocks, through ctypes) gives ``cpu_rate`` and the
-size ratio ``size_vs_ref`` (our compressed bytes / reference's, on the same sample); otherwise those
-columns are left out. On a CPU adapter sizes above 4 MiB are cut to 4 MiB.
+for decode), beside the same-run WGSL copy over the input bytes. With the ``zstd`` package
+loadable, the reference FSE (single thread, CPU, 32 KiB blocks, time of its C calls through
+ctypes, on a sample of up to 64 MiB) gives ``cpu_rate`` and ``size_vs_ref`` (our compressed bytes
+over the reference's, same sample); otherwise those columns are left out. On a CPU adapter sizes
+above 4 MiB are cut to 4 MiB.
 """
 
 from __future__ import annotations
@@ -22,24 +23,6 @@ from . import _reference as R
 from ._codec import compress, decompress
 
 REF_SAMPLE = 64 << 20
-
-
-def _ref_encode(data: bytes, bs: int = 32 << 10) -> list:
-    return [R.compress_block(data[i:i + bs], 11) for i in range(0, len(data), bs)]
-
-
-def _ref_size(blocks: list, data_len: int, bs: int = 32 << 10) -> int:
-    total = 0
-    for i, (kind, payload) in enumerate(blocks):
-        n = min(bs, data_len - i * bs)
-        total += {0: n, 1: 1, 2: len(payload)}[kind]
-    return total
-
-
-def _ref_decode(blocks: list, data_len: int, bs: int = 32 << 10) -> None:
-    for i, (kind, payload) in enumerate(blocks):
-        if kind == 2:
-            R.decompress_block(payload, min(bs, data_len - i * bs))
 
 
 def _wall(fn, repeats: int) -> float:
@@ -77,10 +60,9 @@ def _fse_entry(ctx: BenchContext, n: int) -> list[dict]:
     ref_enc_ns = ref_dec_ns = None
     ref_bytes = None
     if ref:
-        blocks = _ref_encode(sample)
-        ref_bytes = _ref_size(blocks, len(sample))
-        ref_enc_ns = _wall(lambda: _ref_encode(sample), 1) * n / len(sample)
-        ref_dec_ns = _wall(lambda: _ref_decode(blocks, len(sample)), 1) * n / len(sample)
+        enc_s, ref_bytes, blocks = R.timed_encode(sample)
+        ref_enc_ns = enc_s * 1e9 * n / len(sample)
+        ref_dec_ns = R.timed_decode(blocks, len(sample)) * 1e9 * n / len(sample)
     rows = []
     for mode in ("interleaved", "reference"):
         blob = compress(g, mode=mode)
