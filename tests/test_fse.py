@@ -183,6 +183,30 @@ def test_blocks_bit_exact_with_reference(rng, tl):
 
 
 @needs_ref
+def test_largest_reference_blocks(rng):
+    """128 KiB blocks at table log 12: the longest per-invocation loops (lavapipe's trip cap)."""
+    bs = 128 << 10
+    x = np.concatenate([_skewed(rng, bs), _dist(rng, bs + 5000, 256, 0.3)])
+    blob = fse.compress(x, block_size=bs, table_log=12)
+    _, e = fse.parse(blob)
+    for i, ent in enumerate(e):
+        kind, ref = R.compress_block(x[i * bs:(i + 1) * bs].tobytes(), 12)
+        assert kind == 2
+        assert blob[int(ent["offset"]):int(ent["offset"]) + int(ent["csize"])] == ref
+    assert fse.decompress(blob) == x.tobytes()
+
+
+def test_longest_interleaved_lanes(rng):
+    """32 lanes over a 1 MiB block: 8192 words a lane, the most allowed (lavapipe's trip cap)."""
+    x = _skewed(rng, (1 << 20) + 999)
+    blob = fse.compress(x, mode="interleaved", block_size=1 << 20, lanes=32, table_log=12)
+    assert int(fse.parse(blob)[1][0]["kind"]) == C.FSE_IL
+    assert fse.decompress(blob) == x.tobytes()
+    with pytest.raises(pp.InputError):
+        fse.compress(x, mode="interleaved", block_size=2 << 20, lanes=32)
+
+
+@needs_ref
 def test_we_decode_reference_blocks(rng):
     """A container assembled from the reference compressor's own blocks decodes here."""
     bs = 8192
