@@ -1,18 +1,26 @@
 // FSE encoding table built in workgroup memory from a block's normalised counts.
 // Needs: WG, TSIZE constants; normv (loaded by the caller, then a barrier).
-// Thread 0 does the sequential parts (cumulative counts, symbol spread, state table); the other
-// invocations fill the per-symbol transforms. Writes only inside the workgroup arrays.
+// REF (one coding invocation per workgroup, small footprint): invocation 0 does the sequential
+// parts (cumulative counts, symbol spread, state table) and the state table is u16 pairs.
+// Otherwise all invocations build the spread (fse/spread.wgsl) and fill the state table, each
+// owning the symbols s with s % WG == lid. Writes only inside the workgroup arrays.
 
 var<workgroup> normv: array<i32, 256>;
 var<workgroup> cumul: array<u32, 257>;
+var<workgroup> tt: array<vec2<u32>, 256>;        // (deltaNbBits, deltaFindState as u32)
+#if REF
 var<workgroup> spread: array<u32, TSIZE / 4u>;   // symbol per table slot, 4 per word
 var<workgroup> stab: array<u32, TSIZE / 2u>;     // next states, u16 pairs
-var<workgroup> tt: array<vec2<u32>, 256>;        // (deltaNbBits, deltaFindState as u32)
+#else
+#include "fse/spread.wgsl"
+var<workgroup> stab: array<u32, TSIZE>;          // next states
+#endif
 
 fn highbit(x: u32) -> u32 {
     return 31u - countLeadingZeros(x);
 }
 
+#if REF
 fn set_byte(i: u32, s: u32) {
     let sh = 8u * (i & 3u);
     let w = i >> 2u;
@@ -32,6 +40,11 @@ fn set16(i: u32, v: u32) {
 fn get16(i: u32) -> u32 {
     return (stab[i >> 1u] >> (16u * (i & 1u))) & 0xffffu;
 }
+#else
+fn get16(i: u32) -> u32 {
+    return stab[i];
+}
+#endif
 
 fn build_ctable(lid: u32, tl: u32, maxsv: u32) {
     let size = 1u << tl;
@@ -60,6 +73,7 @@ fn build_ctable(lid: u32, tl: u32, maxsv: u32) {
         tt[s] = vec2<u32>(dnb, dfs);
     }
     workgroupBarrier();
+#if REF
     if (lid == 0u) {
         let mask = size - 1u;
         var high = size - 1u;
@@ -90,5 +104,20 @@ fn build_ctable(lid: u32, tl: u32, maxsv: u32) {
             set16(idx & mask, size + u);
         }
     }
+#else
+    parallel_spread(lid, tl, maxsv);
+    let mask = size - 1u;
+    for (var w = 0u; w < size / 4u; w++) {
+        let word = atomicLoad(&spr[w]);
+        for (var q = 0u; q < 4u; q++) {
+            let s = (word >> (8u * q)) & 255u;
+            if (s % WG == lid) {
+                let idx = cumul[s];
+                cumul[s] = idx + 1u;
+                stab[idx & mask] = size + 4u * w + q;
+            }
+        }
+    }
+#endif
     workgroupBarrier();
 }

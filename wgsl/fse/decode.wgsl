@@ -32,8 +32,10 @@ var<workgroup> sh_ok: u32;
 var<workgroup> sh_tl: u32;
 var<workgroup> sh_hw: u32;
 var<workgroup> lerr: atomic<u32>;
+var<workgroup> sh_maxsv: u32;
 #if !REF
 var<workgroup> loff: array<u32, WG + 1u>;
+#include "fse/spread.wgsl"
 #endif
 
 var<private> err: u32;
@@ -317,16 +319,46 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #else
     if (lid == 0u) {
         var ok = kind == 3u && csize % 4u == 0u;
-        var hw = 0u;
         if (ok) {
             let hbits = parse_ncount(bw, 8u * csize);
-            hw = (hbits + 31u) / 32u;
-            if (err == 0u) {
-                build_dtable(sh_tl);
-            }
+            sh_hw = (hbits + 31u) / 32u;
+            sh_maxsv = maxsv;
             ok = err == 0u;
         }
-        if (ok) {
+        sh_ok = select(0u, 1u, ok);
+        if (!ok) {
+            status[b] = max(err, 11u);
+        }
+    }
+    if (workgroupUniformLoad(&sh_ok) == 0u) {
+        return;
+    }
+    // decoding table, built by all invocations; invocation lid owns symbols s % WG == lid
+    {
+        let tl = sh_tl;
+        let msv = sh_maxsv;
+        let size = 1u << tl;
+        for (var s = lid; s <= msv; s += WG) {
+            nxt[s] = select(u32(max(normv[s], 0)), 1u, normv[s] == -1);
+        }
+        parallel_spread(lid, tl, msv);
+        for (var w = 0u; w < size / 4u; w++) {
+            let word = atomicLoad(&spr[w]);
+            for (var q = 0u; q < 4u; q++) {
+                let s = (word >> (8u * q)) & 255u;
+                if (s % WG == lid) {
+                    let x = max(nxt[s], 1u);
+                    nxt[s] = x + 1u;
+                    let nb = min(tl - min(highbit(x), tl), 15u);
+                    dtab[4u * w + q] = (((x << nb) - size) & 0xffffu) | (s << 16u) | (nb << 24u);
+                }
+            }
+        }
+    }
+    if (lid == 0u) {
+        let hw = sh_hw;
+        var ok = true;
+        {
             var t = 0u;
             for (var j = 0u; j < WG; j++) {
                 loff[j] = t;
@@ -335,10 +367,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             loff[WG] = t;
             ok = hw + WG / 2u + t == csize / 4u;
         }
-        sh_hw = hw;
         sh_ok = select(0u, 1u, ok);
         if (!ok) {
-            status[b] = max(err, 11u);
+            status[b] = 15u;
         }
     }
     if (workgroupUniformLoad(&sh_ok) == 0u) {
