@@ -174,40 +174,48 @@ def normalize_many(hist: np.ndarray, totals: np.ndarray, table_logs: np.ndarray)
     """Vectorised :func:`normalize_counts` over rows of ``hist`` (blocks x 256), low-prob rule on.
 
     Rows must be FSE-able (no single-symbol row, total > 0). Returns int16 (blocks x 256); symbols
-    past each row's last nonzero count are 0. Rows needing the fallback method are done one by one.
+    past each row's last nonzero count are 0. Works on the nonzero counts only; rows needing the
+    fallback method are done one by one.
     """
-    hist = np.asarray(hist, dtype=np.uint64)
+    hist = np.asarray(hist)
     nb = hist.shape[0]
+    out = np.zeros((nb, 256), np.int16)
     if nb == 0:
-        return np.zeros((0, 256), np.int16)
+        return out
+    rows, cols = np.nonzero(hist)                  # row-major: grouped by row, columns ascending
+    c = hist[rows, cols].astype(np.uint64)
     totals = np.asarray(totals, dtype=np.uint64)
     tl = np.asarray(table_logs, dtype=np.uint64)
-    scale = (np.uint64(62) - tl)[:, None]
-    step = (np.uint64(1 << 62) // totals)[:, None]
-    vstep = np.uint64(1) << (scale - np.uint64(20))
-    low_thr = (totals >> tl)[:, None]
-    prod = hist * step
+    tle = tl[rows]
+    scale = np.uint64(62) - tle
+    prod = c * (np.uint64(1 << 62) // totals)[rows]
     proba = (prod >> scale).astype(np.int64)
-    small = proba < 8
-    rest = vstep * _RTB[np.minimum(proba, 7)]
-    bump = small & ((prod - (proba.astype(np.uint64) << scale)) > rest)
-    proba = proba + bump
-    lowmask = (hist > 0) & (hist <= low_thr)
-    zero = hist == 0
-    norm = np.where(zero, 0, np.where(lowmask, -1, proba)).astype(np.int64)
-    cand = np.where(zero | lowmask, -1, proba)
-    largest = np.argmax(cand, axis=1)          # first maximum, as the reference's strict '>'
-    still = (np.int64(1) << tl.astype(np.int64)) - np.where(lowmask, 1, np.where(zero, 0, proba)).sum(axis=1)
-    rows = np.arange(nb)
-    lv = norm[rows, largest]
+    small = np.flatnonzero(proba < 8)
+    if len(small):
+        ps = proba[small]
+        rest = (np.uint64(1) << (scale[small] - np.uint64(20))) * _RTB[ps]
+        ps += (prod[small] - (ps.astype(np.uint64) << scale[small])) > rest
+        proba[small] = ps
+    low = c <= (totals >> tl)[rows]
+    val = np.where(low, -1, proba)
+    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+    row_ids = rows[starts]
+    cand = np.where(low, -1, proba)
+    rowmax = np.maximum.reduceat(cand, starts)
+    is_max = np.flatnonzero(cand == rowmax[np.searchsorted(row_ids, rows)])
+    first = is_max[np.r_[True, rows[is_max][1:] != rows[is_max][:-1]]]   # first maximum per row
+    spent = np.add.reduceat(np.where(low, 1, proba), starts)
+    still = (np.int64(1) << tl[row_ids].astype(np.int64)) - spent
+    lv = val[first]
     m2 = -still >= (lv >> 1)
-    norm[rows, largest] = lv + still
-    for r in np.flatnonzero(m2):
+    val[first] = lv + still
+    out[rows, cols] = val
+    for r in row_ids[m2]:
         n = int(totals[r])
         last = int(np.flatnonzero(hist[r])[-1])
-        norm[r, :] = 0
-        norm[r, :last + 1] = normalize_counts(hist[r, :last + 1], int(tl[r]), n)
-    return norm.astype(np.int16)
+        out[r, :] = 0
+        out[r, :last + 1] = normalize_counts(hist[r, :last + 1], int(tl[r]), n)
+    return out
 
 
 def write_ncount(norm, table_log: int) -> bytes:
