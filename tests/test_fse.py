@@ -344,3 +344,22 @@ def test_stress_large(rng):
         kind, ref = R.compress_block(x[i * bs:(i + 1) * bs].tobytes(), 11)
         if kind == 2:
             assert blob[int(e[i]["offset"]):int(e[i]["offset"]) + int(e[i]["csize"])] == ref
+
+
+@pytest.mark.parametrize("mode", ["reference", "interleaved"])
+def test_garbage_payloads(rng, mode):
+    """Random bytes in place of every FSE payload (valid table): always CorruptDataError."""
+    x = _skewed(rng, 40_000)
+    blob = fse.compress(x, mode=mode, block_size=8192, lanes=32)
+    _, e = fse.parse(blob)
+    for trial in range(6):
+        bad = bytearray(blob)
+        for ent in e:
+            o, n = int(ent["offset"]), int(ent["csize"])
+            if trial % 2:
+                bad[o:o + n] = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+            else:   # keep the count header, scramble the streams
+                k = n // 3
+                bad[o + k:o + n] = rng.integers(0, 256, n - k, dtype=np.uint8).tobytes()
+        with pytest.raises(pp.CorruptDataError):
+            fse.decompress(bytes(bad))
