@@ -319,6 +319,9 @@ def test_command_line(tmp_path, rng):
         subprocess.run([sys.executable, "-m", "pywgpuprims.fse", "decompress", str(tmp_path / "c"),
                         str(tmp_path / "d")], capture_output=True, text=True, check=True)
         assert (tmp_path / "d").read_bytes() == data
+    r = subprocess.run([sys.executable, "-m", "pywgpuprims.fse", "decompress", str(src), str(tmp_path / "e")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "not an FSE container" in r.stderr
 
 
 @pytest.mark.parametrize("lanes", [64, 128])

@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 
+from .._errors import PrimitiveError
 from . import compress, decompress
 from ._tables import DEFAULT_TABLELOG
 
@@ -43,6 +44,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lanes", type=int, default=256, help="states per interleaved block")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
+    try:
+        return _run(args)
+    except (OSError, PrimitiveError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(args) -> int:
     with open(args.input, "rb") as f:
         data = f.read()
     show = not args.quiet and sys.stderr.isatty()
