@@ -6,3 +6,4 @@ from . import (
     sat,  # noqa: F401
     scan,  # noqa: F401
 )
+from .fse import _bench_entry  # noqa: F401

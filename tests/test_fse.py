@@ -1,0 +1,368 @@
+"""FSE (tANS) codec: tables and blocks against the reference FSE functions exported by the zstd
+package (bit-exact), GPU round trips in both modes, and corrupt/hostile containers."""
+
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pywgpuprims as pp
+from pywgpuprims import fse
+from pywgpuprims.fse import _codec as C
+from pywgpuprims.fse import _reference as R
+
+needs_ref = pytest.mark.skipif(R.load() is None, reason=f"reference FSE symbols unavailable: {R.why_missing()}")
+
+
+@pytest.fixture(autouse=True)
+def _poison(monkeypatch):
+    monkeypatch.setattr(C, "_poison_outputs", True)
+
+
+def _dist(rng, n, k, alpha):
+    p = rng.dirichlet(np.full(k, alpha))
+    return rng.choice(k, n, p=p).astype(np.uint8) + np.uint8(rng.integers(0, 256 - k + 1))
+
+
+def _skewed(rng, n):
+    """About 4 bits of entropy per byte."""
+    return np.minimum(rng.geometric(0.12, n), 255).astype(np.uint8)
+
+
+# ----------------------------------------------------------------------------- host tables
+@needs_ref
+def test_tables_match_reference(rng):
+    for _ in range(60):
+        n = int(rng.integers(3, 50000))
+        x = _dist(rng, n, int(rng.integers(2, 257)), float(rng.choice([0.05, 0.5, 3.0, 50.0])))
+        c = np.bincount(x, minlength=256)
+        m = int(np.flatnonzero(c)[-1])
+        c = c[:m + 1]
+        if c.max() == n:
+            continue
+        for req in (5, 9, 11, 12):
+            tl = fse.optimal_table_log(req, n, m)
+            assert tl == R.load().FSE_optimalTableLog(req, n, m)
+            norm = fse.normalize_counts(c, tl)
+            np.testing.assert_array_equal(norm, R.normalize(c, tl, n))
+            h = np.zeros((1, 256), np.uint64)
+            h[0, :m + 1] = c
+            np.testing.assert_array_equal(C.T.normalize_many(h, np.array([n]), np.array([tl]))[0, :m + 1], norm)
+            head = fse.write_ncount(norm, tl)
+            assert head == R.write_ncount(norm, tl)
+            back, tl2, hb = fse.read_ncount(head + b"\x55\xaa")
+            assert (tl2, hb) == (tl, len(head))
+            np.testing.assert_array_equal(back, norm)
+            assert fse.build_ctable(norm, tl).reference_bytes() == R.ctable_bytes(norm, tl)
+            d = fse.build_dtable(norm, tl).reference_bytes()
+            assert d == R.dtable_bytes(norm, tl)[:len(d)]
+
+
+def test_table_input_errors():
+    with pytest.raises(pp.InputError):
+        fse.build_ctable([3, 3], 5)          # does not sum to 32
+    with pytest.raises(pp.InputError):
+        fse.build_dtable([16, 16], 13)       # table log too large
+    with pytest.raises(pp.InputError):
+        fse.normalize_counts([5, 0, 7], 4)
+    with pytest.raises(pp.CorruptDataError):
+        fse.read_ncount(b"\x0f")             # table log 20
+
+
+# ----------------------------------------------------------------------------- GPU histogram
+@pytest.mark.parametrize("n", [1, 3, 63, 64, 65, 4095, 4096, 4097, 100_001])
+def test_histogram(rng, n):
+    x = _skewed(rng, n) if n % 2 else rng.integers(0, 256, n, dtype=np.uint8)
+    bs = 1024 if n > 5000 else 64
+    np.testing.assert_array_equal(fse.histogram(x, block_size=bs), np.bincount(x, minlength=256))
+    np.testing.assert_array_equal(fse.histogram(pp.asarray(x)), np.bincount(x, minlength=256))
+
+
+def test_histogram_errors():
+    with pytest.raises(pp.InputError):
+        fse.histogram(np.zeros(4, np.float32))
+    with pytest.raises(pp.InputError):
+        fse.histogram(np.zeros(4, np.uint8), block_size=100)
+
+
+# ----------------------------------------------------------------------------- round trips
+def _inputs(rng):
+    src = Path(__file__).resolve().parents[1] / "pywgpuprims" / "fse" / "_codec.py"
+    return {
+        "empty": b"",
+        "one": b"\x07",
+        "two": b"\x01\x02",
+        "three": b"aab",
+        "single": b"\x42" * 70_001,
+        "random": rng.integers(0, 256, 50_000, dtype=np.uint8).tobytes(),
+        "skewed": _skewed(rng, 150_003).tobytes(),
+        "text": src.read_bytes(),
+        "sparse": _dist(rng, 40_000, 3, 0.3).tobytes(),
+    }
+
+
+@pytest.mark.parametrize("mode,bs,lanes", [("reference", 32 << 10, 256), ("reference", 4096, 256),
+                                           ("interleaved", 64 << 10, 256), ("interleaved", 16 << 10, 32)])
+def test_round_trip(rng, mode, bs, lanes):
+    for name, data in _inputs(rng).items():
+        blob = fse.compress(data, mode=mode, block_size=bs, lanes=lanes)
+        assert fse.decompress(blob) == data, name
+        if name in ("skewed", "text", "single"):
+            assert len(blob) < 0.8 * len(data), name
+        if name == "random":
+            assert len(blob) < len(data) + 64 + 20 * (len(data) // bs + 1), name
+
+
+@pytest.mark.parametrize("mode", ["reference", "interleaved"])
+def test_block_boundaries_and_table_logs(rng, mode):
+    bs = 1024
+    for n in (bs - 1, bs, bs + 1, 3 * bs - 4, 3 * bs + 3):
+        for tl in (5, 8, 12):
+            x = _skewed(rng, n)
+            blob = fse.compress(x, mode=mode, block_size=bs, table_log=tl, lanes=32)
+            assert fse.decompress(blob) == x.tobytes(), (n, tl)
+
+
+@pytest.mark.parametrize("lanes", [32, 256])
+def test_interleaved_short_blocks(rng, lanes):
+    """Blocks with fewer words than lanes (idle lanes, empty streams) and partial last words."""
+    for n in (4096 + 301, 4096 + 702, 4096 + 1023, 300, 257):
+        x = _dist(rng, n, 5, 1.0)
+        blob = fse.compress(x, mode="interleaved", block_size=4096, lanes=lanes)
+        _, e = fse.parse(blob)
+        if lanes == 32:  # with 256 lanes the u16 length table alone outweighs a few hundred bytes
+            assert int(e[-1]["kind"]) == C.FSE_IL
+        assert fse.decompress(blob) == x.tobytes()
+
+
+def test_gpuarray_input(rng):
+    x = _skewed(rng, 20_000)
+    g = pp.asarray(x)
+    assert fse.compress(g) == fse.compress(x)
+    assert fse.decompress(fse.compress(g, mode="interleaved", block_size=4096, lanes=64)) == x.tobytes()
+
+
+def test_compress_input_errors():
+    with pytest.raises(pp.InputError):
+        fse.compress(np.zeros(8, np.int32))
+    with pytest.raises(pp.InputError):
+        fse.compress(b"abc", table_log=13)
+    with pytest.raises(pp.InputError):
+        fse.compress(b"abc", mode="fast")
+    with pytest.raises(pp.InputError):
+        fse.compress(b"abc", block_size=1000)
+    with pytest.raises(pp.InputError):
+        fse.compress(b"abc", block_size=256 << 10)          # reference blocks <= 128 KiB
+    with pytest.raises(pp.InputError):
+        fse.compress(b"abc", mode="interleaved", lanes=48)
+
+
+# ----------------------------------------------------------------------------- bit-exactness
+@needs_ref
+@pytest.mark.parametrize("tl", [11, 12, 6])
+def test_blocks_bit_exact_with_reference(rng, tl):
+    bs = 16 << 10
+    parts = [_skewed(rng, 3 * bs), np.full(bs, 9, np.uint8), _dist(rng, bs, 200, 0.05), _dist(rng, bs, 40, 5.0),
+             rng.integers(0, 256, bs, dtype=np.uint8), _dist(rng, 777, 3, 1.0), _dist(rng, 2500, 256, 30.0)]
+    x = np.concatenate(parts)
+    blob = fse.compress(x, block_size=bs, table_log=tl)
+    _, e = fse.parse(blob)
+    seen = set()
+    for i, ent in enumerate(e):
+        block = x[i * bs:(i + 1) * bs].tobytes()
+        kind, ref = R.compress_block(block, tl)
+        seen.add(kind)
+        assert int(ent["kind"]) == {0: C.RAW, 1: C.RLE, 2: C.FSE_REF}[kind], i
+        ours = blob[int(ent["offset"]):int(ent["offset"]) + int(ent["csize"])]
+        if kind == 2:
+            assert ours == ref, f"block {i} differs from the reference"
+            assert R.decompress_block(ours, len(block)) == block
+    assert seen == {0, 1, 2}
+
+
+@needs_ref
+def test_largest_reference_blocks(rng):
+    """128 KiB blocks at table log 12: the longest per-invocation loops (lavapipe's trip cap)."""
+    bs = 128 << 10
+    x = np.concatenate([_skewed(rng, bs), _dist(rng, bs + 5000, 256, 0.3)])
+    blob = fse.compress(x, block_size=bs, table_log=12)
+    _, e = fse.parse(blob)
+    for i, ent in enumerate(e):
+        kind, ref = R.compress_block(x[i * bs:(i + 1) * bs].tobytes(), 12)
+        assert kind == 2
+        assert blob[int(ent["offset"]):int(ent["offset"]) + int(ent["csize"])] == ref
+    assert fse.decompress(blob) == x.tobytes()
+
+
+def test_longest_interleaved_lanes(rng):
+    """32 lanes over a 1 MiB block: 8192 words a lane, the most allowed (lavapipe's trip cap)."""
+    x = _skewed(rng, (1 << 20) + 999)
+    blob = fse.compress(x, mode="interleaved", block_size=1 << 20, lanes=32, table_log=12)
+    assert int(fse.parse(blob)[1][0]["kind"]) == C.FSE_IL
+    assert fse.decompress(blob) == x.tobytes()
+    with pytest.raises(pp.InputError):
+        fse.compress(x, mode="interleaved", block_size=2 << 20, lanes=32)
+
+
+@needs_ref
+def test_we_decode_reference_blocks(rng):
+    """A container assembled from the reference compressor's own blocks decodes here."""
+    bs = 8192
+    x = np.concatenate([_skewed(rng, 5 * bs + 100), _dist(rng, bs, 60, 0.2)])
+    nb = -(-len(x) // bs)
+    entries = np.zeros(nb, C.ENTRY)
+    off = C.HEADER.size + C.ENTRY.itemsize * nb
+    payload = b""
+    for i in range(nb):
+        block = x[i * bs:(i + 1) * bs].tobytes()
+        kind, ref = R.compress_block(block, 11)
+        data = {0: block, 1: block[:1], 2: ref}[kind]
+        entries[i] = (off + len(payload), len(data), {0: C.RAW, 1: C.RLE, 2: C.FSE_REF}[kind],
+                      C.block_checksum(block))
+        payload += data + b"\0" * (-len(data) % 4)
+    head = C.HEADER.pack(C.MAGIC, C.VERSION, 0, 11, 0, 0, 0, bs, len(x), nb, 0)[:-4]
+    table = entries.tobytes()
+    blob = head + struct.pack("<I", zlib.crc32(table, zlib.crc32(head))) + table + payload
+    assert fse.decompress(blob) == x.tobytes()
+
+
+# ----------------------------------------------------------------------------- corrupt input
+def _resign(blob: bytes, entries=None) -> bytes:
+    """Rewrite the header checksum (so that tampering reaches the block checks)."""
+    h = bytearray(blob)
+    nb = struct.unpack_from("<I", h, 24)[0]
+    if entries is not None:
+        h[32:32 + 20 * nb] = entries.tobytes()
+    tend = 32 + 20 * nb
+    struct.pack_into("<I", h, 28, zlib.crc32(bytes(h[32:tend]), zlib.crc32(bytes(h[:28]))))
+    return bytes(h)
+
+
+@pytest.mark.parametrize("mode", ["reference", "interleaved"])
+def test_truncated_and_flipped(rng, mode):
+    x = _skewed(rng, 20_000)
+    blob = fse.compress(x, mode=mode, block_size=4096, lanes=32)
+    for cut in sorted({0, 3, 31, 32, 40, len(blob) // 2, len(blob) - 1}):
+        with pytest.raises(pp.CorruptDataError):
+            fse.decompress(blob[:cut])
+    for _ in range(12):
+        bad = bytearray(blob)
+        pos = int(rng.integers(0, len(blob)))
+        bad[pos] ^= 1 << int(rng.integers(0, 8))
+        try:
+            out = fse.decompress(bytes(bad))
+        except pp.CorruptDataError:
+            continue
+        assert out == x.tobytes()          # a flip in inter-block padding is harmless
+
+
+@pytest.mark.parametrize("mode", ["reference", "interleaved"])
+def test_hostile_blocks(rng, mode):
+    """Tampered payloads behind a valid header checksum: the kernels must report, not crash."""
+    x = _skewed(rng, 12_000)
+    blob = fse.compress(x, mode=mode, block_size=4096, lanes=32)
+    _, e = fse.parse(blob)
+    o = int(e[1]["offset"])
+    cases = []
+    b = bytearray(blob)
+    b[o] = (b[o] & 0xF0) | 0x0F                       # table log 20
+    cases.append(bytes(b))
+    b = bytearray(blob)
+    b[o + 1] ^= 0xFF                                  # counts that do not sum
+    cases.append(bytes(b))
+    b = bytearray(blob)
+    b[o:int(e[1]["offset"]) + int(e[1]["csize"])] = bytes(int(e[1]["csize"]))   # zeroed payload
+    cases.append(bytes(b))
+    b = bytearray(blob)
+    for k in range(o + 8, o + int(e[1]["csize"]), 7):
+        b[k] = int(rng.integers(0, 256))              # garbage stream
+    cases.append(bytes(b))
+    for case in cases:
+        with pytest.raises(pp.CorruptDataError):
+            fse.decompress(case)
+    for field, value in (("offset", 10 ** 9), ("offset", 2), ("csize", 10 ** 8), ("kind", 7), ("csize", 0)):
+        ee = e.copy()
+        ee[1][field] = value
+        with pytest.raises(pp.CorruptDataError):
+            fse.decompress(_resign(blob, ee))
+    ee = e.copy()
+    ee[2]["offset"] = ee[0]["offset"]                 # points at another block: checksum catches it
+    with pytest.raises(pp.CorruptDataError):
+        fse.decompress(_resign(blob, ee))
+    hb = bytearray(blob)
+    hb[6] = 13                                        # container table log out of range
+    with pytest.raises(pp.CorruptDataError):
+        fse.decompress(_resign(bytes(hb)))
+    hb = bytearray(blob)
+    hb[12:16] = struct.pack("<I", 100)                # block size not a multiple of 64
+    with pytest.raises(pp.CorruptDataError):
+        fse.decompress(_resign(bytes(hb)))
+    with pytest.raises(pp.CorruptDataError):
+        fse.decompress(b"XXXX" + blob[4:])
+
+
+# ----------------------------------------------------------------------------- command line, defaults
+def test_command_line(tmp_path, rng):
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    src = tmp_path / "in.bin"
+    data = _skewed(rng, 30_000).tobytes() + (Path(__file__).read_bytes())
+    src.write_bytes(data)
+    for mode in ("reference", "interleaved"):
+        r = subprocess.run([sys.executable, "-m", "pywgpuprims.fse", "compress", str(src), str(tmp_path / "c"),
+                            "--mode", mode, "--block-size", "8192", "--lanes", "64"],
+                           capture_output=True, text=True, check=True)
+        assert "ratio" in r.stdout and "GB/s" in r.stdout
+        subprocess.run([sys.executable, "-m", "pywgpuprims.fse", "decompress", str(tmp_path / "c"),
+                        str(tmp_path / "d")], capture_output=True, text=True, check=True)
+        assert (tmp_path / "d").read_bytes() == data
+    r = subprocess.run([sys.executable, "-m", "pywgpuprims.fse", "decompress", str(src), str(tmp_path / "e")],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "not an FSE container" in r.stderr
+
+
+@pytest.mark.parametrize("lanes", [64, 128])
+def test_default_block_sizes(rng, lanes):
+    x = np.concatenate([_skewed(rng, 300_000), rng.integers(0, 256, 40_000, dtype=np.uint8)])
+    for mode in ("reference", "interleaved"):
+        blob = fse.compress(x, mode=mode, lanes=lanes)
+        assert fse.decompress(blob) == x.tobytes()
+        assert len(blob) < 0.75 * len(x)
+
+
+@pytest.mark.slow
+@needs_ref
+def test_stress_large(rng):
+    """Many default-size blocks: every reference block bit-exact, both modes round-trip."""
+    x = np.concatenate([_skewed(rng, 6 << 20), _dist(rng, 2 << 20, 30, 0.3)])
+    for mode in ("reference", "interleaved"):
+        blob = fse.compress(x, mode=mode)
+        assert fse.decompress(blob) == x.tobytes()
+    _, e = fse.parse(blob := fse.compress(x))
+    bs = 32 << 10
+    for i in range(0, len(e), 7):
+        kind, ref = R.compress_block(x[i * bs:(i + 1) * bs].tobytes(), 11)
+        if kind == 2:
+            assert blob[int(e[i]["offset"]):int(e[i]["offset"]) + int(e[i]["csize"])] == ref
+
+
+@pytest.mark.parametrize("mode", ["reference", "interleaved"])
+def test_garbage_payloads(rng, mode):
+    """Random bytes in place of every FSE payload (valid table): always CorruptDataError."""
+    x = _skewed(rng, 40_000)
+    blob = fse.compress(x, mode=mode, block_size=8192, lanes=32)
+    _, e = fse.parse(blob)
+    for trial in range(6):
+        bad = bytearray(blob)
+        for ent in e:
+            o, n = int(ent["offset"]), int(ent["csize"])
+            if trial % 2:
+                bad[o:o + n] = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
+            else:   # keep the count header, scramble the streams
+                k = n // 3
+                bad[o + k:o + n] = rng.integers(0, 256, n - k, dtype=np.uint8).tobytes()
+        with pytest.raises(pp.CorruptDataError):
+            fse.decompress(bytes(bad))
