@@ -17,6 +17,8 @@ per chunk, to test chunking of inputs past the device's largest storage binding)
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ._array import GpuArray, as_input
@@ -62,7 +64,9 @@ def _use_subgroups(dev: Device) -> bool:
 def _defines(dev: Device, op: str, dtype, scalar: bool, **extra) -> dict:
     d = monoid_defines(op, dtype, "scan")
     d.update(WG=_wg(dev), VPT=_vpt(dev), SUBGROUPS=_use_subgroups(dev), SCALAR=scalar,
-             SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SPIN_LIMIT)), LOOKBACK_WINDOW=LOOKBACK_WINDOW,
+             SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SPIN_LIMIT)),
+             LOOKBACK_WINDOW=int(dev.options.get("scan_window", LOOKBACK_WINDOW)),
+             TILE_BY_ID=bool(dev.options.get("scan_tile_by_id", False)),
              SG_CARRY_SHUFFLE=bool(dev.options.get("scan_sg_carry_shuffle", SG_CARRY_SHUFFLE)))
     d.update(extra)
     return d
@@ -358,13 +362,14 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
     host = ctx.rng.integers(0, 2**32, n, dtype=np.uint32)
     cpu_ns = ctx.cpu_ns(lambda: np.cumsum(host, dtype=np.uint32))
     variants = [("single-pass sg", {}), ("single-pass wgmem", {"scan_subgroups": False}),
-                ("single-pass sg vpt2", {"scan_vpt": 2}),
-                ("single-pass sg vpt8", {"scan_vpt": 8}), ("single-pass sg vpt16", {"scan_vpt": 16}),
-                ("single-pass sg vpt8 wg512", {"scan_vpt": 8, "scan_wg": 512}),
-                ("single-pass sg, no repair pass", {"scan_repair": False}),
-
                 ("fallback forced (1/2 tiles)", {"scan_withhold_period": 2}),
                 ("reduce-then-scan", {"scan_method": "rts"})]
+    if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP"):
+        for wg, vpt in [(128, 4), (128, 8), (256, 2), (256, 6), (256, 8), (512, 2), (512, 4), (1024, 2)]:
+            variants.append((f"sweep wg{wg} vpt{vpt}", {"scan_wg": wg, "scan_vpt": vpt}))
+        variants += [("sweep window 8", {"scan_window": 8}), ("sweep spin 1", {"scan_spin_limit": 1}),
+                     ("sweep no repair", {"scan_repair": False}),
+                     ("sweep tile by workgroup id", {"scan_tile_by_id": True})]
     if not dev.has_subgroups:
         variants = variants[1:]
     saved = dict(dev.options)

@@ -236,7 +236,9 @@ fn main(@builtin(local_invocation_index) lid: u32,
     g_lane = lane;
     g_sg_size = sg_size;
 #endif
-#if SINGLE_PASS
+#if TILE_BY_ID
+    let tile = wid.x + wid.y * nwg.x;  // experiment only: correct through the fallback, not ordered
+#elif SINGLE_PASS
     let tile = take_ticket(lid);
 #else
     let tile = wid.x + wid.y * nwg.x;
