@@ -1,0 +1,433 @@
+"""Multi-kernel 2-D and 3-D correlation with register blocking (``correlate``).
+
+Each invocation of the kernel computes ``U`` adjacent outputs along x for a block of ``KB``
+kernels, so that every input value it reads from workgroup memory serves every output and kernel
+it touches. The WGSL is generated per (kernel size, kernel block, unroll factor, workgroup shape)
+from ``wgsl/conv/correlate.wgsl``: the multiply-adds of one kernel plane are fully unrolled with
+compile-time indices (or, for large kernels, unrolled per kernel row), and only the multiply-adds
+that apply are emitted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from ._array import GpuArray, as_input
+from ._bench import BenchContext, benchmark
+from ._device import Binding, Device
+from ._errors import DeviceLimitError, InputError
+
+_NAME = "correlate"
+_BOUNDARIES = ("constant", "nearest", "reflect")
+
+
+@dataclass(frozen=True)
+class Config:
+    """A launch configuration: ``u`` outputs per invocation along x, ``kb`` kernels per pass,
+    workgroup shape ``wgx`` x ``wgy``, and ``unroll`` (the most multiply-adds unrolled per
+    straight-line block before the kernel rows become a runtime loop)."""
+
+    u: int = 8
+    kb: int = 8
+    wgx: int = 16
+    wgy: int = 8
+    unroll: int = 4096
+
+    @property
+    def name(self) -> str:
+        return f"u{self.u} k{self.kb} wg{self.wgx}x{self.wgy}"
+
+
+# ------------------------------------------------------------------ code generation
+def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
+    """Defines (including generated code blocks) for ``wgsl/conv/correlate.wgsl``."""
+    u, kb = cfg.u, cfg.kb
+    vec = kb % 4 == 0
+    kbq = kb // 4 if vec else kb
+    comps = "xyzw"
+    nr = -(-(u + kw - 1) // 4)  # vec4 words of one staged row segment an invocation reads
+    acc = []
+    for i in range(u):
+        for q in range(kbq):
+            acc.append(f"    var a{i}_{q} = {'vec4<f32>(0.0)' if vec else '0.0'};")
+
+    def row_block(dy_expr: str, wrow_expr: str, ind: str) -> list[str]:
+        lines = [f"{ind}let rb = (ty + {dy_expr}) * ROWV4 + tx * {u // 4}u;"]
+        for j in range(nr):
+            lines.append(f"{ind}let r{j} = tile[rb + {j}u];")
+        lines.append(f"{ind}let wr = {wrow_expr};")
+        for dx in range(kw):
+            for q in range(kbq):
+                lines.append(f"{ind}let w{dx}_{q} = wsh[wr + {dx * kbq + q}u];")
+            for i in range(u):
+                e = i + dx
+                x = f"r{e // 4}.{comps[e % 4]}"
+                for q in range(kbq):
+                    lines.append(f"{ind}a{i}_{q} += w{dx}_{q} * {x};")
+        return lines
+
+    body: list[str] = []
+    if kh * kw * u * kb <= cfg.unroll:
+        for dy in range(kh):
+            body.append("        {")
+            body += row_block(f"{dy}u", f"{dy * kw * kbq}u", "            ")
+            body.append("        }")
+    else:
+        body.append("        for (var dy = 0u; dy < KH; dy++) {")
+        body += row_block("dy", f"dy * {kw * kbq}u", "            ")
+        body.append("        }")
+
+    store = []
+    for q in range(kbq):
+        for c in range(4 if vec else 1):
+            kk = q * 4 + c if vec else q
+            store.append(f"    if (params.k0 + {kk}u < params.nk) {{")
+            store.append(f"        let ob = obase + (params.k0 + {kk}u) * slab;")
+            for i in range(u):
+                v = f"a{i}_{q}.{comps[c]}" if vec else f"a{i}_{q}"
+                store.append(f"        if (xo + {i}u < params.ox) {{ result[ob + {i}u] = {v}; }}")
+            store.append("    }")
+    rowv4 = -(-(cfg.wgx * u + kw - 1) // 4)
+    return {
+        "WGX": cfg.wgx, "WGY": cfg.wgy, "U": u, "KD": kd, "KH": kh, "KW": kw,
+        "ROWV4": rowv4, "TILE_V4": (cfg.wgy + kh - 1) * rowv4, "WPLANE": kh * kw * kbq,
+        "WTYPE": "vec4<f32>" if vec else "f32",
+        "ACC_DECL": "\n".join(acc), "BODY": "\n".join(body), "STORE": "\n".join(store),
+    }
+
+
+def _shared_bytes(kh: int, kw: int, cfg: Config) -> int:
+    rowv4 = -(-(cfg.wgx * cfg.u + kw - 1) // 4)
+    return (cfg.wgy + kh - 1) * rowv4 * 16 + kh * kw * cfg.kb * 4
+
+
+# ------------------------------------------------------------------ configuration choice
+def _is_cpu(dev: Device) -> bool:
+    return dev.info.get("adapter_type") == "CPU"
+
+
+def _cache_path() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pywgpuprims" / "correlate.json"
+
+
+def _cache_key(ksize: tuple[int, int, int], k: int, dtype) -> str:
+    return f"{ksize[0]}x{ksize[1]}x{ksize[2]}:K{k}:{np.dtype(dtype).name}"
+
+
+def _cached_config(dev: Device, ksize, k: int, dtype) -> Config | None:
+    try:
+        data = json.loads(_cache_path().read_text())
+        c = data[dev.adapter_summary][_cache_key(ksize, k, dtype)]
+        return Config(**c)
+    except Exception:
+        return None
+
+
+def save_choice(dev: Device, ksize, k: int, dtype, cfg: Config) -> None:
+    """Remember ``cfg`` as the best configuration for this device, kernel size, K and dtype."""
+    path = _cache_path()
+    try:
+        data = json.loads(path.read_text())
+    except Exception:
+        data = {}
+    data.setdefault(dev.adapter_summary, {})[_cache_key(ksize, k, dtype)] = cfg.__dict__
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+
+
+def default_config(dev: Device, ksize, k: int) -> Config:
+    """The configuration used without a cached choice: sound on GPUs, quick to compile on CPUs."""
+    kd, kh, kw = ksize
+    if k <= 3:
+        kb = k
+    elif k <= 4:
+        kb = 4
+    else:
+        kb = 8
+    if _is_cpu(dev):
+        # Small unrolled blocks compile quickly on lavapipe.
+        return Config(u=4, kb=min(kb, 4), wgx=8, wgy=4, unroll=512)
+    return Config(u=8, kb=kb, wgx=16, wgy=8, unroll=4096)
+
+
+def _fit(dev: Device, kh: int, kw: int, k: int, cfg: Config) -> Config:
+    """Shrink ``cfg`` until its workgroup memory fits the device (or raise DeviceLimitError)."""
+    limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
+    kb = min(cfg.kb, max(4, k)) if k >= 4 else k
+    if kb % 4 and kb > 4:
+        kb = (kb + 3) // 4 * 4
+    cfg = Config(cfg.u, kb, cfg.wgx, cfg.wgy, cfg.unroll)
+    while _shared_bytes(kh, kw, cfg) > limit:
+        if cfg.wgy > 1:
+            cfg = Config(cfg.u, cfg.kb, cfg.wgx, cfg.wgy // 2, cfg.unroll)
+        elif cfg.kb > 4:
+            cfg = Config(cfg.u, cfg.kb // 2, cfg.wgx, cfg.wgy, cfg.unroll)
+        elif cfg.kb > 1:
+            cfg = Config(cfg.u, 1, cfg.wgx, cfg.wgy, cfg.unroll)
+        elif cfg.wgx > 4:
+            cfg = Config(cfg.u, cfg.kb, cfg.wgx // 2, cfg.wgy, cfg.unroll)
+        else:
+            raise DeviceLimitError(_NAME, f"a {kh}x{kw} kernel plane does not fit the device's "
+                                   f"{limit} bytes of workgroup memory")
+    return cfg
+
+
+# ------------------------------------------------------------------ the primitive
+def _check(volume, kernels, mode: str, boundary: str):
+    if mode not in ("valid", "same"):
+        raise InputError(_NAME, f"mode must be 'valid' or 'same', got {mode!r}")
+    if boundary not in _BOUNDARIES:
+        raise InputError(_NAME, f"boundary must be one of {', '.join(_BOUNDARIES)}, got {boundary!r}")
+    g, host = as_input(volume, _NAME, dtypes=(np.uint8, np.float32), ndims=(2, 3))
+    if isinstance(kernels, GpuArray):
+        kernels = kernels.numpy()
+    w = np.asarray(kernels)
+    if w.dtype != np.float32:
+        if w.dtype.kind not in "fiub":
+            raise InputError(_NAME, f"kernels must be float32, got {w.dtype}")
+        w = w.astype(np.float32)
+    if w.ndim != g.ndim + 1:
+        raise InputError(_NAME, f"a {g.ndim}-D volume {g.shape} needs kernels of shape (K, "
+                         f"{', '.join('k' + a for a in 'dhw'[3 - g.ndim:])}), got shape {w.shape}")
+    if w.shape[0] < 1 or min(w.shape) < 1:
+        raise InputError(_NAME, f"kernels of shape {w.shape}: K and every kernel size must be >= 1")
+    if min(g.shape) < 1:
+        raise InputError(_NAME, f"empty volume of shape {g.shape}")
+    if not np.all(np.isfinite(w)):
+        raise InputError(_NAME, "kernels hold NaN or infinite values")
+    if mode == "valid" and any(k > n for k, n in zip(w.shape[1:], g.shape)):
+        raise InputError(_NAME, f"kernel size {w.shape[1:]} exceeds the volume {g.shape} in 'valid' mode")
+    return g, host, w
+
+
+def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
+              boundary: Literal["constant", "nearest", "reflect"] = "reflect",
+              config: Config | None = None) -> np.ndarray | GpuArray:
+    """Correlate a 2-D or 3-D volume with K kernels at once.
+
+    Parameters
+    ----------
+    volume : array_like or GpuArray, shape (D, H, W) or (H, W), uint8 or float32
+    kernels : array_like, float32, shape (K, kd, kh, kw) or (K, kh, kw)
+        Any sizes, odd or even.
+    mode : {"valid", "same"}
+        ``"valid"``: ``result[k] == scipy.signal.correlate(volume, kernels[k], "valid")``, shape
+        ``(K, D-kd+1, H-kh+1, W-kw+1)``. ``"same"``: ``result[k] ==
+        scipy.ndimage.correlate(volume, kernels[k], mode=boundary, output=np.float64)`` (origin 0:
+        the tap ``k//2`` of each axis sits on the output position), shape ``(K, D, H, W)``.
+    boundary : {"constant", "nearest", "reflect"}
+        How ``"same"`` reads outside the volume (scipy.ndimage's names: ``constant`` is 0,
+        ``reflect`` is half-sample symmetric ``d c b a | a b c d | d c b a``). Ignored for valid.
+    config : Config, optional
+        Launch configuration; default: the cached best choice for this device, else
+        :func:`default_config`.
+
+    Returns
+    -------
+    numpy.ndarray or GpuArray
+        float32 of shape (K, ...), computed in float32 (numpy in: numpy out; GpuArray: GpuArray).
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> v = np.arange(16, dtype=np.float32).reshape(4, 4)
+    >>> pp.correlate(v, np.ones((1, 3, 3), np.float32))
+    array([[[45., 54.],
+            [81., 90.]]], dtype=float32)
+    """
+    g, host, w = _check(volume, kernels, mode, boundary)
+    dev = g.device
+    k = w.shape[0]
+    twod = g.ndim == 2
+    vol_shape = (1, *g.shape) if twod else g.shape
+    ksize = (1, *w.shape[1:]) if twod else tuple(w.shape[1:])
+    nz, ny, nx = vol_shape
+    kd, kh, kw = ksize
+    if mode == "valid":
+        oshape = (nz - kd + 1, ny - kh + 1, nx - kw + 1)
+        off = (0, 0, 0)
+        bdefine = "nearest"  # never reads outside; clamping keeps partial tiles in bounds
+    else:
+        oshape = (nz, ny, nx)
+        off = (kd // 2, kh // 2, kw // 2)
+        bdefine = boundary
+    out_elems = k * math.prod(oshape)
+    if out_elems * 4 > dev.max_buffer or out_elems >= 2**32:
+        raise DeviceLimitError(_NAME, f"the result of {k} kernels over {oshape} ({out_elems * 4} bytes) exceeds "
+                               f"the device's largest buffer ({dev.max_buffer} bytes); use fewer kernels per call")
+    cfg = config or _cached_config(dev, ksize, k, g.dtype) or default_config(dev, ksize, k)
+    cfg = _fit(dev, kh, kw, k, cfg)
+    out = GpuArray.empty((k, *oshape), np.float32, dev)
+    _run(dev, g, w.reshape(k, kd, kh, kw), vol_shape, ksize, oshape, off, bdefine, out, cfg)
+    if twod:
+        out = out.reshape(k, *oshape[1:])
+    return out.numpy() if host is not None else out
+
+
+def _bmap(i: np.ndarray, n: int, boundary: str) -> np.ndarray:
+    if boundary == "reflect":
+        m = np.mod(i, 2 * n)
+        return np.where(m >= n, 2 * n - 1 - m, m)
+    return np.clip(i, 0, n - 1)
+
+
+def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off, boundary: str,
+         out: GpuArray, cfg: Config) -> None:
+    nz, ny, nx = vol_shape
+    kd, kh, kw = ksize
+    oz, oy, ox = oshape
+    k = w.shape[0]
+    kb = cfg.kb
+    nkb = -(-k // kb)
+    # Weights as [block][dz][dy][dx][kernel in block], zero-padded to whole blocks.
+    wp = np.zeros((nkb * kb, kd, kh, kw), np.float32)
+    wp[:k] = w
+    wp = np.ascontiguousarray(wp.reshape(nkb, kb, kd, kh, kw).transpose(0, 2, 3, 4, 1))
+    wbuf = dev.create_buffer(wp.nbytes, label="correlate weights")
+    dev.write(wbuf, wp.tobytes())
+    vec = kb % 4 == 0
+    wunit = 16 if vec else 4
+    defines = _generate(kd, kh, kw, cfg)
+    defines["U8"] = g.dtype == np.uint8
+    defines["BOUNDARY_CONSTANT"] = boundary == "constant"
+    defines["BOUNDARY_REFLECT"] = boundary == "reflect"
+    kern = dev.kernel("conv/correlate.wgsl", defines=defines)
+    isz = g.dtype.itemsize
+    plane_in = ny * nx
+    plane_out = ox * oy
+    align = dev.storage_align
+    max_binding = int(dev.options.get("correlate_max_binding", dev.max_binding))
+    tiles = (-(-ox // (cfg.wgx * cfg.u)), -(-oy // cfg.wgy))
+
+    def in_span(zs: int, ze: int) -> tuple[int, int]:
+        raw = np.arange(zs - off[0], ze - 1 + kd - off[0])
+        m = _bmap(raw, nz, boundary)
+        lo = int(m.min()) * plane_in * isz
+        hi = (int(m.max()) + 1) * plane_in * isz
+        lo = g.byte_offset + lo - (g.byte_offset + lo) % align
+        hi = g.byte_offset + (hi + 3) // 4 * 4
+        return lo, hi
+
+    def out_span(k0: int, k1: int, zs: int, ze: int) -> tuple[int, int]:
+        lo = ((k0 * oz + zs) * plane_out) * 4
+        hi = (((k1 - 1) * oz + ze) * plane_out) * 4
+        return lo - lo % align, hi
+
+    b = dev.batch()
+    for blk in range(nkb):
+        k0, k1 = blk * kb, min(k, blk * kb + kb)
+        zs = 0
+        while zs < oz:
+            zc = min(oz - zs, dev.max_groups)
+            while True:
+                ilo, ihi = in_span(zs, zs + zc)
+                olo, ohi = out_span(k0, k1, zs, zs + zc)
+                if ihi - ilo <= max_binding and ohi - olo <= max_binding:
+                    break
+                if zc == 1:
+                    raise DeviceLimitError(_NAME, f"one output plane of {k1 - k0} kernels needs more than the "
+                                           f"device's largest storage binding ({max_binding} bytes); "
+                                           "pass fewer kernels or a smaller kernel block (Config.kb)")
+                zc = max(1, zc // 2)
+            params = {
+                "nx": nx, "ny": ny, "nz": nz, "in_base": (ilo - g.byte_offset) // isz,
+                "ox": ox, "oy": oy, "oz": oz, "out_base": olo // 4, "z0": zs,
+                "offx": off[2], "offy": off[1], "offz": off[0], "k0": k0, "nk": k,
+                "w_base": blk * kd * kh * kw * kb * 4 // wunit,
+            }
+            b.dispatch(kern, (tiles[0], tiles[1], zc), params=params,
+                       volume=Binding(g.buffer, ilo, ihi - ilo), weights=wbuf,
+                       result=Binding(out.buffer, olo, ohi - olo))
+            zs += zc
+    b.submit()
+
+
+# ------------------------------------------------------------------ benchmark
+def _sweep_configs(k: int) -> list[Config]:
+    cfgs = []
+    for u in (4, 8, 12, 16):
+        for kb in (4, 8, 16):
+            if kb > max(4, k) or u * kb > 128:
+                continue
+            for wgx, wgy in ((8, 8), (16, 4), (16, 8), (32, 4), (8, 16), (32, 2), (64, 2)):
+                cfgs.append(Config(u, kb, wgx, wgy))
+    return cfgs
+
+
+def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
+    dev = ctx.dev
+    cpu = _is_cpu(dev)
+    if cpu:
+        n = min(n, 48)
+    vol = ctx.rng.integers(0, 256, (n, n, n), dtype=np.uint8)
+    g = GpuArray.empty(vol.shape, np.uint8, dev)
+    dev.write(g.buffer, vol.tobytes() + b"\0" * (-vol.nbytes % 4))
+    copy_ns = ctx.copy_ns(vol.nbytes)
+    if sweep:
+        cases = [(7, 8)] if cpu else [(7, 8), (7, 32), (5, 16), (3, 32), (7, 1)]
+    else:
+        cases = [(ks, kk) for ks in (3, 5, 7) for kk in (1, 8, 16, 32)]
+        if cpu:
+            cases = [(3, 1), (3, 8), (5, 8), (7, 8)]
+    rows = []
+    for ks, kk in cases:
+        w = ctx.rng.standard_normal((kk, ks, ks, ks)).astype(np.float32)
+        o = n - ks + 1
+        work = 2.0 * kk * ks ** 3 * o ** 3
+        cuda_ns = None
+        if ctx.torch is not None and not sweep:
+            t = ctx.torch
+            t.backends.cudnn.allow_tf32 = False
+            t.backends.cuda.matmul.allow_tf32 = False
+            tv = t.from_numpy(vol.astype(np.float32)).cuda()[None, None]
+            tw = t.from_numpy(w).cuda()[:, None]
+            cuda_ns = ctx.cuda_ns(lambda: t.nn.functional.conv3d(tv, tw))
+            del tv, tw
+        cfgs = _sweep_configs(kk) if sweep else [None]
+        if sweep and cpu:
+            cfgs = cfgs[:3]
+        best = None
+        for cfg in cfgs:
+            c = _fit(dev, ks, ks, kk, cfg or _cached_config(dev, (ks,) * 3, kk, np.uint8)
+                     or default_config(dev, (ks,) * 3, kk))
+            if sweep and c != cfg:
+                continue  # does not fit this device as asked
+            try:
+                ns = ctx.gpu_ns(lambda i: correlate(g, w, "valid", config=c))
+            except Exception as exc:  # noqa: BLE001  (a variant the device rejects is skipped)
+                print(f"correlate {c.name}: {exc}")
+                continue
+            rows.append(ctx.row("correlate", f"{ks}^3 K{kk} {c.name}", n ** 3, ns, bytes_moved=vol.nbytes,
+                                baseline_ns=copy_ns, cuda_ns=cuda_ns, cuda_name="torch conv3d fp32",
+                                unit="TFLOP/s", work=work / 1e3))
+            if best is None or ns < best[0]:
+                best = (ns, c)
+        if sweep and best is not None and os.environ.get("PYWGPUPRIMS_SAVE_TUNING"):
+            save_choice(dev, (ks,) * 3, kk, np.uint8, best[1])
+    return rows
+
+
+def _correlate_entry(ctx: BenchContext, n: int) -> list[dict]:
+    """uint8 n^3 volume, 'valid' mode, K kernels of size k^3 (rate in TFLOP/s, 2 per multiply-add)."""
+    return _bench_rows(ctx, n, sweep=False)
+
+
+def _correlate_sweep_entry(ctx: BenchContext, n: int) -> list[dict]:
+    """Sweep unroll factor, kernel block and workgroup shape (set PYWGPUPRIMS_SAVE_TUNING=1 to cache the best)."""
+    return _bench_rows(ctx, n, sweep=True)
+
+
+_correlate_entry.default_sizes = [256]
+_correlate_sweep_entry.default_sizes = [256]
+benchmark("correlate")(_correlate_entry)
+benchmark("correlate_sweep")(_correlate_sweep_entry)

@@ -1,0 +1,127 @@
+// Multi-kernel 2-D / 3-D correlation with register blocking (generated per specialisation by
+// pywgpuprims/conv.py, which fills the {{...}} code blocks).
+//
+// One workgroup computes a TY x TX block of outputs of one output plane z for a block of KB
+// kernels. Each invocation owns U adjacent outputs along x for all KB kernels (U*KB accumulators
+// in registers). The kernel planes are walked one at a time (runtime loop over dz): the input
+// plane slab the block needs, (TY+KH-1) x (TX+KW-1) values, is staged as vec4<f32> in workgroup
+// memory with the boundary rule applied while loading, together with the KB kernels' weights of
+// that plane. The multiply-adds over (dy,) dx, u and the kernels are fully unrolled with
+// compile-time indices, so every input value read from workgroup memory serves every output and
+// kernel it touches, and the weights are read as broadcasts (vec4 = 4 kernels at once).
+//
+// Defines: WGX, WGY (workgroup shape), U (outputs per invocation along x, multiple of 4), KB,
+// KD, KH, KW, ROWV4 (vec4 words per staged row), TILE_V4, WPLANE (weight words per plane),
+// WTYPE (f32 or vec4<f32>), U8 (volume is packed uint8), BOUNDARY_* (how coordinates outside
+// the volume are read), and the generated blocks ACC_DECL, BODY, STORE.
+
+struct Params {
+    nx: u32, ny: u32, nz: u32,        // volume size
+    in_base: u32,                     // element index (in the whole volume) of the bound range's start
+    ox: u32, oy: u32, oz: u32,        // output size (of one kernel's result)
+    out_base: u32,                    // element index (in the whole output) of the bound range's start
+    z0: u32,                          // first output plane of this dispatch
+    offx: i32, offy: i32, offz: i32,  // input coordinate = output coordinate + tap - off
+    k0: u32,                          // first kernel of this block
+    nk: u32,                          // number of kernels
+    w_base: u32,                      // WTYPE index of this block's weights
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+#if U8
+@group(0) @binding(1) var<storage, read> volume: array<u32>;
+#else
+@group(0) @binding(1) var<storage, read> volume: array<f32>;
+#endif
+@group(0) @binding(2) var<storage, read> weights: array<{{WTYPE}}>;
+@group(0) @binding(3) var<storage, read_write> result: array<f32>;
+
+const WGX: u32 = {{WGX}}u;
+const WGY: u32 = {{WGY}}u;
+const NT: u32 = WGX * WGY;
+const U: u32 = {{U}}u;
+const TX: u32 = WGX * U;
+const TY: u32 = WGY;
+const KD: u32 = {{KD}}u;
+const KH: u32 = {{KH}}u;
+const KW: u32 = {{KW}}u;
+const ROWV4: u32 = {{ROWV4}}u;
+const TILE_V4: u32 = {{TILE_V4}}u;
+const WPLANE: u32 = {{WPLANE}}u;
+
+var<workgroup> tile: array<vec4<f32>, TILE_V4>;
+var<workgroup> wsh: array<{{WTYPE}}, WPLANE>;
+
+// Maps a coordinate to the volume (or -1: read as 0) by the boundary rule.
+fn bmap(i: i32, n: i32) -> i32 {
+#if BOUNDARY_CONSTANT
+    return select(-1, i, i >= 0 && i < n);
+#elif BOUNDARY_REFLECT
+    let p = 2 * n;
+    var m = i % p;
+    if (m < 0) { m += p; }
+    return select(m, p - 1 - m, m >= n);
+#else
+    return clamp(i, 0, n - 1);
+#endif
+}
+
+fn fetch(idx: u32) -> f32 {
+    let i = idx - params.in_base;
+#if U8
+    return f32((volume[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu);
+#else
+    return volume[i];
+#endif
+}
+
+@compute @workgroup_size(WGX, WGY, 1)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let tx = lid3.x;
+    let ty = lid3.y;
+    let x0 = wid.x * TX;
+    let y0 = wid.y * TY;
+    let z = params.z0 + wid.z;
+    let nx = i32(params.nx);
+    let ny = i32(params.ny);
+    let nz = i32(params.nz);
+{{ACC_DECL}}
+    for (var dz = 0u; dz < KD; dz++) {
+        workgroupBarrier();
+        // Stage the input slab of plane z + dz and the weights of kernel plane dz.
+        let zi = bmap(i32(z + dz) - params.offz, nz);
+        for (var i = lid; i < TILE_V4; i += NT) {
+            let row = i / ROWV4;
+            let c4 = i - row * ROWV4;
+            let yi = bmap(i32(y0 + row) - params.offy, ny);
+            var v = vec4<f32>(0.0);
+            if (zi >= 0 && yi >= 0) {
+                let rbase = (u32(zi) * params.ny + u32(yi)) * params.nx;
+                let xs = i32(x0 + c4 * 4u) - params.offx;
+                for (var c = 0; c < 4; c++) {
+                    let xi = bmap(xs + c, nx);
+                    if (xi >= 0) {
+                        v[c] = fetch(rbase + u32(xi));
+                    }
+                }
+            }
+            tile[i] = v;
+        }
+        let wb = params.w_base + dz * WPLANE;
+        for (var i = lid; i < WPLANE; i += NT) {
+            wsh[i] = weights[wb + i];
+        }
+        workgroupBarrier();
+{{BODY}}
+    }
+    let xo = x0 + tx * U;
+    let yo = y0 + ty;
+    if (yo >= params.oy || z >= params.oz) {
+        return;
+    }
+    let plane = params.ox * params.oy;
+    let slab = plane * params.oz;
+    let obase = z * plane + yo * params.ox + xo - params.out_base;
+{{STORE}}
+}
