@@ -1,4 +1,3 @@
 """Imports every primitive family so that their benchmark entries register (see ``_bench.py``)."""
 
-from . import copy  # noqa: F401
-from . import conv  # noqa: F401
+from . import conv, copy  # noqa: F401

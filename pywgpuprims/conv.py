@@ -205,14 +205,14 @@ def _check(volume, kernels, mode: str, boundary: str):
         raise InputError(_NAME, f"empty volume of shape {g.shape}")
     if not np.all(np.isfinite(w)):
         raise InputError(_NAME, "kernels hold NaN or infinite values")
-    if mode == "valid" and any(k > n for k, n in zip(w.shape[1:], g.shape)):
+    if mode == "valid" and any(k > n for k, n in zip(w.shape[1:], g.shape, strict=True)):
         raise InputError(_NAME, f"kernel size {w.shape[1:]} exceeds the volume {g.shape} in 'valid' mode")
     return g, host, w
 
 
 def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
               boundary: Literal["constant", "nearest", "reflect"] = "reflect",
-              config: Config | None = None) -> np.ndarray | GpuArray:
+              config: Config | None = None, out: GpuArray | None = None) -> np.ndarray | GpuArray:
     """Correlate a 2-D or 3-D volume with K kernels at once.
 
     Parameters
@@ -231,6 +231,8 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
     config : Config, optional
         Launch configuration; default: the cached best choice for this device, else
         :func:`default_config`.
+    out : GpuArray, optional
+        float32 GpuArray of the result's shape to write into (returned, or copied to numpy).
 
     Returns
     -------
@@ -267,10 +269,13 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
                                f"the device's largest buffer ({dev.max_buffer} bytes); use fewer kernels per call")
     cfg = config or _cached_config(dev, ksize, k, g.dtype) or default_config(dev, ksize, k)
     cfg = _fit(dev, kh, kw, k, cfg)
-    out = GpuArray.empty((k, *oshape), np.float32, dev)
+    rshape = (k, *oshape[1:]) if twod else (k, *oshape)
+    if out is None:
+        out = GpuArray.empty((k, *oshape), np.float32, dev)
+    elif out.shape != rshape or out.dtype != np.float32:
+        raise InputError(_NAME, f"out must be a float32 GpuArray of shape {rshape}, got {out.dtype} {out.shape}")
     _run(dev, g, w.reshape(k, kd, kh, kw), vol_shape, ksize, oshape, off, bdefine, out, cfg)
-    if twod:
-        out = out.reshape(k, *oshape[1:])
+    out = out.reshape(rshape)
     return out.numpy() if host is not None else out
 
 
@@ -319,8 +324,8 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
         return lo, hi
 
     def out_span(k0: int, k1: int, zs: int, ze: int) -> tuple[int, int]:
-        lo = ((k0 * oz + zs) * plane_out) * 4
-        hi = (((k1 - 1) * oz + ze) * plane_out) * 4
+        lo = out.byte_offset + ((k0 * oz + zs) * plane_out) * 4
+        hi = out.byte_offset + (((k1 - 1) * oz + ze) * plane_out) * 4
         return lo - lo % align, hi
 
     b = dev.batch()
@@ -341,7 +346,7 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
                 zc = max(1, zc // 2)
             params = {
                 "nx": nx, "ny": ny, "nz": nz, "in_base": (ilo - g.byte_offset) // isz,
-                "ox": ox, "oy": oy, "oz": oz, "out_base": olo // 4, "z0": zs,
+                "ox": ox, "oy": oy, "oz": oz, "out_base": (olo - out.byte_offset) // 4, "z0": zs,
                 "offx": off[2], "offy": off[1], "offz": off[0], "k0": k0, "nk": k,
                 "w_base": blk * kd * kh * kw * kb * 4 // wunit,
             }
@@ -391,7 +396,7 @@ def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
             t.backends.cuda.matmul.allow_tf32 = False
             tv = t.from_numpy(vol.astype(np.float32)).cuda()[None, None]
             tw = t.from_numpy(w).cuda()[:, None]
-            cuda_ns = ctx.cuda_ns(lambda: t.nn.functional.conv3d(tv, tw))
+            cuda_ns = ctx.cuda_ns(lambda t=t, tv=tv, tw=tw: t.nn.functional.conv3d(tv, tw))
             del tv, tw
         cfgs = _sweep_configs(kk) if sweep else [None]
         if sweep and cpu:
@@ -403,7 +408,7 @@ def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
             if sweep and c != cfg:
                 continue  # does not fit this device as asked
             try:
-                ns = ctx.gpu_ns(lambda i: correlate(g, w, "valid", config=c))
+                ns = ctx.gpu_ns(lambda i, w=w, c=c: correlate(g, w, "valid", config=c))
             except Exception as exc:  # noqa: BLE001  (a variant the device rejects is skipped)
                 print(f"correlate {c.name}: {exc}")
                 continue

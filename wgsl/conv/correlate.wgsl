@@ -57,9 +57,9 @@ fn bmap(i: i32, n: i32) -> i32 {
 #if BOUNDARY_CONSTANT
     return select(-1, i, i >= 0 && i < n);
 #elif BOUNDARY_REFLECT
+    // Half-sample symmetric: f(i) == f(-1 - i), period 2n (no % of negatives: GLSL leaves it undefined).
     let p = 2 * n;
-    var m = i % p;
-    if (m < 0) { m += p; }
+    let m = select(i, -1 - i, i < 0) % p;
     return select(m, p - 1 - m, m >= n);
 #else
     return clamp(i, 0, n - 1);
