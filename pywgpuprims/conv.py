@@ -146,18 +146,22 @@ def save_choice(dev: Device, ksize, k: int, dtype, cfg: Config) -> None:
 
 
 def default_config(dev: Device, ksize, k: int) -> Config:
-    """The configuration used without a cached choice: sound on GPUs, quick to compile on CPUs."""
-    kd, kh, kw = ksize
+    """The configuration used without a cached choice: sound on GPUs, quick to compile on CPUs.
+
+    GPUs: 8 kernels x 8 outputs (64 accumulators) per invocation for K >= 5, 4 x 16 for K = 4 and
+    K x 16 below; workgroups of 16 x 8; one kernel row of multiply-adds unrolled per loop trip
+    (whole planes for small kernels), which keeps the code within instruction caches.
+    """
     if k <= 3:
-        kb = k
-    elif k <= 4:
-        kb = 4
+        kb, u = k, 16
+    elif k == 4:
+        kb, u = 4, 16
     else:
-        kb = 8
+        kb, u = 8, 8
     if _is_cpu(dev):
         # Small unrolled blocks compile quickly on lavapipe.
         return Config(u=4, kb=min(kb, 4), wgx=8, wgy=4, unroll=512)
-    return Config(u=8, kb=kb, wgx=16, wgy=8, unroll=4096)
+    return Config(u=u, kb=kb, wgx=16, wgy=8, unroll=1024)
 
 
 def _fit(dev: Device, kh: int, kw: int, k: int, cfg: Config) -> Config:

@@ -66,13 +66,36 @@ fn bmap(i: i32, n: i32) -> i32 {
 #endif
 }
 
-fn fetch(idx: u32) -> f32 {
-    let i = idx - params.in_base;
+// Element e of the bound range of the volume.
+fn fetch(e: u32) -> f32 {
 #if U8
-    return f32((volume[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu);
+    return f32((volume[e >> 2u] >> ((e & 3u) * 8u)) & 0xffu);
 #else
-    return volume[i];
+    return volume[e];
 #endif
+}
+
+// Four volume elements from row start ``rbase`` (bound-range index) at x = xs .. xs+3.
+fn fetch4(rbase: u32, xs: i32, nx: i32) -> vec4<f32> {
+    if (xs >= 0 && xs + 3 < nx) {
+        let e = rbase + u32(xs);
+#if U8
+        if ((e & 3u) == 0u) {
+            let w = volume[e >> 2u];
+            return vec4<f32>((vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu));
+        }
+#endif
+        return vec4<f32>(fetch(e), fetch(e + 1u), fetch(e + 2u), fetch(e + 3u));
+    }
+    let xa = bmap(xs, nx);
+    let xb = bmap(xs + 1, nx);
+    let xc = bmap(xs + 2, nx);
+    let xd = bmap(xs + 3, nx);
+    // Out-of-volume taps (constant boundary) read element 0 of the row and are replaced by 0.
+    return vec4<f32>(select(0.0, fetch(rbase + u32(max(xa, 0))), xa >= 0),
+                     select(0.0, fetch(rbase + u32(max(xb, 0))), xb >= 0),
+                     select(0.0, fetch(rbase + u32(max(xc, 0))), xc >= 0),
+                     select(0.0, fetch(rbase + u32(max(xd, 0))), xd >= 0));
 }
 
 @compute @workgroup_size(WGX, WGY, 1)
@@ -97,14 +120,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             let yi = bmap(i32(y0 + row) - params.offy, ny);
             var v = vec4<f32>(0.0);
             if (zi >= 0 && yi >= 0) {
-                let rbase = (u32(zi) * params.ny + u32(yi)) * params.nx;
-                let xs = i32(x0 + c4 * 4u) - params.offx;
-                for (var c = 0; c < 4; c++) {
-                    let xi = bmap(xs + c, nx);
-                    if (xi >= 0) {
-                        v[c] = fetch(rbase + u32(xi));
-                    }
-                }
+                let rbase = (u32(zi) * params.ny + u32(yi)) * params.nx - params.in_base;
+                v = fetch4(rbase, i32(x0 + c4 * 4u) - params.offx, nx);
             }
             tile[i] = v;
         }
