@@ -361,40 +361,120 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
     b.submit()
 
 
-# ------------------------------------------------------------------ benchmark
-def _sweep_configs(k: int) -> list[Config]:
-    cfgs = []
-    for u in (4, 8, 12, 16):
-        for kb in (4, 8, 16):
-            if kb > max(4, k) or u * kb > 128:
+# ------------------------------------------------------------------ tuning and benchmark
+def _label(cfg: Config, ksize) -> str:
+    loop = ksize[1] * ksize[2] * cfg.u * cfg.kb > cfg.unroll
+    return f"{cfg.name} {'row-loop' if loop else 'plane-unrolled'}"
+
+
+def _candidates(k: int, ksize, stage: int, best: Config | None = None) -> list[Config]:
+    """Stage 1: outputs per invocation x kernel block x unrolling at 16 x 8; stage 2: workgroup shapes."""
+    if stage == 2:
+        shapes = ((16, 8), (8, 8), (16, 4), (32, 4), (8, 16), (32, 8), (16, 16), (64, 2))
+        return [Config(best.u, best.kb, x, y, best.unroll) for x, y in shapes]
+    if k <= 3:
+        pairs = [(8, k), (16, k), (24, k), (32, k)]
+    elif k <= 7:
+        pairs = [(8, 4), (16, 4), (24, 4), (8, 8)]
+    else:
+        pairs = [(4, 8), (8, 4), (8, 8), (12, 8), (16, 8), (4, 16), (8, 16), (16, 4)]
+        if k < 16:
+            pairs = [p for p in pairs if p[1] <= 8]
+    out = []
+    for u, kb in pairs:
+        out.append(Config(u, kb, 16, 8, 1024))
+        if ksize[1] * ksize[2] * u * kb > 1024:
+            out.append(Config(u, kb, 16, 8, 1 << 16))
+    return out
+
+
+def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
+         boundary: Literal["constant", "nearest", "reflect"] = "reflect", save: bool = True,
+         repeats: int = 5, on_result=None) -> Config:
+    """Time launch configurations of :func:`correlate` on this input and return the fastest.
+
+    Two stages: outputs per invocation, kernel block and unrolling at a 16 x 8 workgroup, then
+    workgroup shapes for the best of those. With ``save`` the choice is kept in
+    ``~/.cache/pywgpuprims/correlate.json`` for this device, kernel size, K and dtype, and
+    :func:`correlate` uses it from then on. ``on_result(config, gpu_ns)`` sees every timing.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> from pywgpuprims.conv import tune
+    >>> v = np.zeros((64, 64, 64), np.uint8); w = np.ones((8, 7, 7, 7), np.float32)
+    >>> cfg = tune(v, w)  # doctest: +SKIP
+    """
+    from ._bench import median_gpu_ns  # noqa: PLC0415
+
+    g, _, w = _check(volume, kernels, mode, boundary)
+    dev = g.device
+    ksize = (1, *w.shape[1:]) if g.ndim == 2 else tuple(w.shape[1:])
+    k = w.shape[0]
+    out = correlate(g, w, mode, boundary)
+    best: tuple[float, Config] | None = None
+    tried: set = set()
+    for stage in (1, 2):
+        for cfg in _candidates(k, ksize, stage, best[1] if best else None):
+            c = _fit(dev, ksize[1], ksize[2], k, cfg)
+            if c != cfg or c in tried:
+                continue  # does not fit this device as asked, or already timed
+            tried.add(c)
+            try:
+                if dev.has_timestamps:
+                    ns = median_gpu_ns(dev, lambda i, c=c: correlate(g, w, mode, boundary, config=c, out=out),
+                                       repeats=repeats)
+                else:
+                    import time  # noqa: PLC0415
+
+                    correlate(g, w, mode, boundary, config=c, out=out)
+                    dev.sync()
+                    t0 = time.perf_counter_ns()
+                    for _ in range(repeats):
+                        correlate(g, w, mode, boundary, config=c, out=out)
+                    dev.sync()
+                    ns = (time.perf_counter_ns() - t0) / repeats
+            except Exception as exc:  # noqa: BLE001  (a variant the device rejects is skipped)
+                print(f"correlate {c.name}: {exc}")
                 continue
-            for wgx, wgy in ((8, 8), (16, 4), (16, 8), (32, 4), (8, 16), (32, 2), (64, 2)):
-                cfgs.append(Config(u, kb, wgx, wgy))
-    return cfgs
+            if on_result is not None:
+                on_result(c, ns)
+            if best is None or ns < best[0]:
+                best = (ns, c)
+    if best is None:
+        return default_config(dev, ksize, k)
+    if save:
+        save_choice(dev, ksize, k, g.dtype, best[1])
+    return best[1]
+
+
+def _bench_cases(cpu: bool, sweep: bool) -> list[tuple[int, int]]:
+    env = os.environ.get("PYWGPUPRIMS_CORRELATE_CASES")
+    if env:  # e.g. "7:8,5:16": kernel size : K
+        return [(int(a), int(b)) for a, b in (c.split(":") for c in env.split(","))]
+    if sweep:
+        return [(7, 8)] if cpu else [(7, 8), (7, 32), (5, 16), (3, 32), (7, 1)]
+    if cpu:
+        return [(3, 1), (3, 8), (5, 8), (7, 8)]
+    return [(ks, kk) for ks in (3, 5, 7) for kk in (1, 8, 16, 32)]
 
 
 def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
     dev = ctx.dev
     cpu = _is_cpu(dev)
     if cpu:
-        n = min(n, 48)
+        n = min(n, 40)
     vol = ctx.rng.integers(0, 256, (n, n, n), dtype=np.uint8)
     g = GpuArray.empty(vol.shape, np.uint8, dev)
     dev.write(g.buffer, vol.tobytes() + b"\0" * (-vol.nbytes % 4))
     copy_ns = ctx.copy_ns(vol.nbytes)
-    if sweep:
-        cases = [(7, 8)] if cpu else [(7, 8), (7, 32), (5, 16), (3, 32), (7, 1)]
-    else:
-        cases = [(ks, kk) for ks in (3, 5, 7) for kk in (1, 8, 16, 32)]
-        if cpu:
-            cases = [(3, 1), (3, 8), (5, 8), (7, 8)]
     rows = []
-    for ks, kk in cases:
+    for ks, kk in _bench_cases(cpu, sweep):
         w = ctx.rng.standard_normal((kk, ks, ks, ks)).astype(np.float32)
         o = n - ks + 1
-        work = 2.0 * kk * ks ** 3 * o ** 3
+        work = 2.0 * kk * ks ** 3 * o ** 3 / 1e3  # FLOP / 1e3, so that FLOP/ns / 1e3 reads as TFLOP/s
         cuda_ns = None
-        if ctx.torch is not None and not sweep:
+        if ctx.torch is not None:
             t = ctx.torch
             t.backends.cudnn.allow_tf32 = False
             t.backends.cuda.matmul.allow_tf32 = False
@@ -402,27 +482,20 @@ def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
             tw = t.from_numpy(w).cuda()[:, None]
             cuda_ns = ctx.cuda_ns(lambda t=t, tv=tv, tw=tw: t.nn.functional.conv3d(tv, tw))
             del tv, tw
-        cfgs = _sweep_configs(kk) if sweep else [None]
-        if sweep and cpu:
-            cfgs = cfgs[:3]
-        best = None
-        for cfg in cfgs:
-            c = _fit(dev, ks, ks, kk, cfg or _cached_config(dev, (ks,) * 3, kk, np.uint8)
+
+        def add(c: Config, ns: float, ks=ks, kk=kk, work=work, cuda_ns=cuda_ns) -> None:
+            rows.append(ctx.row("correlate", f"{ks}^3 K{kk} {_label(c, (ks,) * 3)}", n ** 3, ns,
+                                bytes_moved=vol.nbytes, baseline_ns=copy_ns, cuda_ns=cuda_ns,
+                                cuda_name="torch conv3d fp32", unit="TFLOP/s", work=work))
+
+        if sweep:
+            tune(g, w, save=bool(os.environ.get("PYWGPUPRIMS_SAVE_TUNING")), repeats=ctx.repeats, on_result=add)
+        else:
+            c = _fit(dev, ks, ks, kk, _cached_config(dev, (ks,) * 3, kk, np.uint8)
                      or default_config(dev, (ks,) * 3, kk))
-            if sweep and c != cfg:
-                continue  # does not fit this device as asked
-            try:
-                ns = ctx.gpu_ns(lambda i, w=w, c=c: correlate(g, w, "valid", config=c))
-            except Exception as exc:  # noqa: BLE001  (a variant the device rejects is skipped)
-                print(f"correlate {c.name}: {exc}")
-                continue
-            rows.append(ctx.row("correlate", f"{ks}^3 K{kk} {c.name}", n ** 3, ns, bytes_moved=vol.nbytes,
-                                baseline_ns=copy_ns, cuda_ns=cuda_ns, cuda_name="torch conv3d fp32",
-                                unit="TFLOP/s", work=work / 1e3))
-            if best is None or ns < best[0]:
-                best = (ns, c)
-        if sweep and best is not None and os.environ.get("PYWGPUPRIMS_SAVE_TUNING"):
-            save_choice(dev, (ks,) * 3, kk, np.uint8, best[1])
+            out = GpuArray.empty((kk, o, o, o), np.float32, dev)
+            add(c, ctx.gpu_ns(lambda i, w=w, c=c, out=out: correlate(g, w, "valid", config=c, out=out)))
+            del out
     return rows
 
 
@@ -432,7 +505,7 @@ def _correlate_entry(ctx: BenchContext, n: int) -> list[dict]:
 
 
 def _correlate_sweep_entry(ctx: BenchContext, n: int) -> list[dict]:
-    """Sweep unroll factor, kernel block and workgroup shape (set PYWGPUPRIMS_SAVE_TUNING=1 to cache the best)."""
+    """Sweep unroll factor, kernel block and workgroup shape (PYWGPUPRIMS_SAVE_TUNING=1 caches the best)."""
     return _bench_rows(ctx, n, sweep=True)
 
 
