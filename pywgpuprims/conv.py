@@ -70,7 +70,8 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
                 e = i + dx
                 x = f"r{e // 4}.{comps[e % 4]}"
                 for q in range(kbq):
-                    lines.append(f"{ind}a{i}_{q} += w{dx}_{q} * {x};")
+                    xs = f"vec4<f32>({x})" if vec else x
+                    lines.append(f"{ind}a{i}_{q} = fma(w{dx}_{q}, {xs}, a{i}_{q});")
         return lines
 
     body: list[str] = []
