@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -31,18 +31,20 @@ _BOUNDARIES = ("constant", "nearest", "reflect")
 @dataclass(frozen=True)
 class Config:
     """A launch configuration: ``u`` outputs per invocation along x, ``kb`` kernels per pass,
-    workgroup shape ``wgx`` x ``wgy``, and ``unroll`` (the most multiply-adds unrolled per
-    straight-line block before the kernel rows become a runtime loop)."""
+    workgroup shape ``wgx`` x ``wgy``, ``unroll`` (the most multiply-adds unrolled per
+    straight-line block before the kernel rows become a runtime loop) and ``db`` (double-buffered
+    staging)."""
 
     u: int = 8
     kb: int = 8
     wgx: int = 16
     wgy: int = 8
     unroll: int = 4096
+    db: bool = False  # double-buffered staging: the next plane is prefetched into registers
 
     @property
     def name(self) -> str:
-        return f"u{self.u} k{self.kb} wg{self.wgx}x{self.wgy}"
+        return f"u{self.u} k{self.kb} wg{self.wgx}x{self.wgy}" + (" db" if self.db else "")
 
 
 # ------------------------------------------------------------------ code generation
@@ -59,10 +61,10 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
             acc.append(f"    var a{i}_{q} = {'vec4<f32>(0.0)' if vec else '0.0'};")
 
     def row_block(dy_expr: str, wrow_expr: str, ind: str) -> list[str]:
-        lines = [f"{ind}let rb = (ty + {dy_expr}) * ROWV4 + tx * {u // 4}u;"]
+        lines = [f"{ind}let rb = tb + (ty + {dy_expr}) * ROWV4 + tx * {u // 4}u;"]
         for j in range(nr):
             lines.append(f"{ind}let r{j} = tile[rb + {j}u];")
-        lines.append(f"{ind}let wr = {wrow_expr};")
+        lines.append(f"{ind}let wr = wb0 + {wrow_expr};")
         for dx in range(kw):
             for q in range(kbq):
                 lines.append(f"{ind}let w{dx}_{q} = wsh[wr + {dx * kbq + q}u];")
@@ -96,9 +98,26 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
                 store.append(f"        if (xo + {i}u < params.ox) {{ result[ob + {i}u] = {v}; }}")
             store.append("    }")
     rowv4 = -(-(cfg.wgx * u + kw - 1) // 4)
+    tile_v4 = (cfg.wgy + kh - 1) * rowv4
+    nt = cfg.wgx * cfg.wgy
+    wplane = kh * kw * kbq
+    pre, put = [], []
+    if cfg.db:
+        for j in range(-(-tile_v4 // nt)):
+            guard = "" if (j + 1) * nt <= tile_v4 else f" && lid + {j * nt}u < TILE_V4"
+            pre.append(f"        var p{j} = vec4<f32>(0.0);")
+            pre.append(f"        if (more{guard}) {{ p{j} = stage_value(lid + {j * nt}u, zn, x0, y0); }}")
+            put.append(f"            if (true{guard}) {{ tile[TILE_V4 - tb + lid + {j * nt}u] = p{j}; }}")
+        wt = "vec4<f32>" if vec else "f32"
+        for j in range(-(-wplane // nt)):
+            guard = "" if (j + 1) * nt <= wplane else f" && lid + {j * nt}u < WPLANE"
+            pre.append(f"        var q{j} = {wt}(0.0);")
+            pre.append(f"        if (more{guard}) {{ q{j} = weights[wn + lid + {j * nt}u]; }}")
+            put.append(f"            if (true{guard}) {{ wsh[WPLANE - wb0 + lid + {j * nt}u] = q{j}; }}")
     return {
+        "NBUF": 2 if cfg.db else 1, "DB": cfg.db, "PREFETCH": "\n".join(pre), "PUT": "\n".join(put),
         "WGX": cfg.wgx, "WGY": cfg.wgy, "U": u, "KD": kd, "KH": kh, "KW": kw,
-        "ROWV4": rowv4, "TILE_V4": (cfg.wgy + kh - 1) * rowv4, "WPLANE": kh * kw * kbq,
+        "ROWV4": rowv4, "TILE_V4": tile_v4, "WPLANE": wplane,
         "WTYPE": "vec4<f32>" if vec else "f32",
         "ACC_DECL": "\n".join(acc), "BODY": "\n".join(body), "STORE": "\n".join(store),
     }
@@ -106,7 +125,7 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
 
 def _shared_bytes(kh: int, kw: int, cfg: Config) -> int:
     rowv4 = -(-(cfg.wgx * cfg.u + kw - 1) // 4)
-    return (cfg.wgy + kh - 1) * rowv4 * 16 + kh * kw * cfg.kb * 4
+    return ((cfg.wgy + kh - 1) * rowv4 * 16 + kh * kw * cfg.kb * 4) * (2 if cfg.db else 1)
 
 
 # ------------------------------------------------------------------ configuration choice
@@ -171,16 +190,18 @@ def _fit(dev: Device, kh: int, kw: int, k: int, cfg: Config) -> Config:
     kb = min(cfg.kb, max(4, k)) if k >= 4 else k
     if kb % 4 and kb > 4:
         kb = (kb + 3) // 4 * 4
-    cfg = Config(cfg.u, kb, cfg.wgx, cfg.wgy, cfg.unroll)
+    cfg = replace(cfg, kb=kb)
     while _shared_bytes(kh, kw, cfg) > limit:
-        if cfg.wgy > 1:
-            cfg = Config(cfg.u, cfg.kb, cfg.wgx, cfg.wgy // 2, cfg.unroll)
+        if cfg.db:
+            cfg = replace(cfg, db=False)
+        elif cfg.wgy > 1:
+            cfg = replace(cfg, wgy=cfg.wgy // 2)
         elif cfg.kb > 4:
-            cfg = Config(cfg.u, cfg.kb // 2, cfg.wgx, cfg.wgy, cfg.unroll)
+            cfg = replace(cfg, kb=cfg.kb // 2)
         elif cfg.kb > 1:
-            cfg = Config(cfg.u, 1, cfg.wgx, cfg.wgy, cfg.unroll)
+            cfg = replace(cfg, kb=1)
         elif cfg.wgx > 4:
-            cfg = Config(cfg.u, cfg.kb, cfg.wgx // 2, cfg.wgy, cfg.unroll)
+            cfg = replace(cfg, wgx=cfg.wgx // 2)
         else:
             raise DeviceLimitError(_NAME, f"a {kh}x{kw} kernel plane does not fit the device's "
                                    f"{limit} bytes of workgroup memory")
@@ -369,7 +390,10 @@ def _label(cfg: Config, ksize) -> str:
 
 
 def _candidates(k: int, ksize, stage: int, best: Config | None = None) -> list[Config]:
-    """Stage 1: outputs per invocation x kernel block x unrolling at 16 x 8; stage 2: workgroup shapes."""
+    """Stage 1: outputs per invocation x kernel block x unrolling at 16 x 8; stage 2: workgroup
+    shapes; stage 3: double-buffered staging on and off for the best two workgroup shapes."""
+    if stage == 3:
+        return [replace(c, db=not c.db) for c in best]
     if stage == 2:
         shapes = ((16, 8), (8, 8), (16, 4), (32, 4), (8, 16), (32, 8), (16, 16), (64, 2))
         return [Config(best.u, best.kb, x, y, best.unroll) for x, y in shapes]
@@ -394,10 +418,11 @@ def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
          repeats: int = 5, on_result=None) -> Config:
     """Time launch configurations of :func:`correlate` on this input and return the fastest.
 
-    Two stages: outputs per invocation, kernel block and unrolling at a 16 x 8 workgroup, then
-    workgroup shapes for the best of those. With ``save`` the choice is kept in
-    ``~/.cache/pywgpuprims/correlate.json`` for this device, kernel size, K and dtype, and
-    :func:`correlate` uses it from then on. ``on_result(config, gpu_ns)`` sees every timing.
+    Three stages: outputs per invocation, kernel block and unrolling at a 16 x 8 workgroup; then
+    workgroup shapes for the best of those; then double-buffered staging on/off for the best two.
+    With ``save`` the choice is kept in ``~/.cache/pywgpuprims/correlate.json`` for this device,
+    kernel size, K and dtype, and :func:`correlate` uses it from then on.
+    ``on_result(config, gpu_ns)`` sees every timing.
 
     Examples
     --------
@@ -414,13 +439,20 @@ def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
     k = w.shape[0]
     out = correlate(g, w, mode, boundary)
     best: tuple[float, Config] | None = None
-    tried: set = set()
-    for stage in (1, 2):
-        for cfg in _candidates(k, ksize, stage, best[1] if best else None):
+    tried: dict = {}
+    for stage in (1, 2, 3):
+        if stage > 1 and best is None:
+            break
+        if stage == 3:
+            ranked = sorted(tried.items(), key=lambda kv: kv[1])
+            top = [c for c, _ in ranked if c.u == best[1].u and c.kb == best[1].kb and c.unroll == best[1].unroll]
+            arg = top[:2]
+        else:
+            arg = best[1] if best else None
+        for cfg in _candidates(k, ksize, stage, arg):
             c = _fit(dev, ksize[1], ksize[2], k, cfg)
             if c != cfg or c in tried:
                 continue  # does not fit this device as asked, or already timed
-            tried.add(c)
             try:
                 if dev.has_timestamps:
                     ns = median_gpu_ns(dev, lambda i, c=c: correlate(g, w, mode, boundary, config=c, out=out),
@@ -438,6 +470,7 @@ def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
             except Exception as exc:  # noqa: BLE001  (a variant the device rejects is skipped)
                 print(f"correlate {c.name}: {exc}")
                 continue
+            tried[c] = ns
             if on_result is not None:
                 on_result(c, ns)
             if best is None or ns < best[0]:

@@ -49,8 +49,10 @@ const ROWV4: u32 = {{ROWV4}}u;
 const TILE_V4: u32 = {{TILE_V4}}u;
 const WPLANE: u32 = {{WPLANE}}u;
 
-var<workgroup> tile: array<vec4<f32>, TILE_V4>;
-var<workgroup> wsh: array<{{WTYPE}}, WPLANE>;
+const NBUF: u32 = {{NBUF}}u;  // 2: double-buffered staging (next plane prefetched into registers)
+
+var<workgroup> tile: array<vec4<f32>, NBUF * TILE_V4>;
+var<workgroup> wsh: array<{{WTYPE}}, NBUF * WPLANE>;
 
 // Maps a coordinate to the volume (or -1: read as 0) by the boundary rule.
 fn bmap(i: i32, n: i32) -> i32 {
@@ -98,6 +100,18 @@ fn fetch4(rbase: u32, xs: i32, nx: i32) -> vec4<f32> {
                      select(0.0, fetch(rbase + u32(max(xd, 0))), xd >= 0));
 }
 
+// Staged value i (a vec4 of 4 x-adjacent inputs) of input plane zi for the block at (x0, y0).
+fn stage_value(i: u32, zi: i32, x0: u32, y0: u32) -> vec4<f32> {
+    let row = i / ROWV4;
+    let c4 = i - row * ROWV4;
+    let yi = bmap(i32(y0 + row) - params.offy, i32(params.ny));
+    if (zi < 0 || yi < 0) {
+        return vec4<f32>(0.0);
+    }
+    let rbase = (u32(zi) * params.ny + u32(yi)) * params.nx - params.in_base;
+    return fetch4(rbase, i32(x0 + c4 * 4u) - params.offx, i32(params.nx));
+}
+
 @compute @workgroup_size(WGX, WGY, 1)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -106,24 +120,43 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let x0 = wid.x * TX;
     let y0 = wid.y * TY;
     let z = params.z0 + wid.z;
-    let nx = i32(params.nx);
-    let ny = i32(params.ny);
     let nz = i32(params.nz);
 {{ACC_DECL}}
+#if DB
+    // Plane 0 goes straight to buffer 0; plane dz+1 is loaded into registers while plane dz is
+    // computed, then stored to the other buffer: one barrier per plane.
+    {
+        let zi = bmap(i32(z) - params.offz, nz);
+        for (var i = lid; i < TILE_V4; i += NT) {
+            tile[i] = stage_value(i, zi, x0, y0);
+        }
+        for (var i = lid; i < WPLANE; i += NT) {
+            wsh[i] = weights[params.w_base + i];
+        }
+    }
+    workgroupBarrier();
+    for (var dz = 0u; dz < KD; dz++) {
+        let tb = (dz & 1u) * TILE_V4;
+        let wb0 = (dz & 1u) * WPLANE;
+        let more = dz + 1u < KD;
+        let zn = bmap(i32(z + dz + 1u) - params.offz, nz);
+        let wn = params.w_base + (dz + 1u) * WPLANE;
+{{PREFETCH}}
+{{BODY}}
+        if (more) {
+{{PUT}}
+        }
+        workgroupBarrier();
+    }
+#else
+    let tb = 0u;
+    let wb0 = 0u;
     for (var dz = 0u; dz < KD; dz++) {
         workgroupBarrier();
         // Stage the input slab of plane z + dz and the weights of kernel plane dz.
         let zi = bmap(i32(z + dz) - params.offz, nz);
         for (var i = lid; i < TILE_V4; i += NT) {
-            let row = i / ROWV4;
-            let c4 = i - row * ROWV4;
-            let yi = bmap(i32(y0 + row) - params.offy, ny);
-            var v = vec4<f32>(0.0);
-            if (zi >= 0 && yi >= 0) {
-                let rbase = (u32(zi) * params.ny + u32(yi)) * params.nx - params.in_base;
-                v = fetch4(rbase, i32(x0 + c4 * 4u) - params.offx, nx);
-            }
-            tile[i] = v;
+            tile[i] = stage_value(i, zi, x0, y0);
         }
         let wb = params.w_base + dz * WPLANE;
         for (var i = lid; i < WPLANE; i += NT) {
@@ -132,6 +165,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         workgroupBarrier();
 {{BODY}}
     }
+#endif
     let xo = x0 + tx * U;
     let yo = y0 + ty;
     if (yo >= params.oy || z >= params.oz) {
