@@ -14,6 +14,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -48,6 +49,7 @@ class Config:
 
 
 # ------------------------------------------------------------------ code generation
+@lru_cache(maxsize=64)
 def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
     """Defines (including generated code blocks) for ``wgsl/conv/correlate.wgsl``."""
     u, kb = cfg.u, cfg.kb
@@ -328,7 +330,14 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
     dev.write(wbuf, wp.tobytes())
     vec = kb % 4 == 0
     wunit = 16 if vec else 4
-    defines = _generate(kd, kh, kw, cfg)
+    defines = dict(_generate(kd, kh, kw, cfg))
+    if _is_cpu(dev):
+        # Lavapipe silently ends loops past 65,535 trips per invocation: refuse rather than be wrong.
+        nt = cfg.wgx * cfg.wgy
+        trips = kd * (-(-defines["TILE_V4"] // nt) + -(-defines["WPLANE"] // nt) + kh + 2)
+        if trips > 60000:
+            raise DeviceLimitError(_NAME, f"a {kd}x{kh}x{kw} kernel needs about {trips} loop trips per "
+                                   "invocation, past the CPU driver's 65,535 cap")
     defines["U8"] = g.dtype == np.uint8
     defines["BOUNDARY_CONSTANT"] = boundary == "constant"
     defines["BOUNDARY_REFLECT"] = boundary == "reflect"
@@ -522,14 +531,26 @@ def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
                                 bytes_moved=vol.nbytes, baseline_ns=copy_ns, cuda_ns=cuda_ns,
                                 cuda_name="torch conv3d fp32", unit="TFLOP/s", work=work))
 
+        # One result buffer holds at most max_buffer bytes: larger K runs as several calls.
+        kc = max(1, min(kk, dev.max_buffer // (4 * o ** 3)))
         if sweep:
-            tune(g, w, save=bool(os.environ.get("PYWGPUPRIMS_SAVE_TUNING")), repeats=ctx.repeats, on_result=add)
+            if kc < kk:
+                print(f"correlate_sweep: K={kk} does not fit one result buffer; tuning K={kc}")
+            tune(g, w[:kc], save=bool(os.environ.get("PYWGPUPRIMS_SAVE_TUNING")), repeats=ctx.repeats,
+                 on_result=lambda c, ns, kc=kc, kk=kk, work=work: add(c, ns, kk=kc, work=work * kc / kk,
+                                                                      cuda_ns=None if kc < kk else cuda_ns))
         else:
             c = _fit(dev, ks, ks, kk, _cached_config(dev, (ks,) * 3, kk, np.uint8)
                      or default_config(dev, (ks,) * 3, kk))
-            out = GpuArray.empty((kk, o, o, o), np.float32, dev)
-            add(c, ctx.gpu_ns(lambda i, w=w, c=c, out=out: correlate(g, w, "valid", config=c, out=out)))
-            del out
+            parts = [(s, min(kk, s + kc)) for s in range(0, kk, kc)]
+            outs = [GpuArray.empty((b - a, o, o, o), np.float32, dev) for a, b in parts]
+
+            def run_all(i, w=w, c=c, parts=parts, outs=outs) -> None:
+                for (a, b), out in zip(parts, outs, strict=True):
+                    correlate(g, w[a:b], "valid", config=c, out=out)
+
+            add(c, ctx.gpu_ns(run_all))
+            del outs
     return rows
 
 
