@@ -537,8 +537,8 @@ def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
             if kc < kk:
                 print(f"correlate_sweep: K={kk} does not fit one result buffer; tuning K={kc}")
             tune(g, w[:kc], save=bool(os.environ.get("PYWGPUPRIMS_SAVE_TUNING")), repeats=ctx.repeats,
-                 on_result=lambda c, ns, kc=kc, kk=kk, work=work: add(c, ns, kk=kc, work=work * kc / kk,
-                                                                      cuda_ns=None if kc < kk else cuda_ns))
+                 on_result=lambda c, ns, kc=kc, kk=kk, work=work, cn=cuda_ns: add(
+                     c, ns, kk=kc, work=work * kc / kk, cuda_ns=None if kc < kk else cn))
         else:
             c = _fit(dev, ks, ks, kk, _cached_config(dev, (ks,) * 3, kk, np.uint8)
                      or default_config(dev, (ks,) * 3, kk))
