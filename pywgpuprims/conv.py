@@ -297,6 +297,11 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
                                f"the device's largest buffer ({dev.max_buffer} bytes); use fewer kernels per call")
     cfg = config or _cached_config(dev, ksize, k, g.dtype) or default_config(dev, ksize, k)
     cfg = _fit(dev, kh, kw, k, cfg)
+    # A pass over a block of kernels binds one output plane of each at least: shrink the block to fit.
+    max_binding = int(dev.options.get("correlate_max_binding", dev.max_binding))
+    plane_bytes = 4 * oshape[1] * oshape[2]
+    while cfg.kb > 1 and ((cfg.kb - 1) * oshape[0] + 1) * plane_bytes + dev.storage_align > max_binding:
+        cfg = replace(cfg, kb=cfg.kb // 2 if cfg.kb > 4 else 1)
     rshape = (k, *oshape[1:]) if twod else (k, *oshape)
     if out is None:
         out = GpuArray.empty((k, *oshape), np.float32, dev)

@@ -141,8 +141,10 @@ def test_chunked_bindings(dev, rng):
     try:
         _check(v, w, "valid", config=Config(4, 1, 8, 4))
         _check(v, w, "same", "reflect", config=Config(4, 1, 8, 4))
+        _check(v, w, "same", "constant", config=Config(4, 8, 8, 4, db=True))  # the kernel block shrinks to fit
+        dev.options["correlate_max_binding"] = 1000  # less than one result plane
         with pytest.raises(pp.DeviceLimitError, match="storage binding"):
-            pp.correlate(v, w, config=Config(4, 8, 8, 4))
+            pp.correlate(v, w)
     finally:
         if old is None:
             dev.options.pop("correlate_max_binding", None)
