@@ -57,15 +57,17 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
     kbq = kb // 4 if vec else kb
     comps = "xyzw"
     nr = -(-(u + kw - 1) // 4)  # vec4 words of one staged row segment an invocation reads
+    swz = u // 4  # segments start swz words apart: pad one word after every swz when swz is even
+    pad = 1 if swz % 2 == 0 else 0
     acc = []
     for i in range(u):
         for q in range(kbq):
             acc.append(f"    var a{i}_{q} = {'vec4<f32>(0.0)' if vec else '0.0'};")
 
     def row_block(dy_expr: str, wrow_expr: str, ind: str) -> list[str]:
-        lines = [f"{ind}let rb = tb + (ty + {dy_expr}) * ROWV4 + tx * {u // 4}u;"]
+        lines = [f"{ind}let rb = tb + (ty + {dy_expr}) * ROWP + tx * {u // 4 + pad}u;"]
         for j in range(nr):
-            lines.append(f"{ind}let r{j} = tile[rb + {j}u];")
+            lines.append(f"{ind}let r{j} = tile[rb + {j + (j // swz if pad else 0)}u];")
         lines.append(f"{ind}let wr = wb0 + {wrow_expr};")
         for dx in range(kw):
             for q in range(kbq):
@@ -109,7 +111,7 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
             guard = "" if (j + 1) * nt <= tile_v4 else f" && lid + {j * nt}u < TILE_V4"
             pre.append(f"        var p{j} = vec4<f32>(0.0);")
             pre.append(f"        if (more{guard}) {{ p{j} = stage_value(lid + {j * nt}u, zn, x0, y0); }}")
-            put.append(f"            if (true{guard}) {{ tile[TILE_V4 - tb + lid + {j * nt}u] = p{j}; }}")
+            put.append(f"            if (true{guard}) {{ tile[TILE_P - tb + tphys(lid + {j * nt}u)] = p{j}; }}")
         wt = "vec4<f32>" if vec else "f32"
         for j in range(-(-wplane // nt)):
             guard = "" if (j + 1) * nt <= wplane else f" && lid + {j * nt}u < WPLANE"
@@ -120,6 +122,8 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
         "NBUF": 2 if cfg.db else 1, "DB": cfg.db, "PREFETCH": "\n".join(pre), "PUT": "\n".join(put),
         "WGX": cfg.wgx, "WGY": cfg.wgy, "U": u, "KD": kd, "KH": kh, "KW": kw,
         "ROWV4": rowv4, "TILE_V4": tile_v4, "WPLANE": wplane,
+        "ROWP": rowv4 + ((rowv4 - 1) // swz if pad else 0), "SWZ": swz if pad else 1 << 20,
+        "TILE_P": (cfg.wgy + kh - 1) * (rowv4 + ((rowv4 - 1) // swz if pad else 0)),
         "WTYPE": "vec4<f32>" if vec else "f32",
         "ACC_DECL": "\n".join(acc), "BODY": "\n".join(body), "STORE": "\n".join(store),
     }
@@ -127,7 +131,9 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
 
 def _shared_bytes(kh: int, kw: int, cfg: Config) -> int:
     rowv4 = -(-(cfg.wgx * cfg.u + kw - 1) // 4)
-    return ((cfg.wgy + kh - 1) * rowv4 * 16 + kh * kw * cfg.kb * 4) * (2 if cfg.db else 1)
+    swz = cfg.u // 4
+    rowp = rowv4 + ((rowv4 - 1) // swz if swz % 2 == 0 else 0)
+    return ((cfg.wgy + kh - 1) * rowp * 16 + kh * kw * cfg.kb * 4) * (2 if cfg.db else 1)
 
 
 # ------------------------------------------------------------------ configuration choice

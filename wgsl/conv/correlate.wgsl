@@ -46,12 +46,17 @@ const KD: u32 = {{KD}}u;
 const KH: u32 = {{KH}}u;
 const KW: u32 = {{KW}}u;
 const ROWV4: u32 = {{ROWV4}}u;
-const TILE_V4: u32 = {{TILE_V4}}u;
+const TILE_V4: u32 = {{TILE_V4}}u;  // staged vec4 words of one plane (logical)
+// Rows are stored with a pitch of ROWP words and one pad word after every SWZ words, so that the
+// invocations of a quarter-warp, whose segments start U/4 words apart, hit distinct banks.
+const ROWP: u32 = {{ROWP}}u;
+const SWZ: u32 = {{SWZ}}u;
+const TILE_P: u32 = {{TILE_P}}u;    // stored vec4 words of one plane
 const WPLANE: u32 = {{WPLANE}}u;
 
 const NBUF: u32 = {{NBUF}}u;  // 2: double-buffered staging (next plane prefetched into registers)
 
-var<workgroup> tile: array<vec4<f32>, NBUF * TILE_V4>;
+var<workgroup> tile: array<vec4<f32>, NBUF * TILE_P>;
 var<workgroup> wsh: array<{{WTYPE}}, NBUF * WPLANE>;
 
 // Maps a coordinate to the volume (or -1: read as 0) by the boundary rule.
@@ -100,6 +105,13 @@ fn fetch4(rbase: u32, xs: i32, nx: i32) -> vec4<f32> {
                      select(0.0, fetch(rbase + u32(max(xd, 0))), xd >= 0));
 }
 
+// Where staged word i is stored (within one buffer).
+fn tphys(i: u32) -> u32 {
+    let row = i / ROWV4;
+    let c4 = i - row * ROWV4;
+    return row * ROWP + c4 + c4 / SWZ;
+}
+
 // Staged value i (a vec4 of 4 x-adjacent inputs) of input plane zi for the block at (x0, y0).
 fn stage_value(i: u32, zi: i32, x0: u32, y0: u32) -> vec4<f32> {
     let row = i / ROWV4;
@@ -128,7 +140,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     {
         let zi = bmap(i32(z) - params.offz, nz);
         for (var i = lid; i < TILE_V4; i += NT) {
-            tile[i] = stage_value(i, zi, x0, y0);
+            tile[tphys(i)] = stage_value(i, zi, x0, y0);
         }
         for (var i = lid; i < WPLANE; i += NT) {
             wsh[i] = weights[params.w_base + i];
@@ -136,7 +148,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     }
     workgroupBarrier();
     for (var dz = 0u; dz < KD; dz++) {
-        let tb = (dz & 1u) * TILE_V4;
+        let tb = (dz & 1u) * TILE_P;
         let wb0 = (dz & 1u) * WPLANE;
         let more = dz + 1u < KD;
         let zn = bmap(i32(z + dz + 1u) - params.offz, nz);
@@ -156,7 +168,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         // Stage the input slab of plane z + dz and the weights of kernel plane dz.
         let zi = bmap(i32(z + dz) - params.offz, nz);
         for (var i = lid; i < TILE_V4; i += NT) {
-            tile[i] = stage_value(i, zi, x0, y0);
+            tile[tphys(i)] = stage_value(i, zi, x0, y0);
         }
         let wb = params.w_base + dz * WPLANE;
         for (var i = lid; i < WPLANE; i += NT) {
