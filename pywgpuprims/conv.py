@@ -34,7 +34,7 @@ class Config:
     """A launch configuration: ``u`` outputs per invocation along x, ``kb`` kernels per pass,
     workgroup shape ``wgx`` x ``wgy``, ``unroll`` (the most multiply-adds unrolled per
     straight-line block before the kernel rows become a runtime loop) and ``db`` (double-buffered
-    staging)."""
+    staging) and ``uz`` (output planes per invocation, 3-D)."""
 
     u: int = 8
     kb: int = 8
@@ -42,10 +42,12 @@ class Config:
     wgy: int = 8
     unroll: int = 4096
     db: bool = False  # double-buffered staging: the next plane is prefetched into registers
+    uz: int = 1  # output planes per invocation (3-D): each staged input plane serves up to uz
 
     @property
     def name(self) -> str:
-        return f"u{self.u} k{self.kb} wg{self.wgx}x{self.wgy}" + (" db" if self.db else "")
+        return (f"u{self.u}" + (f"x{self.uz}" if self.uz > 1 else "") + f" k{self.kb} wg{self.wgx}x{self.wgy}"
+                + (" db" if self.db else ""))
 
 
 # ------------------------------------------------------------------ code generation
@@ -59,12 +61,14 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
     nr = -(-(u + kw - 1) // 4)  # vec4 words of one staged row segment an invocation reads
     swz = u // 4  # segments start swz words apart: pad one word after every swz when swz is even
     pad = 1 if swz % 2 == 0 else 0
+    uz = cfg.uz
     acc = []
-    for i in range(u):
-        for q in range(kbq):
-            acc.append(f"    var a{i}_{q} = {'vec4<f32>(0.0)' if vec else '0.0'};")
+    for z in range(uz):
+        for i in range(u):
+            for q in range(kbq):
+                acc.append(f"    var a{z}_{i}_{q} = {'vec4<f32>(0.0)' if vec else '0.0'};")
 
-    def row_block(dy_expr: str, wrow_expr: str, ind: str) -> list[str]:
+    def row_block(dy_expr: str, wrow_expr: str, ind: str, z: int) -> list[str]:
         lines = [f"{ind}let rb = tb + (ty + {dy_expr}) * ROWP + tx * {u // 4 + pad}u;"]
         for j in range(nr):
             lines.append(f"{ind}let r{j} = tile[rb + {j + (j // swz if pad else 0)}u];")
@@ -77,30 +81,46 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
                 x = f"r{e // 4}.{comps[e % 4]}"
                 for q in range(kbq):
                     xs = f"vec4<f32>({x})" if vec else x
-                    lines.append(f"{ind}a{i}_{q} = fma(w{dx}_{q}, {xs}, a{i}_{q});")
+                    lines.append(f"{ind}a{z}_{i}_{q} = fma(w{dx}_{q}, {xs}, a{z}_{i}_{q});")
         return lines
 
+    def plane_block(ind: str, z: int) -> list[str]:
+        out = []
+        if kh * kw * u * kb <= cfg.unroll:
+            for dy in range(kh):
+                out.append(ind + "{")
+                out += row_block(f"{dy}u", f"{dy * kw * kbq}u", ind + "    ", z)
+                out.append(ind + "}")
+        else:
+            out.append(ind + "for (var dy = 0u; dy < KH; dy++) {")
+            out += row_block("dy", f"dy * {kw * kbq}u", ind + "    ", z)
+            out.append(ind + "}")
+        return out
+
     body: list[str] = []
-    if kh * kw * u * kb <= cfg.unroll:
-        for dy in range(kh):
-            body.append("        {")
-            body += row_block(f"{dy}u", f"{dy * kw * kbq}u", "            ")
-            body.append("        }")
+    if uz == 1:
+        body = plane_block("        ", 0)
     else:
-        body.append("        for (var dy = 0u; dy < KH; dy++) {")
-        body += row_block("dy", f"dy * {kw * kbq}u", "            ")
-        body.append("        }")
+        for z in range(uz):
+            body.append(f"        if (pz >= {z}u && pz < KD + {z}u) {{")
+            body.append(f"            let wb0 = (pz - {z}u) * WPLANE;")
+            body += plane_block("            ", z)
+            body.append("        }")
 
     store = []
-    for q in range(kbq):
-        for c in range(4 if vec else 1):
-            kk = q * 4 + c if vec else q
-            store.append(f"    if (params.k0 + {kk}u < params.nk) {{")
-            store.append(f"        let ob = obase + (params.k0 + {kk}u) * slab;")
-            for i in range(u):
-                v = f"a{i}_{q}.{comps[c]}" if vec else f"a{i}_{q}"
-                store.append(f"        if (xo + {i}u < params.ox) {{ result[ob + {i}u] = {v}; }}")
-            store.append("    }")
+    for z in range(uz):
+        store.append(f"    if (z + {z}u < params.z1) {{")
+        store.append(f"        let obase = (z + {z}u) * plane + yo * params.ox + xo - params.out_base;")
+        for q in range(kbq):
+            for c in range(4 if vec else 1):
+                kk = q * 4 + c if vec else q
+                store.append(f"        if (params.k0 + {kk}u < params.nk) {{")
+                store.append(f"            let ob = obase + (params.k0 + {kk}u) * slab;")
+                for i in range(u):
+                    v = f"a{z}_{i}_{q}.{comps[c]}" if vec else f"a{z}_{i}_{q}"
+                    store.append(f"            if (xo + {i}u < params.ox) {{ result[ob + {i}u] = {v}; }}")
+                store.append("        }")
+        store.append("    }")
     rowv4 = -(-(cfg.wgx * u + kw - 1) // 4)
     tile_v4 = (cfg.wgy + kh - 1) * rowv4
     nt = cfg.wgx * cfg.wgy
@@ -119,7 +139,8 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
             pre.append(f"        if (more{guard}) {{ q{j} = weights[wn + lid + {j * nt}u]; }}")
             put.append(f"            if (true{guard}) {{ wsh[WPLANE - wb0 + lid + {j * nt}u] = q{j}; }}")
     return {
-        "NBUF": 2 if cfg.db else 1, "DB": cfg.db, "PREFETCH": "\n".join(pre), "PUT": "\n".join(put),
+        "NBUF": 2 if cfg.db else 1, "DB": cfg.db, "UZ": uz, "UZ1": uz == 1,
+        "WSH_LEN": (2 if cfg.db else kd if uz > 1 else 1) * wplane, "PREFETCH": "\n".join(pre), "PUT": "\n".join(put),
         "WGX": cfg.wgx, "WGY": cfg.wgy, "U": u, "KD": kd, "KH": kh, "KW": kw,
         "ROWV4": rowv4, "TILE_V4": tile_v4, "WPLANE": wplane,
         "ROWP": rowv4 + ((rowv4 - 1) // swz if pad else 0), "SWZ": swz if pad else 1 << 20,
@@ -129,11 +150,16 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
     }
 
 
-def _shared_bytes(kh: int, kw: int, cfg: Config) -> int:
+def _shared_bytes(ksize, cfg: Config) -> int:
+    kd, kh, kw = ksize
     rowv4 = -(-(cfg.wgx * cfg.u + kw - 1) // 4)
     swz = cfg.u // 4
     rowp = rowv4 + ((rowv4 - 1) // swz if swz % 2 == 0 else 0)
-    return ((cfg.wgy + kh - 1) * rowp * 16 + kh * kw * cfg.kb * 4) * (2 if cfg.db else 1)
+    tile = (cfg.wgy + kh - 1) * rowp * 16
+    wplane = kh * kw * cfg.kb * 4
+    if cfg.db:
+        return 2 * (tile + wplane)
+    return tile + wplane * (kd if cfg.uz > 1 else 1)
 
 
 # ------------------------------------------------------------------ configuration choice
@@ -192,15 +218,20 @@ def default_config(dev: Device, ksize, k: int) -> Config:
     return Config(u=u, kb=kb, wgx=16, wgy=8, unroll=1024)
 
 
-def _fit(dev: Device, kh: int, kw: int, k: int, cfg: Config) -> Config:
+def _fit(dev: Device, ksize, k: int, cfg: Config) -> Config:
     """Shrink ``cfg`` until its workgroup memory fits the device (or raise DeviceLimitError)."""
+    kd, kh, kw = ksize
     limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
-    kb = min(cfg.kb, max(4, k)) if k >= 4 else k
+    kb = min(cfg.kb, max(4, k)) if k >= 4 else min(cfg.kb, k)
     if kb % 4 and kb > 4:
         kb = (kb + 3) // 4 * 4
-    cfg = replace(cfg, kb=kb)
-    while _shared_bytes(kh, kw, cfg) > limit:
-        if cfg.db:
+    cfg = replace(cfg, kb=kb, uz=max(1, min(cfg.uz, 8)) if kd > 1 else 1)
+    if cfg.uz > 1:
+        cfg = replace(cfg, db=False)
+    while _shared_bytes(ksize, cfg) > limit:
+        if cfg.uz > 1:
+            cfg = replace(cfg, uz=1)
+        elif cfg.db:
             cfg = replace(cfg, db=False)
         elif cfg.wgy > 1:
             cfg = replace(cfg, wgy=cfg.wgy // 2)
@@ -302,7 +333,7 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
         raise DeviceLimitError(_NAME, f"the result of {k} kernels over {oshape} ({out_elems * 4} bytes) exceeds "
                                f"the device's largest buffer ({dev.max_buffer} bytes); use fewer kernels per call")
     cfg = config or _cached_config(dev, ksize, k, g.dtype) or default_config(dev, ksize, k)
-    cfg = _fit(dev, kh, kw, k, cfg)
+    cfg = _fit(dev, ksize, k, cfg)
     # A pass over a block of kernels binds one output plane of each at least: shrink the block to fit.
     max_binding = int(dev.options.get("correlate_max_binding", dev.max_binding))
     plane_bytes = 4 * oshape[1] * oshape[2]
@@ -345,7 +376,7 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
     if _is_cpu(dev):
         # Lavapipe silently ends loops past 65,535 trips per invocation: refuse rather than be wrong.
         nt = cfg.wgx * cfg.wgy
-        trips = kd * (-(-defines["TILE_V4"] // nt) + -(-defines["WPLANE"] // nt) + kh + 2)
+        trips = (kd + cfg.uz - 1) * (-(-defines["TILE_V4"] // nt) + -(-defines["WPLANE"] // nt) + kh * cfg.uz + 2)
         if trips > 60000:
             raise DeviceLimitError(_NAME, f"a {kd}x{kh}x{kw} kernel needs about {trips} loop trips per "
                                    "invocation, past the CPU driver's 65,535 cap")
@@ -381,7 +412,7 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
         while zs < oz:
             zc = min(oz - zs, dev.max_groups)
             while True:
-                ilo, ihi = in_span(zs, zs + zc)
+                ilo, ihi = in_span(zs, zs + -(-zc // cfg.uz) * cfg.uz)
                 olo, ohi = out_span(k0, k1, zs, zs + zc)
                 if ihi - ilo <= max_binding and ohi - olo <= max_binding:
                     break
@@ -393,10 +424,11 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
             params = {
                 "nx": nx, "ny": ny, "nz": nz, "in_base": (ilo - g.byte_offset) // isz,
                 "ox": ox, "oy": oy, "oz": oz, "out_base": (olo - out.byte_offset) // 4, "z0": zs,
+                "z1": zs + zc,
                 "offx": off[2], "offy": off[1], "offz": off[0], "k0": k0, "nk": k,
                 "w_base": blk * kd * kh * kw * kb * 4 // wunit,
             }
-            b.dispatch(kern, (tiles[0], tiles[1], zc), params=params,
+            b.dispatch(kern, (tiles[0], tiles[1], -(-zc // cfg.uz)), params=params,
                        volume=Binding(g.buffer, ilo, ihi - ilo), weights=wbuf,
                        result=Binding(out.buffer, olo, ohi - olo))
             zs += zc
@@ -416,19 +448,22 @@ def _candidates(k: int, ksize, stage: int, best: Config | None = None) -> list[C
         return [replace(c, db=not c.db) for c in best]
     if stage == 2:
         shapes = ((16, 8), (8, 8), (16, 4), (32, 4), (8, 16), (32, 8), (16, 16), (64, 2))
-        return [Config(best.u, best.kb, x, y, best.unroll) for x, y in shapes]
+        return [replace(best, wgx=x, wgy=y) for x, y in shapes]
     if k <= 3:
-        pairs = [(8, k), (16, k), (24, k), (32, k)]
+        sets = [(8, k, 1), (16, k, 1), (24, k, 1), (32, k, 1), (16, k, 2), (16, k, 4), (32, k, 2)]
     elif k <= 7:
-        pairs = [(8, 4), (16, 4), (24, 4), (8, 8)]
+        sets = [(8, 4, 1), (16, 4, 1), (24, 4, 1), (8, 8, 1), (8, 4, 2), (16, 4, 2), (8, 8, 2)]
     else:
-        pairs = [(4, 8), (8, 4), (8, 8), (12, 8), (16, 8), (4, 16), (8, 16), (16, 4)]
+        sets = [(4, 8, 1), (8, 4, 1), (8, 8, 1), (12, 8, 1), (16, 8, 1), (4, 16, 1), (8, 16, 1), (16, 4, 1),
+                (8, 8, 2), (8, 4, 2), (4, 8, 4), (8, 4, 4)]
         if k < 16:
-            pairs = [p for p in pairs if p[1] <= 8]
+            sets = [p for p in sets if p[1] <= 8]
+    if ksize[0] == 1:
+        sets = [p for p in sets if p[2] == 1]
     out = []
-    for u, kb in pairs:
-        out.append(Config(u, kb, 16, 8, 1024))
-        if ksize[1] * ksize[2] * u * kb > 1024:
+    for u, kb, uz in sets:
+        out.append(Config(u, kb, 16, 8, 1024, uz=uz))
+        if ksize[1] * ksize[2] * u * kb > 1024 and uz == 1:
             out.append(Config(u, kb, 16, 8, 1 << 16))
     return out
 
@@ -465,12 +500,13 @@ def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
             break
         if stage == 3:
             ranked = sorted(tried.items(), key=lambda kv: kv[1])
-            top = [c for c, _ in ranked if c.u == best[1].u and c.kb == best[1].kb and c.unroll == best[1].unroll]
+            b1 = best[1]
+            top = [c for c, _ in ranked if (c.u, c.kb, c.unroll, c.uz) == (b1.u, b1.kb, b1.unroll, b1.uz)]
             arg = top[:2]
         else:
             arg = best[1] if best else None
         for cfg in _candidates(k, ksize, stage, arg):
-            c = _fit(dev, ksize[1], ksize[2], k, cfg)
+            c = _fit(dev, ksize, k, cfg)
             if c != cfg or c in tried:
                 continue  # does not fit this device as asked, or already timed
             try:
@@ -551,7 +587,7 @@ def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
                  on_result=lambda c, ns, kc=kc, kk=kk, work=work, cn=cuda_ns: add(
                      c, ns, kk=kc, work=work * kc / kk, cuda_ns=None if kc < kk else cn))
         else:
-            c = _fit(dev, ks, ks, kk, _cached_config(dev, (ks,) * 3, kk, np.uint8)
+            c = _fit(dev, (ks,) * 3, kk, _cached_config(dev, (ks,) * 3, kk, np.uint8)
                      or default_config(dev, (ks,) * 3, kk))
             parts = [(s, min(kk, s + kc)) for s in range(0, kk, kc)]
             outs = [GpuArray.empty((b - a, o, o, o), np.float32, dev) for a, b in parts]

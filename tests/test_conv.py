@@ -109,10 +109,11 @@ def test_2d(ks, k, dtype, mode, boundary, rng):
 
 CONFIGS = [Config(4, 4, 8, 4), Config(8, 8, 16, 8), Config(12, 8, 8, 2), Config(16, 4, 4, 4, unroll=64),
            Config(8, 8, 16, 8, db=True), Config(4, 3, 8, 4, unroll=64, db=True), Config(16, 1, 4, 2, db=True),
-           Config(4, 16, 16, 1), Config(8, 2, 8, 8), Config(4, 1, 32, 2)]
+           Config(4, 16, 16, 1), Config(8, 2, 8, 8), Config(4, 1, 32, 2), Config(8, 4, 8, 4, uz=3),
+           Config(16, 1, 8, 2, uz=4, unroll=64), Config(4, 8, 8, 4, uz=2, db=True)]
 
 
-@pytest.mark.parametrize("cfg", CONFIGS, ids=[c.name + f" r{c.unroll}" for c in CONFIGS])
+@pytest.mark.parametrize("cfg", CONFIGS, ids=[c.name + f" r{c.unroll}" + f" z{c.uz}" for c in CONFIGS])
 def test_configs_agree(cfg, rng):
     # Every unroll factor / kernel block / workgroup shape of the sweep computes the same thing.
     v = _volume(rng, (7, 13, 67), "uint8")
@@ -141,6 +142,7 @@ def test_chunked_bindings(dev, rng):
     try:
         _check(v, w, "valid", config=Config(4, 1, 8, 4))
         _check(v, w, "same", "reflect", config=Config(4, 1, 8, 4))
+        _check(v, w, "same", "nearest", config=Config(4, 2, 8, 4, uz=3))
         _check(v, w, "same", "constant", config=Config(4, 8, 8, 4, db=True))  # the kernel block shrinks to fit
         dev.options["correlate_max_binding"] = 1000  # less than one result plane
         with pytest.raises(pp.DeviceLimitError, match="storage binding"):

@@ -21,6 +21,7 @@ struct Params {
     ox: u32, oy: u32, oz: u32,        // output size (of one kernel's result)
     out_base: u32,                    // element index (in the whole output) of the bound range's start
     z0: u32,                          // first output plane of this dispatch
+    z1: u32,                          // end of this dispatch's output planes
     offx: i32, offy: i32, offz: i32,  // input coordinate = output coordinate + tap - off
     k0: u32,                          // first kernel of this block
     nk: u32,                          // number of kernels
@@ -55,9 +56,10 @@ const TILE_P: u32 = {{TILE_P}}u;    // stored vec4 words of one plane
 const WPLANE: u32 = {{WPLANE}}u;
 
 const NBUF: u32 = {{NBUF}}u;  // 2: double-buffered staging (next plane prefetched into registers)
+const UZ: u32 = {{UZ}}u;      // output planes per workgroup (each staged plane serves up to UZ of them)
 
 var<workgroup> tile: array<vec4<f32>, NBUF * TILE_P>;
-var<workgroup> wsh: array<{{WTYPE}}, NBUF * WPLANE>;
+var<workgroup> wsh: array<{{WTYPE}}, {{WSH_LEN}}>;
 
 // Maps a coordinate to the volume (or -1: read as 0) by the boundary rule.
 fn bmap(i: i32, n: i32) -> i32 {
@@ -131,7 +133,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let ty = lid3.y;
     let x0 = wid.x * TX;
     let y0 = wid.y * TY;
-    let z = params.z0 + wid.z;
+    let z = params.z0 + wid.z * UZ;
     let nz = i32(params.nz);
 {{ACC_DECL}}
 #if DB
@@ -160,7 +162,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         }
         workgroupBarrier();
     }
-#else
+#elif UZ1
     let tb = 0u;
     let wb0 = 0u;
     for (var dz = 0u; dz < KD; dz++) {
@@ -177,14 +179,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         workgroupBarrier();
 {{BODY}}
     }
+#else
+    // UZ output planes: all kernel planes' weights stay in workgroup memory; input plane z + pz
+    // is staged once and applied to output plane z + j with kernel plane pz - j.
+    for (var i = lid; i < KD * WPLANE; i += NT) {
+        wsh[i] = weights[params.w_base + i];
+    }
+    let tb = 0u;
+    for (var pz = 0u; pz < KD + UZ - 1u; pz++) {
+        workgroupBarrier();
+        let zi = bmap(i32(z + pz) - params.offz, nz);
+        for (var i = lid; i < TILE_V4; i += NT) {
+            tile[tphys(i)] = stage_value(i, zi, x0, y0);
+        }
+        workgroupBarrier();
+{{BODY}}
+    }
 #endif
     let xo = x0 + tx * U;
     let yo = y0 + ty;
-    if (yo >= params.oy || z >= params.oz) {
+    if (yo >= params.oy) {
         return;
     }
     let plane = params.ox * params.oy;
     let slab = plane * params.oz;
-    let obase = z * plane + yo * params.ox + xo - params.out_base;
 {{STORE}}
 }
