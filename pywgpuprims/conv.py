@@ -222,6 +222,13 @@ def _fit(dev: Device, ksize, k: int, cfg: Config) -> Config:
     """Shrink ``cfg`` until its workgroup memory fits the device (or raise DeviceLimitError)."""
     kd, kh, kw = ksize
     limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
+    lim = dev.limits
+    if (cfg.u % 4 or not 4 <= cfg.u <= 64 or not 1 <= cfg.kb <= 32 or cfg.wgx < 1 or cfg.wgy < 1
+            or cfg.wgx * cfg.wgy > int(lim.get("max-compute-invocations-per-workgroup", 256))
+            or cfg.wgx > int(lim.get("max-compute-workgroup-size-x", 256))
+            or cfg.wgy > int(lim.get("max-compute-workgroup-size-y", 256))):
+        raise InputError(_NAME, f"bad config {cfg}: u must be a multiple of 4 in 4..64, kb in 1..32, and the "
+                         "workgroup within the device's limits")
     kb = min(cfg.kb, max(4, k)) if k >= 4 else min(cfg.kb, k)
     if kb % 4 and kb > 4:
         kb = (kb + 3) // 4 * 4

@@ -174,6 +174,10 @@ def test_errors(dev):
         pp.correlate(v, np.zeros((0, 3, 3, 3), np.float32))
     with pytest.raises(pp.InputError, match="NaN"):
         pp.correlate(v, np.full((1, 1, 1, 1), np.nan, np.float32))
+    with pytest.raises(pp.InputError, match="bad config"):
+        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), config=Config(u=6))
+    with pytest.raises(pp.InputError, match="bad config"):
+        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), config=Config(wgx=64, wgy=64))
     # K beyond the device: the result would not fit one buffer.
     big = np.zeros((64, 64, 64), np.uint8)
     k = dev.max_buffer // (4 * big.size) + 1
