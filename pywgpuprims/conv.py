@@ -1,11 +1,16 @@
 """Multi-kernel 2-D and 3-D correlation with register blocking (``correlate``).
 
-Each invocation of the kernel computes ``U`` adjacent outputs along x for a block of ``KB``
-kernels, so that every input value it reads from workgroup memory serves every output and kernel
-it touches. The WGSL is generated per (kernel size, kernel block, unroll factor, workgroup shape)
-from ``wgsl/conv/correlate.wgsl``: the multiply-adds of one kernel plane are fully unrolled with
-compile-time indices (or, for large kernels, unrolled per kernel row), and only the multiply-adds
-that apply are emitted.
+Each invocation of the kernel computes ``U`` adjacent outputs along x (and optionally ``UZ``
+output planes) for a block of ``KB`` kernels, so that every input value it reads from workgroup
+memory serves every output and kernel it touches; weights are read from workgroup memory as
+broadcasts, four kernels per vec4. The WGSL is generated per (kernel size, kernel block, unroll
+factor, workgroup shape) from ``wgsl/conv/correlate.wgsl``: the multiply-adds of one kernel plane
+are fully unrolled with compile-time indices (or, past ``Config.unroll`` multiply-adds, unrolled
+per kernel row inside a runtime loop), and only the multiply-adds that apply are emitted.
+
+The launch configuration comes from ``~/.cache/pywgpuprims/correlate.json`` when :func:`tune` (or
+``PYWGPUPRIMS_SAVE_TUNING=1 python -m pywgpuprims.bench correlate_sweep``) stored one for this
+device, kernel size, K and dtype, else from :func:`default_config`.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ class Config:
     kb: int = 8
     wgx: int = 16
     wgy: int = 8
-    unroll: int = 4096
+    unroll: int = 1024
     db: bool = False  # double-buffered staging: the next plane is prefetched into registers
     uz: int = 1  # output planes per invocation (3-D): each staged input plane serves up to uz
 
