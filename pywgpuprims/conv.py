@@ -130,6 +130,18 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
     tile_v4 = (cfg.wgy + kh - 1) * rowv4
     nt = cfg.wgx * cfg.wgy
     wplane = kh * kw * kbq
+    # Staging of one plane: with few slots per invocation, every load is issued before any store.
+    slots = -(-tile_v4 // nt)
+    if slots <= 8:
+        stage = [f"        let s{j} = stage_value(min(lid + {j * nt}u, TILE_V4 - 1u), zi, x0, y0);"
+                 for j in range(slots)]
+        for j in range(slots):
+            guard = "" if (j + 1) * nt <= tile_v4 else f"if (lid + {j * nt}u < TILE_V4) "
+            stage.append(f"        {guard}{{ tile[tphys(lid + {j * nt}u)] = s{j}; }}")
+    else:
+        stage = ["        for (var i = lid; i < TILE_V4; i += NT) {",
+                 "            tile[tphys(i)] = stage_value(i, zi, x0, y0);",
+                 "        }"]
     pre, put = [], []
     if cfg.db:
         for j in range(-(-tile_v4 // nt)):
@@ -145,7 +157,8 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
             put.append(f"            if (true{guard}) {{ wsh[WPLANE - wb0 + lid + {j * nt}u] = q{j}; }}")
     return {
         "NBUF": 2 if cfg.db else 1, "DB": cfg.db, "UZ": uz, "UZ1": uz == 1,
-        "WSH_LEN": (2 if cfg.db else kd if uz > 1 else 1) * wplane, "PREFETCH": "\n".join(pre), "PUT": "\n".join(put),
+        "WSH_LEN": (2 if cfg.db else kd if uz > 1 else 1) * wplane,
+        "PREFETCH": "\n".join(pre), "STAGE": "\n".join(stage), "PUT": "\n".join(put),
         "WGX": cfg.wgx, "WGY": cfg.wgy, "U": u, "KD": kd, "KH": kh, "KW": kw,
         "ROWV4": rowv4, "TILE_V4": tile_v4, "WPLANE": wplane,
         "ROWP": rowv4 + ((rowv4 - 1) // swz if pad else 0), "SWZ": swz if pad else 1 << 20,

@@ -169,9 +169,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
         workgroupBarrier();
         // Stage the input slab of plane z + dz and the weights of kernel plane dz.
         let zi = bmap(i32(z + dz) - params.offz, nz);
-        for (var i = lid; i < TILE_V4; i += NT) {
-            tile[tphys(i)] = stage_value(i, zi, x0, y0);
-        }
+{{STAGE}}
         let wb = params.w_base + dz * WPLANE;
         for (var i = lid; i < WPLANE; i += NT) {
             wsh[i] = weights[wb + i];
@@ -189,9 +187,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     for (var pz = 0u; pz < KD + UZ - 1u; pz++) {
         workgroupBarrier();
         let zi = bmap(i32(z + pz) - params.offz, nz);
-        for (var i = lid; i < TILE_V4; i += NT) {
-            tile[tphys(i)] = stage_value(i, zi, x0, y0);
-        }
+{{STAGE}}
         workgroupBarrier();
 {{BODY}}
     }
