@@ -80,7 +80,7 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
         lines.append(f"{ind}let wr = wb0 + {wrow_expr};")
         for dx in range(kw):
             for q in range(kbq):
-                lines.append(f"{ind}let w{dx}_{q} = wsh[wr + {dx * kbq + q}u];")
+                lines.append(f"{ind}let w{dx}_{q} = wsh[wr][{dx * kbq + q}u];")
             for i in range(u):
                 e = i + dx
                 x = f"r{e // 4}.{comps[e % 4]}"
@@ -94,11 +94,11 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
         if kh * kw * u * kb <= cfg.unroll:
             for dy in range(kh):
                 out.append(ind + "{")
-                out += row_block(f"{dy}u", f"{dy * kw * kbq}u", ind + "    ", z)
+                out += row_block(f"{dy}u", f"{dy}u", ind + "    ", z)
                 out.append(ind + "}")
         else:
             out.append(ind + "for (var dy = 0u; dy < KH; dy++) {")
-            out += row_block("dy", f"dy * {kw * kbq}u", ind + "    ", z)
+            out += row_block("dy", "dy", ind + "    ", z)
             out.append(ind + "}")
         return out
 
@@ -108,7 +108,7 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
     else:
         for z in range(uz):
             body.append(f"        if (pz >= {z}u && pz < KD + {z}u) {{")
-            body.append(f"            let wb0 = (pz - {z}u) * WPLANE;")
+            body.append(f"            let wb0 = (pz - {z}u) * KH;")
             body += plane_block("            ", z)
             body.append("        }")
 
@@ -154,10 +154,10 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
             guard = "" if (j + 1) * nt <= wplane else f" && lid + {j * nt}u < WPLANE"
             pre.append(f"        var q{j} = {wt}(0.0);")
             pre.append(f"        if (more{guard}) {{ q{j} = weights[wn + lid + {j * nt}u]; }}")
-            put.append(f"            if (true{guard}) {{ wsh[WPLANE - wb0 + lid + {j * nt}u] = q{j}; }}")
+            put.append(f"            if (true{guard}) {{ wput(WPLANE - wbe + lid + {j * nt}u, q{j}); }}")
     return {
         "NBUF": 2 if cfg.db else 1, "DB": cfg.db, "UZ": uz, "UZ1": uz == 1,
-        "WSH_LEN": (2 if cfg.db else kd if uz > 1 else 1) * wplane,
+        "WSH_ROWS": (2 if cfg.db else kd if uz > 1 else 1) * kh, "KBQ": kbq,
         "PREFETCH": "\n".join(pre), "STAGE": "\n".join(stage), "PUT": "\n".join(put),
         "WGX": cfg.wgx, "WGY": cfg.wgy, "U": u, "KD": kd, "KH": kh, "KW": kw,
         "ROWV4": rowv4, "TILE_V4": tile_v4, "WPLANE": wplane,

@@ -54,12 +54,18 @@ const ROWP: u32 = {{ROWP}}u;
 const SWZ: u32 = {{SWZ}}u;
 const TILE_P: u32 = {{TILE_P}}u;    // stored vec4 words of one plane
 const WPLANE: u32 = {{WPLANE}}u;
+const WROW: u32 = KW * {{KBQ}}u;  // weight words of one kernel row (all kernels of the block)
 
 const NBUF: u32 = {{NBUF}}u;  // 2: double-buffered staging (next plane prefetched into registers)
 const UZ: u32 = {{UZ}}u;      // output planes per workgroup (each staged plane serves up to UZ of them)
 
 var<workgroup> tile: array<vec4<f32>, NBUF * TILE_P>;
-var<workgroup> wsh: array<{{WTYPE}}, {{WSH_LEN}}>;
+// Weights by kernel row, so that the multiply-adds index a row once and its words by constants.
+var<workgroup> wsh: array<array<{{WTYPE}}, WROW>, {{WSH_ROWS}}>;
+
+fn wput(i: u32, v: {{WTYPE}}) {
+    wsh[i / WROW][i % WROW] = v;
+}
 
 // Maps a coordinate to the volume (or -1: read as 0) by the boundary rule.
 fn bmap(i: i32, n: i32) -> i32 {
@@ -145,13 +151,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
             tile[tphys(i)] = stage_value(i, zi, x0, y0);
         }
         for (var i = lid; i < WPLANE; i += NT) {
-            wsh[i] = weights[params.w_base + i];
+            wput(i, weights[params.w_base + i]);
         }
     }
     workgroupBarrier();
     for (var dz = 0u; dz < KD; dz++) {
         let tb = (dz & 1u) * TILE_P;
-        let wb0 = (dz & 1u) * WPLANE;
+        let wb0 = (dz & 1u) * KH;  // in kernel rows
+        let wbe = (dz & 1u) * WPLANE;  // in words
         let more = dz + 1u < KD;
         let zn = bmap(i32(z + dz + 1u) - params.offz, nz);
         let wn = params.w_base + (dz + 1u) * WPLANE;
@@ -172,7 +179,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 {{STAGE}}
         let wb = params.w_base + dz * WPLANE;
         for (var i = lid; i < WPLANE; i += NT) {
-            wsh[i] = weights[wb + i];
+            wput(i, weights[wb + i]);
         }
         workgroupBarrier();
 {{BODY}}
@@ -181,7 +188,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     // UZ output planes: all kernel planes' weights stay in workgroup memory; input plane z + pz
     // is staged once and applied to output plane z + j with kernel plane pz - j.
     for (var i = lid; i < KD * WPLANE; i += NT) {
-        wsh[i] = weights[params.w_base + i];
+        wput(i, weights[params.w_base + i]);
     }
     let tb = 0u;
     for (var pz = 0u; pz < KD + UZ - 1u; pz++) {
