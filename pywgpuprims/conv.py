@@ -392,11 +392,13 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
     # Weights as [block][dz][dy][dx][kernel in block], zero-padded to whole blocks.
     wp = np.zeros((nkb * kb, kd, kh, kw), np.float32)
     wp[:k] = w
-    wp = np.ascontiguousarray(wp.reshape(nkb, kb, kd, kh, kw).transpose(0, 2, 3, 4, 1))
-    wbuf = dev.create_buffer(wp.nbytes, label="correlate weights")
-    dev.write(wbuf, wp.tobytes())
-    vec = kb % 4 == 0
-    wunit = 16 if vec else 4
+    wp = wp.reshape(nkb, kb, kd, kh, kw).transpose(0, 2, 3, 4, 1).reshape(nkb, -1)
+    # Each block starts at a binding-offset boundary, so a pass binds only its own block.
+    wblock = -(-wp.shape[1] * 4 // dev.storage_align) * dev.storage_align
+    wpad = np.zeros((nkb, wblock // 4), np.float32)
+    wpad[:, :wp.shape[1]] = wp
+    wbuf = dev.create_buffer(wpad.nbytes, label="correlate weights")
+    dev.write(wbuf, wpad.tobytes())
     defines = dict(_generate(kd, kh, kw, cfg))
     if _is_cpu(dev):
         # Lavapipe silently ends loops past 65,535 trips per invocation: refuse rather than be wrong.
@@ -451,10 +453,10 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
                 "ox": ox, "oy": oy, "oz": oz, "out_base": (olo - out.byte_offset) // 4, "z0": zs,
                 "z1": zs + zc,
                 "offx": off[2], "offy": off[1], "offz": off[0], "k0": k0, "nk": k,
-                "w_base": blk * kd * kh * kw * kb * 4 // wunit,
+                "w_base": 0,
             }
             b.dispatch(kern, (tiles[0], tiles[1], -(-zc // cfg.uz)), params=params,
-                       volume=Binding(g.buffer, ilo, ihi - ilo), weights=wbuf,
+                       volume=Binding(g.buffer, ilo, ihi - ilo), weights=Binding(wbuf, blk * wblock, wblock),
                        result=Binding(out.buffer, olo, ohi - olo))
             zs += zc
     b.submit()
