@@ -1,19 +1,26 @@
 // Multi-kernel 2-D / 3-D correlation with register blocking (generated per specialisation by
 // pywgpuprims/conv.py, which fills the {{...}} code blocks).
 //
-// One workgroup computes a TY x TX block of outputs of one output plane z for a block of KB
-// kernels. Each invocation owns U adjacent outputs along x for all KB kernels (U*KB accumulators
-// in registers). The kernel planes are walked one at a time (runtime loop over dz): the input
-// plane slab the block needs, (TY+KH-1) x (TX+KW-1) values, is staged as vec4<f32> in workgroup
-// memory with the boundary rule applied while loading, together with the KB kernels' weights of
-// that plane. The multiply-adds over (dy,) dx, u and the kernels are fully unrolled with
-// compile-time indices, so every input value read from workgroup memory serves every output and
-// kernel it touches, and the weights are read as broadcasts (vec4 = 4 kernels at once).
+// One workgroup computes a TY x TX block of outputs of UZ output planes for a block of KB
+// kernels. Each invocation owns U adjacent outputs along x (times UZ planes) for all KB kernels:
+// U*UZ*KB accumulators in registers. Input planes are walked one at a time (runtime loop): the
+// slab the block needs, (TY+KH-1) x (TX+KW-1) values, is staged as vec4<f32> in workgroup memory
+// with the boundary rule applied while loading (uint8 words unpacked there), together with the KB
+// kernels' weights (of that kernel plane; of all planes when UZ > 1). The multiply-adds over
+// (dy,) dx, u and the kernels are unrolled with compile-time indices, so every input value read
+// from workgroup memory serves every output and kernel it touches, and the weights are read as
+// broadcasts (a vec4 holds 4 kernels' taps). DB double-buffers the staging: the next plane is
+// loaded into registers while this one is computed, one barrier per plane.
 //
-// Defines: WGX, WGY (workgroup shape), U (outputs per invocation along x, multiple of 4), KB,
-// KD, KH, KW, ROWV4 (vec4 words per staged row), TILE_V4, WPLANE (weight words per plane),
-// WTYPE (f32 or vec4<f32>), U8 (volume is packed uint8), BOUNDARY_* (how coordinates outside
-// the volume are read), and the generated blocks ACC_DECL, BODY, STORE.
+// Defines: WGX, WGY (workgroup shape), U (outputs per invocation along x, multiple of 4), UZ, KD,
+// KH, KW, KBQ (weight words per tap), ROWV4 (vec4 words per staged row), TILE_V4, ROWP, SWZ,
+// TILE_P (stored layout, padded against bank conflicts), WPLANE (weight words per kernel plane),
+// WSH_ROWS, WTYPE (f32 or vec4<f32>), NBUF, DB, UZ1, U8 (volume is packed uint8), BOUNDARY_*
+// (how coordinates outside the volume are read), and the generated blocks ACC_DECL, STAGE,
+// PREFETCH, PUT, BODY, STORE.
+//
+// Every loop is bounded by KD + UZ, KH or a staging count: far below lavapipe's 65,535-trip cap
+// for the kernel sizes the host accepts on CPU drivers.
 
 struct Params {
     nx: u32, ny: u32, nz: u32,        // volume size
@@ -25,7 +32,7 @@ struct Params {
     offx: i32, offy: i32, offz: i32,  // input coordinate = output coordinate + tap - off
     k0: u32,                          // first kernel of this block
     nk: u32,                          // number of kernels
-    w_base: u32,                      // WTYPE index of this block's weights
+    w_base: u32,                      // WTYPE index of this block's weights in the bound range
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
