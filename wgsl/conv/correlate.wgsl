@@ -102,12 +102,16 @@ fn fetch4(rbase: u32, xs: i32, nx: i32) -> vec4<f32> {
     if (xs >= 0 && xs + 3 < nx) {
         let e = rbase + u32(xs);
 #if U8
-        if ((e & 3u) == 0u) {
-            let w = volume[e >> 2u];
-            return vec4<f32>((vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu));
+        // Four bytes from one word, or funnel-shifted from two (both hold bytes of this row).
+        var w = volume[e >> 2u];
+        let sh = (e & 3u) * 8u;
+        if (sh != 0u) {
+            w = (w >> sh) | (volume[(e >> 2u) + 1u] << (32u - sh));
         }
+        return vec4<f32>((vec4<u32>(w) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu));
+#else
+        return vec4<f32>(volume[e], volume[e + 1u], volume[e + 2u], volume[e + 3u]);
 #endif
-        return vec4<f32>(fetch(e), fetch(e + 1u), fetch(e + 2u), fetch(e + 3u));
     }
     let xa = bmap(xs, nx);
     let xb = bmap(xs + 1, nx);
