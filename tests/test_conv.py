@@ -131,6 +131,14 @@ def test_gpuarray_in_out_and_poison(rng):
     np.testing.assert_allclose(got.numpy(), ref, atol=1e-4)
     g = pp.correlate(pp.asarray(v), w, "same", "nearest")
     assert isinstance(g, pp.GpuArray) and g.shape == (3, 6, 9, 45)
+    v2 = _volume(rng, (19, 38), "uint8")
+    w2 = rng.standard_normal((5, 4, 3)).astype(np.float32)
+    out2 = poisoned((5, 16, 36), np.float32)
+    g2 = pp.correlate(pp.asarray(v2), w2, out=out2)
+    assert isinstance(g2, pp.GpuArray) and g2.shape == (5, 16, 36)
+    np.testing.assert_allclose(g2.numpy(), _reference(v2, w2, "valid", None), atol=2e-3)
+    with pytest.raises(pp.InputError, match="out must be"):
+        pp.correlate(v2, w2, out=poisoned((5, 16, 35), np.float32))
 
 
 def test_chunked_bindings(dev, rng):
