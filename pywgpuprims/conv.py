@@ -9,8 +9,8 @@ are fully unrolled with compile-time indices (or, past ``Config.unroll`` multipl
 per kernel row inside a runtime loop), and only the multiply-adds that apply are emitted.
 
 The launch configuration comes from ``~/.cache/pywgpuprims/correlate.json`` when :func:`tune` (or
-``PYWGPUPRIMS_SAVE_TUNING=1 python -m pywgpuprims.bench correlate_sweep``) stored one for this
-device, kernel size, K and dtype, else from :func:`default_config`.
+``PYWGPUPRIMS_CORRELATE_SWEEP=1 PYWGPUPRIMS_SAVE_TUNING=1 python -m pywgpuprims.bench correlate``)
+stored one for this device, kernel size, K and dtype, else from :func:`default_config`.
 """
 
 from __future__ import annotations
@@ -609,7 +609,7 @@ def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
         kc = max(1, min(kk, dev.max_buffer // (4 * o ** 3)))
         if sweep:
             if kc < kk:
-                print(f"correlate_sweep: K={kk} does not fit one result buffer; tuning K={kc}")
+                print(f"correlate sweep: K={kk} does not fit one result buffer; tuning K={kc}")
             tune(g, w[:kc], save=bool(os.environ.get("PYWGPUPRIMS_SAVE_TUNING")), repeats=ctx.repeats,
                  on_result=lambda c, ns, kc=kc, kk=kk, work=work, cn=cuda_ns: add(
                      c, ns, kk=kc, work=work * kc / kk, cuda_ns=None if kc < kk else cn))
@@ -629,16 +629,15 @@ def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
 
 
 def _correlate_entry(ctx: BenchContext, n: int) -> list[dict]:
-    """uint8 n^3 volume, 'valid' mode, K kernels of size k^3 (rate in TFLOP/s, 2 per multiply-add)."""
-    return _bench_rows(ctx, n, sweep=False)
+    """uint8 n^3 volume, 'valid' mode, K kernels of size k^3 (rate in TFLOP/s, 2 per multiply-add).
 
-
-def _correlate_sweep_entry(ctx: BenchContext, n: int) -> list[dict]:
-    """Sweep unroll factor, kernel block and workgroup shape (PYWGPUPRIMS_SAVE_TUNING=1 caches the best)."""
-    return _bench_rows(ctx, n, sweep=True)
+    Environment: ``PYWGPUPRIMS_CORRELATE_SWEEP=1`` sweeps launch configurations (outputs per
+    invocation, kernel block, unrolling, output planes, workgroup shape, double buffering) instead,
+    one row per variant; with ``PYWGPUPRIMS_SAVE_TUNING=1`` the best is cached for this device.
+    ``PYWGPUPRIMS_CORRELATE_CASES="7:8,5:16"`` picks the (kernel size : K) cases.
+    """
+    return _bench_rows(ctx, n, sweep=bool(os.environ.get("PYWGPUPRIMS_CORRELATE_SWEEP")))
 
 
 _correlate_entry.default_sizes = [256]
-_correlate_sweep_entry.default_sizes = [256]
 benchmark("correlate")(_correlate_entry)
-benchmark("correlate_sweep")(_correlate_sweep_entry)
