@@ -39,7 +39,8 @@ class Config:
     """A launch configuration: ``u`` outputs per invocation along x, ``kb`` kernels per pass,
     workgroup shape ``wgx`` x ``wgy``, ``unroll`` (the most multiply-adds unrolled per
     straight-line block before the kernel rows become a runtime loop) and ``db`` (double-buffered
-    staging) and ``uz`` (output planes per invocation, 3-D)."""
+    staging), ``uz`` (output planes per invocation, 3-D) and ``cs`` (results leave through
+    workgroup memory so that global stores are coalesced)."""
 
     u: int = 8
     kb: int = 8
@@ -48,11 +49,12 @@ class Config:
     unroll: int = 1024
     db: bool = False  # double-buffered staging: the next plane is prefetched into registers
     uz: int = 1  # output planes per invocation (3-D): each staged input plane serves up to uz
+    cs: bool = True  # coalesced stores through workgroup memory
 
     @property
     def name(self) -> str:
         return (f"u{self.u}" + (f"x{self.uz}" if self.uz > 1 else "") + f" k{self.kb} wg{self.wgx}x{self.wgy}"
-                + (" db" if self.db else ""))
+                + (" db" if self.db else "") + ("" if self.cs else " direct-stores"))
 
 
 # ------------------------------------------------------------------ code generation
@@ -113,7 +115,32 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
             body.append("        }")
 
     store = []
-    for z in range(uz):
+    tx_total = cfg.wgx * u
+    if cfg.cs:
+        for z in range(uz):
+            for q in range(kbq):
+                for c in range(4 if vec else 1):
+                    kk = q * 4 + c if vec else q
+                    store.append("    workgroupBarrier();")
+                    for m in range(u // 4):
+                        vals = ", ".join((f"a{z}_{4 * m + e}_{q}.{comps[c]}" if vec else f"a{z}_{4 * m + e}_{q}")
+                                         for e in range(4))
+                        store.append(f"    tile[tphys(ty * ROWV4 + tx * {u // 4}u + {m}u)] = vec4<f32>({vals});")
+                    store.append("    workgroupBarrier();")
+                    store.append(f"    if (z + {z}u < params.z1 && params.k0 + {kk}u < params.nk) {{")
+                    store.append(f"        let ob = obase0 + (params.k0 + {kk}u) * slab + (z + {z}u) * plane;")
+                    for m in range(u):
+                        store.append("        {")
+                        store.append(f"            let i = lid + {m * cfg.wgx * cfg.wgy}u;")
+                        store.append(f"            let row = i / {tx_total}u;")
+                        store.append(f"            let col = i - row * {tx_total}u;")
+                        store.append("            if (y0 + row < params.oy && x0 + col < params.ox) {")
+                        store.append("                result[ob + row * params.ox + col] = "
+                                     "tile[tphys(row * ROWV4 + col / 4u)][col % 4u];")
+                        store.append("            }")
+                        store.append("        }")
+                    store.append("    }")
+    for z in range(uz if not cfg.cs else 0):
         store.append(f"    if (z + {z}u < params.z1) {{")
         store.append(f"        let obase = (z + {z}u) * plane + yo * params.ox + xo - params.out_base;")
         for q in range(kbq):
@@ -156,7 +183,7 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
             pre.append(f"        if (more{guard}) {{ q{j} = weights[wn + lid + {j * nt}u]; }}")
             put.append(f"            if (true{guard}) {{ wput(WPLANE - wbe + lid + {j * nt}u, q{j}); }}")
     return {
-        "NBUF": 2 if cfg.db else 1, "DB": cfg.db, "UZ": uz, "UZ1": uz == 1,
+        "NBUF": 2 if cfg.db else 1, "DB": cfg.db, "CS": cfg.cs, "UZ": uz, "UZ1": uz == 1,
         "WSH_ROWS": (2 if cfg.db else kd if uz > 1 else 1) * kh, "KBQ": kbq,
         "PREFETCH": "\n".join(pre), "STAGE": "\n".join(stage), "PUT": "\n".join(put),
         "WGX": cfg.wgx, "WGY": cfg.wgy, "U": u, "KD": kd, "KH": kh, "KW": kw,
@@ -470,9 +497,10 @@ def _label(cfg: Config, ksize) -> str:
 
 def _candidates(k: int, ksize, stage: int, best: Config | None = None) -> list[Config]:
     """Stage 1: outputs per invocation x kernel block x unrolling at 16 x 8; stage 2: workgroup
-    shapes; stage 3: double-buffered staging on and off for the best two workgroup shapes."""
+    shapes; stage 3: double-buffered staging on and off for the best two workgroup shapes, and
+    coalesced stores on and off for the best."""
     if stage == 3:
-        return [replace(c, db=not c.db) for c in best]
+        return [replace(c, db=not c.db) for c in best] + [replace(best[0], cs=not best[0].cs)]
     if stage == 2:
         shapes = ((16, 8), (8, 8), (16, 4), (32, 4), (8, 16), (32, 8), (16, 16), (64, 2))
         return [replace(best, wgx=x, wgy=y) for x, y in shapes]
@@ -501,7 +529,7 @@ def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
     """Time launch configurations of :func:`correlate` on this input and return the fastest.
 
     Three stages: outputs per invocation, kernel block and unrolling at a 16 x 8 workgroup; then
-    workgroup shapes for the best of those; then double-buffered staging on/off for the best two.
+    workgroup shapes for the best of those; then double-buffered staging and coalesced stores.
     With ``save`` the choice is kept in ``~/.cache/pywgpuprims/correlate.json`` for this device,
     kernel size, K and dtype, and :func:`correlate` uses it from then on.
     ``on_result(config, gpu_ns)`` sees every timing.

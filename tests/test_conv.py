@@ -110,7 +110,9 @@ def test_2d(ks, k, dtype, mode, boundary, rng):
 CONFIGS = [Config(4, 4, 8, 4), Config(8, 8, 16, 8), Config(12, 8, 8, 2), Config(16, 4, 4, 4, unroll=64),
            Config(8, 8, 16, 8, db=True), Config(4, 3, 8, 4, unroll=64, db=True), Config(16, 1, 4, 2, db=True),
            Config(4, 16, 16, 1), Config(8, 2, 8, 8), Config(4, 1, 32, 2), Config(8, 4, 8, 4, uz=3),
-           Config(16, 1, 8, 2, uz=4, unroll=64), Config(4, 8, 8, 4, uz=2, db=True)]
+           Config(16, 1, 8, 2, uz=4, unroll=64), Config(4, 8, 8, 4, uz=2, db=True),
+           Config(8, 8, 16, 8, cs=False), Config(4, 3, 8, 4, unroll=64, db=True, cs=False),
+           Config(8, 4, 8, 4, uz=3, cs=False), Config(12, 2, 4, 8, cs=False)]
 
 
 @pytest.mark.parametrize("cfg", CONFIGS, ids=[c.name + f" r{c.unroll}" + f" z{c.uz}" for c in CONFIGS])

@@ -17,7 +17,7 @@
 // TILE_P (stored layout, padded against bank conflicts), WPLANE (weight words per kernel plane),
 // WSH_ROWS, WTYPE (f32 or vec4<f32>), NBUF, DB, UZ1, U8 (volume is packed uint8), BOUNDARY_*
 // (how coordinates outside the volume are read), and the generated blocks ACC_DECL, STAGE,
-// PREFETCH, PUT, BODY, STORE.
+// PREFETCH, PUT, BODY, STORE; CS: results leave through workgroup memory in coalesced rows.
 //
 // Every loop is bounded by KD + UZ, KH or a staging count: far below lavapipe's 65,535-trip cap
 // for the kernel sizes the host accepts on CPU drivers.
@@ -210,12 +210,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 {{BODY}}
     }
 #endif
+    let plane = params.ox * params.oy;
+    let slab = plane * params.oz;
+#if CS
+    // Coalesced stores: each kernel's block of results goes through workgroup memory, then the
+    // workgroup writes it row by row with consecutive invocations on consecutive addresses.
+    let obase0 = y0 * params.ox + x0 - params.out_base;
+{{STORE}}
+#else
     let xo = x0 + tx * U;
     let yo = y0 + ty;
     if (yo >= params.oy) {
         return;
     }
-    let plane = params.ox * params.oy;
-    let slab = plane * params.oz;
 {{STORE}}
+#endif
 }
