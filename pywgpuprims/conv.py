@@ -135,8 +135,9 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
                         store.append(f"            let row = i / {tx_total}u;")
                         store.append(f"            let col = i - row * {tx_total}u;")
                         store.append("            if (y0 + row < params.oy && x0 + col < params.ox) {")
+                        store.append("                let c4 = col / 4u;")
                         store.append("                result[ob + row * params.ox + col] = "
-                                     "tile[tphys(row * ROWV4 + col / 4u)][col % 4u];")
+                                     "tile[row * ROWP + c4 + c4 / SWZ][col % 4u];")
                         store.append("            }")
                         store.append("        }")
                     store.append("    }")
