@@ -29,17 +29,19 @@ def benchmark(name: str):
     return deco
 
 
-def median_gpu_ns(dev: Device, fn: Callable[[int], None], repeats: int = 10, warmup: int = 2) -> float:
-    """Median GPU time in ns of ``fn(i)`` (``i`` numbers the run, to rotate fresh inputs)."""
+def median_gpu_ns(dev: Device, fn: Callable[[int], None], repeats: int = 10, warmup: int = 3) -> float:
+    """Median GPU time in ns of ``fn(i)`` (``i`` numbers the run, to rotate fresh inputs).
+
+    The runs are queued back to back and their timestamps read at the end, so the GPU does not
+    idle (and change clocks) between them, as CUDA-event timing of torch does not either.
+    """
     for i in range(warmup):
         fn(i)
-    dev.sync()
-    times = []
-    for i in range(repeats):
-        with dev.timer() as t:
+    with dev.timer() as t:
+        for i in range(repeats):
             fn(warmup + i)
-        times.append(t.ns)
-    return float(statistics.median(times))
+            t.mark()
+    return float(statistics.median(t.laps))
 
 
 def median_wall_ns(fn: Callable[[], None], repeats: int = 5, warmup: int = 1) -> float:
