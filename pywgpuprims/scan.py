@@ -351,7 +351,7 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
     for a in inputs:
         dev.write(a.buffer, ctx.rng.integers(0, 2**32, n, dtype=np.uint32).tobytes())
     out = GpuArray.empty((n,), np.uint32, dev)
-    copy_ns = ctx.copy_ns(4 * n)
+    copy_ns = ctx.copy_between_ns(inputs[0], out, 4 * n)
     read_ns = ctx.read_ns(4 * n)
     cuda_ns = cuda_red_ns = None
     if ctx.torch:
@@ -366,7 +366,7 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
                 ("fallback forced (1/2 tiles)", {"scan_withhold_period": 2}),
                 ("reduce-then-scan", {"scan_method": "rts"})]
     if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP"):
-        for wg, vpt in [(128, 8), (128, 12), (256, 4), (256, 8), (256, 10), (256, 12), (512, 4), (512, 6)]:
+        for wg, vpt in [(128, 12), (256, 4), (256, 8), (256, 10), (256, 12), (256, 16), (512, 4), (512, 6)]:
             variants.append((f"sweep wg{wg} vpt{vpt}", {"scan_wg": wg, "scan_vpt": vpt}))
         variants += [("sweep window 8", {"scan_window": 8}), ("sweep spin 1", {"scan_spin_limit": 1}),
                      ("sweep no repair", {"scan_repair": False}),
@@ -388,6 +388,7 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
         rows.append(ctx.row("scan", name, n, ns, bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
                             cuda_name="torch.cumsum", cpu_ns=cpu_ns))
         rows[-1]["fallbacks"] = fallbacks
+    rows.append(ctx.row("copy", "wgsl, same buffers", n, copy_ns, bytes_moved=8 * n))
     ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
     rows.append(ctx.row("reduce", "two-pass", n, ns, bytes_moved=4 * n, baseline_ns=read_ns, baseline="read",
                         cuda_ns=cuda_red_ns, cuda_name="torch.sum",

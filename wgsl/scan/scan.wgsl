@@ -49,10 +49,7 @@ struct Params {
 #include "common/lookback.wgsl"
 #endif
 
-// [0, WG): our tile's prefixes; [WG, 2 WG): the fallback's scratch.
-var<workgroup> wg_buf: array<Elem, 2u * WG>;
-const OWN: u32 = 0u;
-const FALLBACK: u32 = WG;
+var<workgroup> wg_scan: array<Elem, WG>;
 var<workgroup> wg_aggregate: Elem;
 
 #if SUBGROUPS
@@ -70,75 +67,12 @@ fn reduce4(x: vec4<Elem>) -> Elem {
     return combine(combine(combine(x.x, x.y), x.z), x.w);
 }
 
-// Two halves of the tile's scan, so that only the raw tile stays live in registers while the
-// workgroup waits in the lookback:
-//   tile_reduce: the tile's aggregate; leaves per-subgroup (or per-invocation) exclusive prefixes
-//                in wg_buf. The fallback reduces a predecessor with the very same arithmetic,
-//                so a tile's aggregate has the same bits whoever computes it, floats included.
-//   tile_prefixes: after the lookback, the exclusive prefix of each held vec4 within the tile.
-
-fn tile_reduce(v: ptr<function, array<vec4<Elem>, VPT>>) -> Elem {
+// Scans the tile held in `v` within the workgroup: `pre[i]` receives the combined value of every
+// element of the tile before vec4 i; returns the tile's aggregate. Called by the whole workgroup.
+// Owner and fallback both use this, so a tile's aggregate has the same bits whoever computes it.
+fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array<Elem, VPT>>) -> Elem {
+#if SUBGROUPS
     var run = identity();
-#unroll I VPT
-    {
-        let r = reduce4((*v)[{{I}}]);
-#if SUBGROUPS
-        run = combine(run, sg_total(r, sg_inclusive(r, g_lane, g_sg_size)));
-#else
-        run = combine(run, r);
-#endif
-    }
-#endunroll
-    return finish_reduce(run, OWN);
-}
-
-// Combines the invocations' (or subgroups') partial totals into the tile aggregate, leaving their
-// exclusive prefixes in wg_buf[base ..]. Called by the whole workgroup.
-fn finish_reduce(run: Elem, base: u32) -> Elem {
-#if SUBGROUPS
-    if (g_lane == 0u) {
-        wg_buf[base + g_lid / g_sg_size] = run;
-    }
-    workgroupBarrier();
-    if (g_lid == 0u) {
-        var acc = identity();
-        for (var s = 0u; s < WG / g_sg_size; s++) {
-            let t = wg_buf[base + s];
-            wg_buf[base + s] = acc;
-            acc = combine(acc, t);
-        }
-        wg_aggregate = acc;
-    }
-    workgroupBarrier();
-    return wg_aggregate;
-#else
-    // Hillis-Steele over the invocations' totals, then shift to exclusive.
-    wg_buf[base + g_lid] = run;
-    workgroupBarrier();
-    for (var d = 1u; d < WG; d = d << 1u) {
-        var t = wg_buf[base + g_lid];
-        if (g_lid >= d) {
-            t = combine(wg_buf[base + g_lid - d], t);
-        }
-        workgroupBarrier();
-        wg_buf[base + g_lid] = t;
-        workgroupBarrier();
-    }
-    let agg = wg_buf[base + WG - 1u];
-    var before = identity();
-    if (g_lid > 0u) {
-        before = wg_buf[base + g_lid - 1u];
-    }
-    workgroupBarrier();
-    wg_buf[base + g_lid] = before;
-    workgroupBarrier();
-    return agg;
-#endif
-}
-
-fn tile_prefixes(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array<Elem, VPT>>) {
-#if SUBGROUPS
-    var run = wg_buf[OWN + g_lid / g_sg_size];
 #unroll I VPT
     {
         let r = reduce4((*v)[{{I}}]);
@@ -147,12 +81,54 @@ fn tile_prefixes(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, ar
         run = combine(run, sg_total(r, incl));
     }
 #endunroll
+    let sgid = g_lid / g_sg_size;
+    if (g_lane == 0u) {
+        wg_scan[sgid] = run;
+    }
+    workgroupBarrier();
+    if (g_lid == 0u) {
+        var acc = identity();
+        for (var s = 0u; s < WG / g_sg_size; s++) {
+            let t = wg_scan[s];
+            wg_scan[s] = acc;
+            acc = combine(acc, t);
+        }
+        wg_aggregate = acc;
+    }
+    workgroupBarrier();
+    let before = wg_scan[sgid];
+#unroll I VPT
+    (*pre)[{{I}}] = combine(before, (*pre)[{{I}}]);
+#endunroll
+    return wg_aggregate;
 #else
-    var run = wg_buf[OWN + g_lid];
+    var run = identity();
 #unroll I VPT
     (*pre)[{{I}}] = run;
     run = combine(run, reduce4((*v)[{{I}}]));
 #endunroll
+    // Hillis-Steele over the invocations' totals.
+    wg_scan[g_lid] = run;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var t = wg_scan[g_lid];
+        if (g_lid >= d) {
+            t = combine(wg_scan[g_lid - d], t);
+        }
+        workgroupBarrier();
+        wg_scan[g_lid] = t;
+        workgroupBarrier();
+    }
+    var before = identity();
+    if (g_lid > 0u) {
+        before = wg_scan[g_lid - 1u];
+    }
+#unroll I VPT
+    (*pre)[{{I}}] = combine(before, (*pre)[{{I}}]);
+#endunroll
+    let agg = wg_scan[WG - 1u];
+    workgroupBarrier();  // wg_scan may be reused by the next local_scan
+    return agg;
 #endif
 }
 
@@ -199,24 +175,53 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<func
 #endif
 
 #if SINGLE_PASS
-// A predecessor's aggregate, recomputed vec4 by vec4 (no tile held in registers) with the
-// arithmetic of tile_reduce, in its own workgroup memory (wg_buf[OWN ..] holds our tile's prefixes).
+// A predecessor's aggregate, recomputed vec4 by vec4 (no tile held in registers) in exactly the
+// order local_scan combines it, so both give the same bits, floats included.
 fn fallback_aggregate(tile: u32) -> Elem {
     let o = tile_origin(tile);
     var run = identity();
 #unroll I VPT
+#if SUBGROUPS
     {
         let r = reduce4(load_vec4(o, vec_slot({{I}}u)));
-#if SUBGROUPS
         run = combine(run, sg_total(r, sg_inclusive(r, g_lane, g_sg_size)));
-#else
-        run = combine(run, r);
-#endif
     }
+#else
+    run = combine(run, reduce4(load_vec4(o, vec_slot({{I}}u))));
+#endif
 #endunroll
-    let agg = finish_reduce(run, FALLBACK);
-    workgroupBarrier();  // wg_aggregate is read before the next finish_reduce rewrites it
+#if SUBGROUPS
+    if (g_lane == 0u) {
+        wg_scan[g_lid / g_sg_size] = run;
+    }
+    workgroupBarrier();
+    if (g_lid == 0u) {
+        var acc = identity();
+        for (var s = 0u; s < WG / g_sg_size; s++) {
+            acc = combine(acc, wg_scan[s]);
+        }
+        wg_aggregate = acc;
+    }
+    workgroupBarrier();
+    let agg = wg_aggregate;
+    workgroupBarrier();
     return agg;
+#else
+    wg_scan[g_lid] = run;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var t = wg_scan[g_lid];
+        if (g_lid >= d) {
+            t = combine(wg_scan[g_lid - d], t);
+        }
+        workgroupBarrier();
+        wg_scan[g_lid] = t;
+        workgroupBarrier();
+    }
+    let agg = wg_scan[WG - 1u];
+    workgroupBarrier();
+    return agg;
+#endif
 }
 #endif
 
@@ -244,14 +249,13 @@ fn main(@builtin(local_invocation_index) lid: u32,
     var v: array<vec4<Elem>, VPT>;
     var pre: array<Elem, VPT>;
     load_tile(tile, &v);
-    let aggregate = tile_reduce(&v);
+    let aggregate = local_scan(&v, &pre);
 
 #if RTS_REDUCE
     if (lid == 0u) {
         partials[tile] = to_bits(aggregate);
     }
 #elif RTS_DOWNSWEEP
-    tile_prefixes(&v, &pre);
     store_tile(tile, &v, &pre, from_bits(partials[tile]));
 #else
     let seg_first = tile - tile % params.tiles_per_row;
@@ -280,7 +284,6 @@ fn main(@builtin(local_invocation_index) lid: u32,
                 carry[params.chunk] = to_bits(inclusive);
             }
         }
-        tile_prefixes(&v, &pre);
         store_tile(tile, &v, &pre, prefix);
     } else if (lid == 0u) {
         // Arm the repair dispatches (their arguments were cleared to zero: no workgroups). Every
