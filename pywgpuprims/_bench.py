@@ -92,17 +92,6 @@ class BenchContext:
         self.torch = cuda_module() if cuda else None
         self.rng = np.random.default_rng(12345)
         self._baseline: dict = {}
-        self._warm_up()
-
-    def _warm_up(self) -> None:
-        # Clocks and page tables settle during the first heavy work: a baseline timed cold came
-        # out 2x slow on an H100. Copy 256 MiB for a while before timing anything.
-        n_vec4 = (256 << 20) // 16 if self.dev.info.get("adapter_type") != "CPU" else 1 << 12
-        src = GpuArray.empty(n_vec4 * 4, np.uint32, self.dev)
-        dst = GpuArray.empty(n_vec4 * 4, np.uint32, self.dev)
-        for _ in range(30):
-            copy_pass(self.dev, src, dst, n_vec4, True)
-        self.dev.sync()
 
     def gpu_ns(self, fn: Callable[[int], None]) -> float:
         return median_gpu_ns(self.dev, fn, self.repeats)
