@@ -22,7 +22,7 @@ import os
 import numpy as np
 
 from ._array import GpuArray, as_input
-from ._bench import BenchContext, benchmark
+from ._bench import BenchContext, benchmark, copy_pass
 from ._device import Binding, Device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import WGSL_TYPE, monoid_defines, numpy_identity, numpy_ufunc
@@ -37,7 +37,7 @@ SPIN_LIMIT = 4
 SG_CARRY_SHUFFLE = True
 LOOKBACK_WINDOW = 32  # predecessors polled at once
 MAX_STEPS = 512  # lookback steps; with spins, window and fallbacks well under lavapipe's 65,535 loop trips
-REDUCE_CHUNK_TILES = 4
+REDUCE_LOADS = 8  # vec4 loads per invocation in the reduction's first pass
 SCAN_DTYPES = tuple(WGSL_TYPE)
 
 __all__ = ["scan", "reduce"]
@@ -314,11 +314,11 @@ def encode_reduce(b, g: GpuArray, dst: GpuArray, op: str, defs: dict, rows: int,
     """Record the reduction of ``rows`` segments of ``row_len`` elements of ``g`` into ``dst``."""
     dev = g.device
     scalar = rows > 1 and row_len % 4 != 0
-    base = dict(defs, WG=WG, VPT=VPT, CHUNK_TILES=REDUCE_CHUNK_TILES, SUBGROUPS=_use_subgroups(dev),
-                SCALAR=scalar)
+    loads = int(dev.options.get("reduce_loads", REDUCE_LOADS))
+    base = dict(defs, WG=WG, LOADS=loads, SUBGROUPS=_use_subgroups(dev), SCALAR=scalar)
     k_part = dev.kernel("scan/reduce.wgsl", defines=dict(base, PARTIALS=True))
     k_final = dev.kernel("scan/reduce.wgsl", defines=dict(base, FINAL=True, SCALAR=False))
-    chunk = TILE * REDUCE_CHUNK_TILES
+    chunk = WG * 4 * loads
     pieces = list(_row_chunks(dev, rows, row_len))
     one_d_split = rows == 1 and len(pieces) > 1
     total_parts = sum(nr * -(-(ne // nr) // chunk) for _, nr, _, ne in pieces)
@@ -352,7 +352,7 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
         dev.write(a.buffer, ctx.rng.integers(0, 2**32, n, dtype=np.uint32).tobytes())
     out = GpuArray.empty((n,), np.uint32, dev)
     copy_ns = ctx.copy_between_ns(inputs[0], out, 4 * n)
-    read_ns = ctx.read_ns(4 * n)
+    read_ns = ctx.gpu_ns(lambda i: copy_pass(dev, inputs[0], out, n // 4, copy=False))
     cuda_ns = cuda_red_ns = None
     if ctx.torch:
         t = ctx.torch
@@ -389,6 +389,12 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
                             cuda_name="torch.cumsum", cpu_ns=cpu_ns))
         rows[-1]["fallbacks"] = fallbacks
     rows.append(ctx.row("copy", "wgsl, same buffers", n, copy_ns, bytes_moved=8 * n))
+    for loads in ([4, 8, 16] if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP") else []):
+        dev.options["reduce_loads"] = loads
+        ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
+        rows.append(ctx.row("reduce", f"sweep loads {loads}", n, ns, bytes_moved=4 * n, baseline_ns=read_ns,
+                            baseline="read"))
+        del dev.options["reduce_loads"]
     ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
     rows.append(ctx.row("reduce", "two-pass", n, ns, bytes_moved=4 * n, baseline_ns=read_ns, baseline="read",
                         cuda_ns=cuda_red_ns, cuda_name="torch.sum",
