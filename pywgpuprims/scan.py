@@ -366,9 +366,10 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
                 ("fallback forced (1/2 tiles)", {"scan_withhold_period": 2}),
                 ("reduce-then-scan", {"scan_method": "rts"})]
     if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP"):
-        for wg, vpt in [(128, 12), (256, 4), (256, 8), (256, 10), (256, 12), (256, 16), (512, 4), (512, 6)]:
+        for wg, vpt in [(128, 24), (256, 8), (256, 10), (256, 11), (256, 13), (256, 14), (512, 8)]:
             variants.append((f"sweep wg{wg} vpt{vpt}", {"scan_wg": wg, "scan_vpt": vpt}))
-        variants += [("sweep window 8", {"scan_window": 8}), ("sweep spin 1", {"scan_spin_limit": 1}),
+        variants += [("sweep window 8", {"scan_window": 8}), ("sweep window 16", {"scan_window": 16}),
+                     ("sweep spin 16", {"scan_spin_limit": 16}),
                      ("sweep no repair", {"scan_repair": False}),
                      ("sweep tile by workgroup id", {"scan_tile_by_id": True})]
     if not dev.has_subgroups:
