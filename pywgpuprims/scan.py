@@ -35,9 +35,9 @@ SPIN_LIMIT = 4
 # subgroup reduction gave wrong carries on an H100 (Vulkan, driver 580) with 4 vec4 per invocation
 # only (1, 2, 8, 16 were right; lavapipe always right): a driver miscompile we step around.
 SG_CARRY_SHUFFLE = True
-LOOKBACK_WINDOW = 32  # predecessors polled at once
+LOOKBACK_WINDOW = 8  # predecessors polled at once (H100 sweep: 8, 16, 32 within 3%)
 MAX_STEPS = 512  # lookback steps; with spins, window and fallbacks well under lavapipe's 65,535 loop trips
-REDUCE_LOADS = 8  # vec4 loads per invocation in the reduction's first pass
+REDUCE_LOADS = 16  # vec4 loads per invocation in the reduction's first pass (H100 sweep: 4, 8, 16)
 SCAN_DTYPES = tuple(WGSL_TYPE)
 
 __all__ = ["scan", "reduce"]
@@ -352,6 +352,7 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
         dev.write(a.buffer, ctx.rng.integers(0, 2**32, n, dtype=np.uint32).tobytes())
     out = GpuArray.empty((n,), np.uint32, dev)
     copy_ns = ctx.copy_between_ns(inputs[0], out, 4 * n)
+    copy8_ns = ctx.gpu_ns(lambda i: copy_pass(dev, inputs[0], out, n // 4, True, vpt=8))
     read_ns = ctx.gpu_ns(lambda i: copy_pass(dev, inputs[0], out, n // 4, copy=False))
     cuda_ns = cuda_red_ns = None
     if ctx.torch:
@@ -390,6 +391,7 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
                             cuda_name="torch.cumsum", cpu_ns=cpu_ns))
         rows[-1]["fallbacks"] = fallbacks
     rows.append(ctx.row("copy", "wgsl, same buffers", n, copy_ns, bytes_moved=8 * n))
+    rows.append(ctx.row("copy", "wgsl 8 vec4/inv, same buffers", n, copy8_ns, bytes_moved=8 * n))
     for loads in ([4, 8, 16] if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP") else []):
         dev.options["reduce_loads"] = loads
         ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
