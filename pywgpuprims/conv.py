@@ -665,7 +665,18 @@ def _correlate_entry(ctx: BenchContext, n: int) -> list[dict]:
     one row per variant; with ``PYWGPUPRIMS_SAVE_TUNING=1`` the best is cached for this device.
     ``PYWGPUPRIMS_CORRELATE_CASES="7:8,5:16"`` picks the (kernel size : K) cases.
     """
-    return _bench_rows(ctx, n, sweep=bool(os.environ.get("PYWGPUPRIMS_CORRELATE_SWEEP")))
+    rows = _bench_rows(ctx, n, sweep=bool(os.environ.get("PYWGPUPRIMS_CORRELATE_SWEEP")))
+    if ctx.torch is not None:  # the same-machine float32 matrix product the target is set against
+        t = ctx.torch
+        t.backends.cuda.matmul.allow_tf32 = False
+        m = 8192
+        a = t.randn(m, m, device="cuda")
+        b = t.randn(m, m, device="cuda")
+        ns = ctx.cuda_ns(lambda: a @ b)
+        rows.append({"primitive": "matmul", "variant": "torch fp32, TF32 off, 8192^3", "n": m,
+                     "gpu_ms": ns / 1e6, "rate": 2 * m**3 / ns / 1e3, "unit": "TFLOP/s"})
+        del a, b
+    return rows
 
 
 _correlate_entry.default_sizes = [256]
