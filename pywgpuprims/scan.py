@@ -37,7 +37,7 @@ SPIN_LIMIT = 4
 SG_CARRY_SHUFFLE = True
 LOOKBACK_WINDOW = 8  # predecessors polled at once (H100 sweep: 8, 16, 32 within 3%)
 MAX_STEPS = 512  # lookback steps; with spins, window and fallbacks well under lavapipe's 65,535 loop trips
-REDUCE_LOADS = 16  # vec4 loads per invocation in the reduction's first pass (H100 sweep: 4, 8, 16)
+REDUCE_LOADS = 32  # vec4 loads per invocation in the first pass (H100 sweep: 4, 8, 16, 24, 32)
 SCAN_DTYPES = tuple(WGSL_TYPE)
 
 __all__ = ["scan", "reduce"]
