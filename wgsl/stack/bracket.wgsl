@@ -1,0 +1,390 @@
+// Bracket matching / stack monoid over partitions of P = WG * 16 elements, in three dispatches:
+//   REDUCE: each partition's bicyclic summary (a = closes it pops from outside, b = opens it leaves
+//           open) and, scattered directly by height, the global indices of those b unmatched opens.
+//   stack/spine.wgsl: one workgroup scans the summaries (stack size at each partition start, min
+//           stack size inside each partition) and builds a min segment tree over partition minima.
+//   LEAF:   each partition recomputes its stack sizes B(i) (stack size before element i) and finds,
+//           for every element, the nearest k < i with B(k) < B(i): in the invocation's registers,
+//           then through a min tree over the invocations' minima in workgroup memory, then through a
+//           slice of the incoming stack materialised from the global tree (heights m_p..B_start).
+// No workgroup waits on another (no lookback), so nothing depends on forward progress; every loop
+// has a constant or small bound. Depth is unbounded (u32 stack sizes).
+// Defines: WG (invocations; P = 16 * WG), MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | LEAF.
+
+struct Params {
+    n: u32,          // elements
+    n_parts: u32,    // partitions
+    n_groups: u32,   // workgroups asked for (the grid may round up)
+    tree_size: u32,  // leaves of the global min tree (a power of two >= n_parts)
+}
+
+const WG: u32 = {{WG}}u;
+const EPT: u32 = 16u;
+const P: u32 = WG * EPT;
+const INF: u32 = 0xffffffffu;
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> input: array<vec4<u32>>;
+#if REDUCE
+@group(0) @binding(2) var<storage, read_write> part_bic: array<vec2<u32>>;
+@group(0) @binding(3) var<storage, read_write> opens_out: array<u32>;
+#else
+@group(0) @binding(2) var<storage, read> part_start: array<u32>;
+@group(0) @binding(3) var<storage, read> opens_out: array<u32>;
+@group(0) @binding(4) var<storage, read> tree: array<u32>;
+@group(0) @binding(5) var<storage, read_write> link: array<vec4<i32>>;
+@group(0) @binding(6) var<storage, read_write> depth: array<vec4<i32>>;
+#endif
+
+// (open mask, close mask) of one element word: MODE_U8 bytes (nonzero = open), MODE_U32 words
+// (nonzero = open), MODE_KIND words (1 = open, 2 = close, anything else = neither).
+fn word_bits(w: u32) -> vec2<u32> {
+#if MODE_KIND
+    return vec2<u32>(select(0u, 1u, w == 1u), select(0u, 1u, w == 2u));
+#else
+    let o = select(0u, 1u, w != 0u);
+    return vec2<u32>(o, 1u - o);
+#endif
+}
+
+// The 16 elements of invocation `t` of partition `p` as two 16-bit masks; elements >= n are neither.
+fn load_masks(p: u32, t: u32) -> vec2<u32> {
+    let first = p * P + t * EPT;
+    var om = 0u;
+    var cm = 0u;
+    if (first < params.n) {
+#if MODE_U8
+        let v = input[first / 16u];
+#unroll W 4
+        {
+            let w = v[{{W}}];
+#unroll B 4
+            {
+                let o = select(0u, 1u, ((w >> ({{B}}u * 8u)) & 0xffu) != 0u);
+                om |= o << ({{W}}u * 4u + {{B}}u);
+                cm |= (1u - o) << ({{W}}u * 4u + {{B}}u);
+            }
+#endunroll
+        }
+#endunroll
+#else
+#unroll V 4
+        {
+            let v = input[first / 4u + {{V}}u];
+#unroll W 4
+            {
+                let b = word_bits(v[{{W}}]);
+                om |= b.x << ({{V}}u * 4u + {{W}}u);
+                cm |= b.y << ({{V}}u * 4u + {{W}}u);
+            }
+#endunroll
+        }
+#endunroll
+#endif
+        let valid = params.n - first;
+        if (valid < 16u) {
+            let keep = (1u << valid) - 1u;
+            om &= keep;
+            cm &= keep;
+        }
+    }
+    return vec2<u32>(om, cm);
+}
+
+// Bicyclic monoid: (a, b) = (closes popped from before, opens left open); x then y.
+fn bic_combine(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
+    let m = min(x.y, y.x);
+    return vec2<u32>(x.x + y.x - m, x.y + y.y - m);
+}
+
+var<workgroup> sh_a: array<u32, WG>;
+var<workgroup> sh_b: array<u32, WG>;
+
+#if REDUCE
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let p = wid.x + wid.y * nwg.x;
+    if (p >= params.n_groups) {
+        return;
+    }
+    let m = load_masks(p, lid);
+    // s[e]: unclamped walk (+1 open, -1 close) relative to the invocation's start.
+    var s: array<i32, 17>;
+    s[0] = 0;
+    var tmin = 0;
+#unroll E 16
+    s[{{E}} + 1] = s[{{E}}] + i32((m.x >> {{E}}u) & 1u) - i32((m.y >> {{E}}u) & 1u);
+    tmin = min(tmin, s[{{E}} + 1]);
+#endunroll
+    // Inclusive sum over invocations (Hillis-Steele), as bits in sh_a.
+    sh_a[lid] = bitcast<u32>(s[16]);
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var v = bitcast<i32>(sh_a[lid]);
+        if (lid >= d) {
+            v += bitcast<i32>(sh_a[lid - d]);
+        }
+        workgroupBarrier();
+        sh_a[lid] = bitcast<u32>(v);
+        workgroupBarrier();
+    }
+    let start = bitcast<i32>(sh_a[lid]) - s[16];
+    // Suffix minimum (from the right) of the invocations' absolute minima, ends included.
+    sh_b[lid] = bitcast<u32>(start + tmin);
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var v = bitcast<i32>(sh_b[lid]);
+        if (lid + d < WG) {
+            v = min(v, bitcast<i32>(sh_b[lid + d]));
+        }
+        workgroupBarrier();
+        sh_b[lid] = bitcast<u32>(v);
+        workgroupBarrier();
+    }
+    let pmin = bitcast<i32>(sh_b[0]);  // partition minimum, <= 0 (its start is 0)
+    var run = 0x7fffffff;
+    if (lid + 1u < WG) {
+        run = bitcast<i32>(sh_b[lid + 1u]);
+    }
+    // An open survives the partition iff it is below every later value; its height above the
+    // partition minimum is its slot in the partition's list.
+    let base = p * P + lid * EPT;
+#unroll E 16
+    {
+        let e = 15 - {{E}};
+        run = min(run, start + s[e + 1]);
+        let v = start + s[e];
+        if (((m.x >> u32(e)) & 1u) != 0u && v < run) {
+            opens_out[p * P + u32(v - pmin)] = base + u32(e);
+        }
+    }
+#endunroll
+    if (lid == WG - 1u) {
+        let total = bitcast<i32>(sh_a[WG - 1u]);
+        part_bic[p] = vec2<u32>(u32(-pmin), u32(total - pmin));
+    }
+}
+#endif
+
+#if LEAF
+const SH_TREE: u32 = 2u * WG;
+var<workgroup> sh_tree: array<u32, SH_TREE>;        // min tree over the invocations' minima
+var<workgroup> sh_uo: array<u32, P / 2u>;            // per invocation: its unmatched opens, u16 pairs
+var<workgroup> sh_slice: array<u32, P + 1u>;         // incoming stack entries at heights lo .. hi
+var<workgroup> sh_lo: u32;
+
+// Largest leaf index q < start with leaf value < h in a min tree (leaves at [size, 2 size)), or -1.
+fn gtree_query(start: u32, h: u32) -> i32 {
+    let size = params.tree_size;
+    if (start == 0u) {
+        return -1;
+    }
+    var node = size + start - 1u;
+    var found = false;
+    for (var it = 0u; it < 40u; it++) {
+        if (tree[node] < h) {
+            found = true;
+            break;
+        }
+        node = node >> countTrailingZeros(node);  // climb while a left child
+        if (node <= 1u) {
+            break;
+        }
+        node -= 1u;
+    }
+    if (!found) {
+        return -1;
+    }
+    for (var it = 0u; it < 40u; it++) {
+        if (node >= size) {
+            break;
+        }
+        let r = 2u * node + 1u;
+        node = select(2u * node, r, tree[r] < h);
+    }
+    return i32(node - size);
+}
+
+fn stree_query(start: u32, h: u32) -> i32 {
+    if (start == 0u) {
+        return -1;
+    }
+    var node = WG + start - 1u;
+    var found = false;
+    for (var it = 0u; it < 40u; it++) {
+        if (sh_tree[node] < h) {
+            found = true;
+            break;
+        }
+        node = node >> countTrailingZeros(node);
+        if (node <= 1u) {
+            break;
+        }
+        node -= 1u;
+    }
+    if (!found) {
+        return -1;
+    }
+    for (var it = 0u; it < 40u; it++) {
+        if (node >= WG) {
+            break;
+        }
+        let r = 2u * node + 1u;
+        node = select(2u * node, r, sh_tree[r] < h);
+    }
+    return i32(node - WG);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let p = wid.x + wid.y * nwg.x;
+    if (p >= params.n_groups) {
+        return;
+    }
+    let m = load_masks(p, lid);
+    // The invocation's bicyclic summary.
+    var s = 0;
+    var smin = 0;
+#unroll E 16
+    s += i32((m.x >> {{E}}u) & 1u) - i32((m.y >> {{E}}u) & 1u);
+    smin = min(smin, s);
+#endunroll
+    var bic = vec2<u32>(u32(-smin), u32(s - smin));
+    // Exclusive scan of the summaries over invocations (Hillis-Steele, inclusive then shifted).
+    sh_a[lid] = bic.x;
+    sh_b[lid] = bic.y;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var v = vec2<u32>(sh_a[lid], sh_b[lid]);
+        if (lid >= d) {
+            v = bic_combine(vec2<u32>(sh_a[lid - d], sh_b[lid - d]), v);
+        }
+        workgroupBarrier();
+        sh_a[lid] = v.x;
+        sh_b[lid] = v.y;
+        workgroupBarrier();
+    }
+    var pre = vec2<u32>(0u, 0u);
+    if (lid > 0u) {
+        pre = vec2<u32>(sh_a[lid - 1u], sh_b[lid - 1u]);
+    }
+    let bp = part_start[p];
+    // B[e]: stack size before element e; B[16] after the invocation's last element.
+    var B: array<u32, 17>;
+    B[0] = max(bp, pre.x) - pre.x + pre.y;
+    var tmin = B[0];
+#unroll E 16
+    {
+        let cur = B[{{E}}];
+        let o = (m.x >> {{E}}u) & 1u;
+        let c = (m.y >> {{E}}u) & 1u;
+        B[{{E}} + 1] = select(select(cur, max(cur, 1u) - 1u, c != 0u), cur + 1u, o != 0u);
+        tmin = min(tmin, B[{{E}} + 1]);
+    }
+#endunroll
+    // Min tree over the invocations' minima (ends included); the root is the partition's minimum.
+    sh_tree[WG + lid] = tmin;
+    workgroupBarrier();
+    for (var level = WG >> 1u; level >= 1u; level = level >> 1u) {
+        if (lid < level) {
+            sh_tree[level + lid] = min(sh_tree[2u * (level + lid)], sh_tree[2u * (level + lid) + 1u]);
+        }
+        workgroupBarrier();
+    }
+    // This invocation's unmatched opens, by height above its minimum (at most 16: 8 words).
+#unroll W 8
+    sh_uo[lid * 8u + {{W}}u] = 0u;
+#endunroll
+    var run = B[16];
+#unroll E 16
+    {
+        let e = 15u - {{E}}u;
+        if (((m.x >> e) & 1u) != 0u && B[e] < run) {
+            let idx = B[e] - tmin;
+            sh_uo[lid * 8u + idx / 2u] |= (lid * EPT + e) << (16u * (idx & 1u));
+        }
+        run = min(run, B[e]);
+    }
+#endunroll
+    // The incoming stack slice this partition may need: heights lo .. hi (at most P + 1 of them).
+    let pmin = sh_tree[1];
+    let lo = max(pmin, 1u);
+    let hi = bp;
+    var count = 0u;
+    if (hi >= lo) {
+        count = min(hi - lo + 1u, P + 1u);
+    }
+    let per = (count + WG - 1u) / WG;  // <= 17
+    let my_top = min(count, (lid + 1u) * per);
+    let my_first = min(count, lid * per);
+    var q = i32(p);
+    var qm = 0u;
+    var have = false;
+    for (var r = 0u; r < 17u; r++) {
+        if (my_first + r >= my_top) {
+            break;
+        }
+        let h = lo + (my_top - 1u - r);  // descending: owners move left
+        if (!have || qm >= h) {
+            q = gtree_query(u32(q), h);
+            have = q >= 0;
+            if (have) {
+                qm = tree[params.tree_size + u32(q)];
+            }
+        }
+        var pos = INF;
+        if (have) {
+            pos = opens_out[u32(q) * P + (h - 1u - qm)];
+        }
+        sh_slice[h - lo] = pos;
+        if (!have) {
+            q = i32(p);
+        }
+    }
+    workgroupBarrier();
+    // Links: nearest k < i with B(k) < B(i).
+    let base = p * P + lid * EPT;
+    var lk: array<i32, 16>;
+    var dp: array<i32, 16>;
+#unroll E 16
+    {
+        let t = B[{{E}}];
+        var cand = -1;
+#unroll F 16
+        if ({{F}}u < {{E}}u) {
+            if (B[{{F}}] < t) {
+                cand = {{F}};
+            }
+        }
+#endunroll
+        var l = -1;
+        if (cand >= 0) {
+            l = i32(base) + cand;
+        } else if (t > 0u) {
+            let j = stree_query(lid, t);
+            if (j >= 0) {
+                let idx = t - 1u - sh_tree[WG + u32(j)];
+                let w = sh_uo[u32(j) * 8u + idx / 2u];
+                l = i32(p * P + ((w >> (16u * (idx & 1u))) & 0xffffu));
+            } else if (t >= lo && t - lo < count) {
+                l = i32(sh_slice[t - lo]);
+            }
+        }
+        lk[{{E}}] = l;
+        dp[{{E}}] = i32(min(t, B[{{E}} + 1]));
+    }
+#endunroll
+    let n_vec = (params.n + 3u) / 4u;
+#unroll V 4
+    {
+        let vi = base / 4u + {{V}}u;
+        if (vi < n_vec) {
+            link[vi] = vec4<i32>(lk[{{V}} * 4], lk[{{V}} * 4 + 1], lk[{{V}} * 4 + 2], lk[{{V}} * 4 + 3]);
+            depth[vi] = vec4<i32>(dp[{{V}} * 4], dp[{{V}} * 4 + 1], dp[{{V}} * 4 + 2], dp[{{V}} * 4 + 3]);
+        }
+    }
+#endunroll
+}
+#endif

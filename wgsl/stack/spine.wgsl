@@ -1,0 +1,94 @@
+// Spine of bracket matching: one workgroup scans the partitions' bicyclic summaries (a, b) into
+// the stack size at each partition's start, and builds a min segment tree over each partition's
+// minimum stack size (ends included): leaves at [tree_size, 2 tree_size), padding leaves = INF.
+// info[0] = closes left unmatched, info[1] = opens left unclosed (the final stack size).
+
+struct Params {
+    n_parts: u32,
+    chunk: u32,      // partitions per invocation (ceil(n_parts / WG))
+    tree_size: u32,
+    pad: u32,
+}
+
+const WG: u32 = 256u;
+const INF: u32 = 0xffffffffu;
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> part_bic: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read_write> part_start: array<u32>;
+@group(0) @binding(3) var<storage, read_write> tree: array<u32>;
+@group(0) @binding(4) var<storage, read_write> info: array<u32>;
+
+var<workgroup> sh_a: array<u32, WG>;
+var<workgroup> sh_b: array<u32, WG>;
+
+fn bic_combine(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
+    let m = min(x.y, y.x);
+    return vec2<u32>(x.x + y.x - m, x.y + y.y - m);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32) {
+    let first = lid * params.chunk;
+    var acc = vec2<u32>(0u, 0u);
+    for (var i = 0u; i < params.chunk; i++) {
+        let q = first + i;
+        if (q >= params.n_parts) {
+            break;
+        }
+        acc = bic_combine(acc, part_bic[q]);
+    }
+    sh_a[lid] = acc.x;
+    sh_b[lid] = acc.y;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var v = vec2<u32>(sh_a[lid], sh_b[lid]);
+        if (lid >= d) {
+            v = bic_combine(vec2<u32>(sh_a[lid - d], sh_b[lid - d]), v);
+        }
+        workgroupBarrier();
+        sh_a[lid] = v.x;
+        sh_b[lid] = v.y;
+        workgroupBarrier();
+    }
+    var stack = 0u;
+    if (lid > 0u) {
+        stack = sh_b[lid - 1u];
+    }
+    let size = params.tree_size;
+    for (var i = 0u; i < params.chunk; i++) {
+        let q = first + i;
+        if (q >= params.n_parts) {
+            break;
+        }
+        let s = part_bic[q];
+        part_start[q] = stack;
+        let low = max(stack, s.x) - s.x;
+        tree[size + q] = low;
+        stack = low + s.y;
+    }
+    if (lid == WG - 1u) {
+        info[0] = sh_a[WG - 1u];
+        info[1] = sh_b[WG - 1u];
+    }
+    let pad_per = (size - params.n_parts + WG - 1u) / WG;
+    for (var i = 0u; i < pad_per; i++) {
+        let q = params.n_parts + lid + i * WG;
+        if (q < size) {
+            tree[size + q] = INF;
+        }
+    }
+    storageBarrier();
+    workgroupBarrier();
+    for (var level = size >> 1u; level >= 1u; level = level >> 1u) {
+        let per = (level + WG - 1u) / WG;
+        for (var i = 0u; i < per; i++) {
+            let node = level + lid + i * WG;
+            if (node < 2u * level) {
+                tree[node] = min(tree[2u * node], tree[2u * node + 1u]);
+            }
+        }
+        storageBarrier();
+        workgroupBarrier();
+    }
+}
