@@ -39,7 +39,7 @@ import numpy as np
 
 from ._array import GpuArray, as_input
 from ._bench import BenchContext, benchmark
-from ._device import Binding, Device
+from ._device import Device
 from ._errors import DeviceLimitError, InputError
 
 __all__ = ["bracket_match", "bracket_match_reference", "clip_bboxes", "clip_bboxes_reference", "is_empty",
@@ -198,22 +198,202 @@ def bracket_match_reference(kinds) -> tuple[np.ndarray, np.ndarray]:
     return link, depth
 
 
+_OPS = ("intersect", "union")
+
+
+def is_empty(bboxes) -> np.ndarray:
+    """True where a (..., 4) box (x0, y0, x1, y1) is empty: not (x0 < x1 and y0 < y1) (NaN: empty).
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.is_empty(np.array([[0, 0, 1, 1], [0, 0, 0, 0], [2, 0, 1, 1]], dtype=np.float32))
+    array([False,  True,  True])
+    """
+    b = np.asarray(bboxes)
+    return ~((b[..., 0] < b[..., 2]) & (b[..., 1] < b[..., 3]))
+
+
+def _rect_op(a: np.ndarray, b: np.ndarray, op: str) -> np.ndarray:
+    if op == "union":
+        if is_empty(a):
+            return b
+        if is_empty(b):
+            return a
+        return np.concatenate([np.minimum(a[:2], b[:2]), np.maximum(a[2:], b[2:])])
+    r = np.concatenate([np.maximum(a[:2], b[:2]), np.minimum(a[2:], b[2:])])
+    return np.zeros(4, np.float32) if is_empty(r) else r
+
+
+def clip_bboxes_reference(kinds, bboxes, viewport, op: str = "intersect") -> np.ndarray:
+    """The sequential stack, in numpy (a Python loop): same semantics and output as :func:`clip_bboxes`.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> k = [pp.CLIP_BEGIN, pp.CLIP_DRAW, pp.CLIP_END]
+    >>> bb = np.array([[0, 0, 10, 10], [5, 5, 20, 20], [0, 0, 0, 0]], dtype=np.float32)
+    >>> pp.clip_bboxes_reference(k, bb, (0, 0, 8, 100))
+    array([[ 0.,  0.,  8., 10.],
+           [ 5.,  5.,  8., 10.],
+           [ 0.,  0.,  8., 10.]], dtype=float32)
+    """
+    kinds = np.asarray(kinds)
+    bb = np.asarray(bboxes, dtype=np.float32).reshape(-1, 4)
+    vp = np.asarray(viewport, dtype=np.float32).reshape(4)
+    out = np.zeros((len(kinds), 4), np.float32)
+    stack = [vp]
+    for i, k in enumerate(kinds.tolist()):
+        if k == CLIP_BEGIN:
+            v = _rect_op(bb[i], stack[-1], op)
+            stack.append(v)
+            out[i] = v
+        elif k == CLIP_END and len(stack) > 1:
+            out[i] = stack.pop()
+        else:
+            out[i] = _rect_op(bb[i], stack[-1], op)
+    out[is_empty(out)] = 0
+    return out
+
+
+def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bool = False):
+    """Bounding boxes through a stack of clips (or blend groups): one GPU pass chain, any depth.
+
+    The stack starts as ``[viewport]``. A begin-clip pushes ``op(its bbox, top)``; an end-clip pops;
+    every element's output is computed as follows:
+
+    - draw (``CLIP_DRAW``): ``op(its bbox, top)``;
+    - begin-clip (``CLIP_BEGIN``): the value it pushes, ``op(its bbox, top)``;
+    - end-clip (``CLIP_END``): the value its begin-clip pushed (the clip it closes intersected with
+      all enclosing clips: the area its composite touches); its own bbox is ignored. An unmatched
+      end-clip (empty clip stack) pops nothing and gets ``op(its bbox, viewport)``, like a draw.
+
+    Begin-clips left open simply stay on the stack to the end (count them with
+    :func:`bracket_match`'s ``return_info`` on ``kinds == CLIP_BEGIN``).
+
+    Parameters
+    ----------
+    kinds : array of N ints (uint8, int32 or uint32)
+        ``CLIP_DRAW`` (0), ``CLIP_BEGIN`` (1) or ``CLIP_END`` (2). A GpuArray must be uint32 or
+        int32 (other values there count as draws; numpy input is checked).
+    bboxes : float32 array (N, 4) of (x0, y0, x1, y1)
+    viewport : 4 numbers (x0, y0, x1, y1)
+    op : {"intersect", "union"}
+        "intersect" for clips; "union" for blend groups (then pass an empty viewport such as
+        (0, 0, 0, 0) to start from nothing).
+    return_links : bool
+        Also return the stack links (``link`` of :func:`bracket_match` with draws: each element's
+        enclosing begin-clip, or an end-clip's own begin-clip; -1 at top level).
+
+    Returns
+    -------
+    float32 array (N, 4) (numpy in, numpy out; GpuArray in, GpuArray out). A box is empty when not
+    (x0 < x1 and y0 < y1) (see :func:`is_empty`); empty results are written as (0, 0, 0, 0).
+    Results are exact (min/max only), equal to :func:`clip_bboxes_reference` bit for bit.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> k = np.array([pp.CLIP_BEGIN, pp.CLIP_DRAW, pp.CLIP_END, pp.CLIP_DRAW], dtype=np.uint32)
+    >>> bb = np.array([[0, 0, 10, 10], [5, 5, 20, 20], [0, 0, 0, 0], [5, 5, 20, 20]], dtype=np.float32)
+    >>> pp.clip_bboxes(k, bb, (0, 0, 100, 100))
+    array([[ 0.,  0., 10., 10.],
+           [ 5.,  5., 10., 10.],
+           [ 0.,  0., 10., 10.],
+           [ 5.,  5., 20., 20.]], dtype=float32)
+    """
+    if op not in _OPS:
+        raise InputError("clip_bboxes", f"op {op!r}: expected one of {_OPS}")
+    gk_in = kinds
+    if not isinstance(kinds, GpuArray):
+        kh = np.asarray(kinds)
+        if kh.ndim != 1:
+            raise InputError("clip_bboxes", f"kinds must be 1-D, got shape {kh.shape}")
+        if kh.dtype.kind not in "uib":
+            raise InputError("clip_bboxes", f"kinds must be integers, got {kh.dtype}")
+        if kh.size and (kh.min() < 0 or kh.max() > 2):
+            raise InputError("clip_bboxes", "kinds must be CLIP_DRAW (0), CLIP_BEGIN (1) or CLIP_END (2)")
+        gk_in = kh.astype(np.uint32)
+    gk, _ = as_input(gk_in, "clip_bboxes", dtypes=(np.uint32, np.int32), ndims=(1,))
+    gb, bhost = as_input(bboxes, "clip_bboxes", dtypes=(np.float32,), ndims=(2,))
+    n = gk.size
+    if gb.shape != (n, 4):
+        raise InputError("clip_bboxes", f"bboxes must have shape ({n}, 4), got {gb.shape}")
+    vp = np.asarray(viewport, dtype=np.float64).reshape(-1)
+    if vp.size != 4:
+        raise InputError("clip_bboxes", f"viewport must be 4 numbers (x0, y0, x1, y1), got {vp.size}")
+    dev = gk.device
+    _check_size(dev, 4 * n, "clip_bboxes")
+    out = GpuArray.empty((n, 4), np.float32, dev)
+    link = GpuArray.empty((n,), np.int32, dev)
+    if n:
+        depth = GpuArray.empty((n,), np.int32, dev)
+        with dev.scratch_buffers(16) as (info,):
+            b = dev.batch()
+            _encode_match(b, gk, "kind", link, depth, info)
+            b.submit()
+        from .scan import reduce  # noqa: PLC0415
+
+        max_depth = int(reduce(depth, op="max").numpy())
+        rounds = max(0, max_depth).bit_length()
+        val = [GpuArray.empty((n, 4), np.float32, dev) for _ in range(2)]
+        jmp = [GpuArray.empty((n,), np.int32, dev) for _ in range(2)]
+        union = op == "union"
+        k_jump = dev.kernel("stack/clip.wgsl", defines={"JUMP": True, "UNION": union})
+        k_gather = dev.kernel("stack/clip.wgsl", defines={"GATHER": True, "UNION": union})
+        groups = -(-n // 256)
+        pr = {"n": n, "n_groups": groups, "vx0": vp[0], "vy0": vp[1], "vx1": vp[2], "vy1": vp[3]}
+        b = dev.batch()
+        src_v, src_j = gb, link
+        for r in range(rounds):
+            b.dispatch(k_jump, groups, params=pr, kinds=gk, link=link, val_in=src_v, jmp_in=src_j,
+                       val_out=val[r % 2], jmp_out=jmp[r % 2])
+            src_v, src_j = val[r % 2], jmp[r % 2]
+        b.dispatch(k_gather, groups, params=pr, kinds=gk, link=link, bboxes=gb, val=src_v, output=out)
+        b.submit()
+    res = out if bhost is None else out.numpy()
+    if return_links:
+        return res, (link if bhost is None else link.numpy())
+    return res
+
+
 # ------------------------------------------------------------------------- benchmarks
+def _torch_match_ns(ctx: BenchContext, x: np.ndarray) -> float | None:
+    """The CUDA baseline: depth by cumsum, then a stable sort by depth pairs each open with its close."""
+    if not ctx.torch:
+        return None
+    t = ctx.torch
+    xt = t.from_numpy(np.ascontiguousarray(x)).to("cuda")
+
+    def run(xt=xt):
+        delta = xt.to(t.int32) * 2 - 1
+        after = t.cumsum(delta, 0, dtype=t.int32)
+        level = t.where(xt, after, after + 1)  # open: depth after it; close: depth before it
+        return t.sort(level, stable=True)[1]
+
+    ns = ctx.cuda_ns(run)
+    del xt
+    return ns
+
+
 def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
+    """Rows: random brackets, nesting 2^20 deep, and clip_bboxes on random clip streams.
+
+    ``bracket_match`` moves 1 byte in (read twice) and 8 bytes out per element; the copy baseline
+    is a copy of 9n/2 bytes each way (same bytes moved).
+    """
     dev = ctx.dev
     rows = []
-    P = _wg(dev) * EPT
-    _ = P
-    cases = {}
     rng = ctx.rng
-    cases["random"] = (rng.random(n) < 0.5)
     d = min(1 << 20, n // 2)
-    pattern = np.concatenate([np.ones(d, bool), np.zeros(d, bool)])
-    cases["deep 2^20"] = np.resize(pattern, n)
-    cuda = {}
+    cases = {
+        "random": rng.random(n) < 0.5,
+        "deep 2^20": np.resize(np.concatenate([np.ones(d, bool), np.zeros(d, bool)]), n),
+    }
+    copy_ns = ctx.copy_ns(9 * n // 2)
     for name, x in cases.items():
         g = GpuArray.empty((n,), np.uint8, dev)
-        dev.write(g.buffer, np.ascontiguousarray(x.view(np.uint8)).tobytes() + b"\0" * (-n % 4))
+        dev.write(g.buffer, x.view(np.uint8).tobytes() + b"\0" * (-n % 4))
         link = GpuArray.empty((n,), np.int32, dev)
         depth = GpuArray.empty((n,), np.int32, dev)
         info = dev.scratch(16)
@@ -225,23 +405,21 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
 
         ns = ctx.gpu_ns(run)
         dev.release(info)
-        cuda_ns = None
-        if ctx.torch and name not in cuda:
-            t = ctx.torch
-            xt = t.from_numpy(np.ascontiguousarray(x)).to("cuda")
-
-            def torch_match(xt=xt):
-                delta = xt.to(t.int32) * 2 - 1
-                after = t.cumsum(delta, 0, dtype=t.int32)
-                lvl = t.where(xt, after, after + 1)  # open: depth after; close: depth before
-                _, order = t.sort(lvl, stable=True)
-                return order
-
-            cuda_ns = ctx.cuda_ns(torch_match)
-            del xt
-        rows.append(ctx.row("bracket_match", name, n, ns, bytes_moved=9 * n, baseline_ns=ctx.copy_ns(9 * n // 2),
-                            cuda_ns=cuda_ns, cuda_name="torch cumsum + stable sort by depth"))
+        rows.append(ctx.row("bracket_match", name, n, ns, bytes_moved=9 * n, baseline_ns=copy_ns,
+                            cuda_ns=_torch_match_ns(ctx, x), cuda_name="torch cumsum + stable sort by depth"))
         del g, link, depth
+    # clip_bboxes: 1/3 begin, 1/3 end, 1/3 draw (random walk nesting), whole call incl. its readback of
+    # the maximum depth (one sync), GPU time of the dispatches only.
+    m = min(n, 1 << 24)
+    kinds = rng.choice(np.array([0, 1, 2], np.uint32), m)
+    lo = rng.uniform(0, 1000, (m, 2)).astype(np.float32)
+    boxes = np.concatenate([lo, lo + rng.uniform(1, 500, (m, 2)).astype(np.float32)], 1)
+    gk = GpuArray.empty((m,), np.uint32, dev)
+    dev.write(gk.buffer, kinds.tobytes())
+    gbx = GpuArray.empty((m, 4), np.float32, dev)
+    dev.write(gbx.buffer, boxes.tobytes())
+    ns = ctx.gpu_ns(lambda i: clip_bboxes(gk, gbx, (0, 0, 1500, 1500)))
+    rows.append(ctx.row("clip_bboxes", "intersect, random 1/3 begin/end/draw", m, ns, bytes_moved=40 * m))
     return rows
 
 
