@@ -100,7 +100,7 @@ def _check_size(dev: Device, n: int, primitive: str) -> None:
                                f"storage binding is {dev.max_binding} bytes")
 
 
-def bracket_match(is_open, return_info: bool = False):
+def bracket_match(is_open, return_info: bool = False, out=None):
     """Match brackets: each element's parent/matching open and its nesting depth.
 
     Parameters
@@ -120,6 +120,8 @@ def bracket_match(is_open, return_info: bool = False):
         ``min(B(i), B(i+1))`` with ``B(i)`` the stack size before ``i``: for an open the number of
         opens enclosing it; for a matched close the depth of its open; 0 for an unmatched close.
     info : BracketInfo, only when ``return_info``
+    out : (GpuArray, GpuArray), optional
+        int32 GpuArrays of shape (N,) to receive link and depth (GpuArray input only).
 
     numpy in gives numpy out; GpuArray in gives GpuArrays out.
 
@@ -136,8 +138,15 @@ def bracket_match(is_open, return_info: bool = False):
     dev = g.device
     n = g.size
     _check_size(dev, n, "bracket_match")
-    link = GpuArray.empty((n,), np.int32, dev)
-    depth = GpuArray.empty((n,), np.int32, dev)
+    if out is not None:
+        if host is not None or len(out) != 2 or not all(
+                isinstance(o, GpuArray) and o.shape == (n,) and o.dtype == np.int32 for o in out):
+            raise InputError("bracket_match", "out must be two int32 GpuArrays of the input's shape "
+                             "(for GpuArray input)")
+        link, depth = out
+    else:
+        link = GpuArray.empty((n,), np.int32, dev)
+        depth = GpuArray.empty((n,), np.int32, dev)
     info = dev.scratch(16)
     if n:
         b = dev.batch()
