@@ -70,7 +70,10 @@ fn load_masks(p: u32, t: u32) -> vec2<u32> {
 #else
 #unroll V 4
         {
-            let v = input[first / 4u + {{V}}u];
+            var v = vec4<u32>(0u);
+            if (first + 4u * {{V}}u < params.n) {
+                v = input[first / 4u + {{V}}u];
+            }
 #unroll W 4
             {
                 let b = word_bits(v[{{W}}]);
@@ -152,7 +155,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let base = p * P + lid * EPT;
 #unroll E 16
     {
-        let e = 15 - {{E}};
+        const e: i32 = 15 - {{E}};
         run = min(run, start + s[e + 1]);
         let v = start + s[e];
         if (((m.x >> u32(e)) & 1u) != 0u && v < run) {
@@ -300,7 +303,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var run = B[16];
 #unroll E 16
     {
-        let e = 15u - {{E}}u;
+        const e: u32 = 15u - {{E}}u;
         if (((m.x >> e) & 1u) != 0u && B[e] < run) {
             let idx = B[e] - tmin;
             sh_uo[lid * 8u + idx / 2u] |= (lid * EPT + e) << (16u * (idx & 1u));
@@ -346,43 +349,54 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     workgroupBarrier();
     // Links: nearest k < i with B(k) < B(i).
     let base = p * P + lid * EPT;
-    var lk: array<i32, 16>;
-    var dp: array<i32, 16>;
-#unroll E 16
-    {
-        let t = B[{{E}}];
-        var cand = -1;
-#unroll F 16
-        if ({{F}}u < {{E}}u) {
-            if (B[{{F}}] < t) {
-                cand = {{F}};
-            }
-        }
-#endunroll
-        var l = -1;
-        if (cand >= 0) {
-            l = i32(base) + cand;
-        } else if (t > 0u) {
-            let j = stree_query(lid, t);
-            if (j >= 0) {
-                let idx = t - 1u - sh_tree[WG + u32(j)];
-                let w = sh_uo[u32(j) * 8u + idx / 2u];
-                l = i32(p * P + ((w >> (16u * (idx & 1u))) & 0xffffu));
-            } else if (t >= lo && t - lo < count) {
-                l = i32(sh_slice[t - lo]);
-            }
-        }
-        lk[{{E}}] = l;
-        dp[{{E}}] = i32(min(t, B[{{E}} + 1]));
-    }
-#endunroll
+    var jq = -2;  // owner of the last unresolved target: -2 none yet, -1 before the partition
     let n_vec = (params.n + 3u) / 4u;
 #unroll V 4
     {
+        var lk = vec4<i32>(-1);
+        var dp = vec4<i32>(0);
+#unroll E4 4
+        {
+            const e: u32 = {{V}}u * 4u + {{E4}}u;
+            let t = B[e];
+            var cand = -1;
+#unroll F 16
+            if ({{F}}u < e) {
+                if (B[{{F}}] < t) {
+                    cand = {{F}};
+                }
+            }
+#endunroll
+            var l = -1;
+            if (cand >= 0) {
+                l = i32(base) + cand;
+            } else if (t > 0u) {
+                // Unresolved targets only decrease along the invocation, so their owner thread
+                // only moves left: query only when the last owner no longer qualifies.
+                var need = jq == -2;
+                if (jq >= 0) {
+                    need = sh_tree[WG + u32(jq)] >= t;
+                }
+                if (need) {
+                    jq = stree_query(select(lid, u32(jq), jq >= 0), t);
+                }
+                let j = jq;
+                if (j >= 0) {
+                    let idx = t - 1u - sh_tree[WG + u32(j)];
+                    let w = sh_uo[u32(j) * 8u + idx / 2u];
+                    l = i32(p * P + ((w >> (16u * (idx & 1u))) & 0xffffu));
+                } else if (t >= lo && t - lo < count) {
+                    l = i32(sh_slice[t - lo]);
+                }
+            }
+            lk[{{E4}}] = l;
+            dp[{{E4}}] = i32(min(t, B[e + 1u]));
+        }
+#endunroll
         let vi = base / 4u + {{V}}u;
         if (vi < n_vec) {
-            link[vi] = vec4<i32>(lk[{{V}} * 4], lk[{{V}} * 4 + 1], lk[{{V}} * 4 + 2], lk[{{V}} * 4 + 3]);
-            depth[vi] = vec4<i32>(dp[{{V}} * 4], dp[{{V}} * 4 + 1], dp[{{V}} * 4 + 2], dp[{{V}} * 4 + 3]);
+            link[vi] = lk;
+            depth[vi] = dp;
         }
     }
 #endunroll
