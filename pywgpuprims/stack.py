@@ -51,7 +51,7 @@ CLIP_END = 2
 
 WG = 256
 EPT = 16
-SPINE_WG = 256
+SPINE_WG = 1024
 
 
 class BracketInfo(NamedTuple):
@@ -65,6 +65,15 @@ def _wg(dev: Device) -> int:
     return int(dev.options.get("stack_wg", WG))
 
 
+def _spine_wg(dev: Device) -> int:
+    """The spine's workgroup: 1024 invocations where the device allows (fewer serial trips)."""
+    if "stack_spine_wg" in dev.options:
+        return int(dev.options["stack_spine_wg"])
+    lim = min(int(dev.limits.get("max-compute-invocations-per-workgroup", 256)),
+              int(dev.limits.get("max-compute-workgroup-size-x", 256)))
+    return SPINE_WG if lim >= SPINE_WG else 256
+
+
 def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, info) -> None:
     """Record bracket matching of ``g`` (mode "u8", "u32" or "kind") into ``link``/``depth``."""
     dev = g.device
@@ -76,14 +85,15 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     defs = {"WG": wg, f"MODE_{mode.upper()}": True}
     k_red = dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True))
     k_leaf = dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True))
-    k_spine = dev.kernel("stack/spine.wgsl")
+    swg = _spine_wg(dev)
+    k_spine = dev.kernel("stack/spine.wgsl", defines={"WG": swg})
     part_bic = dev.scratch(8 * n_parts)
     part_start = dev.scratch(4 * n_parts)
     opens = dev.scratch(4 * n_parts * P)
     tree = dev.scratch(8 * tree_size)
     params = {"n": n, "n_parts": n_parts, "n_groups": n_parts, "tree_size": tree_size}
     b.dispatch(k_red, n_parts, params=params, input=g, part_bic=part_bic, opens_out=opens)
-    b.dispatch(k_spine, 1, params={"n_parts": n_parts, "chunk": -(-n_parts // SPINE_WG), "tree_size": tree_size,
+    b.dispatch(k_spine, 1, params={"n_parts": n_parts, "chunk": -(-n_parts // (4 * swg)) * 4, "tree_size": tree_size,
                                    "pad": 0}, part_bic=part_bic, part_start=part_start, tree=tree, info=info)
     b.dispatch(k_leaf, n_parts, params=params, input=g, part_start=part_start, opens_out=opens, tree=tree,
                link=link, depth=depth)

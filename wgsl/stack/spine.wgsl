@@ -5,12 +5,12 @@
 
 struct Params {
     n_parts: u32,
-    chunk: u32,      // partitions per invocation (ceil(n_parts / WG))
+    chunk: u32,      // partitions per invocation: ceil(n_parts / WG) rounded up to a multiple of 4
     tree_size: u32,
     pad: u32,
 }
 
-const WG: u32 = 256u;
+const WG: u32 = {{WG}}u;
 const INF: u32 = 0xffffffffu;
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -31,12 +31,16 @@ fn bic_combine(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
 fn main(@builtin(local_invocation_index) lid: u32) {
     let first = lid * params.chunk;
     var acc = vec2<u32>(0u, 0u);
-    for (var i = 0u; i < params.chunk; i++) {
-        let q = first + i;
-        if (q >= params.n_parts) {
-            break;
-        }
-        acc = bic_combine(acc, part_bic[q]);
+    let n = params.n_parts;
+    // Four independent loads per trip (past the end: the identity), then combined in order.
+    for (var i = 0u; i < params.chunk; i += 4u) {
+        var v: array<vec2<u32>, 4>;
+#unroll K 4
+        v[{{K}}] = select(vec2<u32>(0u), part_bic[min(first + i + {{K}}u, n - 1u)], first + i + {{K}}u < n);
+#endunroll
+#unroll K 4
+        acc = bic_combine(acc, v[{{K}}]);
+#endunroll
     }
     sh_a[lid] = acc.x;
     sh_b[lid] = acc.y;
@@ -56,16 +60,23 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         stack = sh_b[lid - 1u];
     }
     let size = params.tree_size;
-    for (var i = 0u; i < params.chunk; i++) {
-        let q = first + i;
-        if (q >= params.n_parts) {
-            break;
+    for (var i = 0u; i < params.chunk; i += 4u) {
+        var v: array<vec2<u32>, 4>;
+#unroll K 4
+        v[{{K}}] = part_bic[min(first + i + {{K}}u, n - 1u)];
+#endunroll
+#unroll K 4
+        {
+            let q = first + i + {{K}}u;
+            if (q < n) {
+                let s = v[{{K}}];
+                part_start[q] = stack;
+                let low = max(stack, s.x) - s.x;
+                tree[size + q] = low;
+                stack = low + s.y;
+            }
         }
-        let s = part_bic[q];
-        part_start[q] = stack;
-        let low = max(stack, s.x) - s.x;
-        tree[size + q] = low;
-        stack = low + s.y;
+#endunroll
     }
     if (lid == WG - 1u) {
         info[0] = sh_a[WG - 1u];
@@ -82,10 +93,20 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     workgroupBarrier();
     for (var level = size >> 1u; level >= 1u; level = level >> 1u) {
         let per = (level + WG - 1u) / WG;
-        for (var i = 0u; i < per; i++) {
-            let node = level + lid + i * WG;
-            if (node < 2u * level) {
-                tree[node] = min(tree[2u * node], tree[2u * node + 1u]);
+        for (var i = 0u; i < per; i += 2u) {
+            let n0 = level + lid + i * WG;
+            let n1 = n0 + WG;
+            let c0 = min(n0, 2u * level - 1u);
+            let c1 = min(n1, 2u * level - 1u);
+            let a0 = tree[2u * c0];
+            let b0 = tree[2u * c0 + 1u];
+            let a1 = tree[2u * c1];
+            let b1 = tree[2u * c1 + 1u];
+            if (n0 < 2u * level) {
+                tree[n0] = min(a0, b0);
+            }
+            if (n1 < 2u * level && i + 1u < per) {
+                tree[n1] = min(a1, b1);
             }
         }
         storageBarrier();
