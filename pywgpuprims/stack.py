@@ -61,8 +61,18 @@ class BracketInfo(NamedTuple):
     unclosed_opens: int
 
 
+def _leaf_storage_bytes(wg: int) -> int:
+    """Workgroup memory of the leaf kernel: scan (2 WG), tree (2 WG), open lists (8 WG), slice (16 WG + 1)."""
+    return 4 * (28 * wg + 2)
+
+
 def _wg(dev: Device) -> int:
-    return int(dev.options.get("stack_wg", WG))
+    """Invocations per partition workgroup (partition = 16 x that): 256, or 128 on devices with
+    less than 28.7 KiB of workgroup memory (WebGPU's default minimum is 16 KiB)."""
+    if "stack_wg" in dev.options:
+        return int(dev.options["stack_wg"])
+    limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
+    return WG if _leaf_storage_bytes(WG) <= limit else 128
 
 
 def _spine_wg(dev: Device) -> int:
@@ -396,10 +406,10 @@ def _torch_match_ns(ctx: BenchContext, x: np.ndarray) -> float | None:
 
 
 def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
-    """Rows: random brackets, nesting 2^20 deep, and clip_bboxes on random clip streams.
+    """Rows: random brackets and nesting 2^20 deep (per partition size), then clip_bboxes.
 
-    ``bracket_match`` moves 1 byte in (read twice) and 8 bytes out per element; the copy baseline
-    is a copy of 9n/2 bytes each way (same bytes moved).
+    ``bracket_match`` reads 1 byte per element (twice) and writes 8; the copy baseline copies
+    9n/2 bytes (9n bytes moved, as the rows' GB/s count).
     """
     dev = ctx.dev
     rows = []
@@ -410,25 +420,34 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
         "deep 2^20": np.resize(np.concatenate([np.ones(d, bool), np.zeros(d, bool)]), n),
     }
     copy_ns = ctx.copy_ns(9 * n // 2)
+    limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
+    wgs = list(dict.fromkeys(w for w in (_wg(dev), 128, 512) if _leaf_storage_bytes(w) <= limit))
+    link = GpuArray.empty((n,), np.int32, dev)
+    depth = GpuArray.empty((n,), np.int32, dev)
+    g = GpuArray.empty((n,), np.uint8, dev)
+    saved = dict(dev.options)
     for name, x in cases.items():
-        g = GpuArray.empty((n,), np.uint8, dev)
         dev.write(g.buffer, x.view(np.uint8).tobytes() + b"\0" * (-n % 4))
-        link = GpuArray.empty((n,), np.int32, dev)
-        depth = GpuArray.empty((n,), np.int32, dev)
-        info = dev.scratch(16)
+        cuda_ns = _torch_match_ns(ctx, x)
+        for wg in wgs:
+            dev.options["stack_wg"] = wg
+            info = dev.scratch(16)
 
-        def run(i, g=g, link=link, depth=depth, info=info):
-            b = dev.batch()
-            _encode_match(b, g, "u8", link, depth, info)
-            b.submit()
+            def run(i, info=info):
+                b = dev.batch()
+                _encode_match(b, g, "u8", link, depth, info)
+                b.submit()
 
-        ns = ctx.gpu_ns(run)
-        dev.release(info)
-        rows.append(ctx.row("bracket_match", name, n, ns, bytes_moved=9 * n, baseline_ns=copy_ns,
-                            cuda_ns=_torch_match_ns(ctx, x), cuda_name="torch cumsum + stable sort by depth"))
-        del g, link, depth
-    # clip_bboxes: 1/3 begin, 1/3 end, 1/3 draw (random walk nesting), whole call incl. its readback of
-    # the maximum depth (one sync), GPU time of the dispatches only.
+            try:
+                ns = ctx.gpu_ns(run)
+            finally:
+                dev.options.clear()
+                dev.options.update(saved)
+                dev.release(info)
+            rows.append(ctx.row("bracket_match", f"{name}, partition {wg * EPT}", n, ns, bytes_moved=9 * n,
+                                baseline_ns=copy_ns, cuda_ns=cuda_ns, cuda_name="torch cumsum + stable sort by depth"))
+    # clip_bboxes on 1/3 begin, 1/3 end, 1/3 draw (random-walk nesting): the whole call, including
+    # its one readback (the maximum depth, which sets the pointer-jumping rounds).
     m = min(n, 1 << 24)
     kinds = rng.choice(np.array([0, 1, 2], np.uint32), m)
     lo = rng.uniform(0, 1000, (m, 2)).astype(np.float32)
