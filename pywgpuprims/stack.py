@@ -92,7 +92,8 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     P = wg * EPT
     n_parts = -(-n // P)
     tree_size = 1 << max(0, (n_parts - 1).bit_length())
-    defs = {"WG": wg, f"MODE_{mode.upper()}": True}
+    defs = {"WG": wg, f"MODE_{mode.upper()}": True, "ELEMS_PER_VEC": 16 if mode == "u8" else 4,
+            "SUBGROUPS": dev.has_subgroups and bool(dev.options.get("stack_subgroups", True))}
     k_red = dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True))
     k_leaf = dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True))
     swg = _spine_wg(dev)

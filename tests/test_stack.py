@@ -147,6 +147,20 @@ def test_many_partitions_small_workgroups(rng):
         check(x)
 
 
+@pytest.mark.parametrize("wg", [64, 256])
+def test_workgroup_memory_path(wg, rng):
+    """The scans without subgroups (the GL backend's path; also the default where subgroups are absent)."""
+    with options(stack_subgroups=False, stack_wg=wg):
+        p = wg * EPT
+        for n in (p - 1, p + 1, 257 * p):
+            check(rng.random(n) < 0.5)
+        check(dyck(rng, 2 * 70_000))
+        check(np.concatenate([np.ones(100_000, bool), np.zeros(99_000, bool)]))
+        kinds, boxes = random_clips(rng, 30_000)
+        np.testing.assert_array_equal(pp.clip_bboxes(kinds, boxes, (0, 0, 900, 900)),
+                                      clip_reference(kinds, boxes, (0, 0, 900, 900), "intersect"))
+
+
 def test_dtypes_and_gpuarray(rng):
     x = dyck(rng, 10_000)
     rl, rd, _ = reference(x)

@@ -9,7 +9,8 @@
 //           slice of the incoming stack materialised from the global tree (heights m_p..B_start).
 // No workgroup waits on another (no lookback), so nothing depends on forward progress; every loop
 // has a constant or small bound. Depth is unbounded (u32 stack sizes).
-// Defines: WG (invocations; P = 16 * WG), MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | LEAF.
+// Defines: WG (invocations; P = 16 * WG), MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | LEAF,
+// SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC.
 
 struct Params {
     n: u32,          // elements
@@ -48,50 +49,43 @@ fn word_bits(w: u32) -> vec2<u32> {
 }
 
 // The 16 elements of invocation `t` of partition `p` as two 16-bit masks; elements >= n are neither.
+// Branch-free (clamped indices, masks): no divergence before the subgroup scans.
 fn load_masks(p: u32, t: u32) -> vec2<u32> {
     let first = p * P + t * EPT;
     var om = 0u;
     var cm = 0u;
-    if (first < params.n) {
+    let last_vec = (params.n - 1u) / {{ELEMS_PER_VEC}}u;
 #if MODE_U8
-        let v = input[first / 16u];
+    let v = input[min(first / 16u, last_vec)];
 #unroll W 4
-        {
-            let w = v[{{W}}];
+    {
+        let w = v[{{W}}];
 #unroll B 4
-            {
-                let o = select(0u, 1u, ((w >> ({{B}}u * 8u)) & 0xffu) != 0u);
-                om |= o << ({{W}}u * 4u + {{B}}u);
-                cm |= (1u - o) << ({{W}}u * 4u + {{B}}u);
-            }
-#endunroll
+        {
+            let o = select(0u, 1u, ((w >> ({{B}}u * 8u)) & 0xffu) != 0u);
+            om |= o << ({{W}}u * 4u + {{B}}u);
+            cm |= (1u - o) << ({{W}}u * 4u + {{B}}u);
         }
+#endunroll
+    }
 #endunroll
 #else
 #unroll V 4
-        {
-            var v = vec4<u32>(0u);
-            if (first + 4u * {{V}}u < params.n) {
-                v = input[first / 4u + {{V}}u];
-            }
+    {
+        let v = input[min(first / 4u + {{V}}u, last_vec)];
 #unroll W 4
-            {
-                let b = word_bits(v[{{W}}]);
-                om |= b.x << ({{V}}u * 4u + {{W}}u);
-                cm |= b.y << ({{V}}u * 4u + {{W}}u);
-            }
-#endunroll
+        {
+            let b = word_bits(v[{{W}}]);
+            om |= b.x << ({{V}}u * 4u + {{W}}u);
+            cm |= b.y << ({{V}}u * 4u + {{W}}u);
         }
+#endunroll
+    }
 #endunroll
 #endif
-        let valid = params.n - first;
-        if (valid < 16u) {
-            let keep = (1u << valid) - 1u;
-            om &= keep;
-            cm &= keep;
-        }
-    }
-    return vec2<u32>(om, cm);
+    let valid = select(0u, params.n - first, first < params.n);
+    let keep = select((1u << valid) - 1u, 0xffffu, valid >= 16u);
+    return vec2<u32>(om & keep, cm & keep);
 }
 
 // Bicyclic monoid: (a, b) = (closes popped from before, opens left open); x then y.
@@ -103,10 +97,137 @@ fn bic_combine(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
 var<workgroup> sh_a: array<u32, WG>;
 var<workgroup> sh_b: array<u32, WG>;
 
+#if SUBGROUPS
+var<private> g_lane: u32;
+var<private> g_sg: u32;
+#endif
+
+#if REDUCE
+// (exclusive sum of the invocations' walk totals, minimum over the partition, minimum over the
+// later invocations) for an invocation whose walk has total `tsum` and minimum `tmin` (from 0).
+fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
+#if SUBGROUPS
+    let sgid = lid / g_sg;
+    let n_sg = WG / g_sg;
+    let incl = subgroupInclusiveAdd(tsum);
+    if (g_lane == g_sg - 1u) {
+        sh_a[sgid] = bitcast<u32>(incl);
+    }
+    workgroupBarrier();
+    var start = incl - tsum;
+    for (var k = 0u; k < sgid; k++) {
+        start += bitcast<i32>(sh_a[k]);
+    }
+    // suffix minimum within the subgroup (shuffles down), then over later subgroups
+    let own = start + tmin;
+    var suf = own;
+    for (var d = 1u; d < g_sg; d = d << 1u) {
+        let y = subgroupShuffleDown(suf, d);
+        suf = select(suf, min(suf, y), g_lane + d < g_sg);
+    }
+    let later_in_sg = select(subgroupShuffleDown(suf, 1u), 0x7fffffff, g_lane + 1u >= g_sg);
+    if (g_lane == 0u) {
+        sh_b[sgid] = bitcast<u32>(suf);
+    }
+    workgroupBarrier();
+    var later = later_in_sg;
+    var all = 0x7fffffff;
+    for (var k = 0u; k < n_sg; k++) {
+        let m = bitcast<i32>(sh_b[k]);
+        all = min(all, m);
+        if (k > sgid) {
+            later = min(later, m);
+        }
+    }
+    return vec3<i32>(start, all, later);
+#else
+    sh_a[lid] = bitcast<u32>(tsum);
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var v = bitcast<i32>(sh_a[lid]);
+        if (lid >= d) {
+            v += bitcast<i32>(sh_a[lid - d]);
+        }
+        workgroupBarrier();
+        sh_a[lid] = bitcast<u32>(v);
+        workgroupBarrier();
+    }
+    let start = bitcast<i32>(sh_a[lid]) - tsum;
+    sh_b[lid] = bitcast<u32>(start + tmin);
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var v = bitcast<i32>(sh_b[lid]);
+        if (lid + d < WG) {
+            v = min(v, bitcast<i32>(sh_b[lid + d]));
+        }
+        workgroupBarrier();
+        sh_b[lid] = bitcast<u32>(v);
+        workgroupBarrier();
+    }
+    var later = 0x7fffffff;
+    if (lid + 1u < WG) {
+        later = bitcast<i32>(sh_b[lid + 1u]);
+    }
+    return vec3<i32>(start, bitcast<i32>(sh_b[0]), later);
+#endif
+}
+#endif
+
+#if LEAF
+// Exclusive bicyclic scan over the workgroup's invocations.
+fn bic_exclusive(lid: u32, bic: vec2<u32>) -> vec2<u32> {
+#if SUBGROUPS
+    let sgid = lid / g_sg;
+    var v = bic;
+    for (var d = 1u; d < g_sg; d = d << 1u) {
+        let y = subgroupShuffleUp(v, d);
+        v = select(v, bic_combine(y, v), g_lane >= d);
+    }
+    let ex = select(subgroupShuffleUp(v, 1u), vec2<u32>(0u), g_lane == 0u);
+    if (g_lane == g_sg - 1u) {
+        sh_a[sgid] = v.x;
+        sh_b[sgid] = v.y;
+    }
+    workgroupBarrier();
+    var pre = vec2<u32>(0u);
+    for (var k = 0u; k < sgid; k++) {
+        pre = bic_combine(pre, vec2<u32>(sh_a[k], sh_b[k]));
+    }
+    return bic_combine(pre, ex);
+#else
+    sh_a[lid] = bic.x;
+    sh_b[lid] = bic.y;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var v = vec2<u32>(sh_a[lid], sh_b[lid]);
+        if (lid >= d) {
+            v = bic_combine(vec2<u32>(sh_a[lid - d], sh_b[lid - d]), v);
+        }
+        workgroupBarrier();
+        sh_a[lid] = v.x;
+        sh_b[lid] = v.y;
+        workgroupBarrier();
+    }
+    var pre = vec2<u32>(0u, 0u);
+    if (lid > 0u) {
+        pre = vec2<u32>(sh_a[lid - 1u], sh_b[lid - 1u]);
+    }
+    return pre;
+#endif
+}
+#endif
+
 #if REDUCE
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+#if SUBGROUPS
+        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg_size: u32,
+#endif
         @builtin(num_workgroups) nwg: vec3<u32>) {
+#if SUBGROUPS
+    g_lane = lane;
+    g_sg = sg_size;
+#endif
     let p = wid.x + wid.y * nwg.x;
     if (p >= params.n_groups) {
         return;
@@ -120,36 +241,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     s[{{E}} + 1] = s[{{E}}] + i32((m.x >> {{E}}u) & 1u) - i32((m.y >> {{E}}u) & 1u);
     tmin = min(tmin, s[{{E}} + 1]);
 #endunroll
-    // Inclusive sum over invocations (Hillis-Steele), as bits in sh_a.
-    sh_a[lid] = bitcast<u32>(s[16]);
-    workgroupBarrier();
-    for (var d = 1u; d < WG; d = d << 1u) {
-        var v = bitcast<i32>(sh_a[lid]);
-        if (lid >= d) {
-            v += bitcast<i32>(sh_a[lid - d]);
-        }
-        workgroupBarrier();
-        sh_a[lid] = bitcast<u32>(v);
-        workgroupBarrier();
-    }
-    let start = bitcast<i32>(sh_a[lid]) - s[16];
-    // Suffix minimum (from the right) of the invocations' absolute minima, ends included.
-    sh_b[lid] = bitcast<u32>(start + tmin);
-    workgroupBarrier();
-    for (var d = 1u; d < WG; d = d << 1u) {
-        var v = bitcast<i32>(sh_b[lid]);
-        if (lid + d < WG) {
-            v = min(v, bitcast<i32>(sh_b[lid + d]));
-        }
-        workgroupBarrier();
-        sh_b[lid] = bitcast<u32>(v);
-        workgroupBarrier();
-    }
-    let pmin = bitcast<i32>(sh_b[0]);  // partition minimum, <= 0 (its start is 0)
-    var run = 0x7fffffff;
-    if (lid + 1u < WG) {
-        run = bitcast<i32>(sh_b[lid + 1u]);
-    }
+    let sc = reduce_scans(lid, s[16], tmin);
+    let start = sc.x;   // walk value at the invocation's start
+    let pmin = sc.y;    // partition minimum, <= 0 (its start is 0)
+    var run = sc.z;     // minimum over every later invocation (ends included)
     // An open survives the partition iff it is below every later value; its height above the
     // partition minimum is its slot in the partition's list.
     let base = p * P + lid * EPT;
@@ -164,7 +259,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     }
 #endunroll
     if (lid == WG - 1u) {
-        let total = bitcast<i32>(sh_a[WG - 1u]);
+        let total = start + s[16];
         part_bic[p] = vec2<u32>(u32(-pmin), u32(total - pmin));
     }
 }
@@ -241,7 +336,14 @@ fn stree_query(start: u32, h: u32) -> i32 {
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+#if SUBGROUPS
+        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg_size: u32,
+#endif
         @builtin(num_workgroups) nwg: vec3<u32>) {
+#if SUBGROUPS
+    g_lane = lane;
+    g_sg = sg_size;
+#endif
     let p = wid.x + wid.y * nwg.x;
     if (p >= params.n_groups) {
         return;
@@ -255,24 +357,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     smin = min(smin, s);
 #endunroll
     var bic = vec2<u32>(u32(-smin), u32(s - smin));
-    // Exclusive scan of the summaries over invocations (Hillis-Steele, inclusive then shifted).
-    sh_a[lid] = bic.x;
-    sh_b[lid] = bic.y;
-    workgroupBarrier();
-    for (var d = 1u; d < WG; d = d << 1u) {
-        var v = vec2<u32>(sh_a[lid], sh_b[lid]);
-        if (lid >= d) {
-            v = bic_combine(vec2<u32>(sh_a[lid - d], sh_b[lid - d]), v);
-        }
-        workgroupBarrier();
-        sh_a[lid] = v.x;
-        sh_b[lid] = v.y;
-        workgroupBarrier();
-    }
-    var pre = vec2<u32>(0u, 0u);
-    if (lid > 0u) {
-        pre = vec2<u32>(sh_a[lid - 1u], sh_b[lid - 1u]);
-    }
+    let pre = bic_exclusive(lid, bic);
     let bp = part_start[p];
     // B[e]: stack size before element e; B[16] after the invocation's last element.
     var B: array<u32, 17>;
