@@ -387,6 +387,28 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
     return res
 
 
+def _fast_reference(is_open: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised equivalent of :func:`bracket_match_reference` (O(n log n) numpy), for the bench's check.
+
+    The link of ``i`` is the last open ``k < i`` with ``B(k) = B(i) - 1``: found by a search in the
+    opens sorted by (B, index).
+    """
+    o = np.asarray(is_open) != 0
+    n = len(o)
+    s = np.concatenate([[0], np.cumsum(np.where(o, 1, -1), dtype=np.int64)])
+    B = s - np.minimum(np.minimum.accumulate(s), 0)  # clamped walk: B[i] = stack size before i
+    before, after = B[:-1], B[1:]
+    opens = np.flatnonzero(o)
+    keys = before[o] * (n + 1) + opens
+    order = np.argsort(keys, kind="stable")
+    keys, opens = keys[order], opens[order]
+    q = (before - 1) * (n + 1) + np.arange(n)
+    pos = np.searchsorted(keys, q) - 1
+    cand = opens[np.maximum(pos, 0)] if keys.size else np.zeros(n, np.int64)
+    link = np.where((before > 0) & (pos >= 0), cand, -1).astype(np.int32)
+    return link, np.minimum(before, after).astype(np.int32)
+
+
 # ------------------------------------------------------------------------- benchmarks
 def _torch_match_ns(ctx: BenchContext, x: np.ndarray) -> float | None:
     """The CUDA baseline: depth by cumsum, then a stable sort by depth pairs each open with its close."""
@@ -423,6 +445,7 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
     copy_ns = ctx.copy_ns(9 * n // 2)
     limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
     wgs = list(dict.fromkeys(w for w in (_wg(dev), 128, 512) if _leaf_storage_bytes(w) <= limit))
+    variants = [(w, True) for w in wgs] + ([(wgs[0], False)] if dev.has_subgroups else [])
     link = GpuArray.empty((n,), np.int32, dev)
     depth = GpuArray.empty((n,), np.int32, dev)
     g = GpuArray.empty((n,), np.uint8, dev)
@@ -430,8 +453,10 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
     for name, x in cases.items():
         dev.write(g.buffer, x.view(np.uint8).tobytes() + b"\0" * (-n % 4))
         cuda_ns = _torch_match_ns(ctx, x)
-        for wg in wgs:
+        want = _fast_reference(x) if n <= 1 << 24 else None
+        for wg, sg in variants:
             dev.options["stack_wg"] = wg
+            dev.options["stack_subgroups"] = sg
             info = dev.scratch(16)
 
             def run(i, info=info):
@@ -445,8 +470,13 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
                 dev.options.clear()
                 dev.options.update(saved)
                 dev.release(info)
-            rows.append(ctx.row("bracket_match", f"{name}, partition {wg * EPT}", n, ns, bytes_moved=9 * n,
-                                baseline_ns=copy_ns, cuda_ns=cuda_ns, cuda_name="torch cumsum + stable sort by depth"))
+            rows.append(ctx.row("bracket_match", f"{name}, partition {wg * EPT}{'' if sg else ', no subgroups'}",
+                                n, ns, bytes_moved=9 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
+                                cuda_name="torch cumsum + stable sort by depth"))
+            if want is not None:  # the last timed run's result against the vectorised reference
+                ok = np.array_equal(link.numpy(), want[0]) and np.array_equal(depth.numpy(), want[1])
+                rows[-1]["verified"] = ok
+                rows[-1]["variant"] += ", checked" if ok else ", WRONG RESULT"
     # clip_bboxes on 1/3 begin, 1/3 end, 1/3 draw (random-walk nesting): the whole call, including
     # its one readback (the maximum depth, which sets the pointer-jumping rounds).
     m = min(n, 1 << 24)
