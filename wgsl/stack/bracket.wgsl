@@ -268,7 +268,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 #if LEAF
 const SH_TREE: u32 = 2u * WG;
 var<workgroup> sh_tree: array<u32, SH_TREE>;        // min tree over the invocations' minima
-var<workgroup> sh_uo: array<u32, P / 2u>;            // per invocation: its unmatched opens, u16 pairs
+var<workgroup> sh_uo: array<u32, P / 2u>;            // unmatched opens of invocation j, u16 pairs: word w at w * WG + j
 var<workgroup> sh_slice: array<u32, P + 1u>;         // incoming stack entries at heights lo .. hi
 var<workgroup> sh_lo: u32;
 
@@ -383,7 +383,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     }
     // This invocation's unmatched opens, by height above its minimum (at most 16: 8 words).
 #unroll W 8
-    sh_uo[lid * 8u + {{W}}u] = 0u;
+    sh_uo[{{W}}u * WG + lid] = 0u;
 #endunroll
     var run = B[16];
 #unroll E 16
@@ -391,7 +391,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         const e: u32 = 15u - {{E}}u;
         if (((m.x >> e) & 1u) != 0u && B[e] < run) {
             let idx = B[e] - tmin;
-            sh_uo[lid * 8u + idx / 2u] |= (lid * EPT + e) << (16u * (idx & 1u));
+            sh_uo[(idx / 2u) * WG + lid] |= (lid * EPT + e) << (16u * (idx & 1u));
         }
         run = min(run, B[e]);
     }
@@ -468,7 +468,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
                 let j = jq;
                 if (j >= 0) {
                     let idx = t - 1u - sh_tree[WG + u32(j)];
-                    let w = sh_uo[u32(j) * 8u + idx / 2u];
+                    let w = sh_uo[(idx / 2u) * WG + u32(j)];
                     l = i32(p * P + ((w >> (16u * (idx & 1u))) & 0xffffu));
                 } else if (t >= lo && t - lo < count) {
                     l = i32(sh_slice[t - lo]);
