@@ -52,6 +52,8 @@ CLIP_END = 2
 WG = 256
 EPT = 16
 SPINE_WG = 1024
+# Leaf outputs go through workgroup memory so that stores are contiguous per subgroup instruction.
+STAGE_STORES = True
 
 
 class BracketInfo(NamedTuple):
@@ -93,7 +95,8 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     n_parts = -(-n // P)
     tree_size = 1 << max(0, (n_parts - 1).bit_length())
     defs = {"WG": wg, f"MODE_{mode.upper()}": True, "ELEMS_PER_VEC": 16 if mode == "u8" else 4,
-            "SUBGROUPS": dev.has_subgroups and bool(dev.options.get("stack_subgroups", True))}
+            "SUBGROUPS": dev.has_subgroups and bool(dev.options.get("stack_subgroups", True)),
+            "STAGE_STORES": bool(dev.options.get("stack_stage_stores", STAGE_STORES))}
     k_red = dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True))
     k_leaf = dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True))
     swg = _spine_wg(dev)
@@ -445,7 +448,9 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
     copy_ns = ctx.copy_ns(9 * n // 2)
     limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
     wgs = list(dict.fromkeys(w for w in (_wg(dev), 128, 512) if _leaf_storage_bytes(w) <= limit))
-    variants = [(w, True) for w in wgs] + ([(wgs[0], False)] if dev.has_subgroups else [])
+    variants = [(w, True, True) for w in wgs] + [(wgs[0], True, False)]
+    if dev.has_subgroups:
+        variants.append((wgs[0], False, True))
     link = GpuArray.empty((n,), np.int32, dev)
     depth = GpuArray.empty((n,), np.int32, dev)
     g = GpuArray.empty((n,), np.uint8, dev)
@@ -454,9 +459,8 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
         dev.write(g.buffer, x.view(np.uint8).tobytes() + b"\0" * (-n % 4))
         cuda_ns = _torch_match_ns(ctx, x)
         want = _fast_reference(x) if n <= 1 << 24 else None
-        for wg, sg in variants:
-            dev.options["stack_wg"] = wg
-            dev.options["stack_subgroups"] = sg
+        for wg, sg, stage in variants:
+            dev.options.update(stack_wg=wg, stack_subgroups=sg, stack_stage_stores=stage)
             info = dev.scratch(16)
 
             def run(i, info=info):
@@ -470,7 +474,8 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
                 dev.options.clear()
                 dev.options.update(saved)
                 dev.release(info)
-            rows.append(ctx.row("bracket_match", f"{name}, partition {wg * EPT}{'' if sg else ', no subgroups'}",
+            rows.append(ctx.row("bracket_match", f"{name}, partition {wg * EPT}{'' if sg else ', no subgroups'}"
+                                f"{'' if stage else ', direct stores'}",
                                 n, ns, bytes_moved=9 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
                                 cuda_name="torch cumsum + stable sort by depth"))
             if want is not None:  # the last timed run's result against the vectorised reference

@@ -161,6 +161,14 @@ def test_workgroup_memory_path(wg, rng):
                                       clip_reference(kinds, boxes, (0, 0, 900, 900), "intersect"))
 
 
+def test_direct_stores(rng):
+    """The variant that stores each invocation's outputs itself (no staging in workgroup memory)."""
+    with options(stack_stage_stores=False):
+        for n in (P - 1, 3 * P + 2, 100_003):
+            check(rng.random(n) < 0.5)
+        check(np.concatenate([np.ones(60_000, bool), np.zeros(60_001, bool)]))
+
+
 def test_dtypes_and_gpuarray(rng):
     x = dyck(rng, 10_000)
     rl, rd, _ = reference(x)

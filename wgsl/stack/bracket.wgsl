@@ -10,7 +10,8 @@
 // No workgroup waits on another (no lookback), so nothing depends on forward progress; every loop
 // has a constant or small bound. Depth is unbounded (u32 stack sizes).
 // Defines: WG (invocations; P = 16 * WG), MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | LEAF,
-// SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC.
+// SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
+// STAGE_STORES (outputs through workgroup memory, for contiguous stores).
 
 struct Params {
     n: u32,          // elements
@@ -436,6 +437,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let base = p * P + lid * EPT;
     var jq = -2;  // owner of the last unresolved target: -2 none yet, -1 before the partition
     let n_vec = (params.n + 3u) / 4u;
+#if STAGE_STORES
+    var lks: array<vec4<i32>, 4>;
+    var dps: array<vec4<i32>, 4>;
+#endif
 #unroll V 4
     {
         var lk = vec4<i32>(-1);
@@ -478,12 +483,57 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             dp[{{E4}}] = i32(min(t, B[e + 1u]));
         }
 #endunroll
+#if STAGE_STORES
+        lks[{{V}}] = lk;
+        dps[{{V}}] = dp;
+#else
         let vi = base / 4u + {{V}}u;
         if (vi < n_vec) {
             link[vi] = lk;
             depth[vi] = dp;
         }
+#endif
     }
 #endunroll
+#if STAGE_STORES
+    // Through workgroup memory (the slice's, free now), so that each store instruction of a
+    // subgroup writes one contiguous span. Element w sits at w ^ ((w >> 4) & 15) (low 4 bits): at
+    // most 2-way bank conflicts on the invocation-major writes.
+    workgroupBarrier();
+    stage_store(lid, lks, p, n_vec, true);
+    stage_store(lid, dps, p, n_vec, false);
+#endif
 }
+
+#if STAGE_STORES
+fn stage_store(lid: u32, v: array<vec4<i32>, 4>, p: u32, n_vec: u32, is_link: bool) {
+#unroll V 4
+#unroll C 4
+    sh_slice[lid * 16u + (({{V}}u * 4u + {{C}}u) ^ (lid & 15u))] = bitcast<u32>(v[{{V}}][{{C}}]);
+#endunroll
+#endunroll
+    workgroupBarrier();
+#unroll K 4
+    {
+        let q = {{K}}u * WG + lid;  // vec4 slot within the partition
+        var o: vec4<i32>;
+#unroll C 4
+        {
+            let w = 4u * q + {{C}}u;
+            o[{{C}}] = bitcast<i32>(sh_slice[(w & ~15u) | ((w & 15u) ^ ((w >> 4u) & 15u))]);
+        }
+#endunroll
+        let vi = p * (P / 4u) + q;
+        if (vi < n_vec) {
+            if (is_link) {
+                link[vi] = o;
+            } else {
+                depth[vi] = o;
+            }
+        }
+    }
+#endunroll
+    workgroupBarrier();
+}
+#endif
 #endif
