@@ -119,6 +119,8 @@ def _check_size(dev: Device, n: int, primitive: str) -> None:
     if n >= 2**31 - 2**16:
         raise InputError(primitive, f"{n} elements: indices must fit int32")
     P = _wg(dev) * EPT
+    if -(-n // P) > 1 << 20:  # the leaf's global tree walk covers 2^20 partitions
+        raise InputError(primitive, f"{n} elements: at most {P << 20} with partitions of {P}")
     if 4 * (-(-n // P)) * P > dev.max_binding:
         raise DeviceLimitError(primitive, f"{n} elements need {4 * n} byte bindings; the device's largest "
                                f"storage binding is {dev.max_binding} bytes")

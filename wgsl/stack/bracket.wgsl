@@ -274,25 +274,28 @@ var<workgroup> sh_slice: array<u32, P + 1u>;         // incoming stack entries a
 var<workgroup> sh_lo: u32;
 
 // Largest leaf index q < start with leaf value < h in a min tree (leaves at [size, 2 size)), or -1.
+// The prefix [0, start) is covered by at most one node per level, (y >> k) - 1 where y >> k is odd
+// (y = size + start): all of them are loaded at once (independent loads, one round trip), the
+// nearest qualifying one is taken, then the descent costs one load per level below it.
+const GT_LEVELS: u32 = 21u;  // tree_size <= 2^20 partitions
 fn gtree_query(start: u32, h: u32) -> i32 {
     let size = params.tree_size;
-    if (start == 0u) {
-        return -1;
+    let y = size + start;
+    var v: array<u32, GT_LEVELS>;
+#unroll K 21
+    {
+        let r = y >> {{K}}u;
+        let ok = r > 1u && (r & 1u) == 1u && start > 0u;
+        v[{{K}}] = select(INF, tree[select(1u, r - 1u, ok)], ok);
     }
-    var node = size + start - 1u;
-    var found = false;
-    for (var it = 0u; it < 40u; it++) {
-        if (tree[node] < h) {
-            found = true;
-            break;
-        }
-        node = node >> countTrailingZeros(node);  // climb while a left child
-        if (node <= 1u) {
-            break;
-        }
-        node -= 1u;
+#endunroll
+    var node = 0u;
+#unroll K 21
+    if (node == 0u && v[{{K}}] < h) {
+        node = (y >> {{K}}u) - 1u;
     }
-    if (!found) {
+#endunroll
+    if (node == 0u) {
         return -1;
     }
     for (var it = 0u; it < 40u; it++) {
