@@ -145,6 +145,11 @@ def test_many_partitions_small_workgroups(rng):
         check(np.concatenate([np.ones(150_000, bool), np.zeros(149_000, bool)]))
         x = np.concatenate([rng.random(60_000) < q for q in (0.7, 0.3, 0.5, 0.95, 0.05)])
         check(x)
+        # staircase: every chunk leaves one open, then all close: owners spread over many partitions
+        chunks = [np.concatenate([[True], dyck(rng, 2 * int(rng.integers(0, 150)))]) for _ in range(3000)]
+        check(np.concatenate(chunks + [np.zeros(3000, bool)]))
+        # the partner of the last close is in partition 0, across ~300 balanced partitions
+        check(np.concatenate([[True], dyck(rng, 300_000), [False]]))
 
 
 @pytest.mark.parametrize("wg", [64, 256])
