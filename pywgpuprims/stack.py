@@ -13,22 +13,42 @@ alone. ``B(i)`` is the stack size just before element ``i``.
 
 Algorithm (``wgsl/stack/``), three dispatches, no inter-workgroup waiting at all:
 
-1. ``bracket.wgsl`` REDUCE: each partition of ``P = 16 * WG`` elements (4096 by default) computes
-   its bicyclic summary (closes it pops from outside, opens it leaves open) and scatters the global
-   indices of the opens it leaves open into a scratch list, slot = height above its minimum.
-2. ``spine.wgsl``: one workgroup scans the summaries into the stack size at each partition start
-   and each partition's minimum stack size, and builds a min segment tree over those minima.
+1. ``bracket.wgsl`` REDUCE: each partition of ``P = 16 * WG`` elements (4096 by default; 2048
+   where workgroup memory is under 28.7 KiB) computes its bicyclic summary (closes it pops from
+   outside, opens it leaves open) and scatters the global indices of the opens it leaves open into
+   a scratch list, slot = height above the partition's minimum (no compaction needed).
+2. ``spine.wgsl``: one workgroup (1024 invocations where allowed) scans the summaries into the
+   stack size at each partition start and each partition's minimum stack size ``M[q]``, and builds
+   a min segment tree over ``M``.
 3. ``bracket.wgsl`` LEAF: each partition recomputes ``B`` for its elements and answers
-   ``link[i]`` = nearest ``k < i`` with ``B(k) < B(i)`` (which is the open at height ``B(i)``):
-   within the invocation's 16 elements (registers), else through a min tree over the invocations'
-   minima in workgroup memory, else from a slice of the incoming stack (heights ``max(1, min B)``
-   to ``B(start)``, at most ``P + 1`` entries) that the workgroup materialises first through the
-   global tree (descending heights, owners found by tree descent, O(log n) each).
+   ``link[i]`` = nearest ``k < i`` with ``B(k) < B(i)`` (that ``k`` is the open at height ``B(i)``):
 
-Depth is unbounded: nothing is capped at a partition's size; every loop has a constant bound
-(largest: 17 slice entries per invocation; tree walks <= 40 steps) far under lavapipe's 65,535.
-Because no workgroup ever waits on another, no decoupled lookback (and so no fallback) is needed;
-the price is reading the input twice.
+   - within the invocation's 16 elements (registers, constant indices);
+   - else through a min tree over the invocations' minima in workgroup memory, and the owner's
+     list of unmatched opens (each invocation's targets only decrease, so its owner only moves
+     left and is re-queried only when it stops qualifying);
+   - else from a slice of the incoming stack, heights ``max(1, min B)`` to ``B(start)`` (at most
+     ``P + 1`` entries), which the workgroup materialises first: the owner partition of height
+     ``h`` is the nearest ``q < p`` with ``M[q] < h``, found in the global tree (the climb path is
+     loaded at once, then one load per level down), and the entry is read from ``q``'s list.
+
+   Scans use subgroup shuffles where the device has subgroups (one or two barriers), Hillis-Steele
+   in workgroup memory otherwise (the GL backend). Outputs are staged through workgroup memory so
+   that every store instruction writes a contiguous span.
+
+Depth is unbounded: no stack is capped at a partition's size (the slice covers any depth, the
+tree any distance); every loop has a constant bound (largest: 17 slice entries per invocation,
+tree walks <= 40 steps) far under lavapipe's 65,535 trips. Work is O(n) plus O(log n) per slice
+entry. Because no workgroup ever waits on another, there is no decoupled lookback and so no
+fallback to force: any schedule, any order of workgroups gives the same result; the price is
+reading the input twice (1 byte per element each time for bool/uint8 input).
+
+Limits: n < 2^31 - 2^16 (int32 indices); at most 2^20 partitions; the link/depth outputs and the
+scratch list (4 bytes per element) must fit the device's largest storage binding (no chunking).
+
+Test and benchmark switches in ``device().options``: ``stack_wg`` (invocations per partition
+workgroup), ``stack_subgroups`` (False: workgroup-memory scans), ``stack_stage_stores`` (False:
+each invocation stores its own 16 outputs), ``stack_spine_wg``.
 """
 
 from __future__ import annotations
