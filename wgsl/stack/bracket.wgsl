@@ -442,7 +442,6 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let n_vec = (params.n + 3u) / 4u;
 #if STAGE_STORES
     var lks: array<vec4<i32>, 4>;
-    var dps: array<vec4<i32>, 4>;
 #endif
 #unroll V 4
     {
@@ -488,7 +487,6 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 #endunroll
 #if STAGE_STORES
         lks[{{V}}] = lk;
-        dps[{{V}}] = dp;
 #else
         let vi = base / 4u + {{V}}u;
         if (vi < n_vec) {
@@ -504,6 +502,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     // most 2-way bank conflicts on the invocation-major writes.
     workgroupBarrier();
     stage_store(lid, lks, p, n_vec, true);
+    var dps: array<vec4<i32>, 4>;  // depths rebuilt from B here: fewer registers live above
+#unroll V 4
+#unroll C 4
+    dps[{{V}}][{{C}}] = i32(min(B[{{V}} * 4 + {{C}}], B[{{V}} * 4 + {{C}} + 1]));
+#endunroll
+#endunroll
     stage_store(lid, dps, p, n_vec, false);
 #endif
 }
