@@ -190,6 +190,18 @@ def test_dtypes_and_gpuarray(rng):
         np.testing.assert_array_equal(depth.numpy(), rd)
 
 
+def test_bench_reference_is_right(rng):
+    """The vectorised reference the benchmark checks its timed runs with."""
+    from pywgpuprims.stack import _fast_reference
+    for n in (0, 1, 7, 5000):
+        for q in (0.3, 0.5, 0.7):
+            x = rng.random(n) < q
+            rl, rd, _ = reference(x)
+            fl, fd = _fast_reference(x)
+            np.testing.assert_array_equal(fl, rl)
+            np.testing.assert_array_equal(fd, rd)
+
+
 def test_bad_input():
     with pytest.raises(pp.InputError):
         pp.bracket_match(np.zeros((3, 3), bool))
