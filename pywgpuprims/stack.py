@@ -62,8 +62,9 @@ from ._bench import BenchContext, benchmark
 from ._device import Device
 from ._errors import DeviceLimitError, InputError
 
-__all__ = ["bracket_match", "encode_bracket_match", "bracket_match_reference", "clip_bboxes", "clip_bboxes_reference", "is_empty",
-           "BracketInfo", "unclosed_opens", "CLIP_DRAW", "CLIP_BEGIN", "CLIP_END"]
+__all__ = ["bracket_match", "encode_bracket_match", "bracket_match_reference", "clip_bboxes",
+           "clip_bboxes_reference", "is_empty", "BracketInfo", "unclosed_opens", "CLIP_DRAW", "CLIP_BEGIN",
+           "CLIP_END"]
 
 CLIP_DRAW = 0
 CLIP_BEGIN = 1
