@@ -417,7 +417,10 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
     if vp.size != 4:
         raise InputError("clip_bboxes", f"viewport must be 4 numbers (x0, y0, x1, y1), got {vp.size}")
     dev = gk.device
-    _check_size(dev, 4 * n, "clip_bboxes")
+    _check_size(dev, n, "clip_bboxes")
+    if 16 * n > dev.max_binding:
+        raise DeviceLimitError("clip_bboxes", f"{n} boxes need a {16 * n} byte binding; the device's largest "
+                               f"storage binding is {dev.max_binding} bytes")
     out = GpuArray.empty((n, 4), np.float32, dev)
     link = GpuArray.empty((n,), np.int32, dev)
     if n:
