@@ -385,6 +385,13 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
     (x0 < x1 and y0 < y1) (see :func:`is_empty`); empty results are written as (0, 0, 0, 0).
     Results are exact (min/max only), equal to :func:`clip_bboxes_reference` bit for bit.
 
+    Notes
+    -----
+    Links come from :func:`bracket_match` on the kinds (draws included); each begin-clip's pushed
+    value then combines its ancestor chain by pointer jumping, ``ceil(log2(max depth + 1))``
+    passes over the elements (any depth), which costs one small readback (the maximum depth) per
+    call. NaN coordinates make a box empty.
+
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp
