@@ -390,7 +390,7 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
     Links come from :func:`bracket_match` on the kinds (draws included); each begin-clip's pushed
     value then combines its ancestor chain by pointer jumping, ``ceil(log2(max depth + 1))``
     passes over the elements (any depth), which costs one small readback (the maximum depth) per
-    call. NaN coordinates make a box empty.
+    call. Boxes with NaN coordinates give unspecified results (GPU min/max with NaN).
 
     Examples
     --------
