@@ -408,17 +408,17 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (hi >= lo) {
         count = min(hi - lo + 1u, P + 1u);
     }
-    let per = (count + WG - 1u) / WG;  // <= 17
-    let my_top = min(count, (lid + 1u) * per);
-    let my_first = min(count, lid * per);
+    // Heights hi - lid - r * WG (r < 17): each invocation's heights descend, so its owner only
+    // moves left; neighbouring invocations read neighbouring list entries.
     var q = i32(p);
     var qm = 0u;
     var have = false;
     for (var r = 0u; r < 17u; r++) {
-        if (my_first + r >= my_top) {
+        let k = lid + r * WG;
+        if (k >= count) {
             break;
         }
-        let h = lo + (my_top - 1u - r);  // descending: owners move left
+        let h = hi - k;
         if (!have || qm >= h) {
             q = gtree_query(u32(q), h);
             have = q >= 0;
