@@ -12,6 +12,18 @@ from .conv import correlate
 from .recfilter import bspline_prefilter, gaussian_filter, recursive_filter
 from .sat import box_filter, summed_area_table
 from .scan import reduce, scan
+from .stack import (
+    CLIP_BEGIN,
+    CLIP_DRAW,
+    CLIP_END,
+    BracketInfo,
+    bracket_match,
+    bracket_match_reference,
+    clip_bboxes,
+    clip_bboxes_reference,
+    is_empty,
+    unclosed_opens,
+)
 
 __version__ = "0.1.0"
 
@@ -19,4 +31,6 @@ __all__ = [
     "CorruptDataError", "Device", "DeviceLimitError", "GpuArray", "InputError", "PrimitiveError",
     "ShaderError", "asarray", "correlate", "device", "fse", "reduce", "scan", "set_device",
     "box_filter", "bspline_prefilter", "gaussian_filter", "recursive_filter", "summed_area_table",
+    "CLIP_BEGIN", "CLIP_DRAW", "CLIP_END", "BracketInfo", "bracket_match", "bracket_match_reference",
+    "clip_bboxes", "clip_bboxes_reference", "is_empty", "unclosed_opens",
 ]

@@ -6,5 +6,6 @@ from . import (
     recfilter,  # noqa: F401
     sat,  # noqa: F401
     scan,  # noqa: F401
+    stack,  # noqa: F401
 )
 from .fse import _bench_entry  # noqa: F401
