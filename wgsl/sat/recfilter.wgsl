@@ -357,12 +357,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         for (var k0 = 0u; k0 < K; k0 += 8u) {
             var eb: array<vec3<f32>, 8>;
-            for (var j = 0u; j < 8u; j++) {
+#unroll J 8
+            {
+                const j = {{J}}u;
                 if (k0 + j < K) {
                     eb[j] = get3(cb + (k0 + j) * 6u * nl);
                 }
             }
-            for (var j = 0u; j < 8u; j++) {
+#endunroll
+#unroll J 8
+            {
+                const j = {{J}}u;
                 let k = k0 + j;
                 if (k < K) {
                     put3(cb + k * 6u * nl, P);
@@ -373,6 +378,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                     P = eb[j] + T * P;
                 }
             }
+#endunroll
         }
     }
     if (params.anti != 0u) {
@@ -385,7 +391,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         for (var q0 = 0u; q0 < K; q0 += 8u) {
             var bb: array<vec3<f32>, 8>;
             var pk: array<vec3<f32>, 8>;
-            for (var j = 0u; j < 8u; j++) {
+#unroll J 8
+            {
+                const j = {{J}}u;
                 if (q0 + j < K) {
                     let base = cb + (K - 1u - q0 - j) * 6u * nl;
                     bb[j] = get3(base + 3u * nl);
@@ -395,7 +403,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                     }
                 }
             }
-            for (var j = 0u; j < 8u; j++) {
+#endunroll
+#unroll J 8
+            {
+                const j = {{J}}u;
                 if (q0 + j < K) {
                     let k = K - 1u - q0 - j;
                     put3(cb + k * 6u * nl + 3u * nl, e);
@@ -408,6 +419,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                     e = bb[j] + M * pk[j] + R * e;
                 }
             }
+#endunroll
         }
     }
 }

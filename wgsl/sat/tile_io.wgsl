@@ -14,8 +14,9 @@ fn tile_src(a: u32) -> f32 {
 fn load_tile(k: u32, lb: u32, ch: u32, t: u32) {
     for (var j0 = 0u; j0 < B; j0 += 8u) {
         var v: array<f32, 8>;
-        for (var jj = 0u; jj < 8u; jj++) {
-            let j = j0 + jj;
+#unroll JJ 8
+        {
+            let j = j0 + {{JJ}}u;
 #if FAST_POS
             let l = lb * B + j;
             let p = k * B + t;
@@ -23,19 +24,22 @@ fn load_tile(k: u32, lb: u32, ch: u32, t: u32) {
             let l = lb * B + t;
             let p = k * B + j;
 #endif
-            v[jj] = 0.0;
+            v[{{JJ}}] = 0.0;
             if (l < params.nlines && p < params.N) {
-                v[jj] = tile_src(addr(l, ch, p));
+                v[{{JJ}}] = tile_src(addr(l, ch, p));
             }
         }
-        for (var jj = 0u; jj < 8u; jj++) {
-            let j = j0 + jj;
+#endunroll
+#unroll JJ 8
+        {
+            let j = j0 + {{JJ}}u;
 #if FAST_POS
-            tile[j * BP + t] = v[jj];
+            tile[j * BP + t] = v[{{JJ}}];
 #else
-            tile[t * BP + j] = v[jj];
+            tile[t * BP + j] = v[{{JJ}}];
 #endif
         }
+#endunroll
     }
 }
 
