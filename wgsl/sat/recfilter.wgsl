@@ -170,23 +170,62 @@ struct ALine {
     hit: bool,       // whether the block meets the weights' supports
 }
 
+// Causal run over tile[base + i * stride], i < n, from state s0, in place. Eight loads go out
+// before eight steps, so that the chain waits on arithmetic only.
+fn run_causal(base: u32, stride: u32, n: u32, s0: vec3<f32>) -> vec3<f32> {
+    var s = s0;
+    let full = n & ~7u;
+    for (var i0 = 0u; i0 < full; i0 += 8u) {
+        var xv: array<f32, 8>;
+#unroll J 8
+        xv[{{J}}] = tile[base + (i0 + {{J}}u) * stride];
+#endunroll
+#unroll J 8
+        s = step(s, xv[{{J}}]);
+        tile[base + (i0 + {{J}}u) * stride] = s.x;
+#endunroll
+    }
+    for (var i = full; i < n; i++) {
+        s = step(s, tile[base + i * stride]);
+        tile[base + i * stride] = s.x;
+    }
+    return s;
+}
+
+// Anticausal run over the same elements from the end, from state e0 (in place when write).
+fn run_anti(base: u32, stride: u32, n: u32, e0: vec3<f32>, write: bool) -> vec3<f32> {
+    var e = e0;
+    let full = n & ~7u;
+    for (var q0 = 0u; q0 < full; q0 += 8u) {
+        var xv: array<f32, 8>;
+#unroll J 8
+        xv[{{J}}] = tile[base + (n - 1u - q0 - {{J}}u) * stride];
+#endunroll
+#unroll J 8
+        e = step(e, xv[{{J}}]);
+        if (write) {
+            tile[base + (n - 1u - q0 - {{J}}u) * stride] = e.x;
+        }
+#endunroll
+    }
+    for (var q = full; q < n; q++) {
+        let i = base + (n - 1u - q) * stride;
+        e = step(e, tile[i]);
+        if (write) {
+            tile[i] = e.x;
+        }
+    }
+    return e;
+}
+
 // Filter one tile line: elements tile[base + i * stride], i < n, in place; causal from state s,
 // then anticausal from state e (each when enabled).
 fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
-    var s = s0;
     if (params.causal != 0u) {
-        for (var i = 0u; i < n; i++) {
-            s = step(s, tile[base + i * stride]);
-            tile[base + i * stride] = s.x;
-        }
+        run_causal(base, stride, n, s0);
     }
-    var e = e0;
     if (params.anti != 0u) {
-        for (var q = 0u; q < n; q++) {
-            let i = base + (n - 1u - q) * stride;
-            e = step(e, tile[i]);
-            tile[i] = e.x;
-        }
+        run_anti(base, stride, n, e0, true);
     }
 }
 #endif
@@ -213,20 +252,11 @@ fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u
     }
     var s = vec3<f32>(0.0);
     if (params.causal != 0u) {
-        for (var i = 0u; i < n; i++) {
-            s = step(s, tile[base + i * stride]);
-            tile[base + i * stride] = s.x;
-        }
+        s = run_causal(base, stride, n, s);
     }
     var e = vec3<f32>(0.0);
     if (params.anti != 0u) {
-        for (var q = 0u; q < n; q++) {
-            let i = base + (n - 1u - q) * stride;
-            e = step(e, tile[i]);
-            if (keep_anti) {
-                tile[i] = e.x;
-            }
-        }
+        e = run_anti(base, stride, n, e, keep_anti);
     }
     r.s = s;
     r.e = e;
