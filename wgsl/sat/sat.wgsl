@@ -188,7 +188,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 // sums reduce in registers, then across threads in workgroup memory.
 var<workgroup> cpart: array<vec4<{{T}}>, 256>;
 var<workgroup> rpart: array<vec4<{{T}}>, 256>;
-var<workgroup> rt: array<{{T}}, 64>;
+var<workgroup> rt: array<vec4<{{T}}>, 16>;
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
@@ -216,35 +216,41 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     cpart[t] = cs;
     rpart[t] = rs;
     workgroupBarrier();
-    if (t < 16u && xok) {
-        var c = vec4<{{T}}>({{T}}(0));
-        for (var k = 0u; k < 16u; k++) {
-            c += cpart[k * 16u + t];
-        }
-        colsum[(params.nby * wid.z + m) * W4 + x4] = c;
-    }
-    if (t < 64u) {
-        // Row t of the tile: the sum over the 16 threads of its row group.
+    // Warps 0-1: the four row sums of row group t (t < 16); warp 2: the column sums (t - 64 < 16).
+    if (t < 16u) {
         var s4 = vec4<{{T}}>({{T}}(0));
-        for (var k = 0u; k < 16u; k++) {
-            s4 += rpart[(t / 4u) * 16u + k];
-        }
-        let j = t % 4u;
-        var s = s4.x;
-        if (j == 1u) {
-            s = s4.y;
-        } else if (j == 2u) {
-            s = s4.z;
-        } else if (j == 3u) {
-            s = s4.w;
-        }
-        rt[t] = s;
+#unroll K 16
+        s4 += rpart[t * 16u + {{K}}u];
+#endunroll
+        rt[t] = s4;
+    }
+    let tc = t - 64u;
+    if (tc < 16u && n * 16u + tc < W4) {
+        var c = vec4<{{T}}>({{T}}(0));
+#unroll K 16
+        c += cpart[{{K}}u * 16u + tc];
+#endunroll
+        colsum[(params.nby * wid.z + m) * W4 + n * 16u + tc] = c;
     }
     workgroupBarrier();
+    // Inclusive prefix over the tile's rows: whole row groups before t's, then inside its own.
     if (t < 64u) {
-        var tot = {{T}}(0);
-        for (var k = 0u; k <= t; k++) {
-            tot += rt[k];
+        let g = t / 4u;
+        var acc4 = vec4<{{T}}>({{T}}(0));
+        for (var k = 0u; k < g; k++) {
+            acc4 += rt[k];
+        }
+        let own = rt[g];
+        var tot = (acc4.x + acc4.y) + (acc4.z + acc4.w) + own.x;
+        let j = t % 4u;
+        if (j >= 1u) {
+            tot += own.y;
+        }
+        if (j >= 2u) {
+            tot += own.z;
+        }
+        if (j == 3u) {
+            tot += own.w;
         }
         let y = m * TS + t;
         if (y < params.H) {
