@@ -240,7 +240,10 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     dev.write(mbuf, mats.astype(np.float32).tobytes())
     p.update(lo_L=ranges[0], hi_L=ranges[1], lo_R=ranges[2], hi_R=ranges[3])
     tiles = (K, -(-nlines // _B), C)
-    return {"p": p, "carry": carry, "bpart": bpart, "mats": mbuf, "w": w, "tiles": tiles, "fast": axis == 1}
+    # One channel with rows a multiple of 4 long: the tile kernels move the image as vec4s.
+    vec4 = C == 1 and shape[1] % 4 == 0
+    return {"p": p, "carry": carry, "bpart": bpart, "mats": mbuf, "w": w, "tiles": tiles, "fast": axis == 1,
+            "vec4": vec4}
 
 
 def _weights_buffer(dev, *ws: np.ndarray):
@@ -258,8 +261,9 @@ def _record_rt(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
 
 def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
     p = st["p"]
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_A": True, "FAST_POS": st["fast"]}), st["tiles"],
-               params=p, src=src, carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"])
+    defines = {"BLOCK_A": True, "FAST_POS": st["fast"], "VEC4": st["vec4"]}
+    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), st["tiles"], params=p, src=src,
+               carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"])
     _record_fix(b, dev, st)
 
 
@@ -271,7 +275,7 @@ def _record_fix(b, dev, st: dict) -> None:
 
 def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
     p = st["p"]
-    defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst}
+    defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst, "VEC4": st["vec4"]}
     binds = {"dst": dst, "carry": st["carry"]}
     if src is not dst:
         binds["src"] = src
@@ -291,13 +295,15 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     rbuf = dev.create_buffer(4 * resp.size, label="recfilter responses")
     dev.write(rbuf, resp.astype(np.float32).tobytes())
     kern = dev.kernel
-    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True}), st["tiles"], params=p,
-               src=src, carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
+    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"]}), st["tiles"],
+               params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"],
+               bpart2=st2["bpart"])
     _record_fix(b, dev, st)
     b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_CORR": True}), st["tiles"], params=p,
                carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
     _record_fix(b, dev, st2)
-    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst}),
+    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst,
+                                                      "VEC4": st["vec4"]}),
                st["tiles"], params=p, **({"dst": dst} if src is dst else {"src": src, "dst": dst}),
                carry=st["carry"], carry2=st2["carry"])
 

@@ -61,7 +61,11 @@ struct Params {
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
 #elif BLOCK_A
+#if VEC4
+@group(0) @binding(1) var<storage, read> src: array<vec4<f32>>;
+#else
 @group(0) @binding(1) var<storage, read> src: array<f32>;
+#endif
 @group(0) @binding(2) var<storage, read_write> carry: array<f32>;
 @group(0) @binding(3) var<storage, read> wts: array<f32>;
 @group(0) @binding(4) var<storage, read_write> bpart: array<f32>;
@@ -80,11 +84,20 @@ struct Params {
 @group(0) @binding(4) var<storage, read> wts: array<f32>;
 @group(0) @binding(5) var<storage, read> resp: array<f32>;
 #elif BLOCK_C
+#if VEC4
+#if IN_PLACE
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
+#else
+@group(0) @binding(1) var<storage, read> src: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> dst: array<vec4<f32>>;
+#endif
+#else
 #if IN_PLACE
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 #else
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
+#endif
 #endif
 @group(0) @binding(3) var<storage, read> carry: array<f32>;
 #if OVERLAP
@@ -149,7 +162,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 #if !RT
 #if !BLOCK_FIX
+#if ROW_CORR
+var<workgroup> tile: array<f32, 390>;    // 6 vectors x 65 (less workgroup memory: more tiles per SM)
+#else
 var<workgroup> tile: array<f32, 4160>;   // 64 lines x 65 (64 positions + pad)
+#endif
 #endif
 #endif
 

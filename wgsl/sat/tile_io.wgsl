@@ -2,6 +2,95 @@
 // [line][position] with rows padded to 65 words. FAST_POS: positions are contiguous in memory
 // (filtering along rows), so thread t takes position t; otherwise thread t takes line t.
 
+#if VEC4
+// VEC4 (one channel, rows a multiple of 4 long): the 64 threads move the tile together, image
+// row by image row, as 16 vec4 per row (thread t: vec4 column t % 16, rows t / 16 + 4 i), 8
+// loads in flight per thread. The tile keeps its [line][position] layout.
+fn tile_src(a: u32) -> vec4<f32> {
+#if IN_PLACE
+    return dst[a];
+#else
+    return src[a];
+#endif
+}
+
+struct Geo {
+    Y0: u32,
+    X0: u32,
+    H: u32,
+    W4: u32,
+}
+
+fn geo(k: u32, lb: u32) -> Geo {
+#if FAST_POS
+    return Geo(lb * B, k * B, params.nlines, params.N / 4u);
+#else
+    return Geo(k * B, lb * B, params.N, params.nlines / 4u);
+#endif
+}
+
+fn put4(yl: u32, xl: u32, v: vec4<f32>) {
+#if FAST_POS
+    let i = yl * BP + xl;
+    tile[i] = v.x;
+    tile[i + 1u] = v.y;
+    tile[i + 2u] = v.z;
+    tile[i + 3u] = v.w;
+#else
+    let i = xl * BP + yl;
+    tile[i] = v.x;
+    tile[i + BP] = v.y;
+    tile[i + 2u * BP] = v.z;
+    tile[i + 3u * BP] = v.w;
+#endif
+}
+
+fn get4(yl: u32, xl: u32) -> vec4<f32> {
+#if FAST_POS
+    let i = yl * BP + xl;
+    return vec4<f32>(tile[i], tile[i + 1u], tile[i + 2u], tile[i + 3u]);
+#else
+    let i = xl * BP + yl;
+    return vec4<f32>(tile[i], tile[i + BP], tile[i + 2u * BP], tile[i + 3u * BP]);
+#endif
+}
+
+fn load_tile(k: u32, lb: u32, ch: u32, t: u32) {
+    let g = geo(k, lb);
+    let x4 = g.X0 / 4u + t % 16u;
+    let xok = x4 < g.W4;
+    for (var i0 = 0u; i0 < 16u; i0 += 8u) {
+        var v: array<vec4<f32>, 8>;
+#unroll J 8
+        {
+            let yl = (i0 + {{J}}u) * 4u + t / 16u;
+            v[{{J}}] = vec4<f32>(0.0);
+            if (xok && g.Y0 + yl < g.H) {
+                v[{{J}}] = tile_src((g.Y0 + yl) * g.W4 + x4);
+            }
+        }
+#endunroll
+#unroll J 8
+        put4((i0 + {{J}}u) * 4u + t / 16u, (t % 16u) * 4u, v[{{J}}]);
+#endunroll
+    }
+}
+
+#if BLOCK_C
+fn store_tile(k: u32, lb: u32, ch: u32, t: u32) {
+    let g = geo(k, lb);
+    let x4 = g.X0 / 4u + t % 16u;
+    if (x4 < g.W4) {
+        for (var i = 0u; i < 16u; i++) {
+            let yl = i * 4u + t / 16u;
+            if (g.Y0 + yl < g.H) {
+                dst[(g.Y0 + yl) * g.W4 + x4] = get4(yl, (t % 16u) * 4u);
+            }
+        }
+    }
+}
+#endif
+#else
 fn tile_src(a: u32) -> f32 {
 #if IN_PLACE
     return dst[a];
@@ -60,4 +149,5 @@ fn store_tile(k: u32, lb: u32, ch: u32, t: u32) {
         }
     }
 }
+#endif
 #endif
