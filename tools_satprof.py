@@ -76,3 +76,25 @@ if "rf" in which:
             t = tot(fn)
             print(f"rf {name} {var} {side}^2: total {t/1e6:.3f} ms = {side*side/t:.1f} Gpx/s; per dispatch us:",
                   [round(x / 1e3, 1) for x in ms], flush=True)
+if "rfx" in which:
+    side = 4096
+    g = pp.asarray(rng.random((side, side), dtype=np.float32))
+    b0, a, rho = rf._coefs(0.25, [-1.2, 0.45], "bench")
+    ps = [(b0, a, rho, True, True)]
+    for axes in ((0, 1), (1, 0)):
+        fn = lambda: rf._filter_gpu(g, ps, axes, "zero", "block", "bench")
+        print(f"rfx {axes} base:", [round(x / 1e3, 1) for x in prof(fn)], flush=True)
+        _d = _device.Batch.dispatch
+
+        def io_only(self, kernel, groups, params=None, **b):
+            if kernel.defines.get("BLOCK_A") or kernel.defines.get("BLOCK_C"):
+                params = dict(params, causal=0, anti=0)
+            return _d(self, kernel, groups, params, **b)
+        _device.Batch.dispatch = io_only
+        _orig = io_only
+        print(f"rfx {axes} io only (A, C without the recursions):", [round(x / 1e3, 1) for x in prof(fn)], flush=True)
+        _device.Batch.dispatch = _d
+        _orig = _d
+        rf._FIX_BATCH = 8
+        print(f"rfx {axes} FB=8:", [round(x / 1e3, 1) for x in prof(fn)], flush=True)
+        rf._FIX_BATCH = 16
