@@ -98,3 +98,14 @@ if "rfx" in which:
         rf._FIX_BATCH = 8
         print(f"rfx {axes} FB=8:", [round(x / 1e3, 1) for x in prof(fn)], flush=True)
         rf._FIX_BATCH = 16
+if "rfy" in which:
+    side = 4096
+    g = pp.asarray(rng.random((side, side), dtype=np.float32))
+    b0, a, rho = rf._coefs(0.25, [-1.2, 0.45], "bench")
+    ps = [(b0, a, rho, True, True)]
+    for axes in ((0, 1), (1, 0)):
+        fn = lambda: rf._filter_gpu(g, ps, axes, "zero", "block", "bench")
+        for wg in (64, 32, 16):
+            rf._FIX_WG = wg
+            print(f"rfy {axes} FIX_WG={wg}:", [round(x / 1e3, 1) for x in prof(fn)], flush=True)
+        rf._FIX_WG = 64

@@ -34,6 +34,7 @@ from ._errors import InputError
 _B = 64  # block length (wgsl/sat/recfilter.wgsl)
 _MODES = {"zero": 0, "nearest": 1, "reflect": 2, "mirror": 3, "wrap": 4}
 _LOOP_CAP = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
+_FIX_WG = 64  # fix-up workgroup size (lines per workgroup)
 _FIX_BATCH = 16  # blocks whose carries the fix-up loads at once (wgsl/sat/recfilter.wgsl FB)
 _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
 
@@ -270,8 +271,8 @@ def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
 
 def _record_fix(b, dev, st: dict) -> None:
     p = st["p"]
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True, "FB": _FIX_BATCH}),
-               (-(-p["nlines"] // 64), p["C"]),
+    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True, "FB": _FIX_BATCH, "FWG": _FIX_WG}),
+               (-(-p["nlines"] // _FIX_WG), p["C"]),
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 
 

@@ -236,9 +236,48 @@ fn run_anti(base: u32, stride: u32, n: u32, e0: vec3<f32>, write: bool) -> vec3<
     return e;
 }
 
+struct SE {
+    s: vec3<f32>,
+    e: vec3<f32>,
+}
+
+// A full line (64 samples at tile[base + i * stride]) in registers: causal from s0, then
+// anticausal from e0 (each when enabled), written back when write. Constant indices keep the
+// samples in registers, and the steps touch no workgroup memory.
+fn reg_run(base: u32, stride: u32, s0: vec3<f32>, e0: vec3<f32>, write: bool) -> SE {
+    var v: array<f32, 64>;
+#unroll J 64
+    v[{{J}}] = tile[base + {{J}}u * stride];
+#endunroll
+    var s = s0;
+    if (params.causal != 0u) {
+#unroll J 64
+        s = step(s, v[{{J}}]);
+        v[{{J}}] = s.x;
+#endunroll
+    }
+    var e = e0;
+    if (params.anti != 0u) {
+#unroll J 64
+        e = step(e, v[63 - {{J}}]);
+        v[63 - {{J}}] = e.x;
+#endunroll
+    }
+    if (write) {
+#unroll J 64
+        tile[base + {{J}}u * stride] = v[{{J}}];
+#endunroll
+    }
+    return SE(s, e);
+}
+
 // Filter one tile line: elements tile[base + i * stride], i < n, in place; causal from state s,
 // then anticausal from state e (each when enabled).
 fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
+    if (n == B) {
+        reg_run(base, stride, s0, e0, true);
+        return;
+    }
     if (params.causal != 0u) {
         run_causal(base, stride, n, s0);
     }
@@ -269,12 +308,19 @@ fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u
         }
     }
     var s = vec3<f32>(0.0);
-    if (params.causal != 0u) {
-        s = run_causal(base, stride, n, s);
-    }
     var e = vec3<f32>(0.0);
-    if (params.anti != 0u) {
-        e = run_anti(base, stride, n, e, keep_anti);
+    if (n == B) {
+        // (Without keep_anti nothing reads the tile afterwards: no write-back at all.)
+        let se = reg_run(base, stride, s, e, keep_anti);
+        s = se.s;
+        e = se.e;
+    } else {
+        if (params.causal != 0u) {
+            s = run_causal(base, stride, n, s);
+        }
+        if (params.anti != 0u) {
+            e = run_anti(base, stride, n, e, keep_anti);
+        }
     }
     r.s = s;
     r.e = e;
@@ -378,7 +424,7 @@ fn part3(base: u32) -> vec3<f32> {
 // mats: [T_FP, M, T_RE] for a full block (offsets 0, 9, 18), then for the last block (27, 36,
 // 45), then Mp (54): the causal state at N-1 -> the anticausal state at N.
 // Loads are batched FB blocks at a time so that their latencies overlap along the chain.
-@compute @workgroup_size(64)
+@compute @workgroup_size({{FWG}})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let l = gid.x;
     let ch = gid.y;

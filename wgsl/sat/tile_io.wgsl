@@ -4,7 +4,7 @@
 
 #if VEC4
 // VEC4 (one channel, rows a multiple of 4 long): the 64 threads move the tile together, image
-// row by image row, as 16 vec4 per row (thread t: vec4 column t % 16, rows t / 16 + 4 i), 8
+// row by image row, as 16 vec4 per row (thread t: vec4 column t % 16, rows t / 16 + 4 i), all 16
 // loads in flight per thread. The tile keeps its [line][position] layout.
 fn tile_src(a: u32) -> vec4<f32> {
 #if IN_PLACE
@@ -59,21 +59,19 @@ fn load_tile(k: u32, lb: u32, ch: u32, t: u32) {
     let g = geo(k, lb);
     let x4 = g.X0 / 4u + t % 16u;
     let xok = x4 < g.W4;
-    for (var i0 = 0u; i0 < 16u; i0 += 8u) {
-        var v: array<vec4<f32>, 8>;
-#unroll J 8
-        {
-            let yl = (i0 + {{J}}u) * 4u + t / 16u;
-            v[{{J}}] = vec4<f32>(0.0);
-            if (xok && g.Y0 + yl < g.H) {
-                v[{{J}}] = tile_src((g.Y0 + yl) * g.W4 + x4);
-            }
+    var v: array<vec4<f32>, 16>;
+#unroll J 16
+    {
+        let yl = {{J}}u * 4u + t / 16u;
+        v[{{J}}] = vec4<f32>(0.0);
+        if (xok && g.Y0 + yl < g.H) {
+            v[{{J}}] = tile_src((g.Y0 + yl) * g.W4 + x4);
         }
-#endunroll
-#unroll J 8
-        put4((i0 + {{J}}u) * 4u + t / 16u, (t % 16u) * 4u, v[{{J}}]);
-#endunroll
     }
+#endunroll
+#unroll J 16
+    put4({{J}}u * 4u + t / 16u, (t % 16u) * 4u, v[{{J}}]);
+#endunroll
 }
 
 #if BLOCK_C
