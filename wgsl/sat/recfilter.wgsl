@@ -108,6 +108,25 @@ struct Params {
 const B: u32 = 64u;     // block length (positions) and lines per tile
 const BP: u32 = 65u;    // padded shared-memory row
 
+// Tile (block k along the lines, line block lb) of a workgroup. Workgroups next to each other in
+// x take tiles next to each other along the image rows (so that the tiles in flight together
+// read whole rows): along the rows x is k, down the columns x is lb.
+fn tile_k(wid: vec3<u32>) -> u32 {
+#if FAST_POS
+    return wid.x;
+#else
+    return wid.y;
+#endif
+}
+
+fn tile_lb(wid: vec3<u32>) -> u32 {
+#if FAST_POS
+    return wid.y;
+#else
+    return wid.x;
+#endif
+}
+
 fn addr(l: u32, ch: u32, p: u32) -> u32 {
     return l * params.line_stride + ch + p * params.pos_stride;
 }
@@ -339,8 +358,8 @@ const KEEP_ANTI: bool = false;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let k = wid.x;
-    let lb = wid.y;
+    let k = tile_k(wid);
+    let lb = tile_lb(wid);
     let ch = wid.z;
     load_tile(k, lb, ch, t);
     workgroupBarrier();
@@ -529,8 +548,8 @@ var<workgroup> xs: array<vec3<f32>, 24>;   // 6 vectors x (s, e, wl, wr)
 // sum_c F_c(row) A(P_c) + R_c(row) A(e_c), A run on the 6 vectors over the tile's columns.
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let k = wid.x;
-    let lb = wid.y;
+    let k = tile_k(wid);
+    let lb = tile_lb(wid);
     let ch = wid.z;
     let nl = params.nlines;
     let x = lb * B + t;
@@ -594,8 +613,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #if BLOCK_C
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let k = wid.x;
-    let lb = wid.y;
+    let k = tile_k(wid);
+    let lb = tile_lb(wid);
     let ch = wid.z;
     load_tile(k, lb, ch, t);
     workgroupBarrier();
