@@ -34,6 +34,8 @@ from ._errors import InputError
 _B = 64  # block length (wgsl/sat/recfilter.wgsl)
 _MODES = {"zero": 0, "nearest": 1, "reflect": 2, "mirror": 3, "wrap": 4}
 _LOOP_CAP = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
+_FIX_WG = 64  # fix-up workgroup size (lines per workgroup)
+_FIX_BATCH = 16  # blocks whose carries the fix-up loads at once (wgsl/sat/recfilter.wgsl FB)
 _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
 
 
@@ -239,8 +241,12 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     mbuf = dev.create_buffer(4 * mats.size, label="recfilter mats")
     dev.write(mbuf, mats.astype(np.float32).tobytes())
     p.update(lo_L=ranges[0], hi_L=ranges[1], lo_R=ranges[2], hi_R=ranges[3])
-    tiles = (K, -(-nlines // _B), C)
-    return {"p": p, "carry": carry, "bpart": bpart, "mats": mbuf, "w": w, "tiles": tiles, "fast": axis == 1}
+    # Workgroups along x take tiles along the image rows (wgsl/sat/recfilter.wgsl tile_k, tile_lb).
+    tiles = (K, -(-nlines // _B), C) if axis == 1 else (-(-nlines // _B), K, C)
+    # One channel with rows a multiple of 4 long: the tile kernels move the image as vec4s.
+    vec4 = C == 1 and shape[1] % 4 == 0
+    return {"p": p, "carry": carry, "bpart": bpart, "mats": mbuf, "w": w, "tiles": tiles, "fast": axis == 1,
+            "vec4": vec4}
 
 
 def _weights_buffer(dev, *ws: np.ndarray):
@@ -258,20 +264,22 @@ def _record_rt(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
 
 def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
     p = st["p"]
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_A": True, "FAST_POS": st["fast"]}), st["tiles"],
-               params=p, src=src, carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"])
+    defines = {"BLOCK_A": True, "FAST_POS": st["fast"], "VEC4": st["vec4"]}
+    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), st["tiles"], params=p, src=src,
+               carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"])
     _record_fix(b, dev, st)
 
 
 def _record_fix(b, dev, st: dict) -> None:
     p = st["p"]
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True}), (-(-p["nlines"] // 64), p["C"]),
+    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True, "FB": _FIX_BATCH, "FWG": _FIX_WG}),
+               (-(-p["nlines"] // _FIX_WG), p["C"]),
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 
 
 def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
     p = st["p"]
-    defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst}
+    defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst, "VEC4": st["vec4"]}
     binds = {"dst": dst, "carry": st["carry"]}
     if src is not dst:
         binds["src"] = src
@@ -291,13 +299,15 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     rbuf = dev.create_buffer(4 * resp.size, label="recfilter responses")
     dev.write(rbuf, resp.astype(np.float32).tobytes())
     kern = dev.kernel
-    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True}), st["tiles"], params=p,
-               src=src, carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
+    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"]}), st["tiles"],
+               params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"],
+               bpart2=st2["bpart"])
     _record_fix(b, dev, st)
     b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_CORR": True}), st["tiles"], params=p,
                carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
     _record_fix(b, dev, st2)
-    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst}),
+    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst,
+                                                      "VEC4": st["vec4"]}),
                st["tiles"], params=p, **({"dst": dst} if src is dst else {"src": src, "dst": dst}),
                carry=st["carry"], carry2=st2["carry"])
 

@@ -95,15 +95,17 @@ def _sat_gpu(g: GpuArray, method: str = "overlapped") -> GpuArray:
     if max(H, W) > 32 * 65535:
         raise InputError("summed_area_table", f"image {H} x {W}: sides up to {32 * 65535} are supported")
     p = {"H": H, "W": W, "C": C, "nbx": nbx, "nby": nby}
+    # One channel of 32-bit words with rows a multiple of 4 long: the tile kernels move vec4s.
+    vec4 = C == 1 and not U8 and W % 4 == 0
     with dev.scratch_buffers(4 * C * nby * W, 4 * C * nbx * H, 4 * C * nbx * nby) as (colsum, rowpref, blocktot):
-        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "TILE_SUMS": True}), (nbx, nby, C), params=p,
-                   src=g, colsum=colsum, rowpref=rowpref, blocktot=blocktot)
+        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "TILE_SUMS": True, "VEC4": vec4}), (nbx, nby, C),
+                   params=p, src=g, colsum=colsum, rowpref=rowpref, blocktot=blocktot)
         b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "SCAN_COLS": True}), (-(-(W + nbx) // 32), C),
                    params=p, colsum=colsum, blocktot=blocktot)
         b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "SCAN_ROWS": True}), (-(-H // 32), C),
                    params=p, rowpref=rowpref, blocktot=blocktot)
-        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "TILE_FINAL": True}), (nbx, nby, C), params=p,
-                   src=g, colsum=colsum, rowpref=rowpref, dst=out)
+        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "TILE_FINAL": True, "VEC4": vec4}), (nbx, nby, C),
+                   params=p, src=g, colsum=colsum, rowpref=rowpref, dst=out)
         b.submit()
     return out
 

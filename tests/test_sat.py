@@ -47,7 +47,7 @@ def _sat_ref(a):
 
 
 # ------------------------------------------------------------------------------------------ SAT
-SHAPES = [(1, 1), (1, 67), (67, 1), (64, 64), (63, 65), (129, 200), (200, 129), (70, 50, 3)]
+SHAPES = [(1, 1), (1, 67), (67, 1), (64, 64), (63, 65), (129, 200), (200, 129), (70, 50, 3), (65, 4), (131, 196)]
 
 
 @pytest.mark.parametrize("method", ["overlapped", "rt"])
@@ -153,7 +153,7 @@ def _check(out, ref, rtol=2e-6):
 @pytest.mark.parametrize("filt", FILTERS, ids=["order1", "order2", "order3"])
 def test_recursive_filter_modes(filt, mode, method, rng):
     b0, a = filt
-    for shape in [(1, 1), (1, 70), (65, 1), (63, 130)]:
+    for shape in [(1, 1), (1, 70), (65, 1), (63, 130), (67, 132)]:  # 132: the vec4 tile path
         x = rng.standard_normal(shape).astype(np.float32)
         out = pp.recursive_filter(x, b0, a, boundary=mode, method=method)
         _check(out, _lfilter_ref(x, b0, a, (0, 1), True, True, mode))
@@ -164,8 +164,8 @@ def test_recursive_filter_modes(filt, mode, method, rng):
 @pytest.mark.parametrize("axes", [(0,), (1,), (1, 0), (0, 1)])
 def test_recursive_filter_directions_axes(axes, causal, anti, method, rng):
     b0, a = FILTERS[1]
-    x = rng.standard_normal((70, 129)).astype(np.float32)
-    for mode in ("zero", "reflect"):
+    for mode, shape in (("zero", (70, 129)), ("reflect", (70, 129)), ("zero", (130, 68)), ("reflect", (130, 68))):
+        x = rng.standard_normal(shape).astype(np.float32)
         out = pp.recursive_filter(x, b0, a, axes=axes, causal=causal, anticausal=anti, boundary=mode, method=method)
         _check(out, _lfilter_ref(x, b0, a, axes, causal, anti, mode))
 

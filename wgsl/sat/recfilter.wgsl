@@ -61,7 +61,11 @@ struct Params {
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
 #elif BLOCK_A
+#if VEC4
+@group(0) @binding(1) var<storage, read> src: array<vec4<f32>>;
+#else
 @group(0) @binding(1) var<storage, read> src: array<f32>;
+#endif
 @group(0) @binding(2) var<storage, read_write> carry: array<f32>;
 @group(0) @binding(3) var<storage, read> wts: array<f32>;
 @group(0) @binding(4) var<storage, read_write> bpart: array<f32>;
@@ -80,11 +84,20 @@ struct Params {
 @group(0) @binding(4) var<storage, read> wts: array<f32>;
 @group(0) @binding(5) var<storage, read> resp: array<f32>;
 #elif BLOCK_C
+#if VEC4
+#if IN_PLACE
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
+#else
+@group(0) @binding(1) var<storage, read> src: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read_write> dst: array<vec4<f32>>;
+#endif
+#else
 #if IN_PLACE
 @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
 #else
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
+#endif
 #endif
 @group(0) @binding(3) var<storage, read> carry: array<f32>;
 #if OVERLAP
@@ -95,6 +108,25 @@ struct Params {
 const B: u32 = 64u;     // block length (positions) and lines per tile
 const BP: u32 = 65u;    // padded shared-memory row
 
+// Tile (block k along the lines, line block lb) of a workgroup. Workgroups next to each other in
+// x take tiles next to each other along the image rows (so that the tiles in flight together
+// read whole rows): along the rows x is k, down the columns x is lb.
+fn tile_k(wid: vec3<u32>) -> u32 {
+#if FAST_POS
+    return wid.x;
+#else
+    return wid.y;
+#endif
+}
+
+fn tile_lb(wid: vec3<u32>) -> u32 {
+#if FAST_POS
+    return wid.y;
+#else
+    return wid.x;
+#endif
+}
+
 fn addr(l: u32, ch: u32, p: u32) -> u32 {
     return l * params.line_stride + ch + p * params.pos_stride;
 }
@@ -104,8 +136,9 @@ fn addr(l: u32, ch: u32, p: u32) -> u32 {
 // denominator so; a direct form with poles near 1 loses float32 precision). For order <= 2, a3 = 0
 // and u = x. State s = (y[p-1], y[p-2], u[p-1]) -> (y[p], y[p-1], u[p]).
 fn step(s: vec3<f32>, x: f32) -> vec3<f32> {
-    let u = x - params.a3 * s.z;
-    let y = params.b0 * u - params.a1 * s.x - params.a2 * s.y;
+    // Written so that each chain (u, y) waits on one fused multiply-add per step.
+    let u = fma(-params.a3, s.z, x);
+    let y = fma(-params.a1, s.x, fma(-params.a2, s.y, params.b0 * u));
     return vec3<f32>(y, s.x, u);
 }
 
@@ -149,7 +182,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 #if !RT
 #if !BLOCK_FIX
+#if ROW_CORR
+var<workgroup> tile: array<f32, 390>;    // 6 vectors x 65 (less workgroup memory: more tiles per SM)
+#else
 var<workgroup> tile: array<f32, 4160>;   // 64 lines x 65 (64 positions + pad)
+#endif
 #endif
 #endif
 
@@ -170,23 +207,101 @@ struct ALine {
     hit: bool,       // whether the block meets the weights' supports
 }
 
-// Filter one tile line: elements tile[base + i * stride], i < n, in place; causal from state s,
-// then anticausal from state e (each when enabled).
-fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
+// Causal run over tile[base + i * stride], i < n, from state s0, in place. Eight loads go out
+// before eight steps, so that the chain waits on arithmetic only.
+fn run_causal(base: u32, stride: u32, n: u32, s0: vec3<f32>) -> vec3<f32> {
+    var s = s0;
+    let full = n & ~7u;
+    for (var i0 = 0u; i0 < full; i0 += 8u) {
+        var xv: array<f32, 8>;
+#unroll J 8
+        xv[{{J}}] = tile[base + (i0 + {{J}}u) * stride];
+#endunroll
+#unroll J 8
+        s = step(s, xv[{{J}}]);
+        tile[base + (i0 + {{J}}u) * stride] = s.x;
+#endunroll
+    }
+    for (var i = full; i < n; i++) {
+        s = step(s, tile[base + i * stride]);
+        tile[base + i * stride] = s.x;
+    }
+    return s;
+}
+
+// Anticausal run over the same elements from the end, from state e0 (in place when write).
+fn run_anti(base: u32, stride: u32, n: u32, e0: vec3<f32>, write: bool) -> vec3<f32> {
+    var e = e0;
+    let full = n & ~7u;
+    for (var q0 = 0u; q0 < full; q0 += 8u) {
+        var xv: array<f32, 8>;
+#unroll J 8
+        xv[{{J}}] = tile[base + (n - 1u - q0 - {{J}}u) * stride];
+#endunroll
+#unroll J 8
+        e = step(e, xv[{{J}}]);
+        if (write) {
+            tile[base + (n - 1u - q0 - {{J}}u) * stride] = e.x;
+        }
+#endunroll
+    }
+    for (var q = full; q < n; q++) {
+        let i = base + (n - 1u - q) * stride;
+        e = step(e, tile[i]);
+        if (write) {
+            tile[i] = e.x;
+        }
+    }
+    return e;
+}
+
+struct SE {
+    s: vec3<f32>,
+    e: vec3<f32>,
+}
+
+// A full line (64 samples at tile[base + i * stride]) in registers: causal from s0, then
+// anticausal from e0 (each when enabled), written back when write. Constant indices keep the
+// samples in registers, and the steps touch no workgroup memory.
+fn reg_run(base: u32, stride: u32, s0: vec3<f32>, e0: vec3<f32>, write: bool) -> SE {
+    var v: array<f32, 64>;
+#unroll J 64
+    v[{{J}}] = tile[base + {{J}}u * stride];
+#endunroll
     var s = s0;
     if (params.causal != 0u) {
-        for (var i = 0u; i < n; i++) {
-            s = step(s, tile[base + i * stride]);
-            tile[base + i * stride] = s.x;
-        }
+#unroll J 64
+        s = step(s, v[{{J}}]);
+        v[{{J}}] = s.x;
+#endunroll
     }
     var e = e0;
     if (params.anti != 0u) {
-        for (var q = 0u; q < n; q++) {
-            let i = base + (n - 1u - q) * stride;
-            e = step(e, tile[i]);
-            tile[i] = e.x;
-        }
+#unroll J 64
+        e = step(e, v[63 - {{J}}]);
+        v[63 - {{J}}] = e.x;
+#endunroll
+    }
+    if (write) {
+#unroll J 64
+        tile[base + {{J}}u * stride] = v[{{J}}];
+#endunroll
+    }
+    return SE(s, e);
+}
+
+// Filter one tile line: elements tile[base + i * stride], i < n, in place; causal from state s,
+// then anticausal from state e (each when enabled).
+fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
+    if (n == B) {
+        reg_run(base, stride, s0, e0, true);
+        return;
+    }
+    if (params.causal != 0u) {
+        run_causal(base, stride, n, s0);
+    }
+    if (params.anti != 0u) {
+        run_anti(base, stride, n, e0, true);
     }
 }
 #endif
@@ -212,20 +327,18 @@ fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u
         }
     }
     var s = vec3<f32>(0.0);
-    if (params.causal != 0u) {
-        for (var i = 0u; i < n; i++) {
-            s = step(s, tile[base + i * stride]);
-            tile[base + i * stride] = s.x;
-        }
-    }
     var e = vec3<f32>(0.0);
-    if (params.anti != 0u) {
-        for (var q = 0u; q < n; q++) {
-            let i = base + (n - 1u - q) * stride;
-            e = step(e, tile[i]);
-            if (keep_anti) {
-                tile[i] = e.x;
-            }
+    if (n == B) {
+        // (Without keep_anti nothing reads the tile afterwards: no write-back at all.)
+        let se = reg_run(base, stride, s, e, keep_anti);
+        s = se.s;
+        e = se.e;
+    } else {
+        if (params.causal != 0u) {
+            s = run_causal(base, stride, n, s);
+        }
+        if (params.anti != 0u) {
+            e = run_anti(base, stride, n, e, keep_anti);
         }
     }
     r.s = s;
@@ -245,8 +358,8 @@ const KEEP_ANTI: bool = false;
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let k = wid.x;
-    let lb = wid.y;
+    let k = tile_k(wid);
+    let lb = tile_lb(wid);
     let ch = wid.z;
     load_tile(k, lb, ch, t);
     workgroupBarrier();
@@ -329,8 +442,8 @@ fn part3(base: u32) -> vec3<f32> {
 
 // mats: [T_FP, M, T_RE] for a full block (offsets 0, 9, 18), then for the last block (27, 36,
 // 45), then Mp (54): the causal state at N-1 -> the anticausal state at N.
-// Loads are batched 8 blocks at a time so that their latencies overlap along the chain.
-@compute @workgroup_size(64)
+// Loads are batched FB blocks at a time so that their latencies overlap along the chain.
+@compute @workgroup_size({{FWG}})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let l = gid.x;
     let ch = gid.y;
@@ -355,14 +468,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 P += part3(cb + k * 6u * nl);
             }
         }
-        for (var k0 = 0u; k0 < K; k0 += 8u) {
-            var eb: array<vec3<f32>, 8>;
-            for (var j = 0u; j < 8u; j++) {
+        for (var k0 = 0u; k0 < K; k0 += {{FB}}u) {
+            var eb: array<vec3<f32>, {{FB}}>;
+#unroll J FB
+            {
+                const j = {{J}}u;
                 if (k0 + j < K) {
                     eb[j] = get3(cb + (k0 + j) * 6u * nl);
                 }
             }
-            for (var j = 0u; j < 8u; j++) {
+#endunroll
+#unroll J FB
+            {
+                const j = {{J}}u;
                 let k = k0 + j;
                 if (k < K) {
                     put3(cb + k * 6u * nl, P);
@@ -373,6 +491,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                     P = eb[j] + T * P;
                 }
             }
+#endunroll
         }
     }
     if (params.anti != 0u) {
@@ -382,10 +501,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 e += part3(cb + k * 6u * nl + 3u * nl);
             }
         }
-        for (var q0 = 0u; q0 < K; q0 += 8u) {
-            var bb: array<vec3<f32>, 8>;
-            var pk: array<vec3<f32>, 8>;
-            for (var j = 0u; j < 8u; j++) {
+        for (var q0 = 0u; q0 < K; q0 += {{FB}}u) {
+            var bb: array<vec3<f32>, {{FB}}>;
+            var pk: array<vec3<f32>, {{FB}}>;
+#unroll J FB
+            {
+                const j = {{J}}u;
                 if (q0 + j < K) {
                     let base = cb + (K - 1u - q0 - j) * 6u * nl;
                     bb[j] = get3(base + 3u * nl);
@@ -395,7 +516,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                     }
                 }
             }
-            for (var j = 0u; j < 8u; j++) {
+#endunroll
+#unroll J FB
+            {
+                const j = {{J}}u;
                 if (q0 + j < K) {
                     let k = K - 1u - q0 - j;
                     put3(cb + k * 6u * nl + 3u * nl, e);
@@ -408,6 +532,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                     e = bb[j] + M * pk[j] + R * e;
                 }
             }
+#endunroll
         }
     }
 }
@@ -423,8 +548,8 @@ var<workgroup> xs: array<vec3<f32>, 24>;   // 6 vectors x (s, e, wl, wr)
 // sum_c F_c(row) A(P_c) + R_c(row) A(e_c), A run on the 6 vectors over the tile's columns.
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let k = wid.x;
-    let lb = wid.y;
+    let k = tile_k(wid);
+    let lb = tile_lb(wid);
     let ch = wid.z;
     let nl = params.nlines;
     let x = lb * B + t;
@@ -488,8 +613,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #if BLOCK_C
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let k = wid.x;
-    let lb = wid.y;
+    let k = tile_k(wid);
+    let lb = tile_lb(wid);
     let ch = wid.z;
     load_tile(k, lb, ch, t);
     workgroupBarrier();

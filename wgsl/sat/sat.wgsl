@@ -31,8 +31,13 @@ struct Params {
 #elif RT_COLS
 @group(0) @binding(1) var<storage, read_write> dst: array<{{T}}>;
 #elif TILE_SUMS
+#if VEC4
+@group(0) @binding(1) var<storage, read> src: array<vec4<{{T}}>>;
+@group(0) @binding(2) var<storage, read_write> colsum: array<vec4<{{T}}>>;
+#else
 @group(0) @binding(1) var<storage, read> src: array<{{SRC_T}}>;
 @group(0) @binding(2) var<storage, read_write> colsum: array<{{T}}>;
+#endif
 @group(0) @binding(3) var<storage, read_write> rowpref: array<{{T}}>;
 @group(0) @binding(4) var<storage, read_write> blocktot: array<{{T}}>;
 #elif SCAN_COLS
@@ -42,10 +47,17 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> rowpref: array<{{T}}>;
 @group(0) @binding(2) var<storage, read> blocktot: array<{{T}}>;
 #elif TILE_FINAL
+#if VEC4
+@group(0) @binding(1) var<storage, read> src: array<vec4<{{T}}>>;
+@group(0) @binding(2) var<storage, read> colsum: array<vec4<{{T}}>>;
+@group(0) @binding(3) var<storage, read> rowpref: array<{{T}}>;
+@group(0) @binding(4) var<storage, read_write> dst: array<vec4<{{T}}>>;
+#else
 @group(0) @binding(1) var<storage, read> src: array<{{SRC_T}}>;
 @group(0) @binding(2) var<storage, read> colsum: array<{{T}}>;
 @group(0) @binding(3) var<storage, read> rowpref: array<{{T}}>;
 @group(0) @binding(4) var<storage, read_write> dst: array<{{T}}>;
+#endif
 #endif
 
 const TS: u32 = 64u;        // tile side
@@ -55,6 +67,7 @@ const RPT: u32 = 16u;       // rows (or columns) per thread: 64 / 4 thread group
 #if !SCAN_COLS
 #if !SCAN_ROWS
 #if !RT_COLS
+#if !VEC4
 fn load(y: u32, x: u32, ch: u32) -> {{T}} {
     let e = (y * params.W + x) * params.C + ch;
 #if U8
@@ -63,6 +76,7 @@ fn load(y: u32, x: u32, ch: u32) -> {{T}} {
     return {{T}}(src[e]);
 #endif
 }
+#endif
 #endif
 #endif
 #endif
@@ -103,6 +117,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endif
 
 #if TILE_SUMS
+#if !VEC4
 var<workgroup> tile: array<{{T}}, 4160>;   // 64 x 65
 var<workgroup> part: array<{{T}}, 256>;
 
@@ -119,27 +134,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var p: array<{{T}}, 16>;
     let x = X + c;
     // All 16 loads first (in flight together), then the prefix.
-    for (var r = 0u; r < RPT; r++) {
-        let y = Y + g * RPT + r;
-        p[r] = {{T}}(0);
+#unroll R 16
+    {
+        let y = Y + g * RPT + {{R}}u;
+        p[{{R}}] = {{T}}(0);
         if (x < params.W && y < params.H) {
-            p[r] = load(y, x, ch);
+            p[{{R}}] = load(y, x, ch);
         }
     }
+#endunroll
     var acc = {{T}}(0);
-    for (var r = 0u; r < RPT; r++) {
-        acc += p[r];
-        p[r] = acc;
-    }
+#unroll R 16
+    acc += p[{{R}}];
+    p[{{R}}] = acc;
+#endunroll
     part[g * TS + c] = acc;
     workgroupBarrier();
     var off = {{T}}(0);
     for (var k = 0u; k < g; k++) {
         off += part[k * TS + c];
     }
-    for (var r = 0u; r < RPT; r++) {
-        tile[(g * RPT + r) * TP + c] = p[r] + off;
-    }
+#unroll R 16
+    tile[(g * RPT + {{R}}u) * TP + c] = p[{{R}}] + off;
+#endunroll
     workgroupBarrier();
     if (g == 0u && x < params.W) {
         colsum[(ch * params.nby + m) * params.W + x] = tile[(TS - 1u) * TP + c];
@@ -165,6 +182,86 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
 }
+#else
+// VEC4 (C = 1, W a multiple of 4, 32-bit input): thread t holds rows 4r..4r+3 (r = t / 16) of the
+// tile's vec4 column q = t % 16, so each half-warp loads a 256-byte row segment. Column and row
+// sums reduce in registers, then across threads in workgroup memory.
+var<workgroup> cpart: array<vec4<{{T}}>, 256>;
+var<workgroup> rpart: array<vec4<{{T}}>, 256>;
+var<workgroup> rt: array<vec4<{{T}}>, 16>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let n = wid.x;
+    let m = wid.y;
+    let q = t % 16u;
+    let r = t / 16u;
+    let W4 = params.W / 4u;
+    let x4 = n * 16u + q;
+    let xok = x4 < W4;
+    let y0 = m * TS + r * 4u;
+    var v: array<vec4<{{T}}>, 4>;
+#unroll J 4
+    v[{{J}}] = vec4<{{T}}>({{T}}(0));
+    if (xok && y0 + {{J}}u < params.H) {
+        v[{{J}}] = src[(y0 + {{J}}u) * W4 + x4];
+    }
+#endunroll
+    var cs = vec4<{{T}}>({{T}}(0));
+    var rs = vec4<{{T}}>({{T}}(0));
+#unroll J 4
+    cs += v[{{J}}];
+    rs[{{J}}] = (v[{{J}}].x + v[{{J}}].y) + (v[{{J}}].z + v[{{J}}].w);
+#endunroll
+    cpart[t] = cs;
+    rpart[t] = rs;
+    workgroupBarrier();
+    // Warps 0-1: the four row sums of row group t (t < 16); warp 2: the column sums (t - 64 < 16).
+    if (t < 16u) {
+        var s4 = vec4<{{T}}>({{T}}(0));
+#unroll K 16
+        s4 += rpart[t * 16u + {{K}}u];
+#endunroll
+        rt[t] = s4;
+    }
+    let tc = t - 64u;
+    if (tc < 16u && n * 16u + tc < W4) {
+        var c = vec4<{{T}}>({{T}}(0));
+#unroll K 16
+        c += cpart[{{K}}u * 16u + tc];
+#endunroll
+        colsum[(params.nby * wid.z + m) * W4 + n * 16u + tc] = c;
+    }
+    workgroupBarrier();
+    // Inclusive prefix over the tile's rows: whole row groups before t's, then inside its own.
+    if (t < 64u) {
+        let g = t / 4u;
+        var acc4 = vec4<{{T}}>({{T}}(0));
+        for (var k = 0u; k < g; k++) {
+            acc4 += rt[k];
+        }
+        let own = rt[g];
+        var tot = (acc4.x + acc4.y) + (acc4.z + acc4.w) + own.x;
+        let j = t % 4u;
+        if (j >= 1u) {
+            tot += own.y;
+        }
+        if (j >= 2u) {
+            tot += own.z;
+        }
+        if (j == 3u) {
+            tot += own.w;
+        }
+        let y = m * TS + t;
+        if (y < params.H) {
+            rowpref[(wid.z * params.nbx + n) * params.H + y] = tot;
+        }
+        if (t == TS - 1u) {
+            blocktot[(wid.z * params.nby + m) * params.nbx + n] = tot;
+        }
+    }
+}
+#endif
 #endif
 
 #if SCAN_COLS
@@ -270,6 +367,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #endif
 
 #if TILE_FINAL
+#if !VEC4
 var<workgroup> tile: array<{{T}}, 4160>;   // 64 x 65
 var<workgroup> part: array<{{T}}, 256>;
 
@@ -285,18 +383,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let x = X + c;
     var p: array<{{T}}, 16>;
     // All 16 loads first (in flight together), then the prefix.
-    for (var r = 0u; r < RPT; r++) {
-        let y = Y + g * RPT + r;
-        p[r] = {{T}}(0);
+#unroll R 16
+    {
+        let y = Y + g * RPT + {{R}}u;
+        p[{{R}}] = {{T}}(0);
         if (x < params.W && y < params.H) {
-            p[r] = load(y, x, ch);
+            p[{{R}}] = load(y, x, ch);
         }
     }
+#endunroll
     var acc = {{T}}(0);
-    for (var r = 0u; r < RPT; r++) {
-        acc += p[r];
-        p[r] = acc;
-    }
+#unroll R 16
+    acc += p[{{R}}];
+    p[{{R}}] = acc;
+#endunroll
     part[g * TS + c] = acc;
     var above = {{T}}(0);
     if (x < params.W) {
@@ -307,18 +407,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     for (var k = 0u; k < g; k++) {
         off += part[k * TS + c];
     }
-    for (var r = 0u; r < RPT; r++) {
-        tile[(g * RPT + r) * TP + c] = p[r] + off;
-    }
+#unroll R 16
+    tile[(g * RPT + {{R}}u) * TP + c] = p[{{R}}] + off;
+#endunroll
     workgroupBarrier();
     // Horizontal inclusive prefix of each row, plus L (the SAT just left of the tile).
     let i = t % TS;
     let h = t / TS;
     var s = {{T}}(0);
-    for (var k = 0u; k < RPT; k++) {
-        s += tile[i * TP + h * RPT + k];
-        p[k] = s;
-    }
+#unroll K 16
+    s += tile[i * TP + h * RPT + {{K}}u];
+    p[{{K}}] = s;
+#endunroll
     workgroupBarrier();
     part[h * TS + i] = s;
     workgroupBarrier();
@@ -329,9 +429,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     for (var k = 0u; k < h; k++) {
         left += part[k * TS + i];
     }
-    for (var k = 0u; k < RPT; k++) {
-        tile[i * TP + h * RPT + k] = p[k] + left;
-    }
+#unroll K 16
+    tile[i * TP + h * RPT + {{K}}u] = p[{{K}}] + left;
+#endunroll
     workgroupBarrier();
     if (x < params.W) {
         for (var r = 0u; r < RPT; r++) {
@@ -342,4 +442,71 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
 }
+#else
+// VEC4: thread t holds rows 4r..4r+3 (r = t / 16) of vec4 column q = t % 16. Vertical prefix in
+// registers, then the exclusive prefix over the row groups above (workgroup memory) plus A; then
+// the horizontal prefix inside each vec4, the exclusive prefix over the vec4s to the left, plus L.
+var<workgroup> cpart: array<vec4<{{T}}>, 256>;
+var<workgroup> rpart: array<vec4<{{T}}>, 256>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let n = wid.x;
+    let m = wid.y;
+    let q = t % 16u;
+    let r = t / 16u;
+    let W4 = params.W / 4u;
+    let x4 = n * 16u + q;
+    let xok = x4 < W4;
+    let y0 = m * TS + r * 4u;
+    var v: array<vec4<{{T}}>, 4>;
+#unroll J 4
+    v[{{J}}] = vec4<{{T}}>({{T}}(0));
+    if (xok && y0 + {{J}}u < params.H) {
+        v[{{J}}] = src[(y0 + {{J}}u) * W4 + x4];
+    }
+#endunroll
+    var above = vec4<{{T}}>({{T}}(0));
+    if (xok) {
+        above = colsum[(params.nby * wid.z + m) * W4 + x4];
+    }
+    var left = vec4<{{T}}>({{T}}(0));
+    let lb = (wid.z * params.nbx + n) * params.H;
+#unroll J 4
+    if (y0 + {{J}}u < params.H) {
+        left[{{J}}] = rowpref[lb + y0 + {{J}}u];
+    }
+#endunroll
+    v[1] += v[0];
+    v[2] += v[1];
+    v[3] += v[2];
+    cpart[t] = v[3];
+    workgroupBarrier();
+    var off = above;
+    for (var k = 0u; k < r; k++) {
+        off += cpart[k * 16u + q];
+    }
+    var rs = vec4<{{T}}>({{T}}(0));
+#unroll J 4
+    {
+        let a = v[{{J}}] + off;
+        let b = vec4<{{T}}>(a.x, a.x + a.y, a.x + a.y + a.z, (a.x + a.y) + (a.z + a.w));
+        v[{{J}}] = b;
+        rs[{{J}}] = b.w;
+    }
+#endunroll
+    rpart[t] = rs;
+    workgroupBarrier();
+    for (var k = 0u; k < q; k++) {
+        left += rpart[r * 16u + k];
+    }
+    if (xok) {
+#unroll J 4
+        if (y0 + {{J}}u < params.H) {
+            dst[(y0 + {{J}}u) * W4 + x4] = v[{{J}}] + vec4<{{T}}>(left[{{J}}]);
+        }
+#endunroll
+    }
+}
+#endif
 #endif

@@ -2,6 +2,93 @@
 // [line][position] with rows padded to 65 words. FAST_POS: positions are contiguous in memory
 // (filtering along rows), so thread t takes position t; otherwise thread t takes line t.
 
+#if VEC4
+// VEC4 (one channel, rows a multiple of 4 long): the 64 threads move the tile together, image
+// row by image row, as 16 vec4 per row (thread t: vec4 column t % 16, rows t / 16 + 4 i), all 16
+// loads in flight per thread. The tile keeps its [line][position] layout.
+fn tile_src(a: u32) -> vec4<f32> {
+#if IN_PLACE
+    return dst[a];
+#else
+    return src[a];
+#endif
+}
+
+struct Geo {
+    Y0: u32,
+    X0: u32,
+    H: u32,
+    W4: u32,
+}
+
+fn geo(k: u32, lb: u32) -> Geo {
+#if FAST_POS
+    return Geo(lb * B, k * B, params.nlines, params.N / 4u);
+#else
+    return Geo(k * B, lb * B, params.N, params.nlines / 4u);
+#endif
+}
+
+fn put4(yl: u32, xl: u32, v: vec4<f32>) {
+#if FAST_POS
+    let i = yl * BP + xl;
+    tile[i] = v.x;
+    tile[i + 1u] = v.y;
+    tile[i + 2u] = v.z;
+    tile[i + 3u] = v.w;
+#else
+    let i = xl * BP + yl;
+    tile[i] = v.x;
+    tile[i + BP] = v.y;
+    tile[i + 2u * BP] = v.z;
+    tile[i + 3u * BP] = v.w;
+#endif
+}
+
+fn get4(yl: u32, xl: u32) -> vec4<f32> {
+#if FAST_POS
+    let i = yl * BP + xl;
+    return vec4<f32>(tile[i], tile[i + 1u], tile[i + 2u], tile[i + 3u]);
+#else
+    let i = xl * BP + yl;
+    return vec4<f32>(tile[i], tile[i + BP], tile[i + 2u * BP], tile[i + 3u * BP]);
+#endif
+}
+
+fn load_tile(k: u32, lb: u32, ch: u32, t: u32) {
+    let g = geo(k, lb);
+    let x4 = g.X0 / 4u + t % 16u;
+    let xok = x4 < g.W4;
+    var v: array<vec4<f32>, 16>;
+#unroll J 16
+    {
+        let yl = {{J}}u * 4u + t / 16u;
+        v[{{J}}] = vec4<f32>(0.0);
+        if (xok && g.Y0 + yl < g.H) {
+            v[{{J}}] = tile_src((g.Y0 + yl) * g.W4 + x4);
+        }
+    }
+#endunroll
+#unroll J 16
+    put4({{J}}u * 4u + t / 16u, (t % 16u) * 4u, v[{{J}}]);
+#endunroll
+}
+
+#if BLOCK_C
+fn store_tile(k: u32, lb: u32, ch: u32, t: u32) {
+    let g = geo(k, lb);
+    let x4 = g.X0 / 4u + t % 16u;
+    if (x4 < g.W4) {
+        for (var i = 0u; i < 16u; i++) {
+            let yl = i * 4u + t / 16u;
+            if (g.Y0 + yl < g.H) {
+                dst[(g.Y0 + yl) * g.W4 + x4] = get4(yl, (t % 16u) * 4u);
+            }
+        }
+    }
+}
+#endif
+#else
 fn tile_src(a: u32) -> f32 {
 #if IN_PLACE
     return dst[a];
@@ -14,8 +101,9 @@ fn tile_src(a: u32) -> f32 {
 fn load_tile(k: u32, lb: u32, ch: u32, t: u32) {
     for (var j0 = 0u; j0 < B; j0 += 8u) {
         var v: array<f32, 8>;
-        for (var jj = 0u; jj < 8u; jj++) {
-            let j = j0 + jj;
+#unroll JJ 8
+        {
+            let j = j0 + {{JJ}}u;
 #if FAST_POS
             let l = lb * B + j;
             let p = k * B + t;
@@ -23,19 +111,22 @@ fn load_tile(k: u32, lb: u32, ch: u32, t: u32) {
             let l = lb * B + t;
             let p = k * B + j;
 #endif
-            v[jj] = 0.0;
+            v[{{JJ}}] = 0.0;
             if (l < params.nlines && p < params.N) {
-                v[jj] = tile_src(addr(l, ch, p));
+                v[{{JJ}}] = tile_src(addr(l, ch, p));
             }
         }
-        for (var jj = 0u; jj < 8u; jj++) {
-            let j = j0 + jj;
+#endunroll
+#unroll JJ 8
+        {
+            let j = j0 + {{JJ}}u;
 #if FAST_POS
-            tile[j * BP + t] = v[jj];
+            tile[j * BP + t] = v[{{JJ}}];
 #else
-            tile[t * BP + j] = v[jj];
+            tile[t * BP + j] = v[{{JJ}}];
 #endif
         }
+#endunroll
     }
 }
 
@@ -56,4 +147,5 @@ fn store_tile(k: u32, lb: u32, ch: u32, t: u32) {
         }
     }
 }
+#endif
 #endif
