@@ -392,7 +392,7 @@ class Device:
                 if cpass is None:
                     pass_no += 1
                     tw = None
-                    if query_set is not None:
+                    if query_set is not None and pass_no in (1, passes):  # middle passes: none
                         tw = {"query_set": query_set}
                         if pass_no == 1:
                             tw["beginning_of_pass_write_index"] = 0

@@ -129,3 +129,20 @@ def test_device_loss_becomes_an_exception(rng):
         copy(a)
     with pytest.raises(pp.ShaderError, match="lost"):
         copy(a)  # and again, from the recorded state
+
+
+def test_timer_over_a_batch_of_several_passes(dev, rng):
+    if not dev.has_timestamps:
+        pytest.skip("adapter has no timestamp-query")
+    a = pp.asarray(rng.integers(0, 9, 4096).astype(np.uint32))
+    outs = [pp.GpuArray.empty((4096,), np.uint32) for _ in range(3)]
+    k = dev.kernel("bench/copy.wgsl", defines={"COPY": True, "WG": 256, "VECS_PER_THREAD": 1})
+    with dev.timer() as t:
+        b = dev.batch()
+        for o in outs:  # a clear between dispatches ends a pass: three passes
+            b.clear(o)
+            b.dispatch(k, 4, params={"n_vec4": 1024, "n_groups": 4}, src=a, dst=o)
+        b.submit()
+    assert t.ns > 0
+    for o in outs:
+        np.testing.assert_array_equal(o.numpy(), a.numpy())
