@@ -459,7 +459,7 @@ def stroke_outline(p: Path, width: float) -> Path | None:
     n = np.stack([-u[:, 1], u[:, 0]], axis=1)
     a, b = seg[:, :2] - u, seg[:, 2:] + u
     out = Path()
-    for q in zip(a + n, b + n, b - n, a - n):
+    for q in zip(a + n, b + n, b - n, a - n, strict=True):
         out.move_to(*q[0]).line_to(*q[1]).line_to(*q[2]).line_to(*q[3]).close()
     return out
 
