@@ -192,3 +192,121 @@ def test_clip_bboxes_fallback():
     assert out[2].tolist() == [2, 2, 8, 8]
     assert out[3].tolist() == [0, 0, 0, 0] and out[4].tolist() == [0, 0, 0, 0]  # empty, not negative
     assert out[7].tolist() == [1, 1, 10, 10]
+
+
+# ---------------------------------------------------------------- SVG subset
+SVG_HEAD = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+
+
+def render_svg(text, tmp_path=None):
+    if tmp_path is not None:  # also through a file
+        f = tmp_path / "t.svg"
+        f.write_text(text)
+        text = str(f)
+    s, W, H = sc.load_svg(text)
+    img = s.render(W, H)
+    assert_close(img, s.render_reference(W, H))
+    return s, img
+
+
+def same_image(a: Scene, b: Scene, W, H):
+    ia, ib = a.render(W, H), b.render(W, H)
+    assert_close(ia, ib)
+    return ia
+
+
+def test_svg_shapes_match_scene_api(tmp_path):
+    text = SVG_HEAD + 'width="64" height="48">' + """
+      <rect x="2" y="3" width="20" height="10" fill="red"/>
+      <rect x="30" y="3" width="20" height="10" rx="4" fill="#00f" fill-opacity="0.5"/>
+      <circle cx="12" cy="30" r="8" fill="rgb(0,128,0)"/>
+      <ellipse cx="40" cy="30" rx="12" ry="6" fill="#abc" opacity="0.5"/>
+      <polygon points="50,40 60,44 55,47" fill="black"/>
+      <polyline points="2,40 10,46 18,40" fill="orange"/>
+      <line x1="0" y1="0" x2="64" y2="48" stroke="none"/>
+      <path d="M30 40 l5 5 h5 v-5 z" fill="purple" fill-rule="evenodd"/>
+    </svg>"""
+    s, img = render_svg(text, tmp_path)
+    ref = Scene()
+    ref.fill(rect(2, 3, 20, 10), (255, 0, 0, 255))
+    ref.fill(rounded_rect(30, 3, 20, 10, 4), (0, 0, 255, 127.5))
+    ref.fill(circle(12, 30, 8), (0, 128, 0, 255))
+    ref.fill(ellipse(40, 30, 12, 6), (0xAA, 0xBB, 0xCC, 127.5))
+    ref.fill(polygon([(50, 40), (60, 44), (55, 47)]), (0, 0, 0, 255))
+    ref.fill(polygon([(2, 40), (10, 46), (18, 40)]), (255, 165, 0, 255))
+    ref.fill(polygon([(30, 40), (35, 45), (40, 45), (40, 40)]), (128, 0, 128, 255), fill_rule="evenodd")
+    assert_close(img, ref.render(64, 48))
+    assert tuple(img[8, 12]) == (255, 0, 0, 255)
+
+
+def test_svg_path_commands_and_transforms():
+    # Every path command, absolute and relative, with implicit repeats, packed arc flags and exponents.
+    d = ("M4 4 L20 4 l4 4 H30 h2 V12 v2 C30 20 26 22 22 22 c-2 0 -4 -2 -4 -4 S14 12 12 14 s-2 4 -4 4 "
+         "Q4 18 4 14 q0-2 2-4 T8 6 t-2-1 Z m30 10 a6 4 30 1 0 12 0 A6 4 0 01 36 14 z M40 30 1e1 30 50 40z")
+    text = SVG_HEAD + f'width="64" height="48"><g transform="translate(2,1) scale(0.9)"><path d="{d}" fill="navy"/>' \
+        '</g><rect width="10" height="10" transform="rotate(30 32 24) skewX(10) matrix(1 0 0 1 28 20)"/></svg>'
+    s, img = render_svg(text)
+    assert len(s) == 2
+    assert (img[..., 3] == 255).all() and (img[..., 0] < 255).any()
+
+
+def test_svg_clip_path_semantics():
+    W, H = 64, 64
+    text = SVG_HEAD + f'width="{W}" height="{H}">' + """
+      <defs>
+        <clipPath id="c1"><circle cx="32" cy="32" r="28"/></clipPath>
+        <clipPath id="u" clip-path="url(#c1)">
+          <rect x="0" y="0" width="40" height="20" transform="translate(4 4)"/>
+          <circle cx="20" cy="45" r="15" clip-path="url(#half)"/>
+        </clipPath>
+        <clipPath id="half" clipPathUnits="objectBoundingBox"><rect width="0.5" height="1"/></clipPath>
+        <clipPath id="eo" clip-rule="evenodd"><path d="M40 30 h20 v20 h-20 z M45 35 h10 v10 h-10 z"/></clipPath>
+      </defs>
+      <g clip-path="url(#u)"><rect width="64" height="64" fill="blue"/></g>
+      <rect width="64" height="64" fill="red" clip-path="url(#eo)"/>
+    </svg>"""
+    s, img = render_svg(text)
+    ref = Scene()
+    ref.push_clip_union([[(rect(4, 4, 40, 20), "nonzero", None), (circle(32, 32, 28), "nonzero", None)],
+                         [(circle(20, 45, 15), "nonzero", None), (rect(5, 30, 15, 30), "nonzero", None),
+                          (circle(32, 32, 28), "nonzero", None)]])
+    ref.fill(rect(0, 0, 64, 64), (0, 0, 255, 255))
+    ref.pop_clip()
+    ref.push_clip(Path().extend(rect(40, 30, 20, 20)).extend(rect(45, 35, 10, 10)), "evenodd")
+    ref.fill(rect(0, 0, 64, 64), (255, 0, 0, 255))
+    ref.pop_clip()
+    assert_close(img, ref.render(W, H))
+    assert img[10, 20, 2] == 255 and img[45, 12, 2] == 255   # rect part, left half of the circle
+    assert tuple(img[45, 28]) == tuple(img[40, 50]) == (255, 255, 255, 255)  # right half clipped; hole
+
+
+def test_svg_use_viewbox_and_warnings():
+    text = SVG_HEAD + 'width="40" height="20" viewBox="0 0 20 10">' + """
+      <defs><rect id="r" width="4" height="4" fill="lime"/></defs>
+      <use xlink:href="#r" x="2" y="3"/>
+      <use href="#r" x="10" y="3" transform="scale(1.2)"/>
+      <text x="1" y="1">no</text>
+      <rect width="3" height="3" x="15" y="1" fill="url(#grad)" stroke="black"/>
+    </svg>"""
+    with pytest.warns(UserWarning) as rec:
+        s, W, H = sc.load_svg(text)
+    msgs = " ".join(str(w.message) for w in rec)
+    assert "<text>" in msgs and "paint server" in msgs and "stroke" in msgs
+    assert (W, H) == (40, 20)
+    img = s.render(W, H)
+    assert_close(img, s.render_reference(W, H))
+    assert tuple(img[10, 6, :3]) == (0, 255, 0)  # (2+1, 3+2) * 2 in pixels
+
+
+def test_svg_clip_cycle_is_an_error():
+    text = SVG_HEAD + 'width="10" height="10"><clipPath id="a" clip-path="url(#b)"><rect width="5" height="5"/>' \
+        '</clipPath><clipPath id="b"><rect width="5" height="5" clip-path="url(#a)"/></clipPath>' \
+        '<rect width="10" height="10" clip-path="url(#a)"/></svg>'
+    with pytest.raises(pp.InputError, match="cycle"):
+        sc.load_svg(text)
+    self_ref = SVG_HEAD + 'width="10" height="10"><clipPath id="a" clip-path="url(#a)"><rect width="5" ' \
+        'height="5"/></clipPath><rect width="10" height="10" clip-path="url(#a)"/></svg>'
+    with pytest.raises(pp.InputError, match="cycle"):
+        sc.load_svg(self_ref)
+    with pytest.raises(pp.InputError):
+        sc.load_svg("<svg")
