@@ -16,7 +16,6 @@ from .scene import CLIP_BEGIN, CLIP_END, ScenePlan
 
 #: Loop trips one fine invocation may spend per round (lavapipe cuts loops at 65,535).
 FINE_BUDGET = 16384
-_DEPTH_WORDS = 16384  # mask words per depth dispatch
 
 
 def _u32(a) -> np.ndarray:
@@ -74,7 +73,8 @@ class GpuScene:
             raise DeviceLimitError("scene", f"tile bitmasks of {mask_bytes} bytes ({n} elements x {self.n_tiles} "
                                    f"tiles) exceed the device's largest storage binding ({dev.max_binding} bytes)")
         self.masks = GpuArray.empty(self.n_tiles * max(self.n_words, 1), np.uint32, dev)
-        self.dstate = GpuArray.empty(2 * self.n_tiles, np.uint32, dev)
+        self.n_sum = -(-max(self.n_words, 1) // 32)
+        self.summary = GpuArray.empty(self.n_tiles * self.n_sum, np.uint32, dev)
         self.need = GpuArray.empty(self.n_tiles + 1, np.uint32, dev)
         self.spill_off = GpuArray.empty(self.n_tiles + 1, np.uint32, dev)
         self.pix = GpuArray.empty((self.n_tiles * 256 * 2, 4), np.float32, dev)
@@ -117,11 +117,12 @@ class GpuScene:
         dev = self.dev
         b = dev.batch()
         b.clear(self.masks)
+        b.clear(self.summary)
         if self.n_pairs:
             k = dev.kernel("scene/tiles.wgsl")
             b.dispatch(k, -(-self.n_pairs // 256), params={"n_pairs": self.n_pairs, "n_words": self.n_words,
-                                                           "tiles_x": self.plan.tiles_x},
-                       pairs=self.pairs, rects=self.rects, masks=self.masks)
+                                                           "tiles_x": self.plan.tiles_x, "n_sum": self.n_sum},
+                       pairs=self.pairs, rects=self.rects, masks=self.masks, summary=self.summary)
         b.submit()
 
     def depth_bounds(self) -> None:
@@ -130,11 +131,9 @@ class GpuScene:
         b = dev.batch()
         b.clear(self.need)
         k = dev.kernel("scene/depth.wgsl")
-        groups = -(-self.n_tiles // 64)
-        for w0 in range(0, self.n_words, _DEPTH_WORDS):
-            b.dispatch(k, groups, params={"n_tiles": self.n_tiles, "n_words": self.n_words, "w0": w0,
-                                          "w1": min(self.n_words, w0 + _DEPTH_WORDS), "first": int(w0 == 0)},
-                       masks=self.masks, kind_bits=self.kind_bits, dstate=self.dstate, need=self.need)
+        b.dispatch(k, self.n_tiles, params={"n_tiles": self.n_tiles, "n_words": self.n_words,
+                                            "chunk": -(-self.n_words // 256)},
+                   masks=self.masks, kind_bits=self.kind_bits, need=self.need)
         encode_scan(b, self.need, self.spill_off, "add", exclusive=True)
         b.submit()
         levels = int(self.spill_off.numpy()[-1])
@@ -156,12 +155,13 @@ class GpuScene:
             b = dev.batch()
             b.clear(dst, 8 * self.n_tiles, 16)
             b.dispatch(k, self.n_tiles, params={"tiles_x": self.plan.tiles_x, "n_tiles": self.n_tiles,
-                                                "n_words": self.n_words, "budget": self.budget,
+                                                "n_words": self.n_words, "n_sum": self.n_sum,
+                                                "budget": self.budget,
                                                 "first": int(rounds == 0), "bg_r": bg[0], "bg_g": bg[1],
                                                 "bg_b": bg[2], "bg_a": bg[3]},
                        masks=self.masks, elems=self.elems, parts=self.parts, cell_off=self.cell_off,
                        binned=self.binned, spill_off=self.spill_off, spill=self.spill, pix=self.pix,
-                       state_in=src, state_out=dst)
+                       state_in=src, state_out=dst, summary=self.summary)
             b.submit()
             rounds += 1
             unfinished = int(np.frombuffer(dev.read(dst.buffer, 8 * self.n_tiles, 4), np.uint32)[0])

@@ -16,6 +16,7 @@ struct Params {
     tiles_x: u32,
     n_tiles: u32,
     n_words: u32,
+    n_sum: u32,
     budget: u32,
     first: u32,
     bg_r: f32,
@@ -39,6 +40,7 @@ const DONE: u32 = 0xffffffffu;
 @group(0) @binding(8) var<storage, read_write> pix: array<vec4<f32>>; // [2i]: colour, [2i+1].x: top
 @group(0) @binding(9) var<storage, read> state_in: array<u32>;      // per tile: next element, depth
 @group(0) @binding(10) var<storage, read_write> state_out: array<atomic<u32>>; // same, then the unfinished count
+@group(0) @binding(11) var<storage, read> summary: array<u32>;     // per tile: one bit per non-zero mask word
 
 fn cell_range(p: vec4<u32>, ty: u32) -> vec2<u32> {
     if (ty < p.y || ty >= p.y + p.z) {
@@ -135,59 +137,75 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let soff = spill_off[tile];
     var count = 0u;
     var stopped = false;
-    var w = pos >> 5u;
-    var keep = ~0u << (pos & 31u);
+    let w0 = pos >> 5u;
+    let keep0 = ~0u << (pos & 31u);
+    var si = w0 >> 5u;
+    var skeep = ~0u << (w0 & 31u);
     loop {
-        if (w >= params.n_words || stopped) {
+        if (si >= params.n_sum || stopped) {
             break;
         }
         if (count >= params.budget) {
             stopped = true;
-            pos = w * 32u;
+            pos = si * 1024u;
             break;
         }
-        var m = masks[tile * params.n_words + w] & keep;
-        keep = ~0u;
+        var sm = summary[tile * params.n_sum + si] & skeep;
+        skeep = ~0u;
         count += 1u;
         loop {
-            if (m == 0u) {
+            if (sm == 0u || stopped) {
                 break;
             }
-            let e = w * 32u + countTrailingZeros(m);
-            let head = elems[2u * e];
-            var cost = 1u;
-            if (head.x != KIND_END) {
-                for (var q = head.y; q < head.z; q++) {
-                    let r = cell_range(parts[q], ty);
-                    cost += 1u + r.y - r.x;
-                }
-            }
-            if (count + cost > params.budget && count > 1u) {
+            let w = si * 32u + countTrailingZeros(sm);
+            sm &= sm - 1u;
+            if (count >= params.budget) {
                 stopped = true;
-                pos = e;
+                pos = w * 32u;
                 break;
             }
-            count += cost;
-            m &= m - 1u;
-            if (head.x == KIND_END) {
-                depth -= 1u;
-                top = spill[(soff + depth) * 256u + lid];
-            } else if (head.x == KIND_BEGIN) {
-                var c = 0.0;
-                if (top > 0.0) {
-                    c = coverage(head, ty, px, py);
+            var m = masks[tile * params.n_words + w] & select(~0u, keep0, w == w0);
+            count += 1u;
+            loop {
+                if (m == 0u) {
+                    break;
                 }
-                spill[(soff + depth) * 256u + lid] = top;
-                depth += 1u;
-                top = top * c;
-            } else if (top > 0.0) {
-                let c = coverage(head, ty, px, py);
-                let eff = c * top;
-                let s = bitcast<vec4<f32>>(elems[2u * e + 1u]) * eff;
-                col = s + col * (1.0 - s.w);
+                let e = w * 32u + countTrailingZeros(m);
+                let head = elems[2u * e];
+                var cost = 1u;
+                if (head.x != KIND_END) {
+                    for (var q = head.y; q < head.z; q++) {
+                        let r = cell_range(parts[q], ty);
+                        cost += 1u + r.y - r.x;
+                    }
+                }
+                if (count + cost > params.budget && count > 2u) {
+                    stopped = true;
+                    pos = e;
+                    break;
+                }
+                count += cost;
+                m &= m - 1u;
+                if (head.x == KIND_END) {
+                    depth -= 1u;
+                    top = spill[(soff + depth) * 256u + lid];
+                } else if (head.x == KIND_BEGIN) {
+                    var c = 0.0;
+                    if (top > 0.0) {
+                        c = coverage(head, ty, px, py);
+                    }
+                    spill[(soff + depth) * 256u + lid] = top;
+                    depth += 1u;
+                    top = top * c;
+                } else if (top > 0.0) {
+                    let c = coverage(head, ty, px, py);
+                    let eff = c * top;
+                    let s = bitcast<vec4<f32>>(elems[2u * e + 1u]) * eff;
+                    col = s + col * (1.0 - s.w);
+                }
             }
         }
-        w += 1u;
+        si += 1u;
     }
     if (!stopped) {
         pos = DONE;
