@@ -23,6 +23,10 @@ def _u32(a) -> np.ndarray:
     return a if a.size else np.zeros(4, np.uint32)
 
 
+def _read_u32(dev: Device, g: GpuArray, i: int) -> int:
+    return int(np.frombuffer(dev.read(g.buffer, 4 * i, 4), np.uint32)[0])
+
+
 def _up(dev: Device, a: np.ndarray) -> GpuArray:
     a = np.ascontiguousarray(a)
     if not a.size:
@@ -98,7 +102,7 @@ class GpuScene:
                        parts=self.parts, counts=self.counts)
         encode_scan(b, self.counts, self.cell_off, "add", exclusive=True)
         b.submit()
-        total = int(self.cell_off.numpy()[-1]) if self.n_cells else 0
+        total = _read_u32(dev, self.cell_off, self.n_cells) if self.n_cells else 0
         nbytes = 16 * max(total, 1)
         if nbytes > dev.max_binding:
             raise DeviceLimitError("scene", f"{total} binned segments exceed the device's largest storage binding")
@@ -136,7 +140,7 @@ class GpuScene:
                    masks=self.masks, kind_bits=self.kind_bits, need=self.need)
         encode_scan(b, self.need, self.spill_off, "add", exclusive=True)
         b.submit()
-        levels = int(self.spill_off.numpy()[-1])
+        levels = _read_u32(dev, self.spill_off, self.n_tiles)
         nbytes = 4 * 256 * max(levels, 1)
         if nbytes > min(dev.max_binding, dev.max_buffer):
             raise DeviceLimitError("scene", f"the clip stacks need {nbytes} bytes ({levels} tile levels of 256 "

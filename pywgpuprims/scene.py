@@ -126,6 +126,8 @@ class Scene:
         if not isinstance(path, Path):
             raise InputError("scene", f"expected a Path, got {type(path).__name__}")
         rec, kind = path.records(as_transform(transform))
+        if not np.isfinite(rec).all():
+            raise InputError("scene", "path coordinates (after the transform) must be finite")
         return [_Part(rec, kind, _rule(fill_rule), True)]
 
     def fill(self, path: Path, rgba, fill_rule: str = "nonzero", transform=None) -> None:
@@ -287,6 +289,8 @@ class ScenePlan:
         self.clipped = clip_bboxes(kinds, self.bboxes, self.viewport) if n else np.zeros((0, 4), np.float32)
         # Tile rectangles (exclusive ends); an END gets its BEGIN's rectangle.
         cb = self.clipped.astype(np.float64)
+        bad_cb = ~np.isfinite(cb).all(axis=1)
+        cb[bad_cb] = 0
         rect4 = np.stack([np.floor(cb[:, 0] / TILE), np.floor(cb[:, 1] / TILE),
                           np.ceil(cb[:, 2] / TILE), np.ceil(cb[:, 3] / TILE)], axis=1)
         rect4[:, 0::2] = np.clip(rect4[:, 0::2], 0, self.tiles_x)
@@ -294,7 +298,7 @@ class ScenePlan:
         rect4 = rect4.astype(np.int64)
         empty = (rect4[:, 2] <= rect4[:, 0]) | (rect4[:, 3] <= rect4[:, 1]) | (cb[:, 2] <= cb[:, 0]) | (
             cb[:, 3] <= cb[:, 1])
-        rect4[empty] = 0
+        rect4[empty | bad_cb] = 0
         self.match = _match_clips(kinds)
         ends = np.nonzero(kinds == CLIP_END)[0]
         rect4[ends] = rect4[self.match[ends]]

@@ -184,6 +184,10 @@ def test_unbalanced_and_bad_input():
         Scene().render(0, 5)
     with pytest.raises(pp.InputError):
         Path().line_to(1, 1)
+    with pytest.raises(pp.InputError, match="finite"):
+        Scene().fill(circle(1, 1, np.nan), (3, 0, 0))
+    empty = Scene().render(17, 5, background=(10, 20, 30, 40))
+    assert empty.shape == (5, 17, 4) and (empty == (10, 20, 30, 40)).all()
 
 
 def test_clip_bboxes_fallback():
