@@ -79,6 +79,11 @@ fn part_bits(p: vec4<u32>, ty: u32, px: f32, py: f32) -> u32 {
     var w3 = vec4<i32>(0);
     for (var i = r.x; i < r.y; i++) {
         let s = binned[i];
+        // Skip segments that miss this pixel's sample rows or lie right of all its samples (the
+        // margin keeps the skip exact whatever the rounding of the crossing's x).
+        if (max(s.y, s.w) <= py + 0.125 || min(s.y, s.w) > py + 0.875 || min(s.x, s.z) > px + 1.0) {
+            continue;
+        }
         let d = select(-1, 1, s.w > s.y);
         w0 += row_wind(s, py + 0.125, sx, d);
         w1 += row_wind(s, py + 0.375, sx, d);
