@@ -380,6 +380,9 @@ class _Loader:
         if props.get("display") == "none":
             return
         tr = compose(ctm, parse_transform(el.get("transform")))
+        for attr in ("mask", "filter", "marker-start", "marker-mid", "marker-end", "stroke-dasharray"):
+            if attr in props or el.get(attr) is not None:
+                self.warn(f"{attr} on <{t}> is not supported; ignored")
         op = opacity * min(1.0, max(0.0, _num(props.get("opacity"), 1.0)))
         cid = self.ref(props.get("clip-path"))
         pushed = False

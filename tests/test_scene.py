@@ -316,3 +316,11 @@ def test_svg_clip_cycle_is_an_error():
         sc.load_svg(self_ref)
     with pytest.raises(pp.InputError):
         sc.load_svg("<svg")
+
+
+def test_bench_grid_scene_small():
+    from pywgpuprims._scene_bench import grid_scene
+
+    s = grid_scene(400, 90, 70, 50)
+    assert s.max_depth == 3
+    assert_close(s.render(70, 50), s.render_reference(70, 50))
