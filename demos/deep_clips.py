@@ -1,6 +1,6 @@
 """1,000 nested clips (alternating circles and rotating stars, shrinking towards the centre).
 
-    python demos/deep_clips.py [OUT.png] [--size 512x512] [--depth 1000] [--check]
+    python demos/deep_clips.py [OUT.png] [--size 256x256] [--depth 1000] [--check]
 
 Prints the time per stage and writes the PNG (default out/deep_clips.png).
 """
@@ -45,7 +45,7 @@ def build(W: int, H: int, depth: int) -> Scene:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("output", nargs="?", default="out/deep_clips.png")
-    ap.add_argument("--size", default="512x512")
+    ap.add_argument("--size", default="256x256")
     ap.add_argument("--depth", type=int, default=1000)
     ap.add_argument("--check", action="store_true", help="compare with the CPU reference")
     args = ap.parse_args()

@@ -37,10 +37,15 @@ def _up(dev: Device, a: np.ndarray) -> GpuArray:
 class GpuScene:
     """A scene plan uploaded to the GPU, with one method per stage (each one batch)."""
 
-    def __init__(self, plan: ScenePlan, dev: Device | None = None, budget: int = FINE_BUDGET):
+    def __init__(self, plan: ScenePlan, dev: Device | None = None, budget: int = FINE_BUDGET,
+                 stack: bool | None = None):
         self.dev = dev = dev or device()
         self.plan = plan
         self.budget = int(budget)
+        #: True: clip levels in a storage buffer (exact); False: no storage, clips rasterised twice;
+        #: None: the stack when it fits in memory (see :meth:`depth_bounds`).
+        self.stack = stack
+        self.no_stack = stack is False
         n, P = plan.n_elements, plan.n_parts
         self.n_tiles = plan.tiles_x * plan.tiles_y
         self.n_words = -(-n // 32)
@@ -48,8 +53,9 @@ class GpuScene:
         parts = np.stack([plan.part_cell, plan.part_band0, plan.part_nbands, flags], axis=1) if P else np.zeros((0, 4))
         elems = np.zeros((n, 2, 4), np.uint32)
         elems[:, 0, 0] = plan.kinds
-        elems[:, 0, 1] = plan.part_lo
-        elems[:, 0, 2] = plan.part_hi
+        src = np.where(plan.kinds == CLIP_END, plan.match, np.arange(n))  # an END carries its BEGIN's parts
+        elems[:, 0, 1] = plan.part_lo[src]
+        elems[:, 0, 2] = plan.part_hi[src]
         elems[:, 1, :] = plan.colors.view(np.uint32)
         rect = plan.tile_rect
         rows = (rect[:, 3] - rect[:, 1]).astype(np.int64)
@@ -142,7 +148,11 @@ class GpuScene:
         b.submit()
         levels = _read_u32(dev, self.spill_off, self.n_tiles)
         nbytes = 4 * 256 * max(levels, 1)
-        if nbytes > min(dev.max_binding, dev.max_buffer):
+        limit = min(dev.max_binding, dev.max_buffer, int(dev.options.get("scene_stack_bytes", 1 << 30)))
+        self.no_stack = self.stack is False or (self.stack is None and nbytes > limit)
+        if self.no_stack:
+            levels = 0
+        elif nbytes > limit:
             raise DeviceLimitError("scene", f"the clip stacks need {nbytes} bytes ({levels} tile levels of 256 "
                                    f"pixels), more than the device's largest storage binding ({dev.max_binding})")
         if self.spill is None or self.spill.size < 256 * max(levels, 1):
@@ -151,7 +161,8 @@ class GpuScene:
     def fine(self) -> int:
         """Fine rasterisation in rounds until every tile is done; returns the number of rounds."""
         dev = self.dev
-        k = dev.kernel("scene/fine.wgsl")
+        k = dev.kernel("scene/fine.wgsl", defines={"NO_STACK": self.no_stack,
+                                                   "NO_STACK_BOOL": "true" if self.no_stack else "false"})
         bg = self.plan.background
         rounds = 0
         src, dst = self.state
@@ -210,10 +221,14 @@ def _timed(dev: Device, timings: dict | None, name: str):
 
 
 def render_plan(plan: ScenePlan, dev: Device | None = None, timings: dict | None = None,
-                budget: int = FINE_BUDGET) -> np.ndarray:
-    """Render a :class:`ScenePlan` on the GPU: (height, width, 4) uint8, straight alpha."""
+                budget: int = FINE_BUDGET, stack: bool | None = None) -> np.ndarray:
+    """Render a :class:`ScenePlan` on the GPU: (height, width, 4) uint8, straight alpha.
+
+    ``stack``: keep clip levels in a storage buffer (True), recompute clips instead (False), or
+    choose by memory (None).
+    """
     t0 = time.perf_counter()
-    g = GpuScene(plan, dev, budget)
+    g = GpuScene(plan, dev, budget, stack)
     if timings is not None:
         timings["host: upload"] = time.perf_counter() - t0
     return g.run(timings)

@@ -6,7 +6,10 @@ with the stack monoid (``pywgpuprims.clip_bboxes`` when present), then runs the 
 segments binned to (path, tile row) cells, elements binned to 16x16 tiles by their clipped bbox,
 and a fine pass that computes 16 samples per pixel (4x4 grid, winding numbers per sample,
 nonzero or even-odd), keeps a per-pixel clip-coverage stack of any depth (levels live in a
-storage buffer sized per tile) and composites premultiplied source-over.
+storage buffer sized per tile from a depth bound; when that would not fit in memory, no levels
+are stored: an END recomputes its clip's coverage and divides it back out, so deeper is slower,
+never wrong) and composites premultiplied source-over. Each fine invocation stops after a bounded
+number of loop trips and resumes in the next dispatch, so no scene comes near lavapipe's loop cap.
 
 Examples
 --------

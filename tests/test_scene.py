@@ -101,7 +101,37 @@ def test_1000_nested_clips_and_small_budget(rng):
     assert_close(render_plan(plan), ref)
     g = GpuScene(plan, budget=257)  # many rounds: the walk stops and resumes mid-word
     assert_close(g.run(), ref)
-    assert g.rounds > 3
+    assert g.rounds > 3 and not g.no_stack
+    # Without stack storage (what a scene whose levels do not fit in memory gets).
+    g = GpuScene(plan, budget=1000, stack=False)
+    assert_close(g.run(), ref)
+    assert g.rounds > 1 and g.no_stack
+
+
+def test_no_stack_mode_matches(rng):
+    W, H = 60, 44
+    for _ in range(3):
+        s = random_scene(rng, W, H, 150, max_depth=12, p_clip=0.3)
+        plan = s.plan(W, H)
+        assert_close(render_plan(plan, stack=False), render_reference_plan(plan))
+
+
+def test_stack_falls_back_when_memory_is_short(dev):
+    s = Scene()
+    for i in range(40):
+        s.push_clip(circle(20, 20, 30 - i * 0.5))
+    s.fill(rect(0, 0, 40, 40), (255, 0, 0, 255))
+    for _ in range(40):
+        s.pop_clip()
+    plan = s.plan(40, 40)
+    dev.options["scene_stack_bytes"] = 4096
+    try:
+        g = GpuScene(plan)
+        img = g.run()
+    finally:
+        del dev.options["scene_stack_bytes"]
+    assert g.no_stack
+    assert_close(img, render_reference_plan(plan))
 
 
 def test_empty_and_offscreen_clips(rng):

@@ -8,6 +8,12 @@
 // the part's cell (its tile row) crossing the sample's row left of it; a clip is a union of
 // products of parts (SVG clipPath children and nested clip-path references).
 //
+// NO_STACK (used when the stack levels would not fit in memory): no per-level storage. A BEGIN
+// multiplies `top` by the clip's coverage c; its END computes c again (same samples, same value)
+// and divides it back out. A clip with c = 0 saves `top` once in `saved` and counts the levels
+// below it in `zd`, so zero coverage loses nothing. Deeper is slower (clips rasterised twice),
+// never wrong (only float rounding of top * c / c, far below 1/255).
+//
 // Work per invocation is bounded: the walk stops before exceeding `budget` loop trips (the same
 // count for every pixel of the tile, so the stop is uniform) and saves where it stopped; the host
 // dispatches again until no tile is unfinished (lavapipe cuts loops past 65,535 trips).
@@ -28,6 +34,7 @@ struct Params {
 const KIND_BEGIN: u32 = 1u;
 const KIND_END: u32 = 2u;
 const DONE: u32 = 0xffffffffu;
+const NO_STACK: bool = {{NO_STACK_BOOL}};
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> masks: array<u32>;
@@ -127,6 +134,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var top = 1.0;
     var pos = 0u;
     var depth = 0u;
+#if NO_STACK
+    var zd = 0u;
+    var saved = 0.0;
+#endif
     if (params.first == 0u) {
         pos = state_in[2u * tile];
         depth = state_in[2u * tile + 1u];
@@ -137,7 +148,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             return;
         }
         col = pix[2u * pi];
-        top = pix[2u * pi + 1u].x;
+        let aux = pix[2u * pi + 1u];
+        top = aux.x;
+#if NO_STACK
+        saved = aux.y;
+        zd = bitcast<u32>(aux.z);
+#endif
     }
     let soff = spill_off[tile];
     var count = 0u;
@@ -178,7 +194,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 let e = w * 32u + countTrailingZeros(m);
                 let head = elems[2u * e];
                 var cost = 1u;
-                if (head.x != KIND_END) {
+                if (head.x != KIND_END || NO_STACK) {
                     for (var q = head.y; q < head.z; q++) {
                         let r = cell_range(parts[q], ty);
                         cost += 1u + r.y - r.x;
@@ -191,6 +207,33 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 }
                 count += cost;
                 m &= m - 1u;
+#if NO_STACK
+                if (head.x == KIND_END) {
+                    depth -= 1u;
+                    if (zd > 1u) {
+                        zd -= 1u;
+                    } else if (zd == 1u) {
+                        zd = 0u;
+                        top = saved;
+                    } else if (top > 0.0) {
+                        top = top / coverage(head, ty, px, py);
+                    }
+                } else if (head.x == KIND_BEGIN) {
+                    depth += 1u;
+                    if (zd > 0u) {
+                        zd += 1u;
+                    } else if (top > 0.0) {
+                        let c = coverage(head, ty, px, py);
+                        if (c == 0.0) {
+                            saved = top;
+                            zd = 1u;
+                            top = 0.0;
+                        } else {
+                            top = top * c;
+                        }
+                    }
+                }
+#else
                 if (head.x == KIND_END) {
                     depth -= 1u;
                     top = spill[(soff + depth) * 256u + lid];
@@ -202,7 +245,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                     spill[(soff + depth) * 256u + lid] = top;
                     depth += 1u;
                     top = top * c;
-                } else if (top > 0.0) {
+                }
+#endif
+                if (head.x == 0u && top > 0.0) {
                     let c = coverage(head, ty, px, py);
                     let eff = c * top;
                     let s = bitcast<vec4<f32>>(elems[2u * e + 1u]) * eff;
@@ -216,7 +261,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         pos = DONE;
     }
     pix[2u * pi] = col;
+#if NO_STACK
+    pix[2u * pi + 1u] = vec4<f32>(top, saved, bitcast<f32>(zd), 0.0);
+#else
     pix[2u * pi + 1u] = vec4<f32>(top, 0.0, 0.0, 0.0);
+#endif
     if (lid == 0u) {
         atomicStore(&state_out[2u * tile], pos);
         atomicStore(&state_out[2u * tile + 1u], depth);
