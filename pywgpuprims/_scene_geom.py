@@ -182,7 +182,8 @@ class Path:
         m = as_transform(transform)
         if m is not None and len(rec):
             pts = rec.reshape(-1, 4, 2)
-            pts = pts @ m[:, :2].T + m[:, 2]
+            with np.errstate(all="ignore"):  # non-finite input is reported by the caller
+                pts = pts @ m[:, :2].T + m[:, 2]
             rec = pts.reshape(-1, 8)
         return rec, kind
 

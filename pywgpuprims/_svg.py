@@ -345,7 +345,11 @@ class _Loader:
             props = self.props(child, cprops)
             if props.get("display") == "none" or props.get("visibility") in ("hidden", "collapse"):
                 continue
-            items = self.collect(child, tr) if t in (*_SHAPES, "use") else []
+            try:
+                items = self.collect(child, tr) if t in (*_SHAPES, "use") else []
+            except (ValueError, ArithmeticError, IndexError) as exc:
+                self.warn(f"<{t}> in clipPath {cid!r} could not be read ({exc}); ignored")
+                items = []
             if t not in (*_SHAPES, "use"):
                 self.warn(f"<{t}> inside a clipPath is not supported; ignored")
                 continue
@@ -425,6 +429,13 @@ class _Loader:
             return (0, 0, 0)
 
     def shape(self, el, tr, props, op) -> None:
+        t = _tag(el)
+        try:
+            self._shape(el, tr, props, op)
+        except (ValueError, ArithmeticError, IndexError) as exc:  # InputError is a ValueError
+            self.warn(f"<{t} id={el.get('id')!r}> could not be read ({exc}); ignored")
+
+    def _shape(self, el, tr, props, op) -> None:
         p = self.shape_path(el)
         if p is None:
             return

@@ -322,12 +322,15 @@ def test_svg_use_viewbox_and_warnings():
       <use xlink:href="#r" x="2" y="3"/>
       <use href="#r" x="10" y="3" transform="scale(1.2)"/>
       <text x="1" y="1">no</text>
+      <path d="10 10 L 5 5"/><path d="M 1e400 0 L 5 5 L 0 5"/><rect width="a" height="-3"/>
+      <g mask="url(#m)"><rect width="1" height="1"/></g>
       <rect width="3" height="3" x="15" y="1" fill="url(#grad)" stroke="black"/>
     </svg>"""
     with pytest.warns(UserWarning) as rec:
         s, W, H = sc.load_svg(text)
     msgs = " ".join(str(w.message) for w in rec)
-    assert "<text>" in msgs and "paint server" in msgs and "stroke" in msgs
+    assert "<text>" in msgs and "paint server" in msgs and "stroke" in msgs and "mask on <g>" in msgs
+    assert "<path id=None> could not be read" in msgs
     assert (W, H) == (40, 20)
     img = s.render(W, H)
     assert_close(img, s.render_reference(W, H))
