@@ -357,3 +357,25 @@ def test_bench_grid_scene_small():
     s = grid_scene(400, 90, 70, 50)
     assert s.max_depth == 3
     assert_close(s.render(70, 50), s.render_reference(70, 50))
+
+
+def test_svg_clip_path_transforms_and_units():
+    # transform on the clipPath, on its child, on the clipped element; objectBoundingBox with a group.
+    text = SVG_HEAD + 'width="48" height="40">' + """
+      <clipPath id="t" transform="translate(10 0)"><rect x="0" y="0" width="10" height="40"
+          transform="scale(1 0.5)"/></clipPath>
+      <clipPath id="b" clipPathUnits="objectBoundingBox"><circle cx="0.5" cy="0.5" r="0.5"/></clipPath>
+      <rect width="48" height="40" fill="red" clip-path="url(#t)" transform="translate(2 4)"/>
+      <g clip-path="url(#b)" transform="translate(20 10)"><rect width="20" height="10" fill="blue"/>
+        <rect x="10" y="10" width="10" height="10" fill="blue"/></g>
+    </svg>"""
+    s, img = render_svg(text)
+    ref = Scene()
+    ref.push_clip(rect(12, 4, 10, 20))
+    ref.fill(rect(2, 4, 48, 40), (255, 0, 0, 255))
+    ref.pop_clip()
+    ref.push_clip(ellipse(30, 20, 10, 10))
+    ref.fill(rect(20, 10, 20, 10), (0, 0, 255, 255))
+    ref.fill(rect(30, 20, 10, 10), (0, 0, 255, 255))
+    ref.pop_clip()
+    assert_close(img, ref.render(48, 40))
