@@ -56,6 +56,7 @@ class Path:
         # Each record is a cubic (x0, y0, x1, y1, x2, y2, x3, y3) plus a flag: 0 line, 1 curve.
         self._rec: list[tuple] = []
         self._kind: list[int] = []
+        self._implicit: list[bool] = []  # closing lines added only because fills close subpaths
         self._start: tuple[float, float] | None = None
         self._cur: tuple[float, float] | None = None
 
@@ -77,6 +78,7 @@ class Path:
         x, y = float(x), float(y)
         self._rec.append((x0, y0, x0, y0, x, y, x, y))
         self._kind.append(0)
+        self._implicit.append(False)
         self._cur = (x, y)
         return self
 
@@ -95,6 +97,7 @@ class Path:
     def _cubic(self, *p) -> Path:
         self._rec.append(tuple(p))
         self._kind.append(1)
+        self._implicit.append(False)
         self._cur = (p[6], p[7])
         return self
 
@@ -157,28 +160,35 @@ class Path:
 
     def close(self) -> Path:
         """Close the current subpath with a line back to its start."""
-        self._close_implicit()
+        self._close_implicit(explicit=True)
         return self
 
-    def _close_implicit(self) -> None:
+    def _close_implicit(self, explicit: bool = False) -> None:
         if self._cur is not None and self._start is not None and self._cur != self._start:
             self.line_to(*self._start)
+            self._implicit[-1] = not explicit
         self._cur = self._start
 
     def extend(self, other: Path) -> Path:
         """Append the subpaths of ``other`` (a compound path)."""
         self._close_implicit()
+        other._close_implicit()
         self._rec.extend(other._rec)
         self._kind.extend(other._kind)
+        self._implicit.extend(other._implicit)
         self._start, self._cur = other._start, other._cur
         return self
 
     # ---------------------------------------------------------------- queries
-    def records(self, transform=None) -> tuple[np.ndarray, np.ndarray]:
-        """(cubic records float64 (n, 8), kinds uint8 (n,)), closed, transformed."""
+    def records(self, transform=None, stroke: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(cubic records float64 (n, 8), kinds uint8 (n,)), transformed; closed for filling, or
+        without the implicit closing lines when ``stroke``."""
         self._close_implicit()
         rec = np.asarray(self._rec, dtype=np.float64).reshape(-1, 8)
         kind = np.asarray(self._kind, dtype=np.uint8)
+        if stroke and len(rec):
+            keep = ~np.asarray(self._implicit, bool)
+            rec, kind = rec[keep], kind[keep]
         m = as_transform(transform)
         if m is not None and len(rec):
             pts = rec.reshape(-1, 4, 2)

@@ -6,8 +6,8 @@ command, arcs included), ``g``, ``use``, ``svg`` (root ``width``/``height``/``vi
 down to its shapes, an approximation, with a warning), ``fill-rule``, ``style="..."`` properties,
 and ``clip-path`` with ``clipPath`` (``clipPathUnits`` userSpaceOnUse / objectBoundingBox,
 ``clip-rule``, several children as a union, ``clip-path`` on a clipPath or on its children,
-transforms on both). ``stroke`` is approximated (square-capped quads along the flattened
-outline, no joins) with a warning. Anything else gets a warning naming the element; a
+transforms on both). ``stroke`` is approximated (quads along the flattened
+outline, round joins) with a warning. Anything else gets a warning naming the element; a
 clip-path reference cycle raises :class:`~pywgpuprims.InputError`.
 """
 
@@ -276,7 +276,7 @@ class _Loader:
             a = _nums(g("points"))
             if len(a) < 4:
                 return None
-            return polygon(np.array(a[: len(a) // 2 * 2]).reshape(-1, 2), closed=True)
+            return polygon(np.array(a[: len(a) // 2 * 2]).reshape(-1, 2), closed=t == "polygon")
         if t == "path":
             return parse_path_d(g("d") or "")
         return None
@@ -450,7 +450,7 @@ class _Loader:
         stroke = self.paint(props.get("stroke"), "stroke")
         width = _num(props.get("stroke-width"), 1.0)
         if stroke is not None and width > 0:
-            self.warn("stroke is approximated (square-capped segments, no joins)")
+            self.warn("stroke is approximated (butt caps, round joins, no dashes)")
             a = 255.0 * op * min(1.0, max(0.0, _num(props.get("stroke-opacity"), 1.0)))
             sp = stroke_outline(p, width)
             if sp is not None:
@@ -458,8 +458,9 @@ class _Loader:
 
 
 def stroke_outline(p: Path, width: float) -> Path | None:
-    """Square-capped quads (all wound the same way) along the flattened path: nonzero fills them as a union."""
-    rec, kind = p.records()
+    """Quads (all wound the same way) along the flattened path plus round joins: nonzero fills them
+    as a union."""
+    rec, kind = p.records(stroke=True)
     if not len(rec):
         return None
     seg, _ = flatten(rec, kind, np.zeros(len(rec), np.int64), tol=max(0.01, width / 20))
@@ -471,10 +472,19 @@ def stroke_outline(p: Path, width: float) -> Path | None:
         return None
     u = d / ln[:, None] * (width / 2)
     n = np.stack([-u[:, 1], u[:, 0]], axis=1)
-    a, b = seg[:, :2] - u, seg[:, 2:] + u
+    a, b = seg[:, :2], seg[:, 2:]  # butt caps
     out = Path()
     for q in zip(a + n, b + n, b - n, a - n, strict=True):
         out.move_to(*q[0]).line_to(*q[1]).line_to(*q[2]).line_to(*q[3]).close()
+    # Round joins where consecutive segments meet at an angle, wound like the quads (so that
+    # nonzero fills the union): the quads' signed area is negative in y-down coordinates.
+    if len(seg) > 1:
+        t0, t1 = d[:-1] / ln[:-1, None], d[1:] / ln[1:, None]
+        joined = np.all(np.abs(seg[:-1, 2:] - seg[1:, :2]) < 1e-9, axis=1) & ((t0 * t1).sum(axis=1) < 0.995)
+        ang = -np.linspace(0, 2 * np.pi, 12, endpoint=False)
+        ring = np.stack([np.cos(ang), np.sin(ang)], axis=1) * (width / 2)
+        for c in seg[:-1, 2:][joined]:
+            out.extend(polygon(c + ring))
     return out
 
 
