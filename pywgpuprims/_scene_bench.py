@@ -73,7 +73,8 @@ def _scene_entry(ctx: BenchContext, n: int) -> list[dict]:
     if hasattr(pp, "clip_bboxes"):
         kinds = pp.asarray(plan.kinds)
         bbs = pp.asarray(plan.bboxes)
-        clip_ns = ctx.gpu_ns(lambda i: pp.clip_bboxes(kinds, bbs, plan.viewport))
+        vp = tuple(float(v) for v in plan.viewport)
+        clip_ns = max(1.0, ctx.gpu_ns(lambda i: pp.clip_bboxes(kinds, bbs, vp)))
         clip_name = "clip_bboxes (gpu)"
     else:
         t = time.perf_counter_ns()
@@ -82,7 +83,7 @@ def _scene_entry(ctx: BenchContext, n: int) -> list[dict]:
         clip_name = "clip_bboxes (HOST fallback)"
     stage_ns = {}
     for name in GpuScene.STAGES:
-        stage_ns[name] = ctx.gpu_ns(lambda i, name=name: getattr(g, name)())
+        stage_ns[name] = max(1.0, ctx.gpu_ns(lambda i, name=name: getattr(g, name)()))
     gpu_stages = sum(stage_ns.values())
     gpu_clip = hasattr(pp, "clip_bboxes")
     frame = clip_ns + gpu_stages if gpu_clip else gpu_stages  # a host fallback is not GPU frame time

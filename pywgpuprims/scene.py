@@ -87,7 +87,13 @@ def clip_bboxes(kinds, bboxes, viewport) -> np.ndarray:
     if not len(kinds):
         return np.zeros((0, 4), np.float32)
     if hasattr(pp, "clip_bboxes"):
-        return np.asarray(pp.clip_bboxes(kinds, bboxes, np.asarray(viewport, np.float32)), dtype=np.float32)
+        vp = tuple(float(v) for v in np.asarray(viewport, np.float64).ravel())
+        try:
+            return np.asarray(pp.clip_bboxes(kinds, bboxes, vp), dtype=np.float32).reshape(-1, 4)
+        except (TypeError, ValueError) as exc:  # an API mismatch must not break rendering
+            import warnings  # noqa: PLC0415
+
+            warnings.warn(f"pywgpuprims.clip_bboxes failed ({exc}); using the host fallback", stacklevel=2)
     return _clip_bboxes_fallback(kinds, bboxes, viewport)
 
 
