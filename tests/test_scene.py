@@ -379,3 +379,15 @@ def test_svg_clip_path_transforms_and_units():
     ref.fill(rect(30, 20, 10, 10), (0, 0, 255, 255))
     ref.pop_clip()
     assert_close(img, ref.render(48, 40))
+
+
+def test_outputs_and_state_poisoned(rng, dev):
+    from conftest import POISON_U32
+
+    W, H = 37, 29
+    s = random_scene(rng, W, H, 80, max_depth=5, p_clip=0.25)
+    plan = s.plan(W, H)
+    g = GpuScene(plan)
+    for buf in (g.image, g.pix, g.state[0], g.state[1], g.summary, g.masks, g.cell_off, g.spill_off):
+        dev.write(buf.buffer, np.full(buf.buffer.size // 4, POISON_U32, np.uint32).tobytes())
+    assert_close(g.run(), render_reference_plan(plan))
