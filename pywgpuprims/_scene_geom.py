@@ -225,24 +225,22 @@ def flatten(rec: np.ndarray, kind: np.ndarray, owner: np.ndarray, tol: float = T
     n = np.ceil(np.sqrt(0.75 * np.maximum(dd1, dd2) / tol))
     n = np.where(kind == 0, 1, np.clip(np.nan_to_num(n, nan=1.0), 1, _MAX_SUBDIV)).astype(np.int64)
     total = int(n.sum())
+    # Points t = k / n, k = 0..n of every record, evaluated once (Horner on power-basis coefficients).
+    npts = n + 1
+    first_pt = np.cumsum(npts) - npts
+    prid = np.repeat(np.arange(len(rec)), npts)
+    k = np.arange(int(npts.sum())) - first_pt[prid]
+    t = (k / n[prid])[:, None]
+    c0 = p[:, 0]
+    c1 = 3 * (p[:, 1] - p[:, 0])
+    c2 = 3 * (p[:, 2] - 2 * p[:, 1] + p[:, 0])
+    c3 = p[:, 3] - 3 * p[:, 2] + 3 * p[:, 1] - p[:, 0]
+    pts = ((c3[prid] * t + c2[prid]) * t + c1[prid]) * t + c0[prid]
+    pts[first_pt] = p[:, 0]  # exact end points keep subpaths closed
+    pts[first_pt + n] = p[:, 3]
     rid = np.repeat(np.arange(len(rec)), n)
-    first = np.cumsum(n) - n
-    k = np.arange(total) - first[rid]
-    t0 = k / n[rid]
-    t1 = (k + 1) / n[rid]
-
-    def ev(t):
-        q = p[rid]
-        u = 1 - t
-        w = np.stack([u * u * u, 3 * u * u * t, 3 * u * t * t, t * t * t], axis=1)
-        return np.einsum("nk,nkd->nd", w, q)
-
-    a = ev(t0)
-    b = ev(t1)
-    last = (k + 1) == n[rid]
-    b[last] = p[rid[last], 3]  # exact end points keep subpaths closed
-    a[k == 0] = p[rid[k == 0], 0]
-    seg = np.concatenate([a, b], axis=1)
+    j = np.arange(total) - (np.cumsum(n) - n)[rid] + first_pt[rid]
+    seg = np.concatenate([pts[j], pts[j + 1]], axis=1)
     return seg, owner[rid]
 
 
