@@ -10,7 +10,7 @@ import numpy as np
 
 from ._array import GpuArray, asarray
 from ._device import Device, device
-from ._errors import DeviceLimitError
+from ._errors import DeviceLimitError, ShaderError
 from .scan import encode_scan
 from .scene import CLIP_BEGIN, CLIP_END, ScenePlan
 
@@ -41,7 +41,7 @@ class GpuScene:
                  stack: bool | None = None):
         self.dev = dev = dev or device()
         self.plan = plan
-        self.budget = int(budget)
+        self.budget = max(64, int(budget))  # each round must get past a summary word, a word and an element
         #: True: clip levels in a storage buffer (exact); False: no storage, clips rasterised twice;
         #: None: the stack when it fits in memory (see :meth:`depth_bounds`).
         self.stack = stack
@@ -183,6 +183,8 @@ class GpuScene:
             src, dst = dst, src
             if unfinished == 0:
                 break
+            if rounds > self.plan.n_elements + self.n_words + self.n_sum + 2:  # every round makes progress
+                raise ShaderError("scene/fine.wgsl", f"no progress after {rounds} rounds")
         self.rounds = rounds
         return rounds
 
