@@ -39,7 +39,8 @@ _COLORS = {
     "lightgray": (211, 211, 211), "lightgrey": (211, 211, 211), "darkgray": (169, 169, 169),
     "darkgrey": (169, 169, 169), "orchid": (218, 112, 214), "crimson": (220, 20, 60), "khaki": (240, 230, 140),
 }
-_INHERITED = ("fill", "fill-rule", "fill-opacity", "clip-rule", "stroke", "stroke-width", "stroke-opacity")
+_INHERITED = ("fill", "fill-rule", "fill-opacity", "clip-rule", "stroke", "stroke-width", "stroke-opacity",
+              "visibility")
 _SHAPES = ("rect", "circle", "ellipse", "line", "polygon", "polyline", "path")
 _SKIP_QUIET = ("defs", "clipPath", "title", "desc", "metadata", "style")
 
@@ -408,7 +409,8 @@ class _Loader:
                 utr = compose(tr, np.array([[1, 0, _num(el.get("x"))], [0, 1, _num(el.get("y"))]], float))
                 self.draw(target, utr, props, op, depth + 1)
         elif t in _SHAPES:
-            self.shape(el, tr, props, op)
+            if props.get("visibility") not in ("hidden", "collapse"):
+                self.shape(el, tr, props, op)
         else:
             self.warn(f"<{t}> is not supported; ignored")
         if pushed:

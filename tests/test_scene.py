@@ -322,6 +322,7 @@ def test_svg_use_viewbox_and_warnings():
       <use xlink:href="#r" x="2" y="3"/>
       <use href="#r" x="10" y="3" transform="scale(1.2)"/>
       <text x="1" y="1">no</text>
+      <g visibility="hidden"><rect width="40" height="20" fill="red"/></g>
       <path d="10 10 L 5 5"/><path d="M 1e400 0 L 5 5 L 0 5"/><rect width="a" height="-3"/>
       <g mask="url(#m)"><rect width="1" height="1"/></g>
       <rect width="3" height="3" x="15" y="1" fill="url(#grad)" stroke="black"/>
