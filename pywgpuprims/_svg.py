@@ -148,6 +148,9 @@ def parse_path_d(d: str) -> Path:
         elif cmd is None:
             raise ValueError("path data must start with a command")
         c = cmd.lower()
+        if c == "z":  # numbers straight after Z: an error in SVG; render up to here
+            warnings.warn("svg: path data has numbers after Z; the rest is ignored", stacklevel=3)
+            break
         rel = cmd.islower()
         ox, oy = (cx, cy) if rel else (0.0, 0.0)
         try:
