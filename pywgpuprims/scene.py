@@ -175,10 +175,10 @@ class Scene:
         if self._depth:
             raise InputError("scene", f"{self._depth} push_clip call(s) without a matching pop_clip")
 
-    def plan(self, width: int, height: int, background=(255, 255, 255, 255)) -> ScenePlan:
-        """Flatten and lay out the scene for a ``width`` x ``height`` canvas (host side)."""
+    def plan(self, width: int, height: int, background=(255, 255, 255, 255), layout: bool = True) -> ScenePlan:
+        """Flatten (and with ``layout``, lay out on the host) the scene for a ``width`` x ``height`` canvas."""
         self._check_balanced()
-        return ScenePlan(self._ops, int(width), int(height), _color(background))
+        return ScenePlan(self._ops, int(width), int(height), _color(background), layout)
 
     def render(self, width: int, height: int, background=(255, 255, 255, 255), timings: dict | None = None
                ) -> np.ndarray:
@@ -233,7 +233,7 @@ class ScenePlan:
     those that can cross a sample row in those tile rows left of the canvas' right edge.
     """
 
-    def __init__(self, ops, width: int, height: int, background):
+    def __init__(self, ops, width: int, height: int, background, layout: bool = True):
         self.width, self.height = width, height
         self.tiles_x, self.tiles_y = -(-width // TILE), -(-height // TILE)
         a = background[3] / 255.0
@@ -275,7 +275,38 @@ class ScenePlan:
         owner = np.repeat(np.arange(np_), np.asarray(nrec, np.int64))
         seg, seg_part = flatten(rec, rkind, owner)
         seg = seg.astype(np.float32)
-        # Part and element bounding boxes.
+        self.match = _match_clips(kinds)
+        self.max_depth = int(np.max(np.cumsum(np.where(kinds == CLIP_BEGIN, 1, np.where(kinds == CLIP_END, -1, 0))),
+                                    initial=0))
+        self.elem_of_part = np.repeat(np.arange(n), part_hi - part_lo)
+        self.viewport = np.array([0, 0, width, height], np.float32)
+        # Segments that can matter anywhere: not horizontal, not right of the canvas.
+        #: Parts with segments right of the canvas: their box extends to the right edge.
+        self.part_right = np.zeros(np_, bool)
+        if len(seg):
+            right = np.minimum(seg[:, 0], seg[:, 2]) >= width
+            self.part_right[seg_part[right]] = True
+            keep = (seg[:, 1] != seg[:, 3]) & ~right
+            seg, seg_part = seg[keep], seg_part[keep]
+        #: Segments for the GPU layout (which computes bboxes, clip boxes and cells itself).
+        self.gpu_segments = np.ascontiguousarray(seg, np.float32)
+        self.gpu_seg_part = seg_part.astype(np.uint32)
+        self._layout_done = False
+        if layout:
+            self.layout()
+
+    def layout(self) -> None:
+        """Host layout: bounding boxes, clip boxes, tile rectangles, cells, binned segments.
+
+        Bounding boxes come from the segments that can matter, extended to the right edge where
+        segments right of the canvas were dropped (a conservative box: which tiles get an element
+        never changes the image, as long as every visible sample is inside)."""
+        if self._layout_done:
+            return
+        self._layout_done = True
+        n, np_ = self.n_elements, self.n_parts
+        kinds, seg, seg_part = self.kinds, self.gpu_segments, self.gpu_seg_part.astype(np.int64)
+        elem_of_part = self.elem_of_part
         pbb = np.zeros((np_, 4), np.float64)
         pbb[:, :2], pbb[:, 2:] = np.inf, -np.inf
         if len(seg):
@@ -283,53 +314,55 @@ class ScenePlan:
             np.minimum.at(pbb[:, 1], seg_part, np.minimum(seg[:, 1], seg[:, 3]))
             np.maximum.at(pbb[:, 2], seg_part, np.maximum(seg[:, 0], seg[:, 2]))
             np.maximum.at(pbb[:, 3], seg_part, np.maximum(seg[:, 1], seg[:, 3]))
+        pbb[self.part_right, 2] = np.maximum(pbb[self.part_right, 2], self.width)
         ebb = np.zeros((n, 4), np.float64)
         ebb[:, :2], ebb[:, 2:] = np.inf, -np.inf
-        elem_of_part = np.repeat(np.arange(n), part_hi - part_lo)
         if np_:
             np.minimum.at(ebb[:, 0], elem_of_part, pbb[:, 0])
             np.minimum.at(ebb[:, 1], elem_of_part, pbb[:, 1])
             np.maximum.at(ebb[:, 2], elem_of_part, pbb[:, 2])
             np.maximum.at(ebb[:, 3], elem_of_part, pbb[:, 3])
         bad = ~np.isfinite(ebb).all(axis=1) | (ebb[:, 2] <= ebb[:, 0]) | (ebb[:, 3] <= ebb[:, 1])
+        bad |= kinds == CLIP_END
         ebb[bad] = 0
         self.bboxes = ebb.astype(np.float32)
-        self.viewport = np.array([0, 0, width, height], np.float32)
         self.clipped = clip_bboxes(kinds, self.bboxes, self.viewport) if n else np.zeros((0, 4), np.float32)
-        # Tile rectangles (exclusive ends); an END gets its BEGIN's rectangle.
-        cb = self.clipped.astype(np.float64)
-        bad_cb = ~np.isfinite(cb).all(axis=1)
-        cb[bad_cb] = 0
-        rect4 = np.stack([np.floor(cb[:, 0] / TILE), np.floor(cb[:, 1] / TILE),
-                          np.ceil(cb[:, 2] / TILE), np.ceil(cb[:, 3] / TILE)], axis=1)
-        rect4[:, 0::2] = np.clip(rect4[:, 0::2], 0, self.tiles_x)
-        rect4[:, 1::2] = np.clip(rect4[:, 1::2], 0, self.tiles_y)
-        rect4 = rect4.astype(np.int64)
-        empty = (rect4[:, 2] <= rect4[:, 0]) | (rect4[:, 3] <= rect4[:, 1]) | (cb[:, 2] <= cb[:, 0]) | (
-            cb[:, 3] <= cb[:, 1])
-        rect4[empty | bad_cb] = 0
-        self.match = _match_clips(kinds)
-        ends = np.nonzero(kinds == CLIP_END)[0]
-        rect4[ends] = rect4[self.match[ends]]
-        self.tile_rect = rect4
+        self.tile_rect = tile_rects(self.clipped, kinds, self.match, self.tiles_x, self.tiles_y)
         # Cells: one per (part, tile row of its element's rectangle).
-        prect = rect4[elem_of_part] if np_ else np.zeros((0, 4), np.int64)
+        prect = self.tile_rect[elem_of_part] if np_ else np.zeros((0, 4), np.int64)
         self.part_band0 = prect[:, 1]
         self.part_nbands = prect[:, 3] - prect[:, 1]
         self.part_cell = np.cumsum(self.part_nbands) - self.part_nbands
         self.n_cells = int(self.part_nbands.sum())
-        # Segments that can matter: not horizontal, not right of the canvas, in a used tile row.
+        # Segments in a used tile row.
         if len(seg):
             ymin = np.minimum(seg[:, 1], seg[:, 3])
             ymax = np.maximum(seg[:, 1], seg[:, 3])
             b0 = self.part_band0[seg_part] * TILE
             b1 = (self.part_band0[seg_part] + self.part_nbands[seg_part]) * TILE
-            keep = (ymin != ymax) & (np.minimum(seg[:, 0], seg[:, 2]) < width) & (ymax >= b0) & (ymin < b1)
+            keep = (ymax >= b0) & (ymin < b1)
             seg, seg_part = seg[keep], seg_part[keep]
         self.segments = np.ascontiguousarray(seg, np.float32)
         self.seg_part = seg_part.astype(np.uint32)
-        self.max_depth = int(np.max(np.cumsum(np.where(kinds == CLIP_BEGIN, 1, np.where(kinds == CLIP_END, -1, 0))),
-                                    initial=0))
+
+
+def tile_rects(clipped: np.ndarray, kinds: np.ndarray, match: np.ndarray, tiles_x: int, tiles_y: int
+               ) -> np.ndarray:
+    """Tile rectangles (tx0, ty0, tx1, ty1; exclusive ends) of clipped boxes; an END gets its BEGIN's."""
+    cb = clipped.astype(np.float64)
+    bad_cb = ~np.isfinite(cb).all(axis=1)
+    cb[bad_cb] = 0
+    rect4 = np.stack([np.floor(cb[:, 0] / TILE), np.floor(cb[:, 1] / TILE),
+                      np.ceil(cb[:, 2] / TILE), np.ceil(cb[:, 3] / TILE)], axis=1)
+    rect4[:, 0::2] = np.clip(rect4[:, 0::2], 0, tiles_x)
+    rect4[:, 1::2] = np.clip(rect4[:, 1::2], 0, tiles_y)
+    rect4 = rect4.astype(np.int64)
+    empty = (rect4[:, 2] <= rect4[:, 0]) | (rect4[:, 3] <= rect4[:, 1]) | (cb[:, 2] <= cb[:, 0]) | (
+        cb[:, 3] <= cb[:, 1])
+    rect4[empty | bad_cb] = 0
+    ends = np.nonzero(kinds == CLIP_END)[0]
+    rect4[ends] = rect4[match[ends]]
+    return rect4
 
 
 def _match_clips(kinds: np.ndarray) -> np.ndarray:
