@@ -12,7 +12,7 @@ from ._array import GpuArray, asarray
 from ._device import Device, device
 from ._errors import DeviceLimitError, ShaderError
 from .scan import encode_scan
-from .scene import CLIP_BEGIN, CLIP_END, ScenePlan
+from .scene import CLIP_BEGIN, CLIP_END, ScenePlan, _clip_bboxes_fallback
 
 #: Loop trips one fine invocation may spend per round (lavapipe cuts loops at 65,535).
 FINE_BUDGET = 16384
@@ -38,7 +38,7 @@ class GpuScene:
     """A scene plan uploaded to the GPU, with one method per stage (each one batch)."""
 
     def __init__(self, plan: ScenePlan, dev: Device | None = None, budget: int = FINE_BUDGET,
-                 stack: bool | None = None):
+                 stack: bool | None = None, gpu_layout: bool | None = None):
         self.dev = dev = dev or device()
         self.plan = plan
         self.budget = max(64, int(budget))  # each round must get past a summary word, a word and an element
@@ -46,38 +46,63 @@ class GpuScene:
         #: None: the stack when it fits in memory (see :meth:`depth_bounds`).
         self.stack = stack
         self.no_stack = stack is False
+        #: Boxes, clip boxes, tile rectangles and cells computed on the GPU (else taken from the host plan).
+        self.gpu_layout = (dev.options.get("scene_layout", "gpu") == "gpu") if gpu_layout is None else gpu_layout
         n, P = plan.n_elements, plan.n_parts
+        self.n_elements, self.n_parts = n, P
         self.n_tiles = plan.tiles_x * plan.tiles_y
         self.n_words = -(-n // 32)
         flags = plan.part_rule.astype(np.uint32) | (plan.part_newterm.astype(np.uint32) << 1)
-        parts = np.stack([plan.part_cell, plan.part_band0, plan.part_nbands, flags], axis=1) if P else np.zeros((0, 4))
         elems = np.zeros((n, 2, 4), np.uint32)
         elems[:, 0, 0] = plan.kinds
         src = np.where(plan.kinds == CLIP_END, plan.match, np.arange(n))  # an END carries its BEGIN's parts
         elems[:, 0, 1] = plan.part_lo[src]
         elems[:, 0, 2] = plan.part_hi[src]
         elems[:, 1, :] = plan.colors.view(np.uint32)
-        rect = plan.tile_rect
-        rows = (rect[:, 3] - rect[:, 1]).astype(np.int64)
-        eid = np.repeat(np.arange(n), rows)
-        row = np.arange(int(rows.sum())) - np.repeat(np.cumsum(rows) - rows, rows) + rect[eid, 1]
-        self.n_pairs = len(eid)
         pad = self.n_words * 32
         kb = np.zeros((2, pad), bool)
         kb[0, :n] = plan.kinds == CLIP_BEGIN
         kb[1, :n] = plan.kinds == CLIP_END
         kind_bits = np.packbits(kb, axis=1, bitorder="little").view("<u4").T.copy()  # (words, 2)
-        self.n_segs = len(plan.segments)
-        self.segs = _up(dev, plan.segments)
-        self.seg_part = _up(dev, _u32(plan.seg_part))
-        self.parts = _up(dev, _u32(parts))
         self.elems = _up(dev, elems)
-        self.rects = _up(dev, _u32(rect))
-        self.pairs = _up(dev, _u32(np.stack([eid, row], axis=1)))
         self.kind_bits = _up(dev, _u32(kind_bits))
-        self.n_cells = plan.n_cells
-        self.counts = GpuArray.empty(self.n_cells + 1, np.uint32, dev)
-        self.cell_off = GpuArray.empty(self.n_cells + 1, np.uint32, dev)
+        if self.gpu_layout:
+            self.n_segs = len(plan.gpu_segments)
+            self.segs = _up(dev, plan.gpu_segments)
+            self.seg_part = _up(dev, _u32(plan.gpu_seg_part))
+            self.part_info = _up(dev, _u32(flags | (plan.part_right.astype(np.uint32) << 2)))
+            head = np.stack([plan.kinds, plan.part_lo, plan.part_hi, plan.match], axis=1)
+            self.elem_head = _up(dev, _u32(head))
+            self.kinds_gpu = GpuArray(dev, _up(dev, _u32(plan.kinds)).buffer, (n,), np.uint32)
+            self.pbb = GpuArray.empty(4 * max(P, 1), np.uint32, dev)
+            self.bboxes = GpuArray.empty((max(n, 1), 4), np.float32, dev)
+            self.clipped = None
+            self.rects = GpuArray.empty(4 * max(n, 1), np.uint32, dev)
+            self.rows = GpuArray.empty(n + 1, np.uint32, dev)
+            self.pair_off = GpuArray.empty(n + 1, np.uint32, dev)
+            self.part_rows = GpuArray.empty(P + 1, np.uint32, dev)
+            self.part_cell = GpuArray.empty(P + 1, np.uint32, dev)
+            self.part_band0 = GpuArray.empty(max(P, 1), np.uint32, dev)
+            self.parts = GpuArray.empty(4 * max(P, 1), np.uint32, dev)
+            self.pairs = None
+            self.n_pairs = self.n_cells = 0
+        else:
+            plan.layout()
+            parts = np.stack([plan.part_cell, plan.part_band0, plan.part_nbands, flags], axis=1) if P else np.zeros(
+                (0, 4))
+            rect = plan.tile_rect
+            rows = (rect[:, 3] - rect[:, 1]).astype(np.int64)
+            eid = np.repeat(np.arange(n), rows)
+            row = np.arange(int(rows.sum())) - np.repeat(np.cumsum(rows) - rows, rows) + rect[eid, 1]
+            self.n_pairs = len(eid)
+            self.n_segs = len(plan.segments)
+            self.segs = _up(dev, plan.segments)
+            self.seg_part = _up(dev, _u32(plan.seg_part))
+            self.parts = _up(dev, _u32(parts))
+            self.rects = _up(dev, _u32(rect))
+            self.pairs = _up(dev, _u32(np.stack([eid, row], axis=1)))
+            self.n_cells = plan.n_cells
+            self._alloc_cells()
         mask_bytes = 4 * self.n_tiles * max(self.n_words, 1)
         if mask_bytes > dev.max_binding:
             raise DeviceLimitError("scene", f"tile bitmasks of {mask_bytes} bytes ({n} elements x {self.n_tiles} "
@@ -93,6 +118,97 @@ class GpuScene:
         self.spill = None
         self.binned = None
         self.rounds = 0
+        self.clip_on_host = False
+
+    def _alloc_cells(self) -> None:
+        self.counts = GpuArray.empty(self.n_cells + 1, np.uint32, self.dev)
+        self.cell_off = GpuArray.empty(self.n_cells + 1, np.uint32, self.dev)
+
+    def _layout_kernel(self, name: str):
+        return self.dev.kernel("scene/layout.wgsl", defines={name: True})
+
+    def _lparams(self, count: int) -> dict:
+        p = self.plan
+        return {"n": count, "width": float(p.width), "tiles_x": p.tiles_x, "tiles_y": p.tiles_y}
+
+    # ---------------------------------------------------------------- GPU layout stages
+    def bboxes_stage(self) -> None:
+        """Part boxes from the segments (atomics on ordered keys), element boxes as their union."""
+        if not self.gpu_layout:
+            return
+        dev, P, n = self.dev, self.n_parts, self.n_elements
+        b = dev.batch()
+        if P:
+            b.dispatch(self._layout_kernel("PART_BBOX_INIT"), -(-P // 256), params=self._lparams(P), pbb=self.pbb)
+        if self.n_segs:
+            b.dispatch(self._layout_kernel("PART_BBOX"), -(-self.n_segs // 256), params=self._lparams(self.n_segs),
+                       pbb=self.pbb, segs=self.segs, seg_part=self.seg_part)
+        if n:
+            b.dispatch(self._layout_kernel("ELEM_BBOX"), -(-n // 256), params=self._lparams(n), pbb=self.pbb,
+                       elems=self.elem_head, part_info=self.part_info, bboxes=self.bboxes)
+        b.submit()
+
+    def clip_stage(self) -> None:
+        """Clip boxes: ``pywgpuprims.clip_bboxes`` on the GPU when present, else the host fallback."""
+        if not self.gpu_layout:
+            return
+        import pywgpuprims as pp  # noqa: PLC0415
+
+        n = self.n_elements
+        vp = tuple(float(v) for v in self.plan.viewport)
+        if not n:
+            self.clipped = self.bboxes
+            return
+        boxes = self.bboxes if self.bboxes.shape[0] == n else self.bboxes.reshape(-1, 4)
+        if hasattr(pp, "clip_bboxes"):
+            try:
+                out = pp.clip_bboxes(self.kinds_gpu, GpuArray(self.dev, boxes.buffer, (n, 4), np.float32), vp)
+                self.clipped = out if isinstance(out, GpuArray) else _up(self.dev, np.asarray(out, np.float32))
+                self.clip_on_host = False
+                return
+            except (TypeError, ValueError) as exc:
+                import warnings  # noqa: PLC0415
+
+                warnings.warn(f"pywgpuprims.clip_bboxes failed ({exc}); using the host fallback", stacklevel=2)
+        host = np.frombuffer(self.dev.read(self.bboxes.buffer, 0, 16 * n), np.float32).reshape(n, 4)
+        self.clipped = _up(self.dev, _clip_bboxes_fallback(self.plan.kinds, host, vp))
+        self.clip_on_host = True
+
+    def layout_stage(self) -> None:
+        """Tile rectangles, cells and (element, tile row) pairs from the clip boxes."""
+        if not self.gpu_layout:
+            return
+        dev, P, n = self.dev, self.n_parts, self.n_elements
+        b = dev.batch()
+        b.clear(self.rows)
+        b.clear(self.part_rows)
+        if n:
+            b.dispatch(self._layout_kernel("ELEM_RECT"), -(-n // 256), params=self._lparams(n), clipped=self.clipped,
+                       elems=self.elem_head, rects=self.rects, rows=self.rows, part_rows=self.part_rows,
+                       part_band0=self.part_band0)
+        encode_scan(b, self.rows, self.pair_off, "add", exclusive=True)
+        b.submit()
+        # A second scan in its own batch: _device.Batch gives a timed batch of 3+ compute passes
+        # timestamp writes without indices for the middle passes, which wgpu rejects.
+        b = dev.batch()
+        encode_scan(b, self.part_rows, self.part_cell, "add", exclusive=True)
+        b.submit()
+        self.n_pairs = _read_u32(dev, self.pair_off, n)
+        n_cells = _read_u32(dev, self.part_cell, P)
+        if n_cells != self.n_cells or not hasattr(self, "counts"):
+            self.n_cells = n_cells
+            self._alloc_cells()
+        if self.pairs is None or self.pairs.size < 2 * max(self.n_pairs, 1):
+            self.pairs = GpuArray.empty(2 * max(self.n_pairs, 1), np.uint32, dev)
+        b = dev.batch()
+        if P:
+            b.dispatch(self._layout_kernel("PARTS_OUT"), -(-P // 256), params=self._lparams(P),
+                       part_cell=self.part_cell, part_rows=self.part_rows, part_band0=self.part_band0,
+                       part_info=self.part_info, parts=self.parts)
+        if n:
+            b.dispatch(self._layout_kernel("PAIRS_OUT"), -(-n // 256), params=self._lparams(n), rects=self.rects,
+                       pair_off=self.pair_off, pairs=self.pairs)
+        b.submit()
 
     # ---------------------------------------------------------------- stages
     def bin_segments(self) -> None:
@@ -197,12 +313,19 @@ class GpuScene:
                    image=self.image)
         b.submit()
 
-    STAGES = ("bin_segments", "bin_tiles", "depth_bounds", "fine", "resolve")
+    STAGES = ("bboxes_stage", "clip_stage", "layout_stage", "bin_segments", "bin_tiles", "depth_bounds", "fine",
+              "resolve")
 
     def run(self, timings: dict | None = None) -> np.ndarray:
         for name in self.STAGES:
+            if name.endswith("_stage") and not self.gpu_layout:
+                continue
+            t0 = time.perf_counter()
             with _timed(self.dev, timings, f"gpu: {name}"):
                 getattr(self, name)()
+            if timings is not None and name == "clip_stage" and self.clip_on_host:
+                timings.pop("gpu: clip_stage", None)
+                timings["host: clip_bboxes fallback (readback, host, upload)"] = time.perf_counter() - t0
         return self.image.numpy()
 
 
@@ -223,14 +346,14 @@ def _timed(dev: Device, timings: dict | None, name: str):
 
 
 def render_plan(plan: ScenePlan, dev: Device | None = None, timings: dict | None = None,
-                budget: int = FINE_BUDGET, stack: bool | None = None) -> np.ndarray:
+                budget: int = FINE_BUDGET, stack: bool | None = None, gpu_layout: bool | None = None) -> np.ndarray:
     """Render a :class:`ScenePlan` on the GPU: (height, width, 4) uint8, straight alpha.
 
     ``stack``: keep clip levels in a storage buffer (True), recompute clips instead (False), or
     choose by memory (None).
     """
     t0 = time.perf_counter()
-    g = GpuScene(plan, dev, budget, stack)
+    g = GpuScene(plan, dev, budget, stack, gpu_layout)
     if timings is not None:
         timings["host: upload"] = time.perf_counter() - t0
     return g.run(timings)

@@ -57,6 +57,7 @@ def _coverage(plan: ScenePlan, e: int, px0, py0, w, h) -> np.ndarray:
 
 
 def render_reference_plan(plan: ScenePlan) -> np.ndarray:
+    plan.layout()
     W, H = plan.width, plan.height
     col = np.broadcast_to(plan.background, (H, W, 4)).astype(np.float32).copy()
     top = np.ones((H, W), np.float32)

@@ -191,10 +191,13 @@ class Scene:
         _check_size(width, height)
         import time  # noqa: PLC0415
 
+        from ._device import device  # noqa: PLC0415
+
         t0 = time.perf_counter()
-        plan = self.plan(width, height, background)
+        host_layout = device().options.get("scene_layout", "gpu") != "gpu"
+        plan = self.plan(width, height, background, layout=host_layout)
         if timings is not None:
-            timings["host: flatten + bboxes + clip stack"] = time.perf_counter() - t0
+            timings["host: flatten" + (" + layout" if host_layout else "")] = time.perf_counter() - t0
         return render_plan(plan, timings=timings)
 
     def render_reference(self, width: int, height: int, background=(255, 255, 255, 255)) -> np.ndarray:

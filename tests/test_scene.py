@@ -64,7 +64,9 @@ def random_scene(rng, W, H, n, max_depth=4, p_clip=0.2):
 @pytest.mark.parametrize("W,H", [(1, 1), (15, 17), (16, 16), (33, 31), (100, 64)])
 def test_random_scenes_small(rng, W, H):
     s = random_scene(rng, W, H, 60)
-    assert_close(s.render(W, H), s.render_reference(W, H))
+    ref = s.render_reference(W, H)
+    assert_close(s.render(W, H), ref)  # layout on the GPU
+    assert_close(render_plan(s.plan(W, H), gpu_layout=False), ref)  # layout on the host
 
 
 def test_clip_depth_0_to_deep(rng):
@@ -388,7 +390,12 @@ def test_outputs_and_state_poisoned(rng, dev):
     W, H = 37, 29
     s = random_scene(rng, W, H, 80, max_depth=5, p_clip=0.25)
     plan = s.plan(W, H)
-    g = GpuScene(plan)
-    for buf in (g.image, g.pix, g.state[0], g.state[1], g.summary, g.masks, g.cell_off, g.spill_off):
-        dev.write(buf.buffer, np.full(buf.buffer.size // 4, POISON_U32, np.uint32).tobytes())
-    assert_close(g.run(), render_reference_plan(plan))
+    for gpu_layout in (True, False):
+        g = GpuScene(plan, gpu_layout=gpu_layout)
+        names = ("image", "pix", "summary", "masks", "cell_off", "spill_off", "pbb", "bboxes", "rects", "rows",
+                 "pair_off", "part_rows", "part_cell", "part_band0", "parts")
+        inputs = () if gpu_layout else ("rects", "parts")  # uploaded by the host layout
+        bufs = [getattr(g, n) for n in names if getattr(g, n, None) is not None and n not in inputs] + g.state
+        for buf in bufs:
+            dev.write(buf.buffer, np.full(buf.buffer.size // 4, POISON_U32, np.uint32).tobytes())
+        assert_close(g.run(), render_reference_plan(plan))
