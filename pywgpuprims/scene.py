@@ -1,9 +1,10 @@
 """Clipped 2-D scenes rendered on the GPU: paths, fills, nested clips, an SVG subset.
 
 A :class:`Scene` records fills and clip pushes/pops in painter's order. :meth:`Scene.render`
-flattens curves on the host (vectorised numpy, 0.1 px tolerance), computes clip bounding boxes
-with the stack monoid (``pywgpuprims.clip_bboxes`` when present), then runs the GPU pipeline:
-segments binned to (path, tile row) cells, elements binned to 16x16 tiles by their clipped bbox,
+flattens curves on the host (vectorised numpy, 0.1 px tolerance), then runs the GPU pipeline:
+path bounding boxes, clip bounding boxes with the stack monoid (``pywgpuprims.clip_bboxes`` when
+present, else a host fallback), tile rectangles and cells, segments binned to (path, tile row)
+cells, elements binned to 16x16 tiles by their clipped bbox,
 and a fine pass that computes 16 samples per pixel (4x4 grid, winding numbers per sample,
 nonzero or even-odd), keeps a per-pixel clip-coverage stack of any depth (levels live in a
 storage buffer sized per tile from a depth bound; when that would not fit in memory, no levels
