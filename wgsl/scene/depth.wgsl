@@ -1,5 +1,5 @@
-// Per tile (one workgroup): an upper bound of the clip depth reached while walking its element
-// bits, i.e. the clip-stack levels its pixels need. Each invocation reduces a contiguous run of
+// Per tile (one workgroup): the clip depth reached while walking its element bits, i.e. the
+// clip-stack levels its pixels need. Each invocation reduces a contiguous run of
 // mask words to (net depth change, highest prefix depth); the runs are combined in order in
 // workgroup memory: (a then b) = (a.net + b.net, max(a.top, a.net + b.top)).
 
@@ -31,10 +31,29 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let m = masks[t * params.n_words + w];
         if (m != 0u) {
             let kb = kind_bits[w];
-            let b = i32(countOneBits(m & kb.x));
-            let e = i32(countOneBits(m & kb.y));
-            hi = max(hi, net + b);
-            net = net + b - e;
+            let bm = m & kb.x;
+            let em = m & kb.y;
+            if (em == 0u || bm == 0u) {
+                let b = i32(countOneBits(bm));
+                hi = max(hi, net + b);
+                net = net + b - i32(countOneBits(em));
+            } else {
+                // Both kinds in the word: walk its clip bits in order (at most 32 trips).
+                var cm = bm | em;
+                loop {
+                    if (cm == 0u) {
+                        break;
+                    }
+                    let bit = cm & (~cm + 1u);
+                    cm ^= bit;
+                    if ((bm & bit) != 0u) {
+                        net += 1;
+                        hi = max(hi, net);
+                    } else {
+                        net -= 1;
+                    }
+                }
+            }
         }
     }
     sh[lid] = vec2<i32>(net, hi);
