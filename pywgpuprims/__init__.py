@@ -4,7 +4,10 @@ Every primitive takes numpy arrays or :class:`GpuArray`: numpy in gives numpy ou
 gives GpuArray out, so chains of primitives stay on the GPU.
 """
 
-from . import fse  # FSE/tANS codec: pywgpuprims.fse.compress / decompress
+from . import (
+    fse,  # FSE/tANS codec: pywgpuprims.fse.compress / decompress
+    scene,  # clipped 2-D scenes: pywgpuprims.scene.Scene, load_svg
+)
 from ._array import GpuArray, asarray
 from ._device import Device, device, set_device
 from ._errors import CorruptDataError, DeviceLimitError, InputError, PrimitiveError, ShaderError
@@ -29,7 +32,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CorruptDataError", "Device", "DeviceLimitError", "GpuArray", "InputError", "PrimitiveError",
-    "ShaderError", "asarray", "correlate", "device", "fse", "reduce", "scan", "set_device",
+    "ShaderError", "asarray", "correlate", "device", "fse", "reduce", "scan", "scene", "set_device",
     "box_filter", "bspline_prefilter", "gaussian_filter", "recursive_filter", "summed_area_table",
     "CLIP_BEGIN", "CLIP_DRAW", "CLIP_END", "BracketInfo", "bracket_match", "bracket_match_reference",
     "clip_bboxes", "clip_bboxes_reference", "is_empty", "unclosed_opens",

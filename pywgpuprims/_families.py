@@ -1,6 +1,7 @@
 """Imports every primitive family so that their benchmark entries register (see ``_bench.py``)."""
 
 from . import (
+    _scene_bench,  # noqa: F401
     conv,  # noqa: F401
     copy,  # noqa: F401
     recfilter,  # noqa: F401

@@ -1,0 +1,315 @@
+"""Geometry for the scene renderer: the Path builder, shape helpers, affine transforms and the
+vectorised flattening of curves to line segments (host side, numpy)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ._errors import InputError
+
+#: Flattening tolerance in device pixels (maximum distance between a curve and its polyline).
+TOLERANCE = 0.1
+_KAPPA = 0.5522847498307936  # cubic approximation of a quarter circle
+_MAX_SUBDIV = 1024
+
+
+def as_transform(t) -> np.ndarray | None:
+    """A 2x3 float64 affine matrix from ``None``, 6 numbers ``(a, b, c, d, e, f)`` (SVG order:
+    ``x' = a x + c y + e``, ``y' = b x + d y + f``), or a 2x3 / 3x3 array."""
+    if t is None:
+        return None
+    m = np.asarray(t, dtype=np.float64)
+    if m.shape == (6,):
+        a, b, c, d, e, f = m
+        return np.array([[a, c, e], [b, d, f]])
+    if m.shape in ((2, 3), (3, 3)):
+        return m[:2].copy()
+    raise InputError("scene", f"a transform is 6 numbers (a, b, c, d, e, f) or a 2x3/3x3 matrix, got shape {m.shape}")
+
+
+def compose(outer: np.ndarray | None, inner: np.ndarray | None) -> np.ndarray | None:
+    """``outer @ inner`` for 2x3 affine matrices (either may be None = identity)."""
+    if outer is None:
+        return inner
+    if inner is None:
+        return outer
+    o = np.vstack([outer, [0, 0, 1]])
+    i = np.vstack([inner, [0, 0, 1]])
+    return (o @ i)[:2]
+
+
+class Path:
+    """A 2-D path: subpaths of lines and Bezier curves, closed implicitly when filled.
+
+    Examples
+    --------
+    >>> from pywgpuprims.scene import Path
+    >>> p = Path().move_to(10, 10).line_to(90, 10).quad_to(90, 90, 10, 90).close()
+    >>> p.bbox()
+    (10.0, 10.0, 90.0, 90.0)
+    """
+
+    def __init__(self):
+        # Each record is a cubic (x0, y0, x1, y1, x2, y2, x3, y3) plus a flag: 0 line, 1 curve.
+        self._rec: list[tuple] = []
+        self._kind: list[int] = []
+        self._implicit: list[bool] = []  # closing lines added only because fills close subpaths
+        self._start: tuple[float, float] | None = None
+        self._cur: tuple[float, float] | None = None
+
+    # ---------------------------------------------------------------- building
+    def _need_current(self, what: str) -> tuple[float, float]:
+        if self._cur is None:
+            raise InputError("Path", f"{what} needs a current point: call move_to first")
+        return self._cur
+
+    def move_to(self, x: float, y: float) -> Path:
+        """Start a new subpath at (x, y) (the previous one is closed implicitly when filled)."""
+        self._close_implicit()
+        self._start = self._cur = (float(x), float(y))
+        return self
+
+    def line_to(self, x: float, y: float) -> Path:
+        """A straight line to (x, y)."""
+        x0, y0 = self._need_current("line_to")
+        x, y = float(x), float(y)
+        self._rec.append((x0, y0, x0, y0, x, y, x, y))
+        self._kind.append(0)
+        self._implicit.append(False)
+        self._cur = (x, y)
+        return self
+
+    def quad_to(self, cx: float, cy: float, x: float, y: float) -> Path:
+        """A quadratic Bezier curve with control point (cx, cy) to (x, y)."""
+        x0, y0 = self._need_current("quad_to")
+        c1 = (x0 + 2.0 / 3.0 * (cx - x0), y0 + 2.0 / 3.0 * (cy - y0))
+        c2 = (x + 2.0 / 3.0 * (cx - x), y + 2.0 / 3.0 * (cy - y))
+        return self._cubic(x0, y0, *c1, *c2, float(x), float(y))
+
+    def cubic_to(self, c1x: float, c1y: float, c2x: float, c2y: float, x: float, y: float) -> Path:
+        """A cubic Bezier curve with control points (c1x, c1y), (c2x, c2y) to (x, y)."""
+        x0, y0 = self._need_current("cubic_to")
+        return self._cubic(x0, y0, float(c1x), float(c1y), float(c2x), float(c2y), float(x), float(y))
+
+    def _cubic(self, *p) -> Path:
+        self._rec.append(tuple(p))
+        self._kind.append(1)
+        self._implicit.append(False)
+        self._cur = (p[6], p[7])
+        return self
+
+    def arc_to(self, rx: float, ry: float, x_axis_rotation: float, large_arc: bool, sweep: bool,
+               x: float, y: float) -> Path:
+        """An SVG elliptical arc (the ``A`` command; rotation in degrees) to (x, y)."""
+        x1, y1 = self._need_current("arc_to")
+        x2, y2 = float(x), float(y)
+        rx, ry = abs(float(rx)), abs(float(ry))
+        if (x1, y1) == (x2, y2):
+            return self
+        if rx == 0 or ry == 0:
+            return self.line_to(x2, y2)
+        phi = math.radians(float(x_axis_rotation))
+        cp, sp = math.cos(phi), math.sin(phi)
+        dx, dy = (x1 - x2) / 2, (y1 - y2) / 2
+        x1p, y1p = cp * dx + sp * dy, -sp * dx + cp * dy
+        lam = (x1p / rx) ** 2 + (y1p / ry) ** 2
+        if lam > 1:
+            s = math.sqrt(lam)
+            rx, ry = rx * s, ry * s
+        num = rx * rx * ry * ry - rx * rx * y1p * y1p - ry * ry * x1p * x1p
+        den = rx * rx * y1p * y1p + ry * ry * x1p * x1p
+        coef = math.sqrt(max(0.0, num / den)) if den else 0.0
+        if bool(large_arc) == bool(sweep):
+            coef = -coef
+        cxp, cyp = coef * rx * y1p / ry, -coef * ry * x1p / rx
+        cx = cp * cxp - sp * cyp + (x1 + x2) / 2
+        cy = sp * cxp + cp * cyp + (y1 + y2) / 2
+
+        def ang(ux, uy, vx, vy):
+            return math.atan2(ux * vy - uy * vx, ux * vx + uy * vy)
+
+        th1 = ang(1, 0, (x1p - cxp) / rx, (y1p - cyp) / ry)
+        dth = ang((x1p - cxp) / rx, (y1p - cyp) / ry, (-x1p - cxp) / rx, (-y1p - cyp) / ry)
+        if not sweep and dth > 0:
+            dth -= 2 * math.pi
+        elif sweep and dth < 0:
+            dth += 2 * math.pi
+        self._arc_center(cx, cy, rx, ry, phi, th1, dth, end=(x2, y2))
+        return self
+
+    def _arc_center(self, cx, cy, rx, ry, phi, th1, dth, end=None) -> None:
+        n = max(1, math.ceil(abs(dth) / (math.pi / 2) - 1e-9))
+        d = dth / n
+        k = 4.0 / 3.0 * math.tan(d / 4)
+        cp, sp = math.cos(phi), math.sin(phi)
+
+        def pt(ex, ey):
+            return cx + cp * rx * ex - sp * ry * ey, cy + sp * rx * ex + cp * ry * ey
+
+        for i in range(n):
+            a0, a1 = th1 + i * d, th1 + (i + 1) * d
+            c0, s0, c1, s1 = math.cos(a0), math.sin(a0), math.cos(a1), math.sin(a1)
+            p1 = pt(c0 - k * s0, s0 + k * c0)
+            p2 = pt(c1 + k * s1, s1 - k * c1)
+            p3 = end if (end is not None and i == n - 1) else pt(c1, s1)
+            x0, y0 = self._cur
+            self._cubic(x0, y0, *p1, *p2, *p3)
+
+    def close(self) -> Path:
+        """Close the current subpath with a line back to its start."""
+        self._close_implicit(explicit=True)
+        return self
+
+    def _close_implicit(self, explicit: bool = False) -> None:
+        if self._cur is not None and self._start is not None and self._cur != self._start:
+            self.line_to(*self._start)
+            self._implicit[-1] = not explicit
+        self._cur = self._start
+
+    def extend(self, other: Path) -> Path:
+        """Append the subpaths of ``other`` (a compound path)."""
+        self._close_implicit()
+        other._close_implicit()
+        self._rec.extend(other._rec)
+        self._kind.extend(other._kind)
+        self._implicit.extend(other._implicit)
+        self._start, self._cur = other._start, other._cur
+        return self
+
+    # ---------------------------------------------------------------- queries
+    def records(self, transform=None, stroke: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """(cubic records float64 (n, 8), kinds uint8 (n,)), transformed; closed for filling, or
+        without the implicit closing lines when ``stroke``."""
+        self._close_implicit()
+        rec = np.asarray(self._rec, dtype=np.float64).reshape(-1, 8)
+        kind = np.asarray(self._kind, dtype=np.uint8)
+        if stroke and len(rec):
+            keep = ~np.asarray(self._implicit, bool)
+            rec, kind = rec[keep], kind[keep]
+        m = as_transform(transform)
+        if m is not None and len(rec):
+            pts = rec.reshape(-1, 4, 2)
+            with np.errstate(all="ignore"):  # non-finite input is reported by the caller
+                pts = pts @ m[:, :2].T + m[:, 2]
+            rec = pts.reshape(-1, 8)
+        return rec, kind
+
+    def bbox(self, transform=None) -> tuple[float, float, float, float]:
+        """Bounding box of the flattened path (x0, y0, x1, y1); (0, 0, 0, 0) when empty."""
+        rec, kind = self.records(transform)
+        seg, _ = flatten(rec, kind, np.zeros(len(rec), np.int64))
+        if not len(seg):
+            return (0.0, 0.0, 0.0, 0.0)
+        xs, ys = seg[:, 0::2], seg[:, 1::2]
+        return (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
+
+    def __len__(self) -> int:
+        return len(self._rec)
+
+
+def flatten(rec: np.ndarray, kind: np.ndarray, owner: np.ndarray, tol: float = TOLERANCE
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Flatten cubic records to line segments, all at once.
+
+    Returns (segments float64 (m, 4) as x0, y0, x1, y1; owner of each segment). The number of
+    pieces of a curve comes from Wang's formula: n = ceil(sqrt(3/4 * max|second difference| / tol)).
+    """
+    if not len(rec):
+        return np.zeros((0, 4)), np.zeros(0, owner.dtype)
+    p = rec.reshape(-1, 4, 2)
+    dd1 = np.hypot(*(p[:, 0] - 2 * p[:, 1] + p[:, 2]).T)
+    dd2 = np.hypot(*(p[:, 1] - 2 * p[:, 2] + p[:, 3]).T)
+    n = np.ceil(np.sqrt(0.75 * np.maximum(dd1, dd2) / tol))
+    n = np.where(kind == 0, 1, np.clip(np.nan_to_num(n, nan=1.0), 1, _MAX_SUBDIV)).astype(np.int64)
+    total = int(n.sum())
+    # Points t = k / n, k = 0..n of every record, evaluated once (Horner on power-basis coefficients).
+    npts = n + 1
+    first_pt = np.cumsum(npts) - npts
+    prid = np.repeat(np.arange(len(rec)), npts)
+    k = np.arange(int(npts.sum())) - first_pt[prid]
+    t = (k / n[prid])[:, None]
+    c0 = p[:, 0]
+    c1 = 3 * (p[:, 1] - p[:, 0])
+    c2 = 3 * (p[:, 2] - 2 * p[:, 1] + p[:, 0])
+    c3 = p[:, 3] - 3 * p[:, 2] + 3 * p[:, 1] - p[:, 0]
+    pts = ((c3[prid] * t + c2[prid]) * t + c1[prid]) * t + c0[prid]
+    pts[first_pt] = p[:, 0]  # exact end points keep subpaths closed
+    pts[first_pt + n] = p[:, 3]
+    rid = np.repeat(np.arange(len(rec)), n)
+    j = np.arange(total) - (np.cumsum(n) - n)[rid] + first_pt[rid]
+    seg = np.concatenate([pts[j], pts[j + 1]], axis=1)
+    return seg, owner[rid]
+
+
+# ---------------------------------------------------------------- shape helpers
+def rect(x: float, y: float, w: float, h: float) -> Path:
+    """An axis-aligned rectangle.
+
+    Examples
+    --------
+    >>> from pywgpuprims.scene import rect
+    >>> rect(1, 2, 3, 4).bbox()
+    (1.0, 2.0, 4.0, 6.0)
+    """
+    return Path().move_to(x, y).line_to(x + w, y).line_to(x + w, y + h).line_to(x, y + h).close()
+
+
+def rounded_rect(x: float, y: float, w: float, h: float, rx: float, ry: float | None = None) -> Path:
+    """A rectangle with elliptical corners of radii (rx, ry) (clamped to half the sides)."""
+    ry = rx if ry is None else ry
+    rx, ry = min(abs(rx), abs(w) / 2), min(abs(ry), abs(h) / 2)
+    if rx <= 0 or ry <= 0:
+        return rect(x, y, w, h)
+    p = Path().move_to(x + rx, y).line_to(x + w - rx, y)
+    p.arc_to(rx, ry, 0, False, True, x + w, y + ry).line_to(x + w, y + h - ry)
+    p.arc_to(rx, ry, 0, False, True, x + w - rx, y + h).line_to(x + rx, y + h)
+    p.arc_to(rx, ry, 0, False, True, x, y + h - ry).line_to(x, y + ry)
+    p.arc_to(rx, ry, 0, False, True, x + rx, y)
+    return p.close()
+
+
+def ellipse(cx: float, cy: float, rx: float, ry: float) -> Path:
+    """An axis-aligned ellipse (four cubic arcs)."""
+    k = _KAPPA
+    p = Path().move_to(cx + rx, cy)
+    p.cubic_to(cx + rx, cy + k * ry, cx + k * rx, cy + ry, cx, cy + ry)
+    p.cubic_to(cx - k * rx, cy + ry, cx - rx, cy + k * ry, cx - rx, cy)
+    p.cubic_to(cx - rx, cy - k * ry, cx - k * rx, cy - ry, cx, cy - ry)
+    p.cubic_to(cx + k * rx, cy - ry, cx + rx, cy - k * ry, cx + rx, cy)
+    return p.close()
+
+
+def circle(cx: float, cy: float, r: float) -> Path:
+    """A circle.
+
+    Examples
+    --------
+    >>> from pywgpuprims.scene import circle
+    >>> [round(v, 3) for v in circle(50, 50, 10).bbox()]
+    [40.0, 40.0, 60.0, 60.0]
+    """
+    return ellipse(cx, cy, r, r)
+
+
+def polygon(points: Sequence[Sequence[float]], closed: bool = True) -> Path:
+    """A polygon through ``points`` ((x, y) pairs)."""
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    p = Path()
+    if not len(pts):
+        return p
+    p.move_to(*pts[0])
+    for q in pts[1:]:
+        p.line_to(*q)
+    return p.close() if closed else p
+
+
+def star(cx: float, cy: float, r_outer: float, r_inner: float | None = None, points: int = 5,
+         rotation: float = -90.0) -> Path:
+    """A star polygon with ``points`` tips (rotation in degrees of the first tip)."""
+    r_inner = r_outer * 0.4 if r_inner is None else r_inner
+    a = np.radians(rotation) + np.arange(2 * points) * np.pi / points
+    r = np.where(np.arange(2 * points) % 2 == 0, r_outer, r_inner)
+    return polygon(np.stack([cx + r * np.cos(a), cy + r * np.sin(a)], axis=1))

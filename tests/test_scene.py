@@ -1,0 +1,401 @@
+"""Scene rendering: GPU against the CPU reference (same 4x4 sampling), SVG subset, errors.
+
+Tolerance: the GPU and the reference compute the same float32 expressions, so images agree to
+within 1 (of 255) on all but a handful of pixels, where a sample exactly on an edge may flip
+(one sample = 16/255): at most 0.2% of pixels may differ by more than 1, none by more than 17.
+"""
+
+import numpy as np
+import pytest
+
+import pywgpuprims as pp
+from pywgpuprims import scene as sc
+from pywgpuprims._scene_gpu import GpuScene, render_plan
+from pywgpuprims._scene_ref import render_reference_plan
+from pywgpuprims.scene import Path, Scene, circle, ellipse, polygon, rect, rounded_rect, star
+
+
+def assert_close(img, ref):
+    assert img.shape == ref.shape and img.dtype == np.uint8
+    d = np.abs(img.astype(np.int32) - ref.astype(np.int32))
+    bad = (d.max(axis=-1) > 1).mean()
+    assert d.max() <= 17 and bad <= 0.002, f"max diff {d.max()}, {bad:.4%} pixels differ by more than 1"
+
+
+def random_shape(rng, W, H, big=False):
+    s = (W + H) / (2 if big else 8)
+    cx, cy = rng.uniform(-0.2 * W, 1.2 * W), rng.uniform(-0.2 * H, 1.2 * H)
+    r = rng.uniform(1, 2 + s)
+    k = rng.integers(0, 6)
+    if k == 0:
+        return circle(cx, cy, r)
+    if k == 1:
+        return star(cx, cy, r, r * rng.uniform(0.2, 0.8), int(rng.integers(3, 9)), rng.uniform(0, 360))
+    if k == 2:
+        return rounded_rect(cx - r, cy - r / 2, 2 * r, r, r / 4)
+    if k == 3:
+        return polygon(rng.uniform([cx - r, cy - r], [cx + r, cy + r], (int(rng.integers(3, 9)), 2)))
+    if k == 4:
+        p = Path().move_to(cx, cy)
+        for _ in range(3):
+            p.cubic_to(*rng.uniform([cx - r, cy - r] * 3, [cx + r, cy + r] * 3))
+        p.quad_to(*rng.uniform([cx - r, cy - r] * 2, [cx + r, cy + r] * 2))
+        p.arc_to(r / 2, r / 3, rng.uniform(0, 90), bool(rng.integers(2)), bool(rng.integers(2)), cx, cy + r)
+        return p.close()
+    return ellipse(cx, cy, r, r / 2)
+
+
+def random_scene(rng, W, H, n, max_depth=4, p_clip=0.2):
+    s = Scene()
+    for _ in range(n):
+        u = rng.random()
+        if u < p_clip and s.depth < max_depth:
+            s.push_clip(random_shape(rng, W, H, big=True), fill_rule=str(rng.choice(["nonzero", "evenodd"])))
+        elif u < 2 * p_clip and s.depth:
+            s.pop_clip()
+        else:
+            col = tuple(int(v) for v in rng.integers(0, 256, 4))
+            s.fill(random_shape(rng, W, H), col, fill_rule=str(rng.choice(["nonzero", "evenodd"])))
+    while s.depth:
+        s.pop_clip()
+    return s
+
+
+@pytest.mark.parametrize("W,H", [(1, 1), (15, 17), (16, 16), (33, 31), (100, 64)])
+def test_random_scenes_small(rng, W, H):
+    s = random_scene(rng, W, H, 60)
+    ref = s.render_reference(W, H)
+    assert_close(s.render(W, H), ref)  # layout on the GPU
+    assert_close(render_plan(s.plan(W, H), gpu_layout=False), ref)  # layout on the host
+
+
+def test_clip_depth_0_to_deep(rng):
+    W, H = 48, 40
+    for depth in (0, 1, 2, 17, 300):
+        s = Scene()
+        s.fill(rect(0, 0, W, H), (10, 200, 10, 255))
+        for i in range(depth):
+            r = 30 - 25 * i / max(depth, 1)
+            s.push_clip(circle(W / 2 + rng.uniform(-2, 2), H / 2 + rng.uniform(-2, 2), r))
+            if i % 7 == 0:
+                s.fill(star(W / 2, H / 2, 20, 8), (200, 0, 0, 60), fill_rule="evenodd")
+        s.fill(rect(0, 0, W, H), (0, 0, 255, 200))
+        for _ in range(depth):
+            s.pop_clip()
+        img = s.render(W, H)
+        assert_close(img, s.render_reference(W, H))
+        if depth == 0:
+            assert (img == img[0, 0]).all()
+
+
+def test_1000_nested_clips_and_small_budget(rng):
+    W, H = 40, 36
+    s = Scene()
+    for i in range(1000):
+        s.push_clip(star(20 + rng.uniform(-1, 1), 18, 40 - i * 0.03, 16, 7, i * 0.5))
+        if i % 50 == 0:
+            s.fill(circle(20, 18, 15 - i * 0.01), tuple(int(v) for v in rng.integers(0, 256, 4)))
+    for _ in range(1000):
+        s.pop_clip()
+    plan = s.plan(W, H)
+    assert plan.max_depth == 1000
+    ref = render_reference_plan(plan)
+    assert_close(render_plan(plan), ref)
+    g = GpuScene(plan, budget=257)  # many rounds: the walk stops and resumes mid-word
+    assert_close(g.run(), ref)
+    assert g.rounds > 3 and not g.no_stack
+    # Without stack storage (what a scene whose levels do not fit in memory gets).
+    g = GpuScene(plan, budget=1000, stack=False)
+    assert_close(g.run(), ref)
+    assert g.rounds > 1 and g.no_stack
+
+
+def test_no_stack_mode_matches(rng):
+    W, H = 60, 44
+    for _ in range(3):
+        s = random_scene(rng, W, H, 150, max_depth=12, p_clip=0.3)
+        plan = s.plan(W, H)
+        assert_close(render_plan(plan, stack=False), render_reference_plan(plan))
+
+
+def test_stack_falls_back_when_memory_is_short(dev):
+    s = Scene()
+    for i in range(40):
+        s.push_clip(circle(20, 20, 30 - i * 0.5))
+    s.fill(rect(0, 0, 40, 40), (255, 0, 0, 255))
+    for _ in range(40):
+        s.pop_clip()
+    plan = s.plan(40, 40)
+    dev.options["scene_stack_bytes"] = 4096
+    try:
+        g = GpuScene(plan)
+        img = g.run()
+    finally:
+        del dev.options["scene_stack_bytes"]
+    assert g.no_stack
+    assert_close(img, render_reference_plan(plan))
+
+
+def test_empty_and_offscreen_clips(rng):
+    W, H = 64, 48
+    s = Scene()
+    s.fill(rect(0, 0, W, H), (255, 255, 0, 255))
+    s.push_clip(rect(10, 10, 0, 20))  # zero width
+    s.fill(rect(0, 0, W, H), (255, 0, 0, 255))
+    s.pop_clip()
+    s.push_clip(Path())  # no geometry at all
+    s.fill(rect(0, 0, W, H), (255, 0, 0, 255))
+    s.pop_clip()
+    s.push_clip(circle(-100, -100, 50))  # outside the viewport
+    s.fill(rect(0, 0, W, H), (255, 0, 0, 255))
+    s.pop_clip()
+    s.push_clip(circle(1000, 20, 950))  # mostly outside, covers the right part
+    s.push_clip(rect(30, -10, 100, 100))
+    s.fill(rect(-50, -50, 500, 500), (0, 0, 255, 255))
+    s.pop_clip()
+    s.pop_clip()
+    img = s.render(W, H)
+    assert_close(img, s.render_reference(W, H))
+    assert (img[:, :20, :3] == (255, 255, 0)).all()
+
+
+def test_fill_rules():
+    W = H = 40
+    p = star(20, 20, 18, 6, 5)
+    five = Path()  # a pentagram drawn through its points: the centre has winding 2
+    pts = [(20 + 18 * np.cos(np.radians(-90 + 144 * k)), 20 + 18 * np.sin(np.radians(-90 + 144 * k))) for k in range(5)]
+    five.move_to(*pts[0])
+    for q in pts[1:]:
+        five.line_to(*q)
+    five.close()
+    for rule, centre in (("nonzero", 0), ("evenodd", 255)):
+        s = Scene()
+        s.fill(five, (0, 0, 0, 255), fill_rule=rule)
+        img = s.render(W, H)
+        assert img[20, 20, 0] == centre
+        assert_close(img, s.render_reference(W, H))
+    s = Scene()
+    s.push_clip(five, fill_rule="evenodd")
+    s.fill(p, (255, 0, 0, 255))
+    s.pop_clip()
+    assert_close(s.render(W, H), s.render_reference(W, H))
+
+
+def test_ten_thousand_elements(rng):
+    W, H = 96, 80
+    s = random_scene(rng, W, H, 10_000, max_depth=3, p_clip=0.05)
+    assert len(s) >= 10_000
+    assert_close(s.render(W, H), s.render_reference(W, H))
+
+
+def test_transforms_and_union_clip(rng):
+    W = H = 50
+    s = Scene()
+    s.push_clip_union([[(circle(15, 25, 12), "nonzero", None)],
+                       [(rect(0, 0, 20, 20), "nonzero", (1, 0.2, -0.2, 1, 25, 5)),
+                        (circle(35, 20, 12), "evenodd", None)]])
+    s.fill(rect(0, 0, W, H), (200, 0, 100, 255), transform=(0.5, 0, 0, 0.5, 10, 10))
+    s.fill(rect(0, 0, W, H), (0, 100, 0, 128))
+    s.pop_clip()
+    s.fill(circle(0, 0, 10), (0, 0, 0, 255), transform=(2, 0, 0, 1, 25, 45))
+    assert_close(s.render(W, H), s.render_reference(W, H))
+
+
+def test_unbalanced_and_bad_input():
+    s = Scene()
+    with pytest.raises(pp.InputError, match="pop_clip"):
+        s.pop_clip()
+    s.push_clip(circle(5, 5, 5))
+    with pytest.raises(pp.InputError, match="push_clip"):
+        s.render(8, 8)
+    with pytest.raises(pp.InputError):
+        Scene().fill(circle(1, 1, 1), (300, 0, 0))
+    with pytest.raises(pp.InputError):
+        Scene().fill(circle(1, 1, 1), (3, 0, 0), fill_rule="odd")
+    with pytest.raises(pp.InputError):
+        Scene().render(0, 5)
+    with pytest.raises(pp.InputError):
+        Path().line_to(1, 1)
+    with pytest.raises(pp.InputError, match="finite"):
+        Scene().fill(circle(1, 1, np.nan), (3, 0, 0))
+    empty = Scene().render(17, 5, background=(10, 20, 30, 40))
+    assert empty.shape == (5, 17, 4) and (empty == (10, 20, 30, 40)).all()
+
+
+def test_clip_bboxes_fallback():
+    kinds = np.array([0, 1, 0, 1, 0, 2, 2, 0], np.uint32)
+    bb = np.array([[0, 0, 5, 5], [2, 2, 8, 8], [0, 0, 9, 9], [9, 9, 12, 12], [0, 0, 20, 20], [0, 0, 0, 0],
+                   [0, 0, 0, 0], [1, 1, 30, 30]], np.float32)
+    out = sc._clip_bboxes_fallback(kinds, bb, (0, 0, 10, 10))
+    assert out[2].tolist() == [2, 2, 8, 8]
+    assert out[3].tolist() == [0, 0, 0, 0] and out[4].tolist() == [0, 0, 0, 0]  # empty, not negative
+    assert out[7].tolist() == [1, 1, 10, 10]
+
+
+# ---------------------------------------------------------------- SVG subset
+SVG_HEAD = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+
+
+def render_svg(text, tmp_path=None):
+    if tmp_path is not None:  # also through a file
+        f = tmp_path / "t.svg"
+        f.write_text(text)
+        text = str(f)
+    s, W, H = sc.load_svg(text)
+    img = s.render(W, H)
+    assert_close(img, s.render_reference(W, H))
+    return s, img
+
+
+def same_image(a: Scene, b: Scene, W, H):
+    ia, ib = a.render(W, H), b.render(W, H)
+    assert_close(ia, ib)
+    return ia
+
+
+def test_svg_shapes_match_scene_api(tmp_path):
+    text = SVG_HEAD + 'width="64" height="48">' + """
+      <rect x="2" y="3" width="20" height="10" fill="red"/>
+      <rect x="30" y="3" width="20" height="10" rx="4" fill="#00f" fill-opacity="0.5"/>
+      <circle cx="12" cy="30" r="8" fill="rgb(0,128,0)"/>
+      <ellipse cx="40" cy="30" rx="12" ry="6" fill="#abc" opacity="0.5"/>
+      <polygon points="50,40 60,44 55,47" fill="black"/>
+      <polyline points="2,40 10,46 18,40" fill="orange"/>
+      <line x1="0" y1="0" x2="64" y2="48" stroke="none"/>
+      <path d="M30 40 l5 5 h5 v-5 z" fill="purple" fill-rule="evenodd"/>
+    </svg>"""
+    s, img = render_svg(text, tmp_path)
+    ref = Scene()
+    ref.fill(rect(2, 3, 20, 10), (255, 0, 0, 255))
+    ref.fill(rounded_rect(30, 3, 20, 10, 4), (0, 0, 255, 127.5))
+    ref.fill(circle(12, 30, 8), (0, 128, 0, 255))
+    ref.fill(ellipse(40, 30, 12, 6), (0xAA, 0xBB, 0xCC, 127.5))
+    ref.fill(polygon([(50, 40), (60, 44), (55, 47)]), (0, 0, 0, 255))
+    ref.fill(polygon([(2, 40), (10, 46), (18, 40)]), (255, 165, 0, 255))
+    ref.fill(polygon([(30, 40), (35, 45), (40, 45), (40, 40)]), (128, 0, 128, 255), fill_rule="evenodd")
+    assert_close(img, ref.render(64, 48))
+    assert tuple(img[8, 12]) == (255, 0, 0, 255)
+
+
+def test_svg_path_commands_and_transforms():
+    # Every path command, absolute and relative, with implicit repeats, packed arc flags and exponents.
+    d = ("M4 4 L20 4 l4 4 H30 h2 V12 v2 C30 20 26 22 22 22 c-2 0 -4 -2 -4 -4 S14 12 12 14 s-2 4 -4 4 "
+         "Q4 18 4 14 q0-2 2-4 T8 6 t-2-1 Z m30 10 a6 4 30 1 0 12 0 A6 4 0 01 36 14 z M40 30 1e1 30 50 40z")
+    text = SVG_HEAD + f'width="64" height="48"><g transform="translate(2,1) scale(0.9)"><path d="{d}" fill="navy"/>' \
+        '</g><rect width="10" height="10" transform="rotate(30 32 24) skewX(10) matrix(1 0 0 1 28 20)"/></svg>'
+    s, img = render_svg(text)
+    assert len(s) == 2
+    assert (img[..., 3] == 255).all() and (img[..., 0] < 255).any()
+
+
+def test_svg_clip_path_semantics():
+    W, H = 64, 64
+    text = SVG_HEAD + f'width="{W}" height="{H}">' + """
+      <defs>
+        <clipPath id="c1"><circle cx="32" cy="32" r="28"/></clipPath>
+        <clipPath id="u" clip-path="url(#c1)">
+          <rect x="0" y="0" width="40" height="20" transform="translate(4 4)"/>
+          <circle cx="20" cy="45" r="15" clip-path="url(#half)"/>
+        </clipPath>
+        <clipPath id="half" clipPathUnits="objectBoundingBox"><rect width="0.5" height="1"/></clipPath>
+        <clipPath id="eo" clip-rule="evenodd"><path d="M40 30 h20 v20 h-20 z M45 35 h10 v10 h-10 z"/></clipPath>
+      </defs>
+      <g clip-path="url(#u)"><rect width="64" height="64" fill="blue"/></g>
+      <rect width="64" height="64" fill="red" clip-path="url(#eo)"/>
+    </svg>"""
+    s, img = render_svg(text)
+    ref = Scene()
+    ref.push_clip_union([[(rect(4, 4, 40, 20), "nonzero", None), (circle(32, 32, 28), "nonzero", None)],
+                         [(circle(20, 45, 15), "nonzero", None), (rect(5, 30, 15, 30), "nonzero", None),
+                          (circle(32, 32, 28), "nonzero", None)]])
+    ref.fill(rect(0, 0, 64, 64), (0, 0, 255, 255))
+    ref.pop_clip()
+    ref.push_clip(Path().extend(rect(40, 30, 20, 20)).extend(rect(45, 35, 10, 10)), "evenodd")
+    ref.fill(rect(0, 0, 64, 64), (255, 0, 0, 255))
+    ref.pop_clip()
+    assert_close(img, ref.render(W, H))
+    assert img[10, 20, 2] == 255 and img[45, 12, 2] == 255   # rect part, left half of the circle
+    assert tuple(img[45, 28]) == tuple(img[40, 50]) == (255, 255, 255, 255)  # right half clipped; hole
+
+
+def test_svg_use_viewbox_and_warnings():
+    text = SVG_HEAD + 'width="40" height="20" viewBox="0 0 20 10">' + """
+      <defs><rect id="r" width="4" height="4" fill="lime"/></defs>
+      <use xlink:href="#r" x="2" y="3"/>
+      <use href="#r" x="10" y="3" transform="scale(1.2)"/>
+      <text x="1" y="1">no</text>
+      <g visibility="hidden"><rect width="40" height="20" fill="red"/></g>
+      <path d="10 10 L 5 5"/><path d="M 1e400 0 L 5 5 L 0 5"/><rect width="a" height="-3"/>
+      <g mask="url(#m)"><rect width="1" height="1"/></g>
+      <rect width="3" height="3" x="15" y="1" fill="url(#grad)" stroke="black"/>
+    </svg>"""
+    with pytest.warns(UserWarning) as rec:
+        s, W, H = sc.load_svg(text)
+    msgs = " ".join(str(w.message) for w in rec)
+    assert "<text>" in msgs and "paint server" in msgs and "stroke" in msgs and "mask on <g>" in msgs
+    assert "<path id=None> could not be read" in msgs
+    assert (W, H) == (40, 20)
+    img = s.render(W, H)
+    assert_close(img, s.render_reference(W, H))
+    assert tuple(img[10, 6, :3]) == (0, 255, 0)  # (2+1, 3+2) * 2 in pixels
+
+
+def test_svg_clip_cycle_is_an_error():
+    text = SVG_HEAD + 'width="10" height="10"><clipPath id="a" clip-path="url(#b)"><rect width="5" height="5"/>' \
+        '</clipPath><clipPath id="b"><rect width="5" height="5" clip-path="url(#a)"/></clipPath>' \
+        '<rect width="10" height="10" clip-path="url(#a)"/></svg>'
+    with pytest.raises(pp.InputError, match="cycle"):
+        sc.load_svg(text)
+    self_ref = SVG_HEAD + 'width="10" height="10"><clipPath id="a" clip-path="url(#a)"><rect width="5" ' \
+        'height="5"/></clipPath><rect width="10" height="10" clip-path="url(#a)"/></svg>'
+    with pytest.raises(pp.InputError, match="cycle"):
+        sc.load_svg(self_ref)
+    with pytest.raises(pp.InputError):
+        sc.load_svg("<svg")
+
+
+def test_bench_grid_scene_small():
+    from pywgpuprims._scene_bench import grid_scene
+
+    s = grid_scene(400, 90, 70, 50)
+    assert s.max_depth == 3
+    assert_close(s.render(70, 50), s.render_reference(70, 50))
+
+
+def test_svg_clip_path_transforms_and_units():
+    # transform on the clipPath, on its child, on the clipped element; objectBoundingBox with a group.
+    text = SVG_HEAD + 'width="48" height="40">' + """
+      <clipPath id="t" transform="translate(10 0)"><rect x="0" y="0" width="10" height="40"
+          transform="scale(1 0.5)"/></clipPath>
+      <clipPath id="b" clipPathUnits="objectBoundingBox"><circle cx="0.5" cy="0.5" r="0.5"/></clipPath>
+      <rect width="48" height="40" fill="red" clip-path="url(#t)" transform="translate(2 4)"/>
+      <g clip-path="url(#b)" transform="translate(20 10)"><rect width="20" height="10" fill="blue"/>
+        <rect x="10" y="10" width="10" height="10" fill="blue"/></g>
+    </svg>"""
+    s, img = render_svg(text)
+    ref = Scene()
+    ref.push_clip(rect(12, 4, 10, 20))
+    ref.fill(rect(2, 4, 48, 40), (255, 0, 0, 255))
+    ref.pop_clip()
+    ref.push_clip(ellipse(30, 20, 10, 10))
+    ref.fill(rect(20, 10, 20, 10), (0, 0, 255, 255))
+    ref.fill(rect(30, 20, 10, 10), (0, 0, 255, 255))
+    ref.pop_clip()
+    assert_close(img, ref.render(48, 40))
+
+
+def test_outputs_and_state_poisoned(rng, dev):
+    from conftest import POISON_U32
+
+    W, H = 37, 29
+    s = random_scene(rng, W, H, 80, max_depth=5, p_clip=0.25)
+    plan = s.plan(W, H)
+    for gpu_layout in (True, False):
+        g = GpuScene(plan, gpu_layout=gpu_layout)
+        names = ("image", "pix", "summary", "masks", "cell_off", "spill_off", "pbb", "bboxes", "rects", "rows",
+                 "pair_off", "part_rows", "part_cell", "part_band0", "parts")
+        inputs = () if gpu_layout else ("rects", "parts")  # uploaded by the host layout
+        bufs = [getattr(g, n) for n in names if getattr(g, n, None) is not None and n not in inputs] + g.state
+        for buf in bufs:
+            dev.write(buf.buffer, np.full(buf.buffer.size // 4, POISON_U32, np.uint32).tobytes())
+        assert_close(g.run(), render_reference_plan(plan))

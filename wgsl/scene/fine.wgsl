@@ -1,0 +1,276 @@
+// Fine rasterisation of one 16x16 tile per workgroup, one pixel per invocation.
+//
+// The tile walks its element bits (painter's order). Each pixel keeps a premultiplied colour and
+// `top`, the product of the coverages of the clips around it. BEGIN pushes `top` on the pixel's
+// clip stack (levels in `spill`, sized per tile from its depth bound) and multiplies it by the
+// clip's coverage; END pops it; DRAW composites colour * coverage * top source-over.
+// Coverage = samples of a 4x4 grid inside / 16. A sample's winding number counts the segments of
+// the part's cell (its tile row) crossing the sample's row left of it; a clip is a union of
+// products of parts (SVG clipPath children and nested clip-path references).
+//
+// NO_STACK (used when the stack levels would not fit in memory): no per-level storage. A BEGIN
+// multiplies `top` by the clip's coverage c; its END computes c again (same samples, same value)
+// and divides it back out. A clip with c = 0 saves `top` once in `saved` and counts the levels
+// below it in `zd`, so zero coverage loses nothing. Deeper is slower (clips rasterised twice),
+// never wrong (only float rounding of top * c / c, far below 1/255).
+//
+// Work per invocation is bounded: the walk stops before exceeding `budget` loop trips (the same
+// count for every pixel of the tile, so the stop is uniform) and saves where it stopped; the host
+// dispatches again until no tile is unfinished (lavapipe cuts loops past 65,535 trips).
+
+struct Params {
+    tiles_x: u32,
+    n_tiles: u32,
+    n_words: u32,
+    n_sum: u32,
+    budget: u32,
+    first: u32,
+    bg_r: f32,
+    bg_g: f32,
+    bg_b: f32,
+    bg_a: f32,
+}
+
+const KIND_BEGIN: u32 = 1u;
+const KIND_END: u32 = 2u;
+const DONE: u32 = 0xffffffffu;
+const NO_STACK: bool = {{NO_STACK_BOOL}};
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> masks: array<u32>;
+@group(0) @binding(2) var<storage, read> elems: array<vec4<u32>>;   // [2e]: kind, part_lo, part_hi; [2e+1]: colour bits
+@group(0) @binding(3) var<storage, read> parts: array<vec4<u32>>;   // cell, band0, nbands, flags (1 evenodd, 2 new term)
+@group(0) @binding(4) var<storage, read> cell_off: array<u32>;      // exclusive scan of cell sizes (+ total)
+@group(0) @binding(5) var<storage, read> binned: array<vec4<f32>>;  // x0, y0, x1, y1
+@group(0) @binding(6) var<storage, read> spill_off: array<u32>;     // first stack level of each tile
+@group(0) @binding(7) var<storage, read_write> spill: array<f32>;
+@group(0) @binding(8) var<storage, read_write> pix: array<vec4<f32>>; // [2i]: colour, [2i+1].x: top
+@group(0) @binding(9) var<storage, read> state_in: array<u32>;      // per tile: next element, depth
+@group(0) @binding(10) var<storage, read_write> state_out: array<atomic<u32>>; // same, then the unfinished count
+@group(0) @binding(11) var<storage, read> summary: array<u32>;     // per tile: one bit per non-zero mask word
+
+fn cell_range(p: vec4<u32>, ty: u32) -> vec2<u32> {
+    if (ty < p.y || ty >= p.y + p.z) {
+        return vec2<u32>(0u, 0u);
+    }
+    let cell = p.x + ty - p.y;
+    return vec2<u32>(cell_off[cell], cell_off[cell + 1u]);
+}
+
+fn row_wind(s: vec4<f32>, sy: f32, sx: vec4<f32>, d: i32) -> vec4<i32> {
+    if ((s.y <= sy) != (s.w <= sy)) {
+        let xc = s.x + ((sy - s.y) * (s.z - s.x)) / (s.w - s.y);
+        return select(vec4<i32>(0), vec4<i32>(d), vec4<f32>(xc) < sx);
+    }
+    return vec4<i32>(0);
+}
+
+fn row_bits(w: vec4<i32>, evenodd: bool) -> u32 {
+    var inside: vec4<bool>;
+    if (evenodd) {
+        inside = (w & vec4<i32>(1)) != vec4<i32>(0);
+    } else {
+        inside = w != vec4<i32>(0);
+    }
+    let b = select(vec4<u32>(0u), vec4<u32>(1u, 2u, 4u, 8u), inside);
+    return b.x | b.y | b.z | b.w;
+}
+
+// 16 sample bits of one part at pixel (px, py) in tile row ty.
+fn part_bits(p: vec4<u32>, ty: u32, px: f32, py: f32) -> u32 {
+    let r = cell_range(p, ty);
+    let sx = vec4<f32>(px + 0.125, px + 0.375, px + 0.625, px + 0.875);
+    var w0 = vec4<i32>(0);
+    var w1 = vec4<i32>(0);
+    var w2 = vec4<i32>(0);
+    var w3 = vec4<i32>(0);
+    for (var i = r.x; i < r.y; i++) {
+        let s = binned[i];
+        // Skip segments that miss this pixel's sample rows or lie right of all its samples (the
+        // margin keeps the skip exact whatever the rounding of the crossing's x).
+        if (max(s.y, s.w) <= py + 0.125 || min(s.y, s.w) > py + 0.875 || min(s.x, s.z) > px + 1.0) {
+            continue;
+        }
+        let d = select(-1, 1, s.w > s.y);
+        w0 += row_wind(s, py + 0.125, sx, d);
+        w1 += row_wind(s, py + 0.375, sx, d);
+        w2 += row_wind(s, py + 0.625, sx, d);
+        w3 += row_wind(s, py + 0.875, sx, d);
+    }
+    let eo = (p.w & 1u) != 0u;
+    return row_bits(w0, eo) | (row_bits(w1, eo) << 4u) | (row_bits(w2, eo) << 8u) | (row_bits(w3, eo) << 12u);
+}
+
+fn coverage(head: vec4<u32>, ty: u32, px: f32, py: f32) -> f32 {
+    var acc = 0u;
+    var term = 0u;
+    for (var q = head.y; q < head.z; q++) {
+        let p = parts[q];
+        let bits = part_bits(p, ty, px, py);
+        if ((p.w & 2u) != 0u) {
+            acc |= term;
+            term = bits;
+        } else {
+            term &= bits;
+        }
+    }
+    acc |= term;
+    return f32(countOneBits(acc)) / 16.0;
+}
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let tile = wid.x + wid.y * nwg.x;
+    if (tile >= params.n_tiles) {
+        return;
+    }
+    let tx = tile % params.tiles_x;
+    let ty = tile / params.tiles_x;
+    let px = f32(tx * 16u + (lid & 15u));
+    let py = f32(ty * 16u + (lid >> 4u));
+    let pi = tile * 256u + lid;
+    var col = vec4<f32>(params.bg_r, params.bg_g, params.bg_b, params.bg_a);
+    var top = 1.0;
+    var pos = 0u;
+    var depth = 0u;
+#if NO_STACK
+    var zd = 0u;
+    var saved = 0.0;
+#endif
+    if (params.first == 0u) {
+        pos = state_in[2u * tile];
+        depth = state_in[2u * tile + 1u];
+        if (pos == DONE) {
+            if (lid == 0u) {
+                atomicStore(&state_out[2u * tile], DONE);
+            }
+            return;
+        }
+        col = pix[2u * pi];
+        let aux = pix[2u * pi + 1u];
+        top = aux.x;
+#if NO_STACK
+        saved = aux.y;
+        zd = bitcast<u32>(aux.z);
+#endif
+    }
+    let soff = spill_off[tile];
+    var count = 0u;
+    var stopped = false;
+    let w0 = pos >> 5u;
+    let keep0 = ~0u << (pos & 31u);
+    var si = w0 >> 5u;
+    var skeep = ~0u << (w0 & 31u);
+    loop {
+        if (si >= params.n_sum || stopped) {
+            break;
+        }
+        if (count >= params.budget) {
+            stopped = true;
+            pos = si * 1024u;
+            break;
+        }
+        var sm = summary[tile * params.n_sum + si] & skeep;
+        skeep = ~0u;
+        count += 1u;
+        loop {
+            if (sm == 0u || stopped) {
+                break;
+            }
+            let w = si * 32u + countTrailingZeros(sm);
+            sm &= sm - 1u;
+            if (count >= params.budget) {
+                stopped = true;
+                pos = w * 32u;
+                break;
+            }
+            var m = masks[tile * params.n_words + w] & select(~0u, keep0, w == w0);
+            count += 1u;
+            loop {
+                if (m == 0u) {
+                    break;
+                }
+                let e = w * 32u + countTrailingZeros(m);
+                let head = elems[2u * e];
+                var cost = 1u;
+                if (head.x != KIND_END || NO_STACK) {
+                    for (var q = head.y; q < head.z; q++) {
+                        let r = cell_range(parts[q], ty);
+                        cost += 1u + r.y - r.x;
+                    }
+                }
+                if (count + cost > params.budget && count > 2u) {
+                    stopped = true;
+                    pos = e;
+                    break;
+                }
+                count += cost;
+                m &= m - 1u;
+#if NO_STACK
+                if (head.x == KIND_END) {
+                    depth -= 1u;
+                    if (zd > 1u) {
+                        zd -= 1u;
+                    } else if (zd == 1u) {
+                        zd = 0u;
+                        top = saved;
+                    } else if (top > 0.0) {
+                        top = top / coverage(head, ty, px, py);
+                    }
+                } else if (head.x == KIND_BEGIN) {
+                    depth += 1u;
+                    if (zd > 0u) {
+                        zd += 1u;
+                    } else if (top > 0.0) {
+                        let c = coverage(head, ty, px, py);
+                        if (c == 0.0) {
+                            saved = top;
+                            zd = 1u;
+                            top = 0.0;
+                        } else {
+                            top = top * c;
+                        }
+                    }
+                }
+#else
+                if (head.x == KIND_END) {
+                    depth -= 1u;
+                    top = spill[(soff + depth) * 256u + lid];
+                } else if (head.x == KIND_BEGIN) {
+                    var c = 0.0;
+                    if (top > 0.0) {
+                        c = coverage(head, ty, px, py);
+                    }
+                    spill[(soff + depth) * 256u + lid] = top;
+                    depth += 1u;
+                    top = top * c;
+                }
+#endif
+                if (head.x == 0u && top > 0.0) {
+                    let c = coverage(head, ty, px, py);
+                    let eff = c * top;
+                    let s = bitcast<vec4<f32>>(elems[2u * e + 1u]) * eff;
+                    col = s + col * (1.0 - s.w);
+                }
+            }
+        }
+        si += 1u;
+    }
+    if (!stopped) {
+        pos = DONE;
+    }
+    pix[2u * pi] = col;
+#if NO_STACK
+    pix[2u * pi + 1u] = vec4<f32>(top, saved, bitcast<f32>(zd), 0.0);
+#else
+    pix[2u * pi + 1u] = vec4<f32>(top, 0.0, 0.0, 0.0);
+#endif
+    if (lid == 0u) {
+        atomicStore(&state_out[2u * tile], pos);
+        atomicStore(&state_out[2u * tile + 1u], depth);
+        if (stopped) {
+            atomicAdd(&state_out[2u * params.n_tiles], 1u);
+        }
+    }
+}
