@@ -1,0 +1,517 @@
+"""Stream compaction and run-length encoding (PARLE), with decoding.
+
+``compact(x, mask)``, ``nonzero(mask)``, ``rle_encode(x)`` and ``rle_decode(values, counts)``.
+
+Two pipelines produce the same bits:
+
+``method="fused"`` (default; ``wgsl/rle/fused.wgsl``)
+    One pass reads the input once. Each tile of 4096 elements (16384 for uint8) flags its items
+    (run starts, or kept elements), scans the flag counts in workgroup memory, takes its output
+    offset from the single-pass decoupled lookback over u32 counts (``common/lookback.wgsl``; a
+    tile that polls a silent predecessor re-counts that tile's flags itself) and writes its items
+    compacted. Run-length encoding writes the run START positions (and the sentinel ``n`` after
+    the last), and a small indirect pass over the runs (``wgsl/rle/finish.wgsl``) writes
+    ``counts[r] = start[r+1] - start[r]``: runs that cross tiles need no special case. 32-bit
+    values are written by the fused pass; uint8 values (packed four to a word) are gathered by
+    the finishing pass, so no word is written by two workgroups.
+    If a lookback exhausts its step budget the tile records it in a status word, and the last
+    tile to finish arms a reduce-then-scan repair on the GPU (indirect dispatch: per-tile counts,
+    a one-workgroup scan of them, a rewrite of every tile from its exact offset). No host
+    read-back: GpuArray results are repaired too.
+
+``method="parle"`` (the readable reference; ``wgsl/rle/parle.wgsl``)
+    Balevic's PARLE: a flag per element, the library's inclusive scan (``encode_scan``, same
+    batch), a scatter of the flagged positions (with the ``n`` sentinel for RLE), and the same
+    finishing pass for values and counts.
+
+Results whose length is known only on the GPU. numpy in gives numpy out (the count is read back
+first). GpuArray in gives a :class:`Compacted` or :class:`RunLengths`: GpuArrays sized for the
+worst case plus the count as a one-element GpuArray, so chains stay on the GPU
+(``rle_decode(rle_encode(g))`` reads nothing back).
+
+Runs compare bit patterns: float32 ``-0.0`` and ``0.0`` are different runs, and NaNs with the same
+bits form one run (numpy's ``x[1:] != x[:-1]`` would split NaN runs and join the zeros).
+Indices (``nonzero``) are uint32, the GPU's natural index type (numpy's ``flatnonzero`` gives
+int64); sizes are limited to fewer than 2^32 - 2^16 elements.
+
+Test and benchmark switches in ``device().options``: ``rle_withhold_period`` (every k-th tile
+withholds its lookback state, forcing the fallback), ``rle_max_steps`` (lookback budget; 0 forces
+the repair), ``rle_subgroups`` (False: the workgroup-memory path), ``rle_stats_buffer`` (a buffer
+that receives the single pass's 4 counter words: ticket, gave-up, fallbacks, finished).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._array import GpuArray, as_input, asarray
+from ._bench import BenchContext, benchmark
+from ._device import Device
+from ._errors import DeviceLimitError, InputError
+from ._monoid import monoid_defines
+from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, encode_scan
+
+__all__ = ["Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode"]
+
+WG = 256
+VPT = 4
+TILE_V = WG * VPT  # vec4 words per tile
+FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
+DECODE_VPT = 4
+MAX_STEPS = 512
+MAX_ELEMENTS = (1 << 32) - (1 << 16)
+MASK_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.int32))
+
+
+@dataclass
+class Compacted:
+    """A compaction whose length lives on the GPU.
+
+    Attributes
+    ----------
+    data : GpuArray
+        Worst-case length (the input's size); the first ``count`` elements are the result, the
+        rest is unspecified.
+    count : GpuArray
+        Shape (1,), uint32: the number of elements kept.
+    """
+
+    data: GpuArray
+    count: GpuArray
+
+    def numpy(self) -> np.ndarray:
+        """Read the count, then the kept elements."""
+        k = int(self.count.numpy()[0])
+        return _read_prefix(self.data, k)
+
+
+@dataclass
+class RunLengths:
+    """A run-length encoding whose number of runs lives on the GPU.
+
+    Attributes
+    ----------
+    values, counts : GpuArray
+        Worst-case length (the input's size); the first ``n_runs`` entries are the runs.
+    n_runs : GpuArray
+        Shape (1,), uint32.
+    starts : GpuArray
+        The runs' first positions, followed by the sentinel ``size`` (used by :func:`rle_decode`).
+    size : int
+        The decoded length (known on the host).
+    """
+
+    values: GpuArray
+    counts: GpuArray
+    n_runs: GpuArray
+    starts: GpuArray
+    size: int
+
+    def numpy(self) -> tuple[np.ndarray, np.ndarray]:
+        """Read the number of runs, then ``(values, counts)``."""
+        k = int(self.n_runs.numpy()[0])
+        return _read_prefix(self.values, k), _read_prefix(self.counts, k)
+
+
+def _read_prefix(g: GpuArray, k: int) -> np.ndarray:
+    if k == 0:
+        return np.empty(0, g.dtype)
+    return GpuArray(g.device, g.buffer, (k,), g.dtype, g.byte_offset).numpy()
+
+
+def _count_view(meta: GpuArray) -> GpuArray:
+    return GpuArray(meta.device, meta.buffer, (1,), np.uint32, meta.byte_offset)
+
+
+def _words(n: int, dtype) -> int:
+    return -(-n // 4) if np.dtype(dtype) == np.uint8 else n
+
+
+def _check_size(primitive: str, n: int, dev: Device, itemsize_bytes: int) -> None:
+    if n >= MAX_ELEMENTS:
+        raise InputError(primitive, f"{n} elements: at most {MAX_ELEMENTS - 1} are supported")
+    if itemsize_bytes > dev.max_binding:
+        raise DeviceLimitError(primitive, f"{itemsize_bytes} bytes exceed the device's largest storage binding "
+                               f"({dev.max_binding} bytes)")
+
+
+def _opt(dev: Device, name: str, default):
+    return dev.options.get(name, default)
+
+
+def _method(dev: Device, method: str | None, primitive: str) -> str:
+    m = method or _opt(dev, "rle_method", "fused")
+    if m not in ("fused", "parle"):
+        raise InputError(primitive, f"method {m!r}: expected 'fused' or 'parle'")
+    return m
+
+
+# ------------------------------------------------------------------------- recording
+def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray | None, meta: GpuArray,
+                  idx: GpuArray | None, val: GpuArray | None, method: str, scratch: list) -> None:
+    """Record the compaction of flagged items of ``x`` (mode 'rle', 'compact' or 'nonzero').
+
+    Writes ``meta[0]`` (item count) and the finishing pass's grid at ``meta[4..6]``; item indices
+    to ``idx`` and/or 32-bit values to ``val``. Scratch buffers are appended to ``scratch`` (the
+    caller releases them after submitting).
+    """
+    eb8 = x.dtype == np.uint8
+    mask_u8 = mask is not None and mask.dtype == np.uint8
+    flags = {"RLE": mode == "rle", "COMPACT": mode == "compact", "NONZERO": mode == "nonzero",
+             "EB8": eb8, "MASK_U8": mask_u8}
+    b.clear(meta)
+    if method == "parle":
+        _encode_parle(b, dev, flags, x, n, mask, meta, idx, scratch)
+        return
+    n_vec4 = -(-_words(n, x.dtype) // 4)
+    n_tiles = -(-n_vec4 // TILE_V)
+    subgroups = dev.has_subgroups and _opt(dev, "rle_subgroups", True)
+    spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
+    base = dict(monoid_defines("add", np.uint32, "rle"), WG=WG, VPT=VPT, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
+                LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=idx is not None, WRITE_VALUES=val is not None, **flags)
+    grid = dev.grid(n_tiles)
+    params = {"n": n, "n_vec4": n_vec4, "n_mask_words": 0 if mask is None else max(1, _words(n, mask.dtype)),
+              "n_tiles": n_tiles, "n_groups": n_tiles,
+              "withhold_period": int(_opt(dev, "rle_withhold_period", 0)),
+              "max_steps": int(_opt(dev, "rle_max_steps", min(MAX_STEPS, 48_000 // (spin + LOOKBACK_WINDOW + 24)))),
+              "repair_x": grid[0], "repair_y": grid[1], "fin_per_group": FIN_PER_GROUP, "max_groups": dev.max_groups}
+    state = dev.scratch(16 + 8 * n_tiles)
+    rargs = dev.scratch(32)
+    partials = dev.scratch(4 * n_tiles)
+    carry = dev.scratch(16)
+    scratch += [state, rargs, partials, carry]
+    io = {"x": x}
+    if mask is not None:
+        io["mask"] = mask
+    outs = {"info": meta}
+    if idx is not None:
+        outs["out_idx"] = idx
+    if val is not None:
+        outs["out_val"] = val
+    k_single = dev.kernel("rle/fused.wgsl", defines=dict(base, SINGLE_PASS=True))
+    b.clear(state, 0, 16 + 8 * n_tiles)
+    b.dispatch(k_single, n_tiles, params=params, tile_state=state, repair_args=rargs, **io, **outs)
+    stats = _opt(dev, "rle_stats_buffer", None)
+    if stats is not None:
+        b.copy(state, 0, stats, 0, 16)
+    # Repair (armed on the GPU: zero-sized grids unless some tile gave up).
+    k_red = dev.kernel("rle/fused.wgsl", defines=dict(base, RTS_REDUCE=True, WRITE_IDX=False, WRITE_VALUES=False))
+    k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
+    k_down = dev.kernel("rle/fused.wgsl", defines=dict(base, RTS_DOWNSWEEP=True))
+    b.dispatch_indirect(k_red, rargs, 0, params=params, partials=partials, **io)
+    b.dispatch_indirect(k_spine, rargs, 16, params={"tiles_per_row": n_tiles, "rows": 1, "carry_in": 0, "chunk": 0},
+                        partials=partials, carry=carry)
+    b.dispatch_indirect(k_down, rargs, 0, params=params, partials=partials, **io, **outs)
+
+
+def _encode_parle(b, dev: Device, flags: dict, x: GpuArray, n: int, mask, meta, idx, scratch: list) -> None:
+    fbuf = dev.scratch(4 * n)
+    sbuf = dev.scratch(4 * n)
+    scratch += [fbuf, sbuf]
+    fl = GpuArray(dev, fbuf, (n,), np.uint32)
+    sc = GpuArray(dev, sbuf, (n,), np.uint32)
+    groups = -(-n // 256)
+    params = {"n": n, "n_groups": groups, "fin_per_group": FIN_PER_GROUP, "max_groups": dev.max_groups}
+    k_flags = dev.kernel("rle/parle.wgsl", defines=dict(flags, FLAGS=True))
+    k_scatter = dev.kernel("rle/parle.wgsl", defines=dict(flags, SCATTER=True))
+    src = {"mask": mask} if flags["COMPACT"] else {"x": x}
+    b.dispatch(k_flags, groups, params=params, flags=fl, **src)
+    encode_scan(b, fl, sc, "add", False, method="single_pass")
+    b.dispatch(k_scatter, groups, params=params, flags=fl, scanned=sc, idx=idx, info=meta)
+
+
+def _encode_finish(b, dev: Device, meta: GpuArray, idx: GpuArray, x: GpuArray | None, values: GpuArray | None,
+                   counts: GpuArray | None) -> None:
+    defs = {"COUNTS": counts is not None, "GATHER": values is not None,
+            "EB8": x is not None and x.dtype == np.uint8}
+    k = dev.kernel("rle/finish.wgsl", defines=defs)
+    binds = {"info": meta, "idx": idx}
+    if values is not None:
+        binds.update(x=x, values=values)
+    if counts is not None:
+        binds["counts"] = counts
+    b.dispatch_indirect(k, meta, 16, params={"dummy": 0}, **binds)
+
+
+# ------------------------------------------------------------------------- compaction
+def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
+    if mode == "nonzero":
+        gm, host = as_input(mask, primitive, dtypes=MASK_DTYPES)
+        g = gm
+        gmask = None
+    else:
+        g, host = as_input(x, primitive)
+        if isinstance(mask, GpuArray):
+            gmask = mask
+            if host is not None:
+                raise InputError(primitive, "x and mask must both be numpy arrays or both GpuArrays")
+        else:
+            if host is None:
+                raise InputError(primitive, "x and mask must both be numpy arrays or both GpuArrays")
+            m = np.asarray(mask)
+            if m.dtype == np.bool_:
+                m = m.view(np.uint8)
+            gmask = m
+        mshape = gmask.shape
+        if tuple(mshape) != tuple(g.shape):
+            raise InputError(primitive, f"mask has shape {tuple(mshape)}, x has shape {tuple(g.shape)}")
+        if np.dtype(gmask.dtype) not in MASK_DTYPES:
+            raise InputError(primitive, f"mask dtype {gmask.dtype} is not supported (expected bool, uint8, "
+                             "uint32 or int32)")
+        if not isinstance(gmask, GpuArray):
+            gmask = asarray(gmask, dev=g.device)
+    dev = g.device
+    n = g.size
+    m = _method(dev, method, primitive)
+    out_dtype = np.dtype(np.uint32) if mode == "nonzero" else g.dtype
+    _check_size(primitive, n, dev, 4 * n)
+    if n == 0:
+        empty = np.empty(0, out_dtype)
+        if host is not None:
+            return empty
+        meta = asarray(np.zeros(4, np.uint32), dev=dev)
+        return Compacted(GpuArray.empty((0,), out_dtype, dev), _count_view(meta))
+    g1 = g.reshape(-1)
+    data = GpuArray.empty((n,), out_dtype, dev)
+    meta = GpuArray.empty((16,), np.uint32, dev)
+    scratch: list = []
+    b = dev.batch()
+    if mode == "nonzero":
+        _encode_items(b, dev, "nonzero", g1, n, None, meta, data, None, m, scratch)
+    elif g.dtype == np.uint8 or m == "parle":
+        ibuf = dev.scratch(4 * n)
+        scratch.append(ibuf)
+        idx = GpuArray(dev, ibuf, (n,), np.uint32)
+        _encode_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, idx, None, m, scratch)
+        _encode_finish(b, dev, meta, idx, g1, data, None)
+    else:
+        _encode_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, None, data, m, scratch)
+    b.submit()
+    for buf in scratch:
+        dev.release(buf)
+    res = Compacted(data, _count_view(meta))
+    return res.numpy() if host is not None else res
+
+
+def compact(x, mask, *, method: str | None = None):
+    """The elements of ``x`` where ``mask`` is true, in order (``x[mask]`` flattened).
+
+    Parameters
+    ----------
+    x : numpy.ndarray or GpuArray
+        Any shape; uint8, uint32, int32 or float32.
+    mask : numpy.ndarray or GpuArray
+        The same shape; bool, uint8, uint32 or int32 (nonzero keeps). Both numpy or both GpuArray.
+    method : {"fused", "parle"}, optional
+        The single-pass kernel (default) or the multi-pass PARLE reference.
+
+    Returns
+    -------
+    numpy.ndarray or Compacted
+        numpy in: the kept elements (1-D). GpuArray in: a :class:`Compacted` (worst-case-sized
+        ``data`` and a GPU-side ``count``); nothing is read back.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.compact(np.array([5, 6, 7, 8], np.int32), np.array([True, False, True, True]))
+    array([5, 7, 8], dtype=int32)
+    """
+    return _compact_impl("compact", x, mask, "compact", method)
+
+
+def nonzero(mask, *, method: str | None = None):
+    """Flat indices of the nonzero elements of ``mask``, in order, as uint32.
+
+    Like ``np.flatnonzero(mask)``, but uint32 (the GPU's index type) rather than int64.
+
+    Parameters
+    ----------
+    mask : numpy.ndarray or GpuArray
+        bool, uint8, uint32 or int32; any shape (flattened in C order).
+    method : {"fused", "parle"}, optional
+
+    Returns
+    -------
+    numpy.ndarray or Compacted
+        numpy in: uint32 indices. GpuArray in: a :class:`Compacted` of uint32 indices.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.nonzero(np.array([0, 3, 0, 1], np.uint32))
+    array([1, 3], dtype=uint32)
+    """
+    return _compact_impl("nonzero", None, mask, "nonzero", method)
+
+
+# ------------------------------------------------------------------------- RLE
+def rle_encode(x, *, method: str | None = None):
+    """Run-length encode a 1-D array: each maximal run becomes one value and its length.
+
+    Equal means equal bits: float32 ``-0.0`` and ``0.0`` are different runs, and NaNs with the
+    same bits form one run.
+
+    Parameters
+    ----------
+    x : numpy.ndarray or GpuArray
+        1-D; uint8, uint32, int32 or float32.
+    method : {"fused", "parle"}, optional
+        The single-pass kernel (default) or the multi-pass PARLE reference.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray) or RunLengths
+        numpy in: ``(values, counts)`` with counts uint32. GpuArray in: a :class:`RunLengths`
+        (worst-case-sized arrays, the number of runs on the GPU); nothing is read back.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> v, c = pp.rle_encode(np.array([7, 7, 7, 2, 9, 9], np.int32))
+    >>> v, c
+    (array([7, 2, 9], dtype=int32), array([3, 1, 2], dtype=uint32))
+    """
+    g, host = as_input(x, "rle_encode", ndims=(1,))
+    dev = g.device
+    n = g.size
+    m = _method(dev, method, "rle_encode")
+    _check_size("rle_encode", n, dev, 4 * (n + 1))
+    if n == 0:
+        if host is not None:
+            return np.empty(0, g.dtype), np.empty(0, np.uint32)
+        meta = asarray(np.zeros(4, np.uint32), dev=dev)
+        return RunLengths(GpuArray.empty((0,), g.dtype, dev), GpuArray.empty((0,), np.uint32, dev),
+                          _count_view(meta), asarray(np.zeros(1, np.uint32), dev=dev), 0)
+    values = GpuArray.empty((n,), g.dtype, dev)
+    counts = GpuArray.empty((n,), np.uint32, dev)
+    starts = GpuArray.empty((n + 1,), np.uint32, dev)
+    meta = GpuArray.empty((16,), np.uint32, dev)
+    scratch: list = []
+    b = dev.batch()
+    fused_values = m == "fused" and g.dtype != np.uint8
+    _encode_items(b, dev, "rle", g, n, None, meta, starts, values if fused_values else None, m, scratch)
+    _encode_finish(b, dev, meta, starts, g, None if fused_values else values, counts)
+    b.submit()
+    for buf in scratch:
+        dev.release(buf)
+    res = RunLengths(values, counts, _count_view(meta), starts, n)
+    return res.numpy() if host is not None else res
+
+
+def rle_decode(values, counts=None, *, size: int | None = None):
+    """Expand runs: ``values[r]`` repeated ``counts[r]`` times (``np.repeat(values, counts)``).
+
+    Parameters
+    ----------
+    values : numpy.ndarray, GpuArray or RunLengths
+        The run values (uint8, uint32, int32 or float32), or a :class:`RunLengths` from
+        :func:`rle_encode` (then ``counts`` is omitted and nothing is read back).
+    counts : numpy.ndarray or GpuArray
+        Same length as ``values``; non-negative integers (GpuArray: uint32) whose sum is below
+        2^32 - 2^16. Zero counts are allowed.
+    size : int, optional
+        GpuArray input only: the decoded length, if known, so nothing is read back (elements past
+        the counts' sum are 0; the sum is then not checked for overflow). Without it the sum is
+        read back and checked.
+
+    Returns
+    -------
+    numpy.ndarray or GpuArray
+        numpy in gives numpy out; GpuArray (or RunLengths) in gives a GpuArray.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.rle_decode(np.array([7, 2, 9], np.int32), np.array([3, 1, 2], np.uint32))
+    array([7, 7, 7, 2, 9, 9], dtype=int32)
+    """
+    if isinstance(values, RunLengths):
+        if counts is not None:
+            raise InputError("rle_decode", "give either a RunLengths or values and counts")
+        rl = values
+        dev = rl.values.device
+        return _decode(dev, rl.values, rl.starts, 1, _meta_of(rl.n_runs), rl.size)
+    if counts is None:
+        raise InputError("rle_decode", "counts is missing")
+    gv, host = as_input(values, "rle_decode", ndims=(1,))
+    dev = gv.device
+    if host is not None:
+        if isinstance(counts, GpuArray):
+            raise InputError("rle_decode", "values and counts must both be numpy arrays or both GpuArrays")
+        c = np.asarray(counts)
+        if c.ndim != 1 or c.shape != gv.shape:
+            raise InputError("rle_decode", f"values has shape {gv.shape} but counts has shape {c.shape}")
+        if c.size and (not np.issubdtype(c.dtype, np.integer) or int(c.min()) < 0):
+            raise InputError("rle_decode", "counts must be non-negative integers")
+        total = int(c.sum(dtype=np.uint64)) if c.size else 0
+        if total >= MAX_ELEMENTS:
+            raise InputError("rle_decode", f"the counts sum to {total}, which overflows 32-bit positions "
+                             f"(at most {MAX_ELEMENTS - 1})")
+        if total == 0:
+            return np.empty(0, gv.dtype)
+        gc = asarray(c.astype(np.uint32), dev=dev)
+        meta = asarray(np.array([gv.size, 0, 0, 0], np.uint32), dev=dev)
+        ends = GpuArray.empty((gv.size,), np.uint32, dev)
+        b = dev.batch()
+        encode_scan(b, gc, ends, "add", False)
+        b.submit()
+        return _decode(dev, gv, ends, 0, meta, total).numpy()
+    if not isinstance(counts, GpuArray):
+        raise InputError("rle_decode", "values and counts must both be numpy arrays or both GpuArrays")
+    if counts.shape != gv.shape:
+        raise InputError("rle_decode", f"values has shape {gv.shape} but counts has shape {counts.shape}")
+    if counts.dtype not in (np.dtype(np.uint32), np.dtype(np.int32)):
+        raise InputError("rle_decode", f"counts dtype {counts.dtype}: expected uint32")
+    r = gv.size
+    meta = asarray(np.array([r, 0, 0, 0], np.uint32), dev=dev)
+    if r == 0:
+        return _zeros(dev, int(size or 0), gv.dtype)
+    ends = GpuArray.empty((r,), np.uint32, dev)
+    cu = GpuArray(dev, counts.buffer, counts.shape, np.uint32, counts.byte_offset)
+    b = dev.batch()
+    encode_scan(b, cu, ends, "add", False)
+    if size is None:
+        status = asarray(np.zeros(4, np.uint32), dev=dev)
+        k = dev.kernel("rle/check.wgsl")
+        groups = -(-r // 256)
+        b.dispatch(k, groups, params={"n": r}, ends=ends, status=status)
+        b.submit()
+        if int(status.numpy()[0]):
+            raise InputError("rle_decode", "the counts sum past 2^32 (32-bit positions overflow)")
+        total = int(ends.numpy()[-1]) if r else 0
+        if total >= MAX_ELEMENTS:
+            raise InputError("rle_decode", f"the counts sum to {total}: at most {MAX_ELEMENTS - 1} are supported")
+    else:
+        b.submit()
+        total = int(size)
+        if not 0 <= total < MAX_ELEMENTS:
+            raise InputError("rle_decode", f"size {size} is out of range")
+    return _decode(dev, gv, ends, 0, meta, total)
+
+
+def _zeros(dev, n, dtype):
+    return asarray(np.zeros(n, dtype), dev=dev) if n else GpuArray.empty((0,), dtype, dev)
+
+
+def _meta_of(n_runs: GpuArray) -> GpuArray:
+    return GpuArray(n_runs.device, n_runs.buffer, (4,), np.uint32, n_runs.byte_offset)
+
+
+def _decode(dev: Device, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, size: int) -> GpuArray:
+    out = GpuArray.empty((size,), values.dtype, dev)
+    if size == 0:
+        return out
+    _check_size("rle_decode", size, dev, 4 * _words(size, values.dtype))
+    eb8 = values.dtype == np.uint8
+    n_vec4 = -(-_words(size, values.dtype) // 4)
+    per_group = 256 * DECODE_VPT * 4 * (4 if eb8 else 1)
+    groups = -(-size // per_group)
+    k = dev.kernel("rle/decode.wgsl", defines={"VPT": DECODE_VPT, "EB8": eb8})
+    b = dev.batch()
+    b.dispatch(k, groups, params={"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups},
+               info=meta, ends=ends, values=values, output=out)
+    b.submit()
+    return out
