@@ -9,6 +9,7 @@ from ._array import GpuArray, asarray
 from ._device import Device, device, set_device
 from ._errors import CorruptDataError, DeviceLimitError, InputError, PrimitiveError, ShaderError
 from .recfilter import bspline_prefilter, gaussian_filter, recursive_filter
+from .rle import Compacted, RunLengths, compact, nonzero, rle_decode, rle_encode
 from .sat import box_filter, summed_area_table
 from .scan import reduce, scan
 
@@ -17,5 +18,6 @@ __version__ = "0.1.0"
 __all__ = [
     "CorruptDataError", "Device", "DeviceLimitError", "GpuArray", "InputError", "PrimitiveError",
     "ShaderError", "asarray", "device", "fse", "reduce", "scan", "set_device",
+    "Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode",
     "box_filter", "bspline_prefilter", "gaussian_filter", "recursive_filter", "summed_area_table",
 ]

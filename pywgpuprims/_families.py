@@ -3,6 +3,7 @@
 from . import (
     copy,  # noqa: F401
     recfilter,  # noqa: F401
+    rle,  # noqa: F401
     sat,  # noqa: F401
     scan,  # noqa: F401
 )

@@ -271,16 +271,36 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
         empty = np.empty(0, out_dtype)
         if host is not None:
             return empty
-        meta = asarray(np.zeros(4, np.uint32), dev=dev)
+        meta = asarray(np.zeros(16, np.uint32), dev=dev)
         return Compacted(GpuArray.empty((0,), out_dtype, dev), _count_view(meta))
-    g1 = g.reshape(-1)
-    data = GpuArray.empty((n,), out_dtype, dev)
-    meta = GpuArray.empty((16,), np.uint32, dev)
+    res = Compacted(GpuArray.empty((n,), out_dtype, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
+    _run(dev, lambda b, scratch: _record_compact(b, mode, g.reshape(-1), gmask, res, m, scratch))
+    return res.numpy() if host is not None else res
+
+
+def _run(dev: Device, record) -> None:
     scratch: list = []
     b = dev.batch()
+    record(b, scratch)
+    b.submit()
+    for buf in scratch:
+        dev.release(buf)
+
+
+def _meta_of(count: GpuArray) -> GpuArray:
+    """The 16-word info block behind a count view."""
+    return GpuArray(count.device, count.buffer, (16,), np.uint32, count.byte_offset)
+
+
+def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Compacted, m: str,
+                    scratch: list) -> None:
+    dev = g1.device
+    n = g1.size
+    meta = _meta_of(res.count)
+    data = res.data
     if mode == "nonzero":
         _encode_items(b, dev, "nonzero", g1, n, None, meta, data, None, m, scratch)
-    elif g.dtype == np.uint8 or m == "parle":
+    elif g1.dtype == np.uint8 or m == "parle":
         ibuf = dev.scratch(4 * n)
         scratch.append(ibuf)
         idx = GpuArray(dev, ibuf, (n,), np.uint32)
@@ -288,11 +308,6 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
         _encode_finish(b, dev, meta, idx, g1, data, None)
     else:
         _encode_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, None, data, m, scratch)
-    b.submit()
-    for buf in scratch:
-        dev.release(buf)
-    res = Compacted(data, _count_view(meta))
-    return res.numpy() if host is not None else res
 
 
 def compact(x, mask, *, method: str | None = None):
@@ -382,23 +397,22 @@ def rle_encode(x, *, method: str | None = None):
     if n == 0:
         if host is not None:
             return np.empty(0, g.dtype), np.empty(0, np.uint32)
-        meta = asarray(np.zeros(4, np.uint32), dev=dev)
+        meta = asarray(np.zeros(16, np.uint32), dev=dev)
         return RunLengths(GpuArray.empty((0,), g.dtype, dev), GpuArray.empty((0,), np.uint32, dev),
                           _count_view(meta), asarray(np.zeros(1, np.uint32), dev=dev), 0)
-    values = GpuArray.empty((n,), g.dtype, dev)
-    counts = GpuArray.empty((n,), np.uint32, dev)
-    starts = GpuArray.empty((n + 1,), np.uint32, dev)
-    meta = GpuArray.empty((16,), np.uint32, dev)
-    scratch: list = []
-    b = dev.batch()
-    fused_values = m == "fused" and g.dtype != np.uint8
-    _encode_items(b, dev, "rle", g, n, None, meta, starts, values if fused_values else None, m, scratch)
-    _encode_finish(b, dev, meta, starts, g, None if fused_values else values, counts)
-    b.submit()
-    for buf in scratch:
-        dev.release(buf)
-    res = RunLengths(values, counts, _count_view(meta), starts, n)
+    res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
+                     _count_view(GpuArray.empty((16,), np.uint32, dev)), GpuArray.empty((n + 1,), np.uint32, dev), n)
+    _run(dev, lambda b, scratch: _record_rle(b, g, res, m, scratch))
     return res.numpy() if host is not None else res
+
+
+def _record_rle(b, g: GpuArray, res: RunLengths, m: str, scratch: list) -> None:
+    dev = g.device
+    meta = _meta_of(res.n_runs)
+    fused_values = m == "fused" and g.dtype != np.uint8
+    _encode_items(b, dev, "rle", g, g.size, None, meta, res.starts, res.values if fused_values else None, m,
+                  scratch)
+    _encode_finish(b, dev, meta, res.starts, g, None if fused_values else res.values, res.counts)
 
 
 def rle_decode(values, counts=None, *, size: int | None = None):
@@ -496,22 +510,125 @@ def _zeros(dev, n, dtype):
     return asarray(np.zeros(n, dtype), dev=dev) if n else GpuArray.empty((0,), dtype, dev)
 
 
-def _meta_of(n_runs: GpuArray) -> GpuArray:
-    return GpuArray(n_runs.device, n_runs.buffer, (4,), np.uint32, n_runs.byte_offset)
-
-
 def _decode(dev: Device, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, size: int) -> GpuArray:
     out = GpuArray.empty((size,), values.dtype, dev)
     if size == 0:
         return out
     _check_size("rle_decode", size, dev, 4 * _words(size, values.dtype))
+    b = dev.batch()
+    _record_decode(b, values, ends, shift, meta, out)
+    b.submit()
+    return out
+
+
+def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, out: GpuArray) -> None:
+    dev = values.device
+    size = out.size
     eb8 = values.dtype == np.uint8
     n_vec4 = -(-_words(size, values.dtype) // 4)
     per_group = 256 * DECODE_VPT * 4 * (4 if eb8 else 1)
     groups = -(-size // per_group)
     k = dev.kernel("rle/decode.wgsl", defines={"VPT": DECODE_VPT, "EB8": eb8})
-    b = dev.batch()
     b.dispatch(k, groups, params={"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups},
                info=meta, ends=ends, values=values, output=out)
-    b.submit()
-    return out
+
+
+# ------------------------------------------------------------------------- benchmarks
+def _bench_input(ctx: BenchContext, n: int, runs: bool) -> np.ndarray:
+    """int32 values 0..9: independent per element, or in runs of 1..31 (mean 16)."""
+    if not runs:
+        return ctx.rng.integers(0, 10, n, dtype=np.int32)
+    lens = ctx.rng.integers(1, 32, n // 16 + 64, dtype=np.int64)
+    vals = ctx.rng.integers(0, 10, lens.size, dtype=np.int32)
+    return np.repeat(vals, lens)[:n]
+
+
+def _numpy_rle(x: np.ndarray):
+    st = np.flatnonzero(x[1:] != x[:-1]) + 1
+    st = np.concatenate([[0], st])
+    return x[st], np.diff(np.append(st, x.size)).astype(np.uint32)
+
+
+def _bench_size(ctx: BenchContext, n: int) -> int:
+    return min(n, 1 << 20) if ctx.dev.info.get("adapter_type") == "CPU" else n  # lavapipe: keep it short
+
+
+def _rle_entry(ctx: BenchContext, n: int) -> list[dict]:
+    n = _bench_size(ctx, n)
+    copy_ns = ctx.copy_ns(4 * n)
+    return _rle_rows(ctx, n, False, copy_ns) + _rle_rows(ctx, n, True, copy_ns)
+
+
+def _rle_rows(ctx: BenchContext, n: int, runs: bool, copy_ns: float) -> list[dict]:
+    dev = ctx.dev
+    rows = []
+    t = ctx.torch
+    label = "runs~16" if runs else "random 0..9"
+    x = _bench_input(ctx, n, runs)
+    g = asarray(x, dev=dev)
+    res = RunLengths(GpuArray.empty((n,), np.int32, dev), GpuArray.empty((n,), np.uint32, dev),
+                     _count_view(GpuArray.empty((16,), np.uint32, dev)), GpuArray.empty((n + 1,), np.uint32, dev),
+                     n)
+    cuda_ns = cuda_dec_ns = None
+    if t:
+        a = t.from_numpy(x).cuda()
+        cuda_ns = ctx.cuda_ns(lambda: t.unique_consecutive(a, return_counts=True))
+        uv, uc = t.unique_consecutive(a, return_counts=True)
+        cuda_dec_ns = ctx.cuda_ns(lambda: t.repeat_interleave(uv, uc, output_size=n))
+        del a, uv, uc
+    cpu_ns = ctx.cpu_ns(lambda: _numpy_rle(x))
+    for m in ("fused", "parle"):
+        ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_rle(b, g, res, m, s)))
+        rows.append(ctx.row("rle_encode", f"{m} int32 {label}", n, ns, bytes_moved=4 * n, baseline_ns=copy_ns,
+                            cuda_ns=cuda_ns, cuda_name="torch.unique_consecutive", cpu_ns=cpu_ns,
+                            cpu_name="numpy flatnonzero(diff)"))
+    vals, cnts = res.numpy()
+    assert np.array_equal(np.repeat(vals, cnts), x), "rle_encode bench result is wrong"
+    out = GpuArray.empty((n,), np.int32, dev)
+    meta = _meta_of(res.n_runs)
+    ns = ctx.gpu_ns(lambda i: _run(dev, lambda b, s: _record_decode(b, res.values, res.starts, 1, meta, out)))
+    rows.append(ctx.row("rle_decode", f"int32 {label}", n, ns, bytes_moved=4 * n, baseline_ns=copy_ns,
+                        cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave",
+                        cpu_ns=ctx.cpu_ns(lambda: np.repeat(vals, cnts)), cpu_name="numpy repeat"))
+    assert np.array_equal(out.numpy(), x), "rle_decode bench result is wrong"
+    return rows
+
+
+def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
+    dev = ctx.dev
+    n = _bench_size(ctx, n)
+    rows = []
+    copy_ns = ctx.copy_ns(4 * n)
+    x = ctx.rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
+    mask = ctx.rng.integers(0, 2, n, dtype=np.uint8).astype(bool)
+    g = asarray(x, dev=dev)
+    gm = asarray(mask, dev=dev)
+    res = Compacted(GpuArray.empty((n,), np.int32, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
+    idx = Compacted(GpuArray.empty((n,), np.uint32, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
+    t = ctx.torch
+    cuda_ns = cuda_nz_ns = None
+    if t:
+        a = t.from_numpy(x).cuda()
+        mk = t.from_numpy(mask).cuda()
+        cuda_ns = ctx.cuda_ns(lambda: t.masked_select(a, mk))
+        cuda_nz_ns = ctx.cuda_ns(lambda: t.nonzero(mk))
+        del a, mk
+    cpu_ns = ctx.cpu_ns(lambda: x[mask])
+    for m in ("fused", "parle"):
+        ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_compact(b, "compact", g, gm, res, m, s)))
+        rows.append(ctx.row("compact", f"{m} int32 half kept", n, ns, bytes_moved=5 * n + 2 * n,
+                            baseline_ns=copy_ns, cuda_ns=cuda_ns, cuda_name="torch.masked_select", cpu_ns=cpu_ns,
+                            cpu_name="numpy x[mask]"))
+    assert np.array_equal(res.numpy(), x[mask]), "compact bench result is wrong"
+    ns = ctx.gpu_ns(lambda i: _run(dev, lambda b, s: _record_compact(b, "nonzero", gm, None, idx, "fused", s)))
+    rows.append(ctx.row("nonzero", "fused bool half set", n, ns, bytes_moved=n + 2 * n, baseline_ns=copy_ns,
+                        cuda_ns=cuda_nz_ns, cuda_name="torch.nonzero", cpu_ns=ctx.cpu_ns(lambda: np.flatnonzero(mask)),
+                        cpu_name="numpy flatnonzero"))
+    assert np.array_equal(idx.numpy(), np.flatnonzero(mask)), "nonzero bench result is wrong"
+    return rows
+
+
+_rle_entry.default_sizes = [1 << 20, 1 << 24, 1 << 28]
+_compact_entry.default_sizes = [1 << 20, 1 << 24, 1 << 28]
+benchmark("rle")(_rle_entry)
+benchmark("compact")(_compact_entry)
