@@ -57,7 +57,7 @@ __all__ = ["Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_e
 
 WG = 256
 VPT = 4
-TILE_V = WG * VPT  # vec4 words per tile
+TILE = 4096  # elements per tile of the fused pass (256 invocations x 16; uint8: x 16 bytes)
 FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
 DECODE_VPT = 4
 MAX_STEPS = 512
@@ -97,8 +97,10 @@ class RunLengths:
         Worst-case length (the input's size); the first ``n_runs`` entries are the runs.
     n_runs : GpuArray
         Shape (1,), uint32.
-    starts : GpuArray
-        The runs' first positions, followed by the sentinel ``size`` (used by :func:`rle_decode`).
+    starts : GpuArray or None
+        The runs' first positions followed by the sentinel ``size``, where the pipeline made them
+        (uint8 input, or ``method="parle"``); the fused pass for 32-bit values writes the run
+        lengths directly and leaves this None.
     size : int
         The decoded length (known on the host).
     """
@@ -106,7 +108,7 @@ class RunLengths:
     values: GpuArray
     counts: GpuArray
     n_runs: GpuArray
-    starts: GpuArray
+    starts: GpuArray | None
     size: int
 
     def numpy(self) -> tuple[np.ndarray, np.ndarray]:
@@ -150,11 +152,13 @@ def _method(dev: Device, method: str | None, primitive: str) -> str:
 
 # ------------------------------------------------------------------------- recording
 def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray | None, meta: GpuArray,
-                  idx: GpuArray | None, val: GpuArray | None, method: str, scratch: list) -> None:
+                  idx: GpuArray | None, val: GpuArray | None, method: str, scratch: list,
+                  counts: GpuArray | None = None) -> None:
     """Record the compaction of flagged items of ``x`` (mode 'rle', 'compact' or 'nonzero').
 
     Writes ``meta[0]`` (item count) and the finishing pass's grid at ``meta[4..6]``; item indices
-    to ``idx`` and/or 32-bit values to ``val``. Scratch buffers are appended to ``scratch`` (the
+    to ``idx`` and/or 32-bit values to ``val``; with ``counts`` (fused RLE of 32-bit values) the
+    run lengths directly, finished by the per-tile fix-up pass. Scratch buffers are appended to ``scratch`` (the
     caller releases them after submitting).
     """
     eb8 = x.dtype == np.uint8
@@ -166,11 +170,13 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         _encode_parle(b, dev, flags, x, n, mask, meta, idx, scratch)
         return
     n_vec4 = -(-_words(n, x.dtype) // 4)
-    n_tiles = -(-n_vec4 // TILE_V)
+    vpt = 1 if eb8 else VPT  # a tile is 4096 elements either way (the staging buffer)
+    n_tiles = -(-n_vec4 // (WG * vpt))
     subgroups = dev.has_subgroups and _opt(dev, "rle_subgroups", True)
     spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
-    base = dict(monoid_defines("add", np.uint32, "rle"), WG=WG, VPT=VPT, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
-                LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=idx is not None, WRITE_VALUES=val is not None, **flags)
+    base = dict(monoid_defines("add", np.uint32, "rle"), WG=WG, VPT=vpt, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
+                LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=idx is not None, WRITE_VALUES=val is not None,
+                RLE_COUNTS=counts is not None, STAGE_POSITIONS=idx is not None or counts is not None, **flags)
     grid = dev.grid(n_tiles)
     params = {"n": n, "n_vec4": n_vec4, "n_mask_words": 0 if mask is None else max(1, _words(n, mask.dtype)),
               "n_tiles": n_tiles, "n_groups": n_tiles,
@@ -182,6 +188,10 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     partials = dev.scratch(4 * n_tiles)
     carry = dev.scratch(16)
     scratch += [state, rargs, partials, carry]
+    head = None
+    if counts is not None:
+        head = dev.scratch(8 * n_tiles)
+        scratch.append(head)
     io = {"x": x}
     if mask is not None:
         io["mask"] = mask
@@ -190,6 +200,8 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         outs["out_idx"] = idx
     if val is not None:
         outs["out_val"] = val
+    if counts is not None:
+        outs.update(counts=counts, head=head)
     k_single = dev.kernel("rle/fused.wgsl", defines=dict(base, SINGLE_PASS=True))
     b.clear(state, 0, 16 + 8 * n_tiles)
     b.dispatch(k_single, n_tiles, params=params, tile_state=state, repair_args=rargs, **io, **outs)
@@ -197,13 +209,18 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     if stats is not None:
         b.copy(state, 0, stats, 0, 16)
     # Repair (armed on the GPU: zero-sized grids unless some tile gave up).
-    k_red = dev.kernel("rle/fused.wgsl", defines=dict(base, RTS_REDUCE=True, WRITE_IDX=False, WRITE_VALUES=False))
+    k_red = dev.kernel("rle/fused.wgsl", defines=dict(base, RTS_REDUCE=True, WRITE_IDX=False, WRITE_VALUES=False,
+                                                      RLE_COUNTS=False, STAGE_POSITIONS=False))
     k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
     k_down = dev.kernel("rle/fused.wgsl", defines=dict(base, RTS_DOWNSWEEP=True))
     b.dispatch_indirect(k_red, rargs, 0, params=params, partials=partials, **io)
     b.dispatch_indirect(k_spine, rargs, 16, params={"tiles_per_row": n_tiles, "rows": 1, "carry_in": 0, "chunk": 0},
                         partials=partials, carry=carry)
     b.dispatch_indirect(k_down, rargs, 0, params=params, partials=partials, **io, **outs)
+    if counts is not None:
+        k_fix = dev.kernel("rle/fixup.wgsl")
+        b.dispatch(k_fix, -(-(n_tiles + 1) // 256), params={"n": n, "n_tiles": n_tiles}, info=meta, head=head,
+                   counts=counts)
 
 
 def _encode_parle(b, dev: Device, flags: dict, x: GpuArray, n: int, mask, meta, idx, scratch: list) -> None:
@@ -400,8 +417,10 @@ def rle_encode(x, *, method: str | None = None):
         meta = asarray(np.zeros(16, np.uint32), dev=dev)
         return RunLengths(GpuArray.empty((0,), g.dtype, dev), GpuArray.empty((0,), np.uint32, dev),
                           _count_view(meta), asarray(np.zeros(1, np.uint32), dev=dev), 0)
+    need_starts = m == "parle" or g.dtype == np.uint8
     res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
-                     _count_view(GpuArray.empty((16,), np.uint32, dev)), GpuArray.empty((n + 1,), np.uint32, dev), n)
+                     _count_view(GpuArray.empty((16,), np.uint32, dev)),
+                     GpuArray.empty((n + 1,), np.uint32, dev) if need_starts else None, n)
     _run(dev, lambda b, scratch: _record_rle(b, g, res, m, scratch))
     return res.numpy() if host is not None else res
 
@@ -409,10 +428,12 @@ def rle_encode(x, *, method: str | None = None):
 def _record_rle(b, g: GpuArray, res: RunLengths, m: str, scratch: list) -> None:
     dev = g.device
     meta = _meta_of(res.n_runs)
-    fused_values = m == "fused" and g.dtype != np.uint8
-    _encode_items(b, dev, "rle", g, g.size, None, meta, res.starts, res.values if fused_values else None, m,
-                  scratch)
-    _encode_finish(b, dev, meta, res.starts, g, None if fused_values else res.values, res.counts)
+    if m == "fused" and g.dtype != np.uint8:
+        # values and run lengths straight from the fused pass (no start positions written)
+        _encode_items(b, dev, "rle", g, g.size, None, meta, None, res.values, m, scratch, counts=res.counts)
+        return
+    _encode_items(b, dev, "rle", g, g.size, None, meta, res.starts, None, m, scratch)
+    _encode_finish(b, dev, meta, res.starts, g, res.values, res.counts)
 
 
 def rle_decode(values, counts=None, *, size: int | None = None):
@@ -447,7 +468,17 @@ def rle_decode(values, counts=None, *, size: int | None = None):
             raise InputError("rle_decode", "give either a RunLengths or values and counts")
         rl = values
         dev = rl.values.device
-        return _decode(dev, rl.values, rl.starts, 1, _meta_of(rl.n_runs), rl.size)
+        if rl.starts is not None:
+            return _decode(dev, rl.values, rl.starts, 1, _meta_of(rl.n_runs), rl.size)
+        if rl.size == 0:
+            return GpuArray.empty((0,), rl.values.dtype, dev)
+        # Scan the worst-case-sized counts: entries past n_runs are garbage, but they come after
+        # every prefix the decoder reads.
+        ends = GpuArray.empty((rl.size,), np.uint32, dev)
+        b = dev.batch()
+        encode_scan(b, rl.counts, ends, "add", False)
+        b.submit()
+        return _decode(dev, rl.values, ends, 0, _meta_of(rl.n_runs), rl.size)
     if counts is None:
         raise InputError("rle_decode", "counts is missing")
     gv, host = as_input(values, "rle_decode", ndims=(1,))
@@ -584,11 +615,21 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool, copy_ns: float) -> list[dic
                             cpu_name="numpy flatnonzero(diff)"))
     vals, cnts = res.numpy()
     assert np.array_equal(np.repeat(vals, cnts), x), "rle_encode bench result is wrong"
+    # decoding as a user would after reading the number of runs: exact-length values and counts
+    k = vals.size
+    gv = GpuArray(dev, res.values.buffer, (k,), np.int32)
+    gc = GpuArray(dev, res.counts.buffer, (k,), np.uint32)
+    kmeta = asarray(np.array([k, 0, 0, 0], np.uint32), dev=dev)
+    ends = GpuArray.empty((k,), np.uint32, dev)
     out = GpuArray.empty((n,), np.int32, dev)
-    meta = _meta_of(res.n_runs)
-    ns = ctx.gpu_ns(lambda i: _run(dev, lambda b, s: _record_decode(b, res.values, res.starts, 1, meta, out)))
-    rows.append(ctx.row("rle_decode", f"int32 {label}", n, ns, bytes_moved=4 * n, baseline_ns=copy_ns,
-                        cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave",
+
+    def decode(b, s):
+        encode_scan(b, gc, ends, "add", False)
+        _record_decode(b, gv, ends, 0, kmeta, out)
+
+    ns = ctx.gpu_ns(lambda i: _run(dev, decode))
+    rows.append(ctx.row("rle_decode", f"int32 {label} (scan + expand)", n, ns, bytes_moved=4 * n,
+                        baseline_ns=copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave",
                         cpu_ns=ctx.cpu_ns(lambda: np.repeat(vals, cnts)), cpu_name="numpy repeat"))
     assert np.array_equal(out.numpy(), x), "rle_decode bench result is wrong"
     return rows

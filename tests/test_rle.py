@@ -21,7 +21,7 @@ METHODS = ["fused", "parle"]
 
 
 def tile_of(dtype) -> int:
-    return rle.TILE_V * (16 if np.dtype(dtype) == np.uint8 else 4)
+    return rle.TILE  # elements per tile, every dtype
 
 
 def sizes_for(dtype):
@@ -222,15 +222,19 @@ def test_poisoned_allocations(method, rng, poison_alloc):
 
 def test_gpuarray_results(rng):
     x = runs_input(rng, 50_000, "int32", max_len=30)
-    res = pp.rle_encode(pp.asarray(x))
-    assert isinstance(res, pp.RunLengths) and res.size == x.size
-    assert res.values.shape == (x.size,) and res.n_runs.shape == (1,)
     v, c = ref_rle(x)
-    assert int(res.n_runs.numpy()[0]) == v.size
-    np.testing.assert_array_equal(res.starts.numpy()[:v.size + 1], np.append(np.cumsum(c) - c, x.size))
-    out = pp.rle_decode(res)
-    assert isinstance(out, pp.GpuArray)
-    np.testing.assert_array_equal(out.numpy(), x)
+    for method in METHODS:
+        res = pp.rle_encode(pp.asarray(x), method=method)
+        assert isinstance(res, pp.RunLengths) and res.size == x.size
+        assert res.values.shape == (x.size,) and res.n_runs.shape == (1,)
+        assert int(res.n_runs.numpy()[0]) == v.size
+        if method == "parle":
+            np.testing.assert_array_equal(res.starts.numpy()[:v.size + 1], np.append(np.cumsum(c) - c, x.size))
+        else:
+            assert res.starts is None  # fused 32-bit: lengths written directly
+        out = pp.rle_decode(res)
+        assert isinstance(out, pp.GpuArray)
+        np.testing.assert_array_equal(out.numpy(), x)
     empty = pp.rle_encode(pp.asarray(np.zeros(0, np.int32)))
     assert empty.numpy()[0].size == 0 and pp.rle_decode(empty).size == 0
 

@@ -52,6 +52,11 @@ struct Params {
 #if WRITE_VALUES
 @group(0) @binding(7) var<storage, read_write> out_val: array<u32>;
 #endif
+#if RLE_COUNTS
+@group(0) @binding(9) var<storage, read_write> counts: array<u32>;
+// per tile: its first item's output index, and its first run start (0xffffffff: none)
+@group(0) @binding(10) var<storage, read_write> head: array<u32>;
+#endif
 #endif
 
 const WG: u32 = {{WG}}u;
@@ -62,6 +67,7 @@ const EPV: u32 = 16u;  // elements per vec4
 #else
 const EPV: u32 = 4u;
 #endif
+const TILE_E: u32 = TILE_V * EPV;  // elements per tile (at most 4096: the staging buffer)
 
 var<private> g_lid: u32;
 var<private> g_lane: u32;
@@ -77,6 +83,9 @@ var<private> g_sg_size: u32;
 var<workgroup> wg_scan: array<u32, WG>;
 var<workgroup> wg_aggregate: u32;
 var<workgroup> wg_count: atomic<u32>;
+#if !RTS_REDUCE
+var<workgroup> stage: array<u32, TILE_E>;
+#endif
 
 // vec4 slot (0 .. TILE_V-1) of this invocation's i-th vec4 (the same layouts as scan/tile.wgsl)
 fn vec_slot(i: u32) -> u32 {
@@ -262,39 +271,79 @@ fn fallback_aggregate(tile: u32) -> u32 {
 }
 
 #if !RTS_REDUCE
-// Writes the tile's flagged items from output position `offset` on.
+// Writes the tile's flagged items from output position `offset` on. Items are staged in
+// workgroup memory (tile-local positions, then values) so that every global store of the
+// workgroup is coalesced. Called by the whole workgroup, in uniform control flow.
 fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
-              pre: ptr<function, array<u32, VPT>>, offset: u32) {
-    let t0 = tile * TILE_V;
+              pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32) {
+    let tile_e0 = tile * TILE_V * EPV;
+#if STAGE_POSITIONS
 #unroll I VPT
     {
         var m = (*f)[{{I}}];
-        var pos = offset + (*pre)[{{I}}];
-        let e0 = (t0 + vec_slot({{I}}u)) * EPV;
+        var pos = (*pre)[{{I}}];
+        let e0 = vec_slot({{I}}u) * EPV;
+        for (var k = 0u; k < EPV; k++) {
+            if (m == 0u) {
+                break;
+            }
+            stage[pos] = e0 + firstTrailingBit(m);
+            m &= m - 1u;
+            pos += 1u;
+        }
+    }
+#endunroll
+    workgroupBarrier();
+    for (var k = g_lid; k < count; k += WG) {
+#if WRITE_IDX
+        out_idx[offset + k] = tile_e0 + stage[k];
+#endif
+#if RLE_COUNTS
+        // the tile's last run continues past the tile: its start position is left in its count
+        // slot, and rle/fixup.wgsl subtracts it from the next run's start
+        let next = select(stage[min(k + 1u, TILE_E - 1u)], 0u, k + 1u == count);
+        counts[offset + k] = select(next - stage[k], tile_e0 + stage[k], k + 1u == count);
+#endif
+    }
+#if RLE_COUNTS
+    if (g_lid == 0u) {
+        head[2u * tile] = offset;
+        head[2u * tile + 1u] = select(tile_e0 + stage[0], 0xffffffffu, count == 0u);
+    }
+#endif
+    workgroupBarrier();
+#endif
+#if WRITE_VALUES
+#unroll I VPT
+    {
+        var m = (*f)[{{I}}];
+        var pos = (*pre)[{{I}}];
         let vv = (*v)[{{I}}];
         for (var k = 0u; k < EPV; k++) {
             if (m == 0u) {
                 break;
             }
-            let j = firstTrailingBit(m);
+            stage[pos] = vv[firstTrailingBit(m)];
             m &= m - 1u;
-#if WRITE_IDX
-            out_idx[pos] = e0 + j;
-#endif
-#if WRITE_VALUES
-            out_val[pos] = vv[j];
-#endif
             pos += 1u;
         }
     }
 #endunroll
+    workgroupBarrier();
+    for (var k = g_lid; k < count; k += WG) {
+        out_val[offset + k] = stage[k];
+    }
+    workgroupBarrier();
+#endif
 }
 
 // The last tile knows the total: it records it, the RLE sentinel and the finishing pass's grid.
 fn finish_total(total: u32) {
     info[0] = total;
+#if WRITE_IDX
 #if RLE
     out_idx[total] = params.n;
+#endif
 #endif
     let groups = (total + params.fin_per_group - 1u) / params.fin_per_group;
     let gy = (groups + params.max_groups - 1u) / params.max_groups;
@@ -334,7 +383,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
     }
 #elif RTS_DOWNSWEEP
     let prefix = partials[tile];
-    store_tile(tile, &v, &f, &pre, prefix);
+    store_tile(tile, &v, &f, &pre, prefix, aggregate);
     if (lid == 0u && tile == params.n_tiles - 1u) {
         finish_total(prefix + aggregate);
     }
@@ -359,7 +408,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
                 finish_total(prefix + aggregate);
             }
         }
-        store_tile(tile, &v, &f, &pre, prefix);
+        store_tile(tile, &v, &f, &pre, prefix, aggregate);
     }
     // Word 3 counts finished tiles (times 2) with a give-up bit in bit 0 (as scan/scan.wgsl):
     // the last tile to finish arms the repair passes when any tile gave up.
