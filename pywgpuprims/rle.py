@@ -5,19 +5,22 @@
 Two pipelines produce the same bits:
 
 ``method="fused"`` (default; ``wgsl/rle/fused.wgsl``)
-    One pass reads the input once. Each tile of 4096 elements (16384 for uint8) flags its items
-    (run starts, or kept elements), scans the flag counts in workgroup memory, takes its output
-    offset from the single-pass decoupled lookback over u32 counts (``common/lookback.wgsl``; a
-    tile that polls a silent predecessor re-counts that tile's flags itself) and writes its items
-    compacted. Run-length encoding writes the run START positions (and the sentinel ``n`` after
-    the last), and a small indirect pass over the runs (``wgsl/rle/finish.wgsl``) writes
-    ``counts[r] = start[r+1] - start[r]``: runs that cross tiles need no special case. 32-bit
-    values are written by the fused pass; uint8 values (packed four to a word) are gathered by
-    the finishing pass, so no word is written by two workgroups.
+    One pass reads the input once. Each tile of 4096 elements flags its items (run starts, or
+    kept elements), scans the flag counts in workgroup memory, takes its output offset from the
+    single-pass decoupled lookback over u32 counts (``common/lookback.wgsl``; a tile that polls a
+    silent predecessor re-counts that tile's flags itself: ``fallback_aggregate``), stages its
+    items in workgroup memory and stores them coalesced. For 32-bit values, run-length encoding
+    writes values and run lengths directly: a run's length is the distance to the next start in
+    the same tile; the tile's last run, which may cross into later tiles, leaves its start in its
+    count slot, and a tiny pass over the tiles (``wgsl/rle/fixup.wgsl``) turns it into
+    ``next_start - start``, the next start being the first run start of the next tile that has
+    one. uint8 values (packed four to a word) go through run START positions (with the sentinel
+    ``n``) and the finishing pass (``wgsl/rle/finish.wgsl``: counts and a packing gather), so no
+    output word is written by two workgroups.
     If a lookback exhausts its step budget the tile records it in a status word, and the last
     tile to finish arms a reduce-then-scan repair on the GPU (indirect dispatch: per-tile counts,
-    a one-workgroup scan of them, a rewrite of every tile from its exact offset). No host
-    read-back: GpuArray results are repaired too.
+    a one-workgroup scan of them, a rewrite of every tile from its exact offset). There is no
+    host read-back, so GpuArray results are repaired too.
 
 ``method="parle"`` (the readable reference; ``wgsl/rle/parle.wgsl``)
     Balevic's PARLE: a flag per element, the library's inclusive scan (``encode_scan``, same
@@ -27,7 +30,14 @@ Two pipelines produce the same bits:
 Results whose length is known only on the GPU. numpy in gives numpy out (the count is read back
 first). GpuArray in gives a :class:`Compacted` or :class:`RunLengths`: GpuArrays sized for the
 worst case plus the count as a one-element GpuArray, so chains stay on the GPU
-(``rle_decode(rle_encode(g))`` reads nothing back).
+(``rle_decode(rle_encode(g))`` reads nothing back; for 32-bit values it scans the worst-case-sized
+counts, so a caller who reads ``n_runs`` and passes exact-length ``values``/``counts`` and ``size``
+decodes faster).
+
+Decoding: an inclusive scan of the counts (the library's scan), a partition pass (one binary
+search per output tile, all in parallel), then each output tile's invocations search their runs
+within the tile's range, expand them into workgroup memory and store coalesced vec4 words. Each
+value and count is read about once.
 
 Runs compare bit patterns: float32 ``-0.0`` and ``0.0`` are different runs, and NaNs with the same
 bits form one run (numpy's ``x[1:] != x[:-1]`` would split NaN runs and join the zeros).
@@ -559,9 +569,13 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     n_vec4 = -(-_words(size, values.dtype) // 4)
     per_group = 256 * DECODE_VPT * 4 * (4 if eb8 else 1)
     groups = -(-size // per_group)
-    k = dev.kernel("rle/decode.wgsl", defines={"VPT": DECODE_VPT, "EB8": eb8})
-    b.dispatch(k, groups, params={"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups},
-               info=meta, ends=ends, values=values, output=out)
+    k_part = dev.kernel("rle/decode.wgsl", defines={"VPT": DECODE_VPT, "EB8": eb8, "PARTITION": True})
+    k = dev.kernel("rle/decode.wgsl", defines={"VPT": DECODE_VPT, "EB8": eb8, "PARTITION": False})
+    parts = dev.scratch(4 * (groups + 1))
+    params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups}
+    b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)
+    b.dispatch(k, groups, params=params, info=meta, ends=ends, values=values, output=out, parts=parts)
+    dev.release(parts)  # reused only by later batches (the queue runs in order)
 
 
 # ------------------------------------------------------------------------- benchmarks

@@ -3,8 +3,9 @@
 // run starts of an encoding, whose sentinel follows the last run). Element p holds the value of
 // the first run with end(r) > p, or 0 past the last run.
 //
-// Each workgroup owns WG * EPI contiguous output elements; invocation 0 finds the runs that cover
-// the first and last of them (binary searches, at most 33 steps each). Each invocation then
+// Each workgroup owns WG * EPI contiguous output elements. The PARTITION pass (one invocation per
+// workgroup, all in parallel) finds the run covering each workgroup's first element (a binary
+// search, at most 33 steps), so no workgroup waits on a long chain of dependent loads. Each invocation then
 // finds the run of its own first element within that range and walks forward, element by element
 // (one step per run boundary; a binary search when zero-length runs lie between), writes its
 // words to workgroup memory, and the workgroup stores them as coalesced vec4 words.
@@ -20,8 +21,13 @@ struct Params {
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> info: array<u32>;
 @group(0) @binding(2) var<storage, read> ends: array<u32>;
+#if PARTITION
+@group(0) @binding(5) var<storage, read_write> parts: array<u32>;
+#else
 @group(0) @binding(3) var<storage, read> values: array<u32>;
 @group(0) @binding(4) var<storage, read_write> output: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read> parts: array<u32>;
+#endif
 
 const WG: u32 = 256u;
 const VPT: u32 = {{VPT}}u;
@@ -33,8 +39,6 @@ const EPW: u32 = 1u;
 #endif
 const EPI: u32 = WPI * EPW;  // elements per invocation
 
-var<workgroup> staged: array<u32, WG * WPI>;
-var<workgroup> range: vec2<u32>;
 var<private> n_runs: u32;
 
 fn end_of(r: u32) -> u32 {
@@ -59,6 +63,24 @@ fn search(lo_in: u32, hi_in: u32, p: u32) -> u32 {
     return lo;
 }
 
+#if PARTITION
+// parts[t] = the run holding element t * WG * EPI (n_runs past the last run), for t <= n_groups.
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let t = gid.x + gid.y * nwg.x * WG;
+    if (t > params.n_groups) {
+        return;
+    }
+    n_runs = info[0];
+    var r = 0u;
+    if (n_runs > 0u) {
+        r = search(0u, n_runs, min(t * WG * EPI, params.size - 1u));
+    }
+    parts[t] = r;
+}
+#else
+var<workgroup> staged: array<u32, WG * WPI>;
+
 fn value_of(r: u32) -> u32 {
 #if EB8
     return (values[r / 4u] >> (8u * (r % 4u))) & 0xffu;
@@ -76,17 +98,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     }
     n_runs = info[0];
     let first = group * WG * EPI;
-    if (lid == 0u) {
-        var lo = 0u;
-        var hi = 0u;
-        if (n_runs > 0u) {
-            let last = min(first + WG * EPI, params.size) - 1u;
-            lo = search(0u, n_runs, first);
-            hi = search(lo, n_runs, last);
-        }
-        range = vec2<u32>(lo, min(hi + 1u, n_runs));
-    }
-    let rg = workgroupUniformLoad(&range);
+    // runs [parts[group], parts[group + 1]] cover this workgroup's elements
+    let rg = vec2<u32>(parts[group], min(parts[group + 1u] + 1u, n_runs));
     let p0 = first + lid * EPI;
     var r = rg.y;
     if (n_runs > 0u) {
@@ -125,3 +138,4 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         }
     }
 }
+#endif
