@@ -30,9 +30,9 @@ Two pipelines produce the same bits:
 Results whose length is known only on the GPU. numpy in gives numpy out (the count is read back
 first). GpuArray in gives a :class:`Compacted` or :class:`RunLengths`: GpuArrays sized for the
 worst case plus the count as a one-element GpuArray, so chains stay on the GPU
-(``rle_decode(rle_encode(g))`` reads nothing back; for 32-bit values it scans the worst-case-sized
-counts, so a caller who reads ``n_runs`` and passes exact-length ``values``/``counts`` and ``size``
-decodes faster).
+(``rle_decode(rle_encode(g))`` reads nothing back: it takes the run ends from the encoder's run
+starts (uint8, PARLE) or, for the fused 32-bit pipeline, from a per-tile scan of the run lengths
+seeded by the fused pass's per-tile record (``wgsl/rle/ends.wgsl``).
 
 Decoding: an inclusive scan of the counts (the library's scan), a partition pass (one binary
 search per output tile, all in parallel), then each output tile's invocations search their runs
@@ -52,7 +52,7 @@ that receives the single pass's 4 counter words: ticket, gave-up, fallbacks, fin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -120,6 +120,7 @@ class RunLengths:
     n_runs: GpuArray
     starts: GpuArray | None
     size: int
+    _head: GpuArray | None = field(default=None, repr=False)  # per fused tile: first run index and start
 
     def numpy(self) -> tuple[np.ndarray, np.ndarray]:
         """Read the number of runs, then ``(values, counts)``."""
@@ -163,7 +164,7 @@ def _method(dev: Device, method: str | None, primitive: str) -> str:
 # ------------------------------------------------------------------------- recording
 def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray | None, meta: GpuArray,
                   idx: GpuArray | None, val: GpuArray | None, method: str, scratch: list,
-                  counts: GpuArray | None = None) -> None:
+                  counts: GpuArray | None = None, head: GpuArray | None = None) -> None:
     """Record the compaction of flagged items of ``x`` (mode 'rle', 'compact' or 'nonzero').
 
     Writes ``meta[0]`` (item count) and the finishing pass's grid at ``meta[4..6]``; item indices
@@ -198,8 +199,7 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     partials = dev.scratch(4 * n_tiles)
     carry = dev.scratch(16)
     scratch += [state, rargs, partials, carry]
-    head = None
-    if counts is not None:
+    if counts is not None and head is None:
         head = dev.scratch(8 * n_tiles)
         scratch.append(head)
     io = {"x": x}
@@ -430,7 +430,8 @@ def rle_encode(x, *, method: str | None = None):
                           _count_view(meta), asarray(np.zeros(1, np.uint32), dev=dev), 0)
     res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
                      _count_view(GpuArray.empty((16,), np.uint32, dev)),
-                     GpuArray.empty((n + 1,), np.uint32, dev) if need_starts else None, n)
+                     GpuArray.empty((n + 1,), np.uint32, dev) if need_starts else None, n,
+                     None if need_starts else GpuArray.empty((2 * -(-n // TILE),), np.uint32, dev))
     _run(dev, lambda b, scratch: _record_rle(b, g, res, m, scratch))
     return res.numpy() if host is not None else res
 
@@ -440,7 +441,8 @@ def _record_rle(b, g: GpuArray, res: RunLengths, m: str, scratch: list) -> None:
     meta = _meta_of(res.n_runs)
     if m == "fused" and g.dtype != np.uint8:
         # values and run lengths straight from the fused pass (no start positions written)
-        _encode_items(b, dev, "rle", g, g.size, None, meta, None, res.values, m, scratch, counts=res.counts)
+        _encode_items(b, dev, "rle", g, g.size, None, meta, None, res.values, m, scratch, counts=res.counts,
+                      head=res._head)
         return
     _encode_items(b, dev, "rle", g, g.size, None, meta, res.starts, None, m, scratch)
     _encode_finish(b, dev, meta, res.starts, g, res.values, res.counts)
@@ -477,18 +479,10 @@ def rle_decode(values, counts=None, *, size: int | None = None):
         if counts is not None:
             raise InputError("rle_decode", "give either a RunLengths or values and counts")
         rl = values
-        dev = rl.values.device
-        if rl.starts is not None:
-            return _decode(dev, rl.values, rl.starts, 1, _meta_of(rl.n_runs), rl.size)
-        if rl.size == 0:
-            return GpuArray.empty((0,), rl.values.dtype, dev)
-        # Scan the worst-case-sized counts: entries past n_runs are garbage, but they come after
-        # every prefix the decoder reads.
-        ends = GpuArray.empty((rl.size,), np.uint32, dev)
-        b = dev.batch()
-        encode_scan(b, rl.counts, ends, "add", False)
-        b.submit()
-        return _decode(dev, rl.values, ends, 0, _meta_of(rl.n_runs), rl.size)
+        out = GpuArray.empty((rl.size,), rl.values.dtype, rl.values.device)
+        if rl.size:
+            _run(rl.values.device, lambda b, s: _record_decode_runlengths(b, rl, out))
+        return out
     if counts is None:
         raise InputError("rle_decode", "counts is missing")
     gv, host = as_input(values, "rle_decode", ndims=(1,))
@@ -545,6 +539,27 @@ def rle_decode(values, counts=None, *, size: int | None = None):
         if not 0 <= total < MAX_ELEMENTS:
             raise InputError("rle_decode", f"size {size} is out of range")
     return _decode(dev, gv, ends, 0, meta, total)
+
+
+def _record_decode_runlengths(b, rl: RunLengths, out: GpuArray, ends: GpuArray | None = None) -> None:
+    dev = rl.values.device
+    meta = _meta_of(rl.n_runs)
+    if rl.starts is not None:
+        _record_decode(b, rl.values, rl.starts, 1, meta, out)
+        return
+    if ends is None:
+        ends = GpuArray.empty((rl.size,), np.uint32, dev)
+    if rl._head is not None:
+        # run ends tile by tile, from the fused pass's per-tile first run and start
+        n_tiles = rl._head.size // 2
+        k = dev.kernel("rle/ends.wgsl")
+        b.dispatch(k, n_tiles, params={"n_tiles": n_tiles, "n_groups": n_tiles}, info=meta, head=rl._head,
+                   counts=rl.counts, ends=ends)
+    else:
+        # Scan the worst-case-sized counts: entries past n_runs are garbage, but they come after
+        # every prefix the decoder reads.
+        encode_scan(b, rl.counts, ends, "add", False)
+    _record_decode(b, rl.values, ends, 0, meta, out)
 
 
 def _zeros(dev, n, dtype):
@@ -651,6 +666,15 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool, copy_ns: float) -> list[dic
                         baseline_ns=copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave",
                         cpu_ns=ctx.cpu_ns(lambda: np.repeat(vals, cnts)), cpu_name="numpy repeat"))
     assert np.array_equal(out.numpy(), x), "rle_decode bench result is wrong"
+    # decoding straight from the fused encoder's result (no read-back): per-tile run ends + expand
+    head = GpuArray.empty((2 * -(-n // TILE),), np.uint32, dev)
+    fused = RunLengths(res.values, res.counts, res.n_runs, None, n, head)
+    _run(dev, lambda b, s: _record_rle(b, g, fused, "fused", s))
+    ends_all = GpuArray.empty((n,), np.uint32, dev)
+    ns = ctx.gpu_ns(lambda i: _run(dev, lambda b, s: _record_decode_runlengths(b, fused, out, ends_all)))
+    rows.append(ctx.row("rle_decode", f"int32 {label} (from RunLengths)", n, ns, bytes_moved=4 * n,
+                        baseline_ns=copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave"))
+    assert np.array_equal(out.numpy(), x), "rle_decode (RunLengths) bench result is wrong"
     return rows
 
 

@@ -239,6 +239,18 @@ def test_gpuarray_results(rng):
     assert empty.numpy()[0].size == 0 and pp.rle_decode(empty).size == 0
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_chain_round_trip(dtype, rng, poison_alloc):
+    """rle_decode(rle_encode(g)) on the GPU: runs longer than tiles, all equal, all distinct."""
+    t = tile_of(dtype)
+    for n in (1, t, t + 1, 9 * t + 5):
+        for x in (np.full(n, 7, dtype), runs_input(rng, n, dtype, max_len=3 * t), distinct_input(rng, n, dtype),
+                  runs_input(rng, n, dtype, max_len=40)):
+            for method in METHODS:
+                res = pp.rle_encode(pp.asarray(x), method=method)
+                np.testing.assert_array_equal(bits(pp.rle_decode(res).numpy()), bits(x))
+
+
 PATHS = [{"rle_subgroups": True}, {"rle_subgroups": False}]
 
 
