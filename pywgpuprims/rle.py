@@ -52,6 +52,7 @@ that receives the single pass's 4 counter words: ticket, gave-up, fallbacks, fin
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -68,6 +69,16 @@ __all__ = ["Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_e
 WG = 256
 VPT = 4
 TILE = 4096  # elements per tile of the fused pass (256 invocations x 16; uint8: x 16 bytes)
+
+
+def _vpt(dev: Device, dtype) -> int:
+    """vec4 words per invocation of the fused pass: a tile is 4096 elements by default (uint8
+    always), ``device().options["rle_vpt"]`` (2 or 8) changes it for 32-bit values."""
+    return 1 if np.dtype(dtype) == np.uint8 else int(dev.options.get("rle_vpt", VPT))
+
+
+def _tile(dev: Device, dtype) -> int:
+    return WG * _vpt(dev, dtype) * (16 if np.dtype(dtype) == np.uint8 else 4)
 FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
 DECODE_VPT = 4
 MAX_STEPS = 512
@@ -121,6 +132,7 @@ class RunLengths:
     starts: GpuArray | None
     size: int
     _head: GpuArray | None = field(default=None, repr=False)  # per fused tile: first run index and start
+    _tile_elems: int = field(default=TILE, repr=False)
 
     def numpy(self) -> tuple[np.ndarray, np.ndarray]:
         """Read the number of runs, then ``(values, counts)``."""
@@ -181,7 +193,7 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         _encode_parle(b, dev, flags, x, n, mask, meta, idx, scratch)
         return
     n_vec4 = -(-_words(n, x.dtype) // 4)
-    vpt = 1 if eb8 else VPT  # a tile is 4096 elements either way (the staging buffer)
+    vpt = _vpt(dev, x.dtype)
     n_tiles = -(-n_vec4 // (WG * vpt))
     subgroups = dev.has_subgroups and _opt(dev, "rle_subgroups", True)
     spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
@@ -431,7 +443,8 @@ def rle_encode(x, *, method: str | None = None):
     res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
                      _count_view(GpuArray.empty((16,), np.uint32, dev)),
                      GpuArray.empty((n + 1,), np.uint32, dev) if need_starts else None, n,
-                     None if need_starts else GpuArray.empty((2 * -(-n // TILE),), np.uint32, dev))
+                     None if need_starts else GpuArray.empty((2 * -(-n // _tile(dev, g.dtype)),), np.uint32, dev),
+                     _tile(dev, g.dtype))
     _run(dev, lambda b, scratch: _record_rle(b, g, res, m, scratch))
     return res.numpy() if host is not None else res
 
@@ -552,7 +565,7 @@ def _record_decode_runlengths(b, rl: RunLengths, out: GpuArray, ends: GpuArray |
     if rl._head is not None:
         # run ends tile by tile, from the fused pass's per-tile first run and start
         n_tiles = rl._head.size // 2
-        k = dev.kernel("rle/ends.wgsl")
+        k = dev.kernel("rle/ends.wgsl", defines={"PER": rl._tile_elems // 256})
         b.dispatch(k, n_tiles, params={"n_tiles": n_tiles, "n_groups": n_tiles}, info=meta, head=rl._head,
                    counts=rl.counts, ends=ends)
     else:
@@ -611,6 +624,28 @@ def _numpy_rle(x: np.ndarray):
     return x[st], np.diff(np.append(st, x.size)).astype(np.uint32)
 
 
+@contextmanager
+def _options(dev: Device, opts: dict):
+    saved = dict(dev.options)
+    dev.options.update(opts)
+    try:
+        yield
+    finally:
+        dev.options.clear()
+        dev.options.update(saved)
+
+
+def _variants(dev: Device) -> list[tuple[str, str, dict]]:
+    """(row name, method, device options) for the encode/compact rows."""
+    v = [("fused", "fused", {}), ("fused vpt2", "fused", {"rle_vpt": 2})]
+    if dev.limits["max-compute-workgroup-storage-size"] >= 4 * 256 * 8 * 4 + 2048:
+        v.append(("fused vpt8", "fused", {"rle_vpt": 8}))
+    if dev.has_subgroups:
+        v.append(("fused wgmem", "fused", {"rle_subgroups": False}))
+    v += [("fused, fallback forced 1/2", "fused", {"rle_withhold_period": 2}), ("parle", "parle", {})]
+    return v
+
+
 def _bench_size(ctx: BenchContext, n: int) -> int:
     return min(n, 1 << 20) if ctx.dev.info.get("adapter_type") == "CPU" else n  # lavapipe: keep it short
 
@@ -639,16 +674,17 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool, copy_ns: float) -> list[dic
         cuda_dec_ns = ctx.cuda_ns(lambda: t.repeat_interleave(uv, uc, output_size=n))
         del a, uv, uc
     cpu_ns = ctx.cpu_ns(lambda: _numpy_rle(x))
-    for m in ("fused", "parle"):
-        if m == "parle" and 4 * (n + 1) > dev.max_binding:
+    for name, m, opts in _variants(dev):
+        if m == "parle" and res.starts is None:
             continue  # the run starts with their sentinel do not fit one binding
-        ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_rle(b, g, res, m, s)))
-        rows.append(ctx.row("rle_encode", f"{m} int32 {label}", n, ns, bytes_moved=4 * n, baseline_ns=copy_ns,
+        with _options(dev, opts):
+            ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_rle(b, g, res, m, s)))
+            _run(dev, lambda b, s, m=m: _record_rle(b, g, res, m, s))
+        rows.append(ctx.row("rle_encode", f"{name} int32 {label}", n, ns, bytes_moved=4 * n, baseline_ns=copy_ns,
                             cuda_ns=cuda_ns, cuda_name="torch.unique_consecutive", cpu_ns=cpu_ns,
                             cpu_name="numpy flatnonzero(diff)"))
-        _run(dev, lambda b, s, m=m: _record_rle(b, g, res, m, s))
         vals, cnts = res.numpy()
-        assert np.array_equal(np.repeat(vals, cnts), x), f"rle_encode ({m}) bench result is wrong"
+        assert np.array_equal(np.repeat(vals, cnts), x), f"rle_encode ({name}) bench result is wrong"
     # decoding as a user would after reading the number of runs: exact-length values and counts
     k = vals.size
     gv = GpuArray(dev, res.values.buffer, (k,), np.int32)
@@ -667,8 +703,8 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool, copy_ns: float) -> list[dic
                         cpu_ns=ctx.cpu_ns(lambda: np.repeat(vals, cnts)), cpu_name="numpy repeat"))
     assert np.array_equal(out.numpy(), x), "rle_decode bench result is wrong"
     # decoding straight from the fused encoder's result (no read-back): per-tile run ends + expand
-    head = GpuArray.empty((2 * -(-n // TILE),), np.uint32, dev)
-    fused = RunLengths(res.values, res.counts, res.n_runs, None, n, head)
+    head = GpuArray.empty((2 * -(-n // _tile(dev, np.int32)),), np.uint32, dev)
+    fused = RunLengths(res.values, res.counts, res.n_runs, None, n, head, _tile(dev, np.int32))
     _run(dev, lambda b, s: _record_rle(b, g, fused, "fused", s))
     ends_all = GpuArray.empty((n,), np.uint32, dev)
     ns = ctx.gpu_ns(lambda i: _run(dev, lambda b, s: _record_decode_runlengths(b, fused, out, ends_all)))
@@ -698,13 +734,14 @@ def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
         cuda_nz_ns = ctx.cuda_ns(lambda: t.nonzero(mk))
         del a, mk
     cpu_ns = ctx.cpu_ns(lambda: x[mask])
-    for m in ("fused", "parle"):
-        ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_compact(b, "compact", g, gm, res, m, s)))
-        rows.append(ctx.row("compact", f"{m} int32 half kept", n, ns, bytes_moved=5 * n + 2 * n,
+    for name, m, opts in _variants(dev):
+        with _options(dev, opts):
+            ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_compact(b, "compact", g, gm, res, m, s)))
+            _run(dev, lambda b, s, m=m: _record_compact(b, "compact", g, gm, res, m, s))
+        rows.append(ctx.row("compact", f"{name} int32 half kept", n, ns, bytes_moved=5 * n + 2 * n,
                             baseline_ns=copy_ns, cuda_ns=cuda_ns, cuda_name="torch.masked_select", cpu_ns=cpu_ns,
                             cpu_name="numpy x[mask]"))
-        _run(dev, lambda b, s, m=m: _record_compact(b, "compact", g, gm, res, m, s))
-        assert np.array_equal(res.numpy(), x[mask]), f"compact ({m}) bench result is wrong"
+        assert np.array_equal(res.numpy(), x[mask]), f"compact ({name}) bench result is wrong"
     ns = ctx.gpu_ns(lambda i: _run(dev, lambda b, s: _record_compact(b, "nonzero", gm, None, idx, "fused", s)))
     rows.append(ctx.row("nonzero", "fused bool half set", n, ns, bytes_moved=n + 2 * n, baseline_ns=copy_ns,
                         cuda_ns=cuda_nz_ns, cuda_name="torch.nonzero", cpu_ns=ctx.cpu_ns(lambda: np.flatnonzero(mask)),

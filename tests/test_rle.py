@@ -251,6 +251,25 @@ def test_gpu_chain_round_trip(dtype, rng, poison_alloc):
                 np.testing.assert_array_equal(bits(pp.rle_decode(res).numpy()), bits(x))
 
 
+@pytest.mark.parametrize("vpt", [1, 2, 8])
+def test_other_tile_sizes(vpt, rng):
+    need = 4 * 256 * vpt * 4 + 2048  # the staging buffer plus the rest of the workgroup memory
+    if need > pp.device().limits["max-compute-workgroup-storage-size"]:
+        pytest.skip("the adapter's workgroup memory is too small for this tile")
+    stats = pp.GpuArray.empty((16,), np.uint32)
+    with options(rle_vpt=vpt, rle_withhold_period=3, rle_stats_buffer=stats.buffer):
+        tile = 256 * vpt * 4
+        for n in (tile - 1, tile + 1, 11 * tile + 5):
+            x = runs_input(rng, n, "int32", max_len=int(rng.integers(1, 3 * tile)))
+            check_rle(x, pp.rle_encode(x))
+            y = distinct_input(rng, n, "float32")
+            check_rle(y, pp.rle_encode(y))
+            np.testing.assert_array_equal(pp.rle_decode(pp.rle_encode(pp.asarray(x))).numpy(), x)
+            m = rng.random(n) < 0.5
+            np.testing.assert_array_equal(pp.compact(x, m), x[m])
+        assert stats.numpy()[2] > 0
+
+
 PATHS = [{"rle_subgroups": True}, {"rle_subgroups": False}]
 
 

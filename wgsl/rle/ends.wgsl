@@ -2,7 +2,7 @@
 // worst-case-sized counts: the fused pass recorded, per tile T, the index R_T of its first run
 // and that run's start p_T (head[2T], head[2T + 1]; 0xffffffff when no run starts in T). The runs
 // R_T .. R_{T+1} - 1 all start in tile T, so their ends are p_T plus a scan of their lengths,
-// which number at most 4096: one workgroup per tile scans them in workgroup memory.
+// which number at most a tile's elements: one workgroup per tile scans them in workgroup memory.
 
 struct Params {
     n_tiles: u32,
@@ -16,7 +16,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> ends: array<u32>;
 
 const WG: u32 = 256u;
-const PER: u32 = 16u;  // runs per invocation: a tile has at most WG * PER = 4096 runs
+const PER: u32 = {{PER}}u;  // runs per invocation: a tile has at most WG * PER runs (its elements)
 
 var<workgroup> sums: array<u32, WG>;
 
