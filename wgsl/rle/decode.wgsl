@@ -79,7 +79,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     parts[t] = r;
 }
 #else
-var<workgroup> staged: array<u32, WG * WPI>;
+// word q of the workgroup's output lives at q + q / WPI: invocations' rows padded by one word,
+// so the writes (one row per invocation) and the vec4 reads hit few shared banks at once
+const ROW: u32 = WPI + 1u;
+var<workgroup> staged: array<u32, WG * ROW>;
+
+fn slot(q: u32) -> u32 {
+    return q + q / WPI;
+}
 
 fn value_of(r: u32) -> u32 {
 #if EB8
@@ -126,15 +133,15 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             word = keep;
 #endif
         }
-        staged[lid * WPI + w] = word;
+        staged[lid * ROW + w] = word;
     }
     workgroupBarrier();
     let v0 = group * WG * VPT;
     for (var k = 0u; k < VPT; k++) {
         let i = k * WG + lid;
         if (v0 + i < params.n_vec4) {
-            output[v0 + i] = vec4<u32>(staged[4u * i], staged[4u * i + 1u], staged[4u * i + 2u],
-                                       staged[4u * i + 3u]);
+            output[v0 + i] = vec4<u32>(staged[slot(4u * i)], staged[slot(4u * i + 1u)], staged[slot(4u * i + 2u)],
+                                       staged[slot(4u * i + 3u)]);
         }
     }
 }
