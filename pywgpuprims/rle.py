@@ -32,7 +32,7 @@ first). GpuArray in gives a :class:`Compacted` or :class:`RunLengths`: GpuArrays
 worst case plus the count as a one-element GpuArray, so chains stay on the GPU
 (``rle_decode(rle_encode(g))`` reads nothing back: it takes the run ends from the encoder's run
 starts (uint8, PARLE) or, for the fused 32-bit pipeline, from a per-tile scan of the run lengths
-seeded by the fused pass's per-tile record (``wgsl/rle/ends.wgsl``).
+seeded by the fused pass's per-tile record (``wgsl/rle/ends.wgsl``)).
 
 Decoding: an inclusive scan of the counts (the library's scan), a partition pass (one binary
 search per output tile, all in parallel), then each output tile's invocations search their runs
@@ -46,8 +46,12 @@ int64); sizes are limited to fewer than 2^32 - 2^16 elements.
 
 Test and benchmark switches in ``device().options``: ``rle_withhold_period`` (every k-th tile
 withholds its lookback state, forcing the fallback), ``rle_max_steps`` (lookback budget; 0 forces
-the repair), ``rle_subgroups`` (False: the workgroup-memory path), ``rle_stats_buffer`` (a buffer
-that receives the single pass's 4 counter words: ticket, gave-up, fallbacks, finished).
+the repair), ``rle_subgroups`` (False: the workgroup-memory path), ``rle_vpt`` (vec4 words per
+invocation for 32-bit values: 4 by default, a tile of 4096 elements), ``rle_method`` (the default
+method), ``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket,
+gave-up, fallbacks, finished).
+
+Inputs must fit one storage binding (no chunking; ``DeviceLimitError`` otherwise).
 """
 
 from __future__ import annotations
