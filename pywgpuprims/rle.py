@@ -651,7 +651,7 @@ def _variants(dev: Device) -> list[tuple[str, str, dict]]:
 
 
 def _bench_size(ctx: BenchContext, n: int) -> int:
-    return min(n, 1 << 20) if ctx.dev.info.get("adapter_type") == "CPU" else n  # lavapipe: keep it short
+    return max(1 << 12, n >> 8) if ctx.dev.info.get("adapter_type") == "CPU" else n  # lavapipe: keep it short
 
 
 def _rle_entry(ctx: BenchContext, n: int) -> list[dict]:
