@@ -270,6 +270,22 @@ def test_other_tile_sizes(vpt, rng):
         assert stats.numpy()[2] > 0
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_two_dimensional_grids(method, rng, monkeypatch):
+    """Grids past the per-dimension limit are split over x and y (a small limit stands in for 65,535)."""
+    monkeypatch.setattr(pp.device(), "max_groups", 20)
+    for dtype in ("int32", "uint8"):
+        n = 23 * tile_of(dtype) + 77
+        x = runs_input(rng, n, dtype, max_len=3)
+        v, c = pp.rle_encode(x, method=method)
+        check_rle(x, (v, c))
+        np.testing.assert_array_equal(pp.rle_decode(v, c), x)
+        np.testing.assert_array_equal(pp.rle_decode(pp.rle_encode(pp.asarray(x), method=method)).numpy(), x)
+        m = rng.random(n) < 0.7
+        np.testing.assert_array_equal(pp.compact(x, m, method=method), x[m])
+        np.testing.assert_array_equal(pp.nonzero(m, method=method), np.flatnonzero(m))
+
+
 PATHS = [{"rle_subgroups": True}, {"rle_subgroups": False}]
 
 
