@@ -8,6 +8,7 @@ from . import fse  # FSE/tANS codec: pywgpuprims.fse.compress / decompress
 from ._array import GpuArray, asarray
 from ._device import Device, device, set_device
 from ._errors import CorruptDataError, DeviceLimitError, InputError, PrimitiveError, ShaderError
+from .conv import correlate
 from .recfilter import bspline_prefilter, gaussian_filter, recursive_filter
 from .rle import Compacted, RunLengths, compact, nonzero, rle_decode, rle_encode
 from .sat import box_filter, summed_area_table
@@ -17,7 +18,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CorruptDataError", "Device", "DeviceLimitError", "GpuArray", "InputError", "PrimitiveError",
-    "ShaderError", "asarray", "device", "fse", "reduce", "scan", "set_device",
+    "ShaderError", "asarray", "correlate", "device", "fse", "reduce", "scan", "set_device",
     "Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode",
     "box_filter", "bspline_prefilter", "gaussian_filter", "recursive_filter", "summed_area_table",
 ]

@@ -29,17 +29,19 @@ def benchmark(name: str):
     return deco
 
 
-def median_gpu_ns(dev: Device, fn: Callable[[int], None], repeats: int = 10, warmup: int = 2) -> float:
-    """Median GPU time in ns of ``fn(i)`` (``i`` numbers the run, to rotate fresh inputs)."""
+def median_gpu_ns(dev: Device, fn: Callable[[int], None], repeats: int = 10, warmup: int = 3) -> float:
+    """Median GPU time in ns of ``fn(i)`` (``i`` numbers the run, to rotate fresh inputs).
+
+    The runs are queued back to back and their timestamps read at the end, so the GPU does not
+    idle (and change clocks) between them, as CUDA-event timing of torch does not either.
+    """
     for i in range(warmup):
         fn(i)
-    dev.sync()
-    times = []
-    for i in range(repeats):
-        with dev.timer() as t:
+    with dev.timer() as t:
+        for i in range(repeats):
             fn(warmup + i)
-        times.append(t.ns)
-    return float(statistics.median(times))
+            t.mark()
+    return float(statistics.median(t.laps))
 
 
 def median_wall_ns(fn: Callable[[], None], repeats: int = 5, warmup: int = 1) -> float:
@@ -99,6 +101,16 @@ class BenchContext:
 
     def cpu_ns(self, fn: Callable[[], object]) -> float | None:
         return median_wall_ns(fn, repeats=3) if self.cpu else None
+
+    def copy_between_ns(self, src, dst, nbytes: int) -> float:
+        """Same-run GPU time of the WGSL copy of ``nbytes`` from ``src`` to ``dst``.
+
+        Prefer this over :meth:`copy_ns`, with the primitive's own input and output buffers: on an
+        H100 the same kernel ran 1.8x slower on some fresh 1 GiB allocations than on others, so a
+        yardstick must run over the very memory the primitive touches.
+        """
+        n_vec4 = max(1, nbytes // 16)
+        return self.gpu_ns(lambda i: copy_pass(self.dev, src, dst, n_vec4, True))
 
     def copy_ns(self, nbytes: int) -> float:
         """Same-run GPU time of the WGSL copy over ``nbytes`` (read nbytes, write nbytes)."""

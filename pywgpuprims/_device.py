@@ -166,7 +166,13 @@ class Batch:
 class _Timer:
     def __init__(self):
         self.pending: list = []
+        self.marks: list[int] = []
         self._ns: int | None = None
+        self._each: list[int] = []
+
+    def mark(self) -> None:
+        """End a lap: :attr:`laps` gives the GPU time of the batches between marks."""
+        self.marks.append(len(self.pending))
 
     @property
     def ns(self) -> int:
@@ -174,6 +180,15 @@ class _Timer:
         if self._ns is None:
             raise RuntimeError("timer still running")
         return self._ns
+
+    @property
+    def laps(self) -> list[int]:
+        """GPU ns of each lap (see :meth:`mark`)."""
+        out, start = [], 0
+        for end in self.marks:
+            out.append(sum(self._each[start:end]))
+            start = end
+        return out
 
 
 class Device:
@@ -315,11 +330,10 @@ class Device:
             yield t
         finally:
             self._timers.remove(t)
-            total = 0
             for buf in t.pending:
                 begin, end = struct.unpack("<QQ", bytes(self.read(buf, 0, 16)))
-                total += end - begin
-            t._ns = total
+                t._each.append(end - begin)
+            t._ns = sum(t._each)
 
     def _submit(self, batch: Batch) -> None:
         raw = self.raw

@@ -1,6 +1,7 @@
 """Imports every primitive family so that their benchmark entries register (see ``_bench.py``)."""
 
 from . import (
+    conv,  # noqa: F401
     copy,  # noqa: F401
     recfilter,  # noqa: F401
     rle,  # noqa: F401

@@ -41,6 +41,11 @@ def _copy_entry(ctx: BenchContext, n: int) -> list[dict]:
     rows.append(ctx.row("copy", "wgsl", n, copy_ns, bytes_moved=2 * nbytes, cuda_ns=cuda_ns,
                         cuda_name="torch copy_", cpu_ns=cpu_ns))
     rows.append(ctx.row("read", "wgsl", n, ctx.read_ns(nbytes), bytes_moved=nbytes))
+    src = GpuArray.empty((n,), np.uint32, ctx.dev)
+    dst = GpuArray.empty((n,), np.uint32, ctx.dev)
+    for vpt in (4, 8, 16):
+        ns = ctx.gpu_ns(lambda i, v=vpt: copy_pass(ctx.dev, src, dst, n // 4, True, vpt=v))
+        rows.append(ctx.row("copy", f"wgsl {vpt} vec4/invocation", n, ns, bytes_moved=2 * nbytes))
     return rows
 
 

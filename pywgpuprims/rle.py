@@ -5,7 +5,7 @@
 Two pipelines produce the same bits:
 
 ``method="fused"`` (default; ``wgsl/rle/fused.wgsl``)
-    One pass reads the input once. Each tile of 4096 elements flags its items (run starts, or
+    One pass reads the input once. Each tile (8192 32-bit elements, 4096 uint8) flags its items (run starts, or
     kept elements), scans the flag counts in workgroup memory, takes its output offset from the
     single-pass decoupled lookback over u32 counts (``common/lookback.wgsl``; a tile that polls a
     silent predecessor re-counts that tile's flags itself: ``fallback_aggregate``), stages its
@@ -47,7 +47,8 @@ int64); sizes are limited to fewer than 2^32 - 2^16 elements.
 Test and benchmark switches in ``device().options``: ``rle_withhold_period`` (every k-th tile
 withholds its lookback state, forcing the fallback), ``rle_max_steps`` (lookback budget; 0 forces
 the repair), ``rle_subgroups`` (False: the workgroup-memory path), ``rle_vpt`` (vec4 words per
-invocation for 32-bit values: 4 by default, a tile of 4096 elements), ``rle_method`` (the default
+invocation for 32-bit values: 8 by default, a tile of 8192 elements), ``rle_stage`` (workgroup
+staging entries, 4096; a larger tile stores its items in rounds), ``rle_method`` (the default
 method), ``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket,
 gave-up, fallbacks, finished).
 
@@ -71,13 +72,16 @@ from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, encode_scan
 __all__ = ["Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode"]
 
 WG = 256
-VPT = 4
-TILE = 4096  # elements per tile of the fused pass (256 invocations x 16; uint8: x 16 bytes)
+# vec4 per invocation. The scan's H100 sweep found larger tiles much faster (4: 207, 8: 216,
+# 12: 286 G el/s) with a register cliff past 12; this pass also keeps flags and offsets per vec4,
+# so 8 is the default here and the benchmark sweeps 2..16 (rows "fused vptN").
+VPT = 8
+TILE = WG * VPT * 4  # elements per tile of the fused pass for 32-bit values (uint8: 256 x 16 bytes)
 
 
 def _vpt(dev: Device, dtype) -> int:
-    """vec4 words per invocation of the fused pass: a tile is 4096 elements by default (uint8
-    always), ``device().options["rle_vpt"]`` (2 or 8) changes it for 32-bit values."""
+    """vec4 words per invocation of the fused pass: 8 for 32-bit values by default (a tile of 8192
+    elements; ``device().options["rle_vpt"]`` changes it), 1 for uint8 (4096 elements)."""
     return 1 if np.dtype(dtype) == np.uint8 else int(dev.options.get("rle_vpt", VPT))
 
 
@@ -85,6 +89,7 @@ def _tile(dev: Device, dtype) -> int:
     return WG * _vpt(dev, dtype) * (16 if np.dtype(dtype) == np.uint8 else 4)
 FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
 DECODE_VPT = 4
+STAGE = 4096  # workgroup-memory staging entries of the fused pass (larger tiles store in rounds)
 MAX_STEPS = 512
 MAX_ELEMENTS = (1 << 32) - (1 << 16)
 MASK_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.int32))
@@ -203,7 +208,8 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
     base = dict(monoid_defines("add", np.uint32, "rle"), WG=WG, VPT=vpt, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
                 LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=idx is not None, WRITE_VALUES=val is not None,
-                RLE_COUNTS=counts is not None, STAGE_POSITIONS=idx is not None or counts is not None, **flags)
+                RLE_COUNTS=counts is not None, STAGE_POSITIONS=idx is not None or counts is not None,
+                STAGE=min(int(_opt(dev, "rle_stage", STAGE)), WG * vpt * (16 if eb8 else 4)), **flags)
     grid = dev.grid(n_tiles)
     params = {"n": n, "n_vec4": n_vec4, "n_mask_words": 0 if mask is None else max(1, _words(n, mask.dtype)),
               "n_tiles": n_tiles, "n_groups": n_tiles,
@@ -641,9 +647,9 @@ def _options(dev: Device, opts: dict):
 
 def _variants(dev: Device) -> list[tuple[str, str, dict]]:
     """(row name, method, device options) for the encode/compact rows."""
-    v = [("fused", "fused", {}), ("fused vpt2", "fused", {"rle_vpt": 2})]
-    if dev.limits["max-compute-workgroup-storage-size"] >= 4 * 256 * 8 * 4 + 2048:
-        v.append(("fused vpt8", "fused", {"rle_vpt": 8}))
+    v = [("fused", "fused", {})] + [(f"fused vpt{k}", "fused", {"rle_vpt": k}) for k in (2, 4, 6, 10, 12, 16)]
+    if dev.limits["max-compute-workgroup-storage-size"] >= 4 * 8192 + 2048:
+        v.append(("fused vpt8 stage8192", "fused", {"rle_vpt": 8, "rle_stage": 8192}))
     if dev.has_subgroups:
         v.append(("fused wgmem", "fused", {"rle_subgroups": False}))
     v += [("fused, fallback forced 1/2", "fused", {"rle_withhold_period": 2}), ("parle", "parle", {})]
@@ -656,11 +662,10 @@ def _bench_size(ctx: BenchContext, n: int) -> int:
 
 def _rle_entry(ctx: BenchContext, n: int) -> list[dict]:
     n = _bench_size(ctx, n)
-    copy_ns = ctx.copy_ns(4 * n)
-    return _rle_rows(ctx, n, False, copy_ns) + _rle_rows(ctx, n, True, copy_ns)
+    return _rle_rows(ctx, n, False) + _rle_rows(ctx, n, True)
 
 
-def _rle_rows(ctx: BenchContext, n: int, runs: bool, copy_ns: float) -> list[dict]:
+def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
     dev = ctx.dev
     rows = []
     t = ctx.torch
@@ -670,6 +675,11 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool, copy_ns: float) -> list[dic
     starts = GpuArray.empty((n + 1,), np.uint32, dev) if 4 * (n + 1) <= dev.max_binding else None
     res = RunLengths(GpuArray.empty((n,), np.int32, dev), GpuArray.empty((n,), np.uint32, dev),
                      _count_view(GpuArray.empty((16,), np.uint32, dev)), starts, n)
+    out = GpuArray.empty((n,), np.int32, dev)
+    # the yardstick runs over this primitive's own memory (fresh 1 GiB buffers differ on an H100)
+    copy_ns = ctx.copy_between_ns(g, res.values, 4 * n)
+    rows.append(ctx.row("copy", "wgsl, rle_encode buffers", n, copy_ns, bytes_moved=8 * n))
+    dec_copy_ns = ctx.copy_between_ns(res.values, out, 4 * n)
     cuda_ns = cuda_dec_ns = None
     if t:
         a = t.from_numpy(x).cuda()
@@ -695,7 +705,6 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool, copy_ns: float) -> list[dic
     gc = GpuArray(dev, res.counts.buffer, (k,), np.uint32)
     kmeta = asarray(np.array([k, 0, 0, 0], np.uint32), dev=dev)
     ends = GpuArray.empty((k,), np.uint32, dev)
-    out = GpuArray.empty((n,), np.int32, dev)
 
     def decode(b, s):
         encode_scan(b, gc, ends, "add", False)
@@ -703,7 +712,7 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool, copy_ns: float) -> list[dic
 
     ns = ctx.gpu_ns(lambda i: _run(dev, decode))
     rows.append(ctx.row("rle_decode", f"int32 {label} (scan + expand)", n, ns, bytes_moved=4 * n,
-                        baseline_ns=copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave",
+                        baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave",
                         cpu_ns=ctx.cpu_ns(lambda: np.repeat(vals, cnts)), cpu_name="numpy repeat"))
     assert np.array_equal(out.numpy(), x), "rle_decode bench result is wrong"
     # decoding straight from the fused encoder's result (no read-back): per-tile run ends + expand
@@ -713,7 +722,7 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool, copy_ns: float) -> list[dic
     ends_all = GpuArray.empty((n,), np.uint32, dev)
     ns = ctx.gpu_ns(lambda i: _run(dev, lambda b, s: _record_decode_runlengths(b, fused, out, ends_all)))
     rows.append(ctx.row("rle_decode", f"int32 {label} (from RunLengths)", n, ns, bytes_moved=4 * n,
-                        baseline_ns=copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave"))
+                        baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave"))
     assert np.array_equal(out.numpy(), x), "rle_decode (RunLengths) bench result is wrong"
     return rows
 
@@ -722,13 +731,14 @@ def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
     dev = ctx.dev
     n = _bench_size(ctx, n)
     rows = []
-    copy_ns = ctx.copy_ns(4 * n)
     x = ctx.rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
     mask = ctx.rng.integers(0, 2, n, dtype=np.uint8).astype(bool)
     g = asarray(x, dev=dev)
     gm = asarray(mask, dev=dev)
     res = Compacted(GpuArray.empty((n,), np.int32, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
     idx = Compacted(GpuArray.empty((n,), np.uint32, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
+    copy_ns = ctx.copy_between_ns(g, res.data, 4 * n)  # over this primitive's own buffers
+    rows.append(ctx.row("copy", "wgsl, compact buffers", n, copy_ns, bytes_moved=8 * n))
     t = ctx.torch
     cuda_ns = cuda_nz_ns = None
     if t:

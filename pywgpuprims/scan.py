@@ -17,25 +17,27 @@ per chunk, to test chunking of inputs past the device's largest storage binding)
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ._array import GpuArray, as_input
-from ._bench import BenchContext, benchmark
+from ._bench import BenchContext, benchmark, copy_pass
 from ._device import Binding, Device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import WGSL_TYPE, monoid_defines, numpy_identity, numpy_ufunc
 
 WG = 256
-VPT = 4  # vec4 per invocation: a tile is 256 * 4 * 4 = 4096 elements
+VPT = 12  # vec4 per invocation: a tile is 256 * 12 * 4 = 12288 elements (fastest in an H100 sweep)
 TILE = WG * VPT * 4
 SPIN_LIMIT = 4
 # The subgroup's running total comes from the inclusive scan's last lane. Taking it from a second
 # subgroup reduction gave wrong carries on an H100 (Vulkan, driver 580) with 4 vec4 per invocation
 # only (1, 2, 8, 16 were right; lavapipe always right): a driver miscompile we step around.
 SG_CARRY_SHUFFLE = True
-LOOKBACK_WINDOW = 32  # predecessors polled at once
+LOOKBACK_WINDOW = 8  # predecessors polled at once (H100 sweep: 8, 16, 32 within 3%)
 MAX_STEPS = 512  # lookback steps; with spins, window and fallbacks well under lavapipe's 65,535 loop trips
-REDUCE_CHUNK_TILES = 4
+REDUCE_LOADS = 16  # vec4 loads per invocation in the reduction's first pass (H100 sweep: 4, 8, 16)
 SCAN_DTYPES = tuple(WGSL_TYPE)
 
 __all__ = ["scan", "reduce"]
@@ -62,7 +64,9 @@ def _use_subgroups(dev: Device) -> bool:
 def _defines(dev: Device, op: str, dtype, scalar: bool, **extra) -> dict:
     d = monoid_defines(op, dtype, "scan")
     d.update(WG=_wg(dev), VPT=_vpt(dev), SUBGROUPS=_use_subgroups(dev), SCALAR=scalar,
-             SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SPIN_LIMIT)), LOOKBACK_WINDOW=LOOKBACK_WINDOW,
+             SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SPIN_LIMIT)),
+             LOOKBACK_WINDOW=int(dev.options.get("scan_window", LOOKBACK_WINDOW)),
+             TILE_BY_ID=bool(dev.options.get("scan_tile_by_id", False)),
              SG_CARRY_SHUFFLE=bool(dev.options.get("scan_sg_carry_shuffle", SG_CARRY_SHUFFLE)))
     d.update(extra)
     return d
@@ -208,6 +212,7 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
             k = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, g.dtype, scalar, SINGLE_PASS=True,
                                                               EXCLUSIVE=exclusive))
             b.clear(state, 0, 16 + 8 * n_tiles)
+            b.clear(args, 0, 32)
             b.dispatch(k, n_tiles, params=params, input=src, tile_state=state, carry=carry, output=out,
                        repair_args=args)
             if stats is not None:
@@ -309,11 +314,11 @@ def encode_reduce(b, g: GpuArray, dst: GpuArray, op: str, defs: dict, rows: int,
     """Record the reduction of ``rows`` segments of ``row_len`` elements of ``g`` into ``dst``."""
     dev = g.device
     scalar = rows > 1 and row_len % 4 != 0
-    base = dict(defs, WG=WG, VPT=VPT, CHUNK_TILES=REDUCE_CHUNK_TILES, SUBGROUPS=_use_subgroups(dev),
-                SCALAR=scalar)
+    loads = int(dev.options.get("reduce_loads", REDUCE_LOADS))
+    base = dict(defs, WG=WG, LOADS=loads, SUBGROUPS=_use_subgroups(dev), SCALAR=scalar)
     k_part = dev.kernel("scan/reduce.wgsl", defines=dict(base, PARTIALS=True))
     k_final = dev.kernel("scan/reduce.wgsl", defines=dict(base, FINAL=True, SCALAR=False))
-    chunk = TILE * REDUCE_CHUNK_TILES
+    chunk = WG * 4 * loads
     pieces = list(_row_chunks(dev, rows, row_len))
     one_d_split = rows == 1 and len(pieces) > 1
     total_parts = sum(nr * -(-(ne // nr) // chunk) for _, nr, _, ne in pieces)
@@ -346,8 +351,9 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
     for a in inputs:
         dev.write(a.buffer, ctx.rng.integers(0, 2**32, n, dtype=np.uint32).tobytes())
     out = GpuArray.empty((n,), np.uint32, dev)
-    copy_ns = ctx.copy_ns(4 * n)
-    read_ns = ctx.read_ns(4 * n)
+    copy_ns = ctx.copy_between_ns(inputs[0], out, 4 * n)
+    copy8_ns = ctx.gpu_ns(lambda i: copy_pass(dev, inputs[0], out, n // 4, True, vpt=8))
+    read_ns = ctx.gpu_ns(lambda i: copy_pass(dev, inputs[0], out, n // 4, copy=False))
     cuda_ns = cuda_red_ns = None
     if ctx.torch:
         t = ctx.torch
@@ -358,13 +364,15 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
     host = ctx.rng.integers(0, 2**32, n, dtype=np.uint32)
     cpu_ns = ctx.cpu_ns(lambda: np.cumsum(host, dtype=np.uint32))
     variants = [("single-pass sg", {}), ("single-pass wgmem", {"scan_subgroups": False}),
-                ("single-pass sg vpt2", {"scan_vpt": 2}),
-                ("single-pass sg vpt8", {"scan_vpt": 8}), ("single-pass sg vpt16", {"scan_vpt": 16}),
-                ("single-pass sg vpt8 wg512", {"scan_vpt": 8, "scan_wg": 512}),
-                ("single-pass sg, no repair pass", {"scan_repair": False}),
-
                 ("fallback forced (1/2 tiles)", {"scan_withhold_period": 2}),
                 ("reduce-then-scan", {"scan_method": "rts"})]
+    if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP"):
+        for wg, vpt in [(128, 24), (256, 8), (256, 10), (256, 11), (256, 13), (256, 14), (512, 8)]:
+            variants.append((f"sweep wg{wg} vpt{vpt}", {"scan_wg": wg, "scan_vpt": vpt}))
+        variants += [("sweep window 8", {"scan_window": 8}), ("sweep window 16", {"scan_window": 16}),
+                     ("sweep spin 16", {"scan_spin_limit": 16}),
+                     ("sweep no repair", {"scan_repair": False}),
+                     ("sweep tile by workgroup id", {"scan_tile_by_id": True})]
     if not dev.has_subgroups:
         variants = variants[1:]
     saved = dict(dev.options)
@@ -382,6 +390,14 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
         rows.append(ctx.row("scan", name, n, ns, bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
                             cuda_name="torch.cumsum", cpu_ns=cpu_ns))
         rows[-1]["fallbacks"] = fallbacks
+    rows.append(ctx.row("copy", "wgsl, same buffers", n, copy_ns, bytes_moved=8 * n))
+    rows.append(ctx.row("copy", "wgsl 8 vec4/inv, same buffers", n, copy8_ns, bytes_moved=8 * n))
+    for loads in ([4, 8, 16] if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP") else []):
+        dev.options["reduce_loads"] = loads
+        ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
+        rows.append(ctx.row("reduce", f"sweep loads {loads}", n, ns, bytes_moved=4 * n, baseline_ns=read_ns,
+                            baseline="read"))
+        del dev.options["reduce_loads"]
     ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
     rows.append(ctx.row("reduce", "two-pass", n, ns, bytes_moved=4 * n, baseline_ns=read_ns, baseline="read",
                         cuda_ns=cuda_red_ns, cuda_name="torch.sum",

@@ -67,7 +67,7 @@ const EPV: u32 = 16u;  // elements per vec4
 #else
 const EPV: u32 = 4u;
 #endif
-const TILE_E: u32 = TILE_V * EPV;  // elements per tile (at most 4096: the staging buffer)
+const TILE_E: u32 = TILE_V * EPV;  // elements per tile
 
 var<private> g_lid: u32;
 var<private> g_lane: u32;
@@ -84,7 +84,8 @@ var<workgroup> wg_scan: array<u32, WG>;
 var<workgroup> wg_aggregate: u32;
 var<workgroup> wg_count: atomic<u32>;
 #if !RTS_REDUCE
-var<workgroup> stage: array<u32, TILE_E>;
+const STAGE: u32 = {{STAGE}}u;  // staging entries (rounds cover larger tiles)
+var<workgroup> stage: array<u32, STAGE>;
 #endif
 
 // vec4 slot (0 .. TILE_V-1) of this invocation's i-th vec4 (the same layouts as scan/tile.wgsl)
@@ -222,7 +223,7 @@ fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
     }
     workgroupBarrier();
     let before = wg_scan[sgid];
-    let agg = wg_aggregate;
+    let agg = workgroupUniformLoad(&wg_aggregate);  // uniform: store_tile loops on it around barriers
     workgroupBarrier();
 #else
     var run = 0u;
@@ -242,7 +243,10 @@ fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
         workgroupBarrier();
     }
     let before = wg_scan[g_lid] - run;
-    let agg = wg_scan[WG - 1u];
+    if (g_lid == WG - 1u) {
+        wg_aggregate = wg_scan[WG - 1u];
+    }
+    let agg = workgroupUniformLoad(&wg_aggregate);  // uniform: store_tile loops on it around barriers
     workgroupBarrier();
 #endif
 #unroll I VPT
@@ -278,62 +282,86 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
               pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32) {
     let tile_e0 = tile * TILE_V * EPV;
 #if STAGE_POSITIONS
+    // Rounds of STAGE - 1 items; each round stages one position past its items (for the counts).
+    for (var base = 0u; base < count; base += STAGE - 1u) {
+        let hi = base + STAGE;
 #unroll I VPT
-    {
-        var m = (*f)[{{I}}];
-        var pos = (*pre)[{{I}}];
-        let e0 = vec_slot({{I}}u) * EPV;
-        for (var k = 0u; k < EPV; k++) {
-            if (m == 0u) {
-                break;
+        {
+            var m = (*f)[{{I}}];
+            var pos = (*pre)[{{I}}];
+            let e0 = vec_slot({{I}}u) * EPV;
+            if (pos < hi && pos + countOneBits(m) > base) {
+                for (var k = 0u; k < EPV; k++) {
+                    if (m == 0u) {
+                        break;
+                    }
+                    if (pos >= base && pos < hi) {
+                        stage[pos - base] = e0 + firstTrailingBit(m);
+                    }
+                    m &= m - 1u;
+                    pos += 1u;
+                }
             }
-            stage[pos] = e0 + firstTrailingBit(m);
-            m &= m - 1u;
-            pos += 1u;
         }
-    }
 #endunroll
-    workgroupBarrier();
-    for (var k = g_lid; k < count; k += WG) {
+        workgroupBarrier();
+        let end = min(base + STAGE - 1u, count);
+        for (var k = base + g_lid; k < end; k += WG) {
+            let s = stage[k - base];
 #if WRITE_IDX
-        out_idx[offset + k] = tile_e0 + stage[k];
+            out_idx[offset + k] = tile_e0 + s;
 #endif
 #if RLE_COUNTS
-        // the tile's last run continues past the tile: its start position is left in its count
-        // slot, and rle/fixup.wgsl subtracts it from the next run's start
-        let next = select(stage[min(k + 1u, TILE_E - 1u)], 0u, k + 1u == count);
-        counts[offset + k] = select(next - stage[k], tile_e0 + stage[k], k + 1u == count);
+            // the tile's last run continues past the tile: its start position is left in its
+            // count slot, and rle/fixup.wgsl subtracts it from the next run's start
+            let last = k + 1u == count;
+            counts[offset + k] = select(stage[min(k + 1u - base, STAGE - 1u)] - s, tile_e0 + s, last);
 #endif
+        }
+#if RLE_COUNTS
+        if (g_lid == 0u && base == 0u) {
+            head[2u * tile] = offset;
+            head[2u * tile + 1u] = tile_e0 + stage[0];
+        }
+#endif
+        workgroupBarrier();
     }
 #if RLE_COUNTS
-    if (g_lid == 0u) {
+    if (g_lid == 0u && count == 0u) {
         head[2u * tile] = offset;
-        head[2u * tile + 1u] = select(tile_e0 + stage[0], 0xffffffffu, count == 0u);
+        head[2u * tile + 1u] = 0xffffffffu;
     }
 #endif
-    workgroupBarrier();
 #endif
 #if WRITE_VALUES
+    for (var base = 0u; base < count; base += STAGE) {
+        let hi = base + STAGE;
 #unroll I VPT
-    {
-        var m = (*f)[{{I}}];
-        var pos = (*pre)[{{I}}];
-        let vv = (*v)[{{I}}];
-        for (var k = 0u; k < EPV; k++) {
-            if (m == 0u) {
-                break;
+        {
+            var m = (*f)[{{I}}];
+            var pos = (*pre)[{{I}}];
+            let vv = (*v)[{{I}}];
+            if (pos < hi && pos + countOneBits(m) > base) {
+                for (var k = 0u; k < EPV; k++) {
+                    if (m == 0u) {
+                        break;
+                    }
+                    if (pos >= base && pos < hi) {
+                        stage[pos - base] = vv[firstTrailingBit(m)];
+                    }
+                    m &= m - 1u;
+                    pos += 1u;
+                }
             }
-            stage[pos] = vv[firstTrailingBit(m)];
-            m &= m - 1u;
-            pos += 1u;
         }
-    }
 #endunroll
-    workgroupBarrier();
-    for (var k = g_lid; k < count; k += WG) {
-        out_val[offset + k] = stage[k];
+        workgroupBarrier();
+        let end = min(hi, count);
+        for (var k = base + g_lid; k < end; k += WG) {
+            out_val[offset + k] = stage[k - base];
+        }
+        workgroupBarrier();
     }
-    workgroupBarrier();
 #endif
 }
 

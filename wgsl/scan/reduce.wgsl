@@ -1,8 +1,8 @@
 // Two-pass reduction over a monoid, deterministic (a fixed combination order, no float atomics).
 // PARTIALS: workgroup g reduces chunk g % chunks_per_row of segment g / chunks_per_row
-// (CHUNK_TILES tiles of WG * VPT * 4 elements, read with coalesced loads) into partials[g].
+// (CHUNK = WG * 4 * LOADS elements, read with coalesced vec4 loads) into partials[g].
 // FINAL: workgroup r reduces the chunks_per_row partials of segment r into output[r].
-// Defines: the monoid, WG, VPT, CHUNK_TILES, SUBGROUPS, SCALAR, one of PARTIALS / FINAL.
+// Defines: the monoid, WG, LOADS, SUBGROUPS, SCALAR, one of PARTIALS / FINAL.
 
 #include "common/monoid.wgsl"
 
@@ -30,8 +30,7 @@ struct Params {
 #endif
 
 const WG: u32 = {{WG}}u;
-const VPT: u32 = {{VPT}}u;
-const CHUNK: u32 = WG * VPT * 4u * {{CHUNK_TILES}}u;
+const CHUNK: u32 = WG * 4u * {{LOADS}}u;  // elements per workgroup
 
 var<workgroup> wg_red: array<Elem, WG>;
 
@@ -84,16 +83,21 @@ fn main(@builtin(local_invocation_index) lid: u32,
         acc = combine(acc, input[base + e]);
     }
 #else
-    for (var k = 0u; k < CHUNK / (4u * WG); k++) {
-        let e = (k * WG + lid) * 4u;
-        if (e < count) {
-            let x = input[(base + e) / 4u];
-            acc = combine(acc, x.x);
-            if (e + 1u < count) { acc = combine(acc, x.y); }
-            if (e + 2u < count) { acc = combine(acc, x.z); }
-            if (e + 3u < count) { acc = combine(acc, x.w); }
-        }
+    // Unrolled so every load of the chunk is in flight before the first combine; indices are
+    // clamped and the excess masked (no divergent branch before the subgroup reduction).
+    let id = vec4<Elem>(identity());
+    let last = base + count - 1u;
+    var acc4 = id;
+#unroll K LOADS
+    {
+        let e = ({{K}}u * WG + lid) * 4u;
+        let x = input[min(base + e, last) / 4u];
+        let past = vec4<u32>(e) + vec4<u32>(0u, 1u, 2u, 3u) >= vec4<u32>(count);
+        let y = select(x, id, past);
+        acc4 = vec4<Elem>(combine(acc4.x, y.x), combine(acc4.y, y.y), combine(acc4.z, y.z), combine(acc4.w, y.w));
     }
+#endunroll
+    acc = combine(combine(acc4.x, acc4.y), combine(acc4.z, acc4.w));
 #endif
     let total = workgroup_reduce(acc, lid, sg_size);
     if (lid == 0u) {

@@ -1,0 +1,683 @@
+"""Multi-kernel 2-D and 3-D correlation with register blocking (``correlate``).
+
+Each invocation of the kernel computes ``U`` adjacent outputs along x (and optionally ``UZ``
+output planes) for a block of ``KB`` kernels, so that every input value it reads from workgroup
+memory serves every output and kernel it touches; weights are read from workgroup memory as
+broadcasts, four kernels per vec4. The WGSL is generated per (kernel size, kernel block, unroll
+factor, workgroup shape) from ``wgsl/conv/correlate.wgsl``: the multiply-adds of one kernel plane
+are fully unrolled with compile-time indices (or, past ``Config.unroll`` multiply-adds, unrolled
+per kernel row inside a runtime loop), and only the multiply-adds that apply are emitted.
+
+The launch configuration comes from ``~/.cache/pywgpuprims/correlate.json`` when :func:`tune` (or
+``PYWGPUPRIMS_CORRELATE_SWEEP=1 PYWGPUPRIMS_SAVE_TUNING=1 python -m pywgpuprims.bench correlate``)
+stored one for this device, kernel size, K and dtype, else from :func:`default_config`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from ._array import GpuArray, as_input
+from ._bench import BenchContext, benchmark
+from ._device import Binding, Device
+from ._errors import DeviceLimitError, InputError
+
+_NAME = "correlate"
+_BOUNDARIES = ("constant", "nearest", "reflect")
+
+
+@dataclass(frozen=True)
+class Config:
+    """A launch configuration: ``u`` outputs per invocation along x, ``kb`` kernels per pass,
+    workgroup shape ``wgx`` x ``wgy``, ``unroll`` (the most multiply-adds unrolled per
+    straight-line block before the kernel rows become a runtime loop) and ``db`` (double-buffered
+    staging), ``uz`` (output planes per invocation, 3-D) and ``cs`` (results leave through
+    workgroup memory so that global stores are coalesced)."""
+
+    u: int = 8
+    kb: int = 8
+    wgx: int = 16
+    wgy: int = 8
+    unroll: int = 1024
+    db: bool = False  # double-buffered staging: the next plane is prefetched into registers
+    uz: int = 1  # output planes per invocation (3-D): each staged input plane serves up to uz
+    cs: bool = True  # coalesced stores through workgroup memory
+
+    @property
+    def name(self) -> str:
+        return (f"u{self.u}" + (f"x{self.uz}" if self.uz > 1 else "") + f" k{self.kb} wg{self.wgx}x{self.wgy}"
+                + (" db" if self.db else "") + ("" if self.cs else " direct-stores"))
+
+
+# ------------------------------------------------------------------ code generation
+@lru_cache(maxsize=64)
+def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
+    """Defines (including generated code blocks) for ``wgsl/conv/correlate.wgsl``."""
+    u, kb = cfg.u, cfg.kb
+    vec = kb % 4 == 0
+    kbq = kb // 4 if vec else kb
+    comps = "xyzw"
+    nr = -(-(u + kw - 1) // 4)  # vec4 words of one staged row segment an invocation reads
+    swz = u // 4  # segments start swz words apart: pad one word after every swz when swz is even
+    pad = 1 if swz % 2 == 0 else 0
+    uz = cfg.uz
+    acc = []
+    for z in range(uz):
+        for i in range(u):
+            for q in range(kbq):
+                acc.append(f"    var a{z}_{i}_{q} = {'vec4<f32>(0.0)' if vec else '0.0'};")
+
+    def row_block(dy_expr: str, wrow_expr: str, ind: str, z: int) -> list[str]:
+        lines = [f"{ind}let rb = tb + (ty + {dy_expr}) * ROWP + tx * {u // 4 + pad}u;"]
+        for j in range(nr):
+            lines.append(f"{ind}let r{j} = tile[rb + {j + (j // swz if pad else 0)}u];")
+        lines.append(f"{ind}let wr = wb0 + {wrow_expr};")
+        for dx in range(kw):
+            for q in range(kbq):
+                lines.append(f"{ind}let w{dx}_{q} = wsh[wr][{dx * kbq + q}u];")
+            for i in range(u):
+                e = i + dx
+                x = f"r{e // 4}.{comps[e % 4]}"
+                for q in range(kbq):
+                    xs = f"vec4<f32>({x})" if vec else x
+                    lines.append(f"{ind}a{z}_{i}_{q} = fma(w{dx}_{q}, {xs}, a{z}_{i}_{q});")
+        return lines
+
+    def plane_block(ind: str, z: int) -> list[str]:
+        out = []
+        if kh * kw * u * kb <= cfg.unroll:
+            for dy in range(kh):
+                out.append(ind + "{")
+                out += row_block(f"{dy}u", f"{dy}u", ind + "    ", z)
+                out.append(ind + "}")
+        else:
+            out.append(ind + "for (var dy = 0u; dy < KH; dy++) {")
+            out += row_block("dy", "dy", ind + "    ", z)
+            out.append(ind + "}")
+        return out
+
+    body: list[str] = []
+    if uz == 1:
+        body = plane_block("        ", 0)
+    else:
+        for z in range(uz):
+            body.append(f"        if (pz >= {z}u && pz < KD + {z}u) {{")
+            body.append(f"            let wb0 = (pz - {z}u) * KH;")
+            body += plane_block("            ", z)
+            body.append("        }")
+
+    store = []
+    tx_total = cfg.wgx * u
+    if cfg.cs:
+        for z in range(uz):
+            for q in range(kbq):
+                for c in range(4 if vec else 1):
+                    kk = q * 4 + c if vec else q
+                    store.append("    workgroupBarrier();")
+                    for m in range(u // 4):
+                        vals = ", ".join((f"a{z}_{4 * m + e}_{q}.{comps[c]}" if vec else f"a{z}_{4 * m + e}_{q}")
+                                         for e in range(4))
+                        store.append(f"    tile[tphys(ty * ROWV4 + tx * {u // 4}u + {m}u)] = vec4<f32>({vals});")
+                    store.append("    workgroupBarrier();")
+                    store.append(f"    if (z + {z}u < params.z1 && params.k0 + {kk}u < params.nk) {{")
+                    store.append(f"        let ob = obase0 + (params.k0 + {kk}u) * slab + (z + {z}u) * plane;")
+                    for m in range(u):
+                        store.append("        {")
+                        store.append(f"            let i = lid + {m * cfg.wgx * cfg.wgy}u;")
+                        store.append(f"            let row = i / {tx_total}u;")
+                        store.append(f"            let col = i - row * {tx_total}u;")
+                        store.append("            if (y0 + row < params.oy && x0 + col < params.ox) {")
+                        store.append("                let c4 = col / 4u;")
+                        store.append("                result[ob + row * params.ox + col] = "
+                                     "tile[row * ROWP + c4 + c4 / SWZ][col % 4u];")
+                        store.append("            }")
+                        store.append("        }")
+                    store.append("    }")
+    for z in range(uz if not cfg.cs else 0):
+        store.append(f"    if (z + {z}u < params.z1) {{")
+        store.append(f"        let obase = (z + {z}u) * plane + yo * params.ox + xo - params.out_base;")
+        for q in range(kbq):
+            for c in range(4 if vec else 1):
+                kk = q * 4 + c if vec else q
+                store.append(f"        if (params.k0 + {kk}u < params.nk) {{")
+                store.append(f"            let ob = obase + (params.k0 + {kk}u) * slab;")
+                for i in range(u):
+                    v = f"a{z}_{i}_{q}.{comps[c]}" if vec else f"a{z}_{i}_{q}"
+                    store.append(f"            if (xo + {i}u < params.ox) {{ result[ob + {i}u] = {v}; }}")
+                store.append("        }")
+        store.append("    }")
+    rowv4 = -(-(cfg.wgx * u + kw - 1) // 4)
+    tile_v4 = (cfg.wgy + kh - 1) * rowv4
+    nt = cfg.wgx * cfg.wgy
+    wplane = kh * kw * kbq
+    # Staging of one plane: with few slots per invocation, every load is issued before any store.
+    slots = -(-tile_v4 // nt)
+    if slots <= 8:
+        stage = [f"        let s{j} = stage_value(min(lid + {j * nt}u, TILE_V4 - 1u), zi, x0, y0);"
+                 for j in range(slots)]
+        for j in range(slots):
+            guard = "" if (j + 1) * nt <= tile_v4 else f"if (lid + {j * nt}u < TILE_V4) "
+            stage.append(f"        {guard}{{ tile[tphys(lid + {j * nt}u)] = s{j}; }}")
+    else:
+        stage = ["        for (var i = lid; i < TILE_V4; i += NT) {",
+                 "            tile[tphys(i)] = stage_value(i, zi, x0, y0);",
+                 "        }"]
+    pre, put = [], []
+    if cfg.db:
+        for j in range(-(-tile_v4 // nt)):
+            guard = "" if (j + 1) * nt <= tile_v4 else f" && lid + {j * nt}u < TILE_V4"
+            pre.append(f"        var p{j} = vec4<f32>(0.0);")
+            pre.append(f"        if (more{guard}) {{ p{j} = stage_value(lid + {j * nt}u, zn, x0, y0); }}")
+            put.append(f"            if (true{guard}) {{ tile[TILE_P - tb + tphys(lid + {j * nt}u)] = p{j}; }}")
+        wt = "vec4<f32>" if vec else "f32"
+        for j in range(-(-wplane // nt)):
+            guard = "" if (j + 1) * nt <= wplane else f" && lid + {j * nt}u < WPLANE"
+            pre.append(f"        var q{j} = {wt}(0.0);")
+            pre.append(f"        if (more{guard}) {{ q{j} = weights[wn + lid + {j * nt}u]; }}")
+            put.append(f"            if (true{guard}) {{ wput(WPLANE - wbe + lid + {j * nt}u, q{j}); }}")
+    return {
+        "NBUF": 2 if cfg.db else 1, "DB": cfg.db, "CS": cfg.cs, "UZ": uz, "UZ1": uz == 1,
+        "WSH_ROWS": (2 if cfg.db else kd if uz > 1 else 1) * kh, "KBQ": kbq,
+        "PREFETCH": "\n".join(pre), "STAGE": "\n".join(stage), "PUT": "\n".join(put),
+        "WGX": cfg.wgx, "WGY": cfg.wgy, "U": u, "KD": kd, "KH": kh, "KW": kw,
+        "ROWV4": rowv4, "TILE_V4": tile_v4, "WPLANE": wplane,
+        "ROWP": rowv4 + ((rowv4 - 1) // swz if pad else 0), "SWZ": swz if pad else 1 << 20,
+        "TILE_P": (cfg.wgy + kh - 1) * (rowv4 + ((rowv4 - 1) // swz if pad else 0)),
+        "WTYPE": "vec4<f32>" if vec else "f32",
+        "ACC_DECL": "\n".join(acc), "BODY": "\n".join(body), "STORE": "\n".join(store),
+    }
+
+
+def _shared_bytes(ksize, cfg: Config) -> int:
+    kd, kh, kw = ksize
+    rowv4 = -(-(cfg.wgx * cfg.u + kw - 1) // 4)
+    swz = cfg.u // 4
+    rowp = rowv4 + ((rowv4 - 1) // swz if swz % 2 == 0 else 0)
+    tile = (cfg.wgy + kh - 1) * rowp * 16
+    wplane = kh * kw * cfg.kb * 4
+    if cfg.db:
+        return 2 * (tile + wplane)
+    return tile + wplane * (kd if cfg.uz > 1 else 1)
+
+
+# ------------------------------------------------------------------ configuration choice
+def _is_cpu(dev: Device) -> bool:
+    return dev.info.get("adapter_type") == "CPU"
+
+
+def _cache_path() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pywgpuprims" / "correlate.json"
+
+
+def _cache_key(ksize: tuple[int, int, int], k: int, dtype) -> str:
+    return f"{ksize[0]}x{ksize[1]}x{ksize[2]}:K{k}:{np.dtype(dtype).name}"
+
+
+def _cached_config(dev: Device, ksize, k: int, dtype) -> Config | None:
+    try:
+        data = json.loads(_cache_path().read_text())
+        c = data[dev.adapter_summary][_cache_key(ksize, k, dtype)]
+        return Config(**c)
+    except Exception:
+        return None
+
+
+def save_choice(dev: Device, ksize, k: int, dtype, cfg: Config) -> None:
+    """Remember ``cfg`` as the best configuration for this device, kernel size, K and dtype."""
+    path = _cache_path()
+    try:
+        data = json.loads(path.read_text())
+    except Exception:
+        data = {}
+    data.setdefault(dev.adapter_summary, {})[_cache_key(ksize, k, dtype)] = cfg.__dict__
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(path)
+
+
+def default_config(dev: Device, ksize, k: int) -> Config:
+    """The configuration used without a cached choice: sound on GPUs, quick to compile on CPUs.
+
+    GPUs: 8 kernels x 8 outputs (64 accumulators) per invocation for K >= 5, 4 x 16 for K = 4 and
+    K x 16 below; workgroups of 16 x 8; one kernel row of multiply-adds unrolled per loop trip
+    (whole planes for small kernels), which keeps the code within instruction caches.
+    """
+    if k <= 3:
+        kb, u = k, 16
+    elif k == 4:
+        kb, u = 4, 16
+    else:
+        kb, u = 8, 8
+    if _is_cpu(dev):
+        # Small unrolled blocks compile quickly on lavapipe.
+        return Config(u=4, kb=min(kb, 4), wgx=8, wgy=4, unroll=512)
+    return Config(u=u, kb=kb, wgx=16, wgy=8, unroll=1024)
+
+
+def _fit(dev: Device, ksize, k: int, cfg: Config) -> Config:
+    """Shrink ``cfg`` until its workgroup memory fits the device (or raise DeviceLimitError)."""
+    kd, kh, kw = ksize
+    limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
+    lim = dev.limits
+    if (cfg.u % 4 or not 4 <= cfg.u <= 64 or not 1 <= cfg.kb <= 32 or cfg.wgx < 1 or cfg.wgy < 1
+            or cfg.wgx * cfg.wgy > int(lim.get("max-compute-invocations-per-workgroup", 256))
+            or cfg.wgx > int(lim.get("max-compute-workgroup-size-x", 256))
+            or cfg.wgy > int(lim.get("max-compute-workgroup-size-y", 256))):
+        raise InputError(_NAME, f"bad config {cfg}: u must be a multiple of 4 in 4..64, kb in 1..32, and the "
+                         "workgroup within the device's limits")
+    kb = min(cfg.kb, max(4, k)) if k >= 4 else min(cfg.kb, k)
+    if kb % 4 and kb > 4:
+        kb = (kb + 3) // 4 * 4
+    cfg = replace(cfg, kb=kb, uz=max(1, min(cfg.uz, 8)) if kd > 1 else 1)
+    if cfg.uz > 1:
+        cfg = replace(cfg, db=False)
+    while _shared_bytes(ksize, cfg) > limit:
+        if cfg.uz > 1:
+            cfg = replace(cfg, uz=1)
+        elif cfg.db:
+            cfg = replace(cfg, db=False)
+        elif cfg.wgy > 1:
+            cfg = replace(cfg, wgy=cfg.wgy // 2)
+        elif cfg.kb > 4:
+            cfg = replace(cfg, kb=cfg.kb // 2)
+        elif cfg.kb > 1:
+            cfg = replace(cfg, kb=1)
+        elif cfg.wgx > 4:
+            cfg = replace(cfg, wgx=cfg.wgx // 2)
+        else:
+            raise DeviceLimitError(_NAME, f"a {kh}x{kw} kernel plane does not fit the device's "
+                                   f"{limit} bytes of workgroup memory")
+    return cfg
+
+
+# ------------------------------------------------------------------ the primitive
+def _check(volume, kernels, mode: str, boundary: str):
+    if mode not in ("valid", "same"):
+        raise InputError(_NAME, f"mode must be 'valid' or 'same', got {mode!r}")
+    if boundary not in _BOUNDARIES:
+        raise InputError(_NAME, f"boundary must be one of {', '.join(_BOUNDARIES)}, got {boundary!r}")
+    g, host = as_input(volume, _NAME, dtypes=(np.uint8, np.float32), ndims=(2, 3))
+    if isinstance(kernels, GpuArray):
+        kernels = kernels.numpy()
+    w = np.asarray(kernels)
+    if w.dtype != np.float32:
+        if w.dtype.kind not in "fiub":
+            raise InputError(_NAME, f"kernels must be float32, got {w.dtype}")
+        w = w.astype(np.float32)
+    if w.ndim != g.ndim + 1:
+        raise InputError(_NAME, f"a {g.ndim}-D volume {g.shape} needs kernels of shape (K, "
+                         f"{', '.join('k' + a for a in 'dhw'[3 - g.ndim:])}), got shape {w.shape}")
+    if w.shape[0] < 1 or min(w.shape) < 1:
+        raise InputError(_NAME, f"kernels of shape {w.shape}: K and every kernel size must be >= 1")
+    if min(g.shape) < 1:
+        raise InputError(_NAME, f"empty volume of shape {g.shape}")
+    if not np.all(np.isfinite(w)):
+        raise InputError(_NAME, "kernels hold NaN or infinite values")
+    if mode == "valid" and any(k > n for k, n in zip(w.shape[1:], g.shape, strict=True)):
+        raise InputError(_NAME, f"kernel size {w.shape[1:]} exceeds the volume {g.shape} in 'valid' mode")
+    return g, host, w
+
+
+def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
+              boundary: Literal["constant", "nearest", "reflect"] = "reflect",
+              config: Config | None = None, out: GpuArray | None = None) -> np.ndarray | GpuArray:
+    """Correlate a 2-D or 3-D volume with K kernels at once.
+
+    Parameters
+    ----------
+    volume : array_like or GpuArray, shape (D, H, W) or (H, W), uint8 or float32
+    kernels : array_like, float32, shape (K, kd, kh, kw) or (K, kh, kw)
+        Any sizes, odd or even.
+    mode : {"valid", "same"}
+        ``"valid"``: ``result[k] == scipy.signal.correlate(volume, kernels[k], "valid")``, shape
+        ``(K, D-kd+1, H-kh+1, W-kw+1)``. ``"same"``: ``result[k] ==
+        scipy.ndimage.correlate(volume, kernels[k], mode=boundary, output=np.float64)`` (origin 0:
+        the tap ``k//2`` of each axis sits on the output position), shape ``(K, D, H, W)``.
+    boundary : {"constant", "nearest", "reflect"}
+        How ``"same"`` reads outside the volume (scipy.ndimage's names: ``constant`` is 0,
+        ``reflect`` is half-sample symmetric ``d c b a | a b c d | d c b a``). Ignored for valid.
+    config : Config, optional
+        Launch configuration; default: the cached best choice for this device, else
+        :func:`default_config`.
+    out : GpuArray, optional
+        float32 GpuArray of the result's shape to write into (returned, or copied to numpy).
+
+    Returns
+    -------
+    numpy.ndarray or GpuArray
+        float32 of shape (K, ...), computed in float32 (numpy in: numpy out; GpuArray: GpuArray).
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> v = np.arange(16, dtype=np.float32).reshape(4, 4)
+    >>> pp.correlate(v, np.ones((1, 3, 3), np.float32))
+    array([[[45., 54.],
+            [81., 90.]]], dtype=float32)
+    """
+    g, host, w = _check(volume, kernels, mode, boundary)
+    dev = g.device
+    k = w.shape[0]
+    twod = g.ndim == 2
+    vol_shape = (1, *g.shape) if twod else g.shape
+    ksize = (1, *w.shape[1:]) if twod else tuple(w.shape[1:])
+    nz, ny, nx = vol_shape
+    kd, kh, kw = ksize
+    if mode == "valid":
+        oshape = (nz - kd + 1, ny - kh + 1, nx - kw + 1)
+        off = (0, 0, 0)
+        bdefine = "nearest"  # never reads outside; clamping keeps partial tiles in bounds
+    else:
+        oshape = (nz, ny, nx)
+        off = (kd // 2, kh // 2, kw // 2)
+        bdefine = boundary
+    out_elems = k * math.prod(oshape)
+    if out_elems * 4 > dev.max_buffer or out_elems >= 2**32:
+        raise DeviceLimitError(_NAME, f"the result of {k} kernels over {oshape} ({out_elems * 4} bytes) exceeds "
+                               f"the device's largest buffer ({dev.max_buffer} bytes); use fewer kernels per call")
+    cfg = config or _cached_config(dev, ksize, k, g.dtype) or default_config(dev, ksize, k)
+    cfg = _fit(dev, ksize, k, cfg)
+    # A pass over a block of kernels binds one output plane of each at least: shrink the block to fit.
+    max_binding = int(dev.options.get("correlate_max_binding", dev.max_binding))
+    plane_bytes = 4 * oshape[1] * oshape[2]
+    while cfg.kb > 1 and ((cfg.kb - 1) * oshape[0] + 1) * plane_bytes + dev.storage_align > max_binding:
+        cfg = replace(cfg, kb=cfg.kb // 2 if cfg.kb > 4 else 1)
+    rshape = (k, *oshape[1:]) if twod else (k, *oshape)
+    if out is None:
+        out = GpuArray.empty((k, *oshape), np.float32, dev)
+    elif out.shape != rshape or out.dtype != np.float32:
+        raise InputError(_NAME, f"out must be a float32 GpuArray of shape {rshape}, got {out.dtype} {out.shape}")
+    _run(dev, g, w.reshape(k, kd, kh, kw), vol_shape, ksize, oshape, off, bdefine, out, cfg)
+    out = out.reshape(rshape)
+    return out.numpy() if host is not None else out
+
+
+def _bmap(i: np.ndarray, n: int, boundary: str) -> np.ndarray:
+    if boundary == "reflect":
+        m = np.mod(i, 2 * n)
+        return np.where(m >= n, 2 * n - 1 - m, m)
+    return np.clip(i, 0, n - 1)
+
+
+def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off, boundary: str,
+         out: GpuArray, cfg: Config) -> None:
+    nz, ny, nx = vol_shape
+    kd, kh, kw = ksize
+    oz, oy, ox = oshape
+    k = w.shape[0]
+    kb = cfg.kb
+    nkb = -(-k // kb)
+    # Weights as [block][dz][dy][dx][kernel in block], zero-padded to whole blocks.
+    wp = np.zeros((nkb * kb, kd, kh, kw), np.float32)
+    wp[:k] = w
+    wp = wp.reshape(nkb, kb, kd, kh, kw).transpose(0, 2, 3, 4, 1).reshape(nkb, -1)
+    # Each block starts at a binding-offset boundary, so a pass binds only its own block.
+    wblock = -(-wp.shape[1] * 4 // dev.storage_align) * dev.storage_align
+    wpad = np.zeros((nkb, wblock // 4), np.float32)
+    wpad[:, :wp.shape[1]] = wp
+    wbuf = dev.create_buffer(wpad.nbytes, label="correlate weights")
+    dev.write(wbuf, wpad.tobytes())
+    defines = dict(_generate(kd, kh, kw, cfg))
+    if _is_cpu(dev):
+        # Lavapipe silently ends loops past 65,535 trips per invocation: refuse rather than be wrong.
+        nt = cfg.wgx * cfg.wgy
+        trips = (kd + cfg.uz - 1) * (-(-defines["TILE_V4"] // nt) + -(-defines["WPLANE"] // nt) + kh * cfg.uz + 2)
+        if trips > 60000:
+            raise DeviceLimitError(_NAME, f"a {kd}x{kh}x{kw} kernel needs about {trips} loop trips per "
+                                   "invocation, past the CPU driver's 65,535 cap")
+    defines["U8"] = g.dtype == np.uint8
+    defines["BOUNDARY_CONSTANT"] = boundary == "constant"
+    defines["BOUNDARY_REFLECT"] = boundary == "reflect"
+    kern = dev.kernel("conv/correlate.wgsl", defines=defines)
+    isz = g.dtype.itemsize
+    plane_in = ny * nx
+    plane_out = ox * oy
+    align = dev.storage_align
+    max_binding = int(dev.options.get("correlate_max_binding", dev.max_binding))
+    tiles = (-(-ox // (cfg.wgx * cfg.u)), -(-oy // cfg.wgy))
+
+    def in_span(zs: int, ze: int) -> tuple[int, int]:
+        raw = np.arange(zs - off[0], ze - 1 + kd - off[0])
+        m = _bmap(raw, nz, boundary)
+        lo = int(m.min()) * plane_in * isz
+        hi = (int(m.max()) + 1) * plane_in * isz
+        lo = g.byte_offset + lo - (g.byte_offset + lo) % align
+        hi = g.byte_offset + (hi + 3) // 4 * 4
+        return lo, hi
+
+    def out_span(k0: int, k1: int, zs: int, ze: int) -> tuple[int, int]:
+        lo = out.byte_offset + ((k0 * oz + zs) * plane_out) * 4
+        hi = out.byte_offset + (((k1 - 1) * oz + ze) * plane_out) * 4
+        return lo - lo % align, hi
+
+    b = dev.batch()
+    for blk in range(nkb):
+        k0, k1 = blk * kb, min(k, blk * kb + kb)
+        zs = 0
+        while zs < oz:
+            zc = min(oz - zs, dev.max_groups)
+            while True:
+                ilo, ihi = in_span(zs, zs + -(-zc // cfg.uz) * cfg.uz)
+                olo, ohi = out_span(k0, k1, zs, zs + zc)
+                if ihi - ilo <= max_binding and ohi - olo <= max_binding:
+                    break
+                if zc == 1:
+                    raise DeviceLimitError(_NAME, f"one output plane of {k1 - k0} kernels needs more than the "
+                                           f"device's largest storage binding ({max_binding} bytes); "
+                                           "pass fewer kernels or a smaller kernel block (Config.kb)")
+                zc = max(1, zc // 2)
+            params = {
+                "nx": nx, "ny": ny, "nz": nz, "in_base": (ilo - g.byte_offset) // isz,
+                "ox": ox, "oy": oy, "oz": oz, "out_base": (olo - out.byte_offset) // 4, "z0": zs,
+                "z1": zs + zc,
+                "offx": off[2], "offy": off[1], "offz": off[0], "k0": k0, "nk": k,
+                "w_base": 0,
+            }
+            b.dispatch(kern, (tiles[0], tiles[1], -(-zc // cfg.uz)), params=params,
+                       volume=Binding(g.buffer, ilo, ihi - ilo), weights=Binding(wbuf, blk * wblock, wblock),
+                       result=Binding(out.buffer, olo, ohi - olo))
+            zs += zc
+    b.submit()
+
+
+# ------------------------------------------------------------------ tuning and benchmark
+def _label(cfg: Config, ksize) -> str:
+    loop = ksize[1] * ksize[2] * cfg.u * cfg.kb > cfg.unroll
+    return f"{cfg.name} {'row-loop' if loop else 'plane-unrolled'}"
+
+
+def _candidates(k: int, ksize, stage: int, best: Config | None = None) -> list[Config]:
+    """Stage 1: outputs per invocation x kernel block x unrolling at 16 x 8; stage 2: workgroup
+    shapes; stage 3: double-buffered staging on and off for the best two workgroup shapes, and
+    coalesced stores on and off for the best."""
+    if stage == 3:
+        return [replace(c, db=not c.db) for c in best] + [replace(best[0], cs=not best[0].cs)]
+    if stage == 2:
+        shapes = ((16, 8), (8, 8), (16, 4), (32, 4), (8, 16), (32, 8), (16, 16), (64, 2))
+        return [replace(best, wgx=x, wgy=y) for x, y in shapes]
+    if k <= 3:
+        sets = [(8, k, 1), (16, k, 1), (24, k, 1), (32, k, 1), (16, k, 2), (16, k, 4), (32, k, 2)]
+    elif k <= 7:
+        sets = [(8, 4, 1), (16, 4, 1), (24, 4, 1), (8, 8, 1), (8, 4, 2), (16, 4, 2), (8, 8, 2)]
+    else:
+        sets = [(4, 8, 1), (8, 4, 1), (8, 8, 1), (12, 8, 1), (16, 8, 1), (4, 16, 1), (8, 16, 1), (16, 4, 1),
+                (8, 8, 2), (8, 4, 2), (4, 8, 4), (8, 4, 4)]
+        if k < 16:
+            sets = [p for p in sets if p[1] <= 8]
+    if ksize[0] == 1:
+        sets = [p for p in sets if p[2] == 1]
+    out = []
+    for u, kb, uz in sets:
+        out.append(Config(u, kb, 16, 8, 1024, uz=uz))
+        if ksize[1] * ksize[2] * u * kb > 1024 and uz == 1:
+            out.append(Config(u, kb, 16, 8, 1 << 16))
+    return out
+
+
+def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
+         boundary: Literal["constant", "nearest", "reflect"] = "reflect", save: bool = True,
+         repeats: int = 5, on_result=None) -> Config:
+    """Time launch configurations of :func:`correlate` on this input and return the fastest.
+
+    Three stages: outputs per invocation, kernel block and unrolling at a 16 x 8 workgroup; then
+    workgroup shapes for the best of those; then double-buffered staging and coalesced stores.
+    With ``save`` the choice is kept in ``~/.cache/pywgpuprims/correlate.json`` for this device,
+    kernel size, K and dtype, and :func:`correlate` uses it from then on.
+    ``on_result(config, gpu_ns)`` sees every timing.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> from pywgpuprims.conv import tune
+    >>> v = np.zeros((64, 64, 64), np.uint8); w = np.ones((8, 7, 7, 7), np.float32)
+    >>> cfg = tune(v, w)  # doctest: +SKIP
+    """
+    from ._bench import median_gpu_ns  # noqa: PLC0415
+
+    g, _, w = _check(volume, kernels, mode, boundary)
+    dev = g.device
+    ksize = (1, *w.shape[1:]) if g.ndim == 2 else tuple(w.shape[1:])
+    k = w.shape[0]
+    out = correlate(g, w, mode, boundary)
+    best: tuple[float, Config] | None = None
+    tried: dict = {}
+    for stage in (1, 2, 3):
+        if stage > 1 and best is None:
+            break
+        if stage == 3:
+            ranked = sorted(tried.items(), key=lambda kv: kv[1])
+            b1 = best[1]
+            top = [c for c, _ in ranked if (c.u, c.kb, c.unroll, c.uz) == (b1.u, b1.kb, b1.unroll, b1.uz)]
+            arg = top[:2]
+        else:
+            arg = best[1] if best else None
+        for cfg in _candidates(k, ksize, stage, arg):
+            c = _fit(dev, ksize, k, cfg)
+            if c != cfg or c in tried:
+                continue  # does not fit this device as asked, or already timed
+            try:
+                if dev.has_timestamps:
+                    ns = median_gpu_ns(dev, lambda i, c=c: correlate(g, w, mode, boundary, config=c, out=out),
+                                       repeats=repeats)
+                else:
+                    import time  # noqa: PLC0415
+
+                    correlate(g, w, mode, boundary, config=c, out=out)
+                    dev.sync()
+                    t0 = time.perf_counter_ns()
+                    for _ in range(repeats):
+                        correlate(g, w, mode, boundary, config=c, out=out)
+                    dev.sync()
+                    ns = (time.perf_counter_ns() - t0) / repeats
+            except Exception as exc:  # noqa: BLE001  (a variant the device rejects is skipped)
+                print(f"correlate {c.name}: {exc}")
+                continue
+            tried[c] = ns
+            if on_result is not None:
+                on_result(c, ns)
+            if best is None or ns < best[0]:
+                best = (ns, c)
+    if best is None:
+        return default_config(dev, ksize, k)
+    if save:
+        save_choice(dev, ksize, k, g.dtype, best[1])
+    return best[1]
+
+
+def _bench_cases(cpu: bool, sweep: bool) -> list[tuple[int, int]]:
+    env = os.environ.get("PYWGPUPRIMS_CORRELATE_CASES")
+    if env:  # e.g. "7:8,5:16": kernel size : K
+        return [(int(a), int(b)) for a, b in (c.split(":") for c in env.split(","))]
+    if sweep:
+        return [(7, 8)] if cpu else [(7, 8), (7, 32), (5, 16), (3, 32), (7, 1)]
+    if cpu:
+        return [(3, 1), (3, 8), (5, 8), (7, 8)]
+    return [(ks, kk) for ks in (3, 5, 7) for kk in (1, 8, 16, 32)]
+
+
+def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
+    dev = ctx.dev
+    cpu = _is_cpu(dev)
+    if cpu:
+        n = min(n, 40)
+    vol = ctx.rng.integers(0, 256, (n, n, n), dtype=np.uint8)
+    g = GpuArray.empty(vol.shape, np.uint8, dev)
+    dev.write(g.buffer, vol.tobytes() + b"\0" * (-vol.nbytes % 4))
+    copy_ns = ctx.copy_ns(vol.nbytes)
+    rows = []
+    for ks, kk in _bench_cases(cpu, sweep):
+        w = ctx.rng.standard_normal((kk, ks, ks, ks)).astype(np.float32)
+        o = n - ks + 1
+        work = 2.0 * kk * ks ** 3 * o ** 3 / 1e3  # FLOP / 1e3, so that FLOP/ns / 1e3 reads as TFLOP/s
+        cuda_ns = None
+        if ctx.torch is not None:
+            t = ctx.torch
+            t.backends.cudnn.allow_tf32 = False
+            t.backends.cuda.matmul.allow_tf32 = False
+            tv = t.from_numpy(vol.astype(np.float32)).cuda()[None, None]
+            tw = t.from_numpy(w).cuda()[:, None]
+            cuda_ns = ctx.cuda_ns(lambda t=t, tv=tv, tw=tw: t.nn.functional.conv3d(tv, tw))
+            del tv, tw
+
+        def add(c: Config, ns: float, ks=ks, kk=kk, work=work, cuda_ns=cuda_ns) -> None:
+            rows.append(ctx.row("correlate", f"{ks}^3 K{kk} {_label(c, (ks,) * 3)}", n ** 3, ns,
+                                bytes_moved=vol.nbytes, baseline_ns=copy_ns, cuda_ns=cuda_ns,
+                                cuda_name="torch conv3d fp32", unit="TFLOP/s", work=work))
+
+        # One result buffer holds at most max_buffer bytes: larger K runs as several calls.
+        kc = max(1, min(kk, dev.max_buffer // (4 * o ** 3)))
+        if sweep:
+            if kc < kk:
+                print(f"correlate sweep: K={kk} does not fit one result buffer; tuning K={kc}")
+            tune(g, w[:kc], save=bool(os.environ.get("PYWGPUPRIMS_SAVE_TUNING")), repeats=ctx.repeats,
+                 on_result=lambda c, ns, kc=kc, kk=kk, work=work, cn=cuda_ns: add(
+                     c, ns, kk=kc, work=work * kc / kk, cuda_ns=None if kc < kk else cn))
+        else:
+            c = _fit(dev, (ks,) * 3, kk, _cached_config(dev, (ks,) * 3, kk, np.uint8)
+                     or default_config(dev, (ks,) * 3, kk))
+            parts = [(s, min(kk, s + kc)) for s in range(0, kk, kc)]
+            outs = [GpuArray.empty((b - a, o, o, o), np.float32, dev) for a, b in parts]
+
+            def run_all(i, w=w, c=c, parts=parts, outs=outs) -> None:
+                for (a, b), out in zip(parts, outs, strict=True):
+                    correlate(g, w[a:b], "valid", config=c, out=out)
+
+            add(c, ctx.gpu_ns(run_all))
+            del outs
+    return rows
+
+
+def _correlate_entry(ctx: BenchContext, n: int) -> list[dict]:
+    """uint8 n^3 volume, 'valid' mode, K kernels of size k^3 (rate in TFLOP/s, 2 per multiply-add).
+
+    Environment: ``PYWGPUPRIMS_CORRELATE_SWEEP=1`` sweeps launch configurations (outputs per
+    invocation, kernel block, unrolling, output planes, workgroup shape, double buffering) instead,
+    one row per variant; with ``PYWGPUPRIMS_SAVE_TUNING=1`` the best is cached for this device.
+    ``PYWGPUPRIMS_CORRELATE_CASES="7:8,5:16"`` picks the (kernel size : K) cases.
+    """
+    rows = _bench_rows(ctx, n, sweep=bool(os.environ.get("PYWGPUPRIMS_CORRELATE_SWEEP")))
+    if ctx.torch is not None:  # the same-machine float32 matrix product the target is set against
+        t = ctx.torch
+        t.backends.cuda.matmul.allow_tf32 = False
+        m = 8192
+        a = t.randn(m, m, device="cuda")
+        b = t.randn(m, m, device="cuda")
+        ns = ctx.cuda_ns(lambda: a @ b)
+        rows.append({"primitive": "matmul", "variant": "torch fp32, TF32 off, 8192^3", "n": m,
+                     "gpu_ms": ns / 1e6, "rate": 2 * m**3 / ns / 1e3, "unit": "TFLOP/s"})
+        del a, b
+    return rows
+
+
+_correlate_entry.default_sizes = [256]
+benchmark("correlate")(_correlate_entry)
