@@ -13,6 +13,18 @@ from .recfilter import bspline_prefilter, gaussian_filter, recursive_filter
 from .rle import Compacted, RunLengths, compact, nonzero, rle_decode, rle_encode
 from .sat import box_filter, summed_area_table
 from .scan import reduce, scan
+from .stack import (
+    CLIP_BEGIN,
+    CLIP_DRAW,
+    CLIP_END,
+    BracketInfo,
+    bracket_match,
+    bracket_match_reference,
+    clip_bboxes,
+    clip_bboxes_reference,
+    is_empty,
+    unclosed_opens,
+)
 
 __version__ = "0.1.0"
 
@@ -21,4 +33,6 @@ __all__ = [
     "ShaderError", "asarray", "correlate", "device", "fse", "reduce", "scan", "set_device",
     "Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode",
     "box_filter", "bspline_prefilter", "gaussian_filter", "recursive_filter", "summed_area_table",
+    "CLIP_BEGIN", "CLIP_DRAW", "CLIP_END", "BracketInfo", "bracket_match", "bracket_match_reference",
+    "clip_bboxes", "clip_bboxes_reference", "is_empty", "unclosed_opens",
 ]

@@ -8,6 +8,7 @@ declares, so no primitive touches bind-group layouts or command encoders itself.
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 import threading
@@ -231,6 +232,8 @@ class Device:
         self._pool_bytes = 0
         self.pool_limit_bytes = 256 << 20
         self._timers: list[_Timer] = []
+        self.lost: str | None = None  # why the device was lost, once it is
+        _LostWatcher.watch(self)
         #: Test and benchmark switches, read by primitives (see each primitive's docs).
         self.options: dict[str, Any] = {}
 
@@ -274,7 +277,13 @@ class Device:
         if size > self.max_buffer:
             raise DeviceLimitError(label or "buffer", f"{nbytes} bytes exceed the device's largest buffer "
                                    f"({self.max_buffer} bytes)")
-        return self.raw.create_buffer(size=size, usage=usage, label=label)
+        self._check_alive(label or "buffer")
+        try:
+            return self.raw.create_buffer(size=size, usage=usage, label=label)
+        except wgpu.GPUError as exc:
+            if "lost" in str(exc).lower():
+                self.lost = "reported when creating a buffer"
+            raise ShaderError(label or "buffer", f"the GPU refused a buffer of {size} bytes: {exc}") from exc
 
     def scratch(self, nbytes: int):
         """A storage buffer of at least ``nbytes`` from the scratch pool; give it back with :meth:`release`.
@@ -310,7 +319,12 @@ class Device:
         self.queue.write_buffer(getattr(buffer, "buffer", buffer), offset, data)
 
     def read(self, buffer, offset: int = 0, size: int | None = None) -> memoryview:
-        return self.queue.read_buffer(getattr(buffer, "buffer", buffer), offset, size)
+        self._check_alive("read")
+        try:
+            return self.queue.read_buffer(getattr(buffer, "buffer", buffer), offset, size)
+        except Exception as exc:
+            self._check_alive("read")
+            raise ShaderError("read", f"reading a result back failed: {exc}") from exc
 
     # ---------------------------------------------------------------- submission
     def batch(self) -> Batch:
@@ -335,7 +349,14 @@ class Device:
                 t._each.append(end - begin)
             t._ns = sum(t._each)
 
+    def _check_alive(self, what: str) -> None:
+        if self.lost is not None:
+            raise ShaderError(what, f"the GPU device was lost ({self.lost}); make a new one with "
+                              "pywgpuprims.set_device(None)")
+
     def _submit(self, batch: Batch) -> None:
+        names = sorted({c[1].kernel.name for c in batch.commands if c[0] == "dispatch"})
+        self._check_alive(", ".join(names) or "batch")
         raw = self.raw
         dispatches = [c[1] for c in batch.commands if c[0] == "dispatch" and c[1].params is not None]
         param_buf = None
@@ -392,7 +413,6 @@ class Device:
                 timer.pending.append(qbuf)
             self.queue.submit([enc.finish()])
         except wgpu.GPUError as exc:
-            names = sorted({c[1].kernel.name for c in batch.commands if c[0] == "dispatch"})
             raise ShaderError(", ".join(names) or "batch", f"the GPU rejected the work: {exc}") from exc
 
     def _bind_group(self, d: _Dispatch, param_buf):
@@ -435,6 +455,34 @@ class Device:
         if self.has_subgroups:
             lines.append(f"subgroup size: {self.subgroup_min_size}..{self.subgroup_max_size}")
         return "\n".join(lines)
+
+
+class _LostWatcher(logging.Handler):
+    """wgpu-py reports a lost device only through its logger: note it on our Devices."""
+
+    _installed: _LostWatcher | None = None
+
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.devices: list = []
+
+    @classmethod
+    def watch(cls, dev: Device) -> None:
+        import weakref
+
+        if cls._installed is None:
+            cls._installed = cls()
+            logging.getLogger("wgpu").addHandler(cls._installed)
+        cls._installed.devices.append(weakref.ref(dev))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if "device was lost" not in msg.lower():
+            return
+        for ref in self.devices:
+            dev = ref()
+            if dev is not None and dev.lost is None:
+                dev.lost = msg.strip().splitlines()[0]
 
 
 _default: Device | None = None

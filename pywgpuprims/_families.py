@@ -7,5 +7,6 @@ from . import (
     rle,  # noqa: F401
     sat,  # noqa: F401
     scan,  # noqa: F401
+    stack,  # noqa: F401
 )
 from .fse import _bench_entry  # noqa: F401

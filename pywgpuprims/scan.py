@@ -37,7 +37,7 @@ SPIN_LIMIT = 4
 SG_CARRY_SHUFFLE = True
 LOOKBACK_WINDOW = 8  # predecessors polled at once (H100 sweep: 8, 16, 32 within 3%)
 MAX_STEPS = 512  # lookback steps; with spins, window and fallbacks well under lavapipe's 65,535 loop trips
-REDUCE_LOADS = 16  # vec4 loads per invocation in the reduction's first pass (H100 sweep: 4, 8, 16)
+REDUCE_LOADS = 32  # vec4 loads per invocation in the first pass (H100 sweep: 4, 8, 16, 24, 32)
 SCAN_DTYPES = tuple(WGSL_TYPE)
 
 __all__ = ["scan", "reduce"]
@@ -67,6 +67,7 @@ def _defines(dev: Device, op: str, dtype, scalar: bool, **extra) -> dict:
              SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SPIN_LIMIT)),
              LOOKBACK_WINDOW=int(dev.options.get("scan_window", LOOKBACK_WINDOW)),
              TILE_BY_ID=bool(dev.options.get("scan_tile_by_id", False)),
+             NO_LOOKBACK=bool(dev.options.get("scan_no_lookback_timing_only", False)),
              SG_CARRY_SHUFFLE=bool(dev.options.get("scan_sg_carry_shuffle", SG_CARRY_SHUFFLE)))
     d.update(extra)
     return d
@@ -367,12 +368,15 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
                 ("fallback forced (1/2 tiles)", {"scan_withhold_period": 2}),
                 ("reduce-then-scan", {"scan_method": "rts"})]
     if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP"):
-        for wg, vpt in [(128, 24), (256, 8), (256, 10), (256, 11), (256, 13), (256, 14), (512, 8)]:
+        for wg, vpt in [(192, 12), (192, 16), (256, 11), (384, 8)]:
             variants.append((f"sweep wg{wg} vpt{vpt}", {"scan_wg": wg, "scan_vpt": vpt}))
         variants += [("sweep window 8", {"scan_window": 8}), ("sweep window 16", {"scan_window": 16}),
                      ("sweep spin 16", {"scan_spin_limit": 16}),
                      ("sweep no repair", {"scan_repair": False}),
-                     ("sweep tile by workgroup id", {"scan_tile_by_id": True})]
+                     ("sweep tile by workgroup id", {"scan_tile_by_id": True}),
+                     ("timing only: no lookback (wrong result)", {"scan_no_lookback_timing_only": True}),
+                     ("timing only: no lookback, by id (wrong result)",
+                      {"scan_no_lookback_timing_only": True, "scan_tile_by_id": True})]
     if not dev.has_subgroups:
         variants = variants[1:]
     saved = dict(dev.options)
@@ -392,7 +396,7 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
         rows[-1]["fallbacks"] = fallbacks
     rows.append(ctx.row("copy", "wgsl, same buffers", n, copy_ns, bytes_moved=8 * n))
     rows.append(ctx.row("copy", "wgsl 8 vec4/inv, same buffers", n, copy8_ns, bytes_moved=8 * n))
-    for loads in ([4, 8, 16] if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP") else []):
+    for loads in ([8, 24, 32] if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP") else []):
         dev.options["reduce_loads"] = loads
         ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
         rows.append(ctx.row("reduce", f"sweep loads {loads}", n, ns, bytes_moved=4 * n, baseline_ns=read_ns,

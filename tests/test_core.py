@@ -119,3 +119,13 @@ def test_many_calls_do_not_grow_memory(dev, rng):
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 64 * 1024, f"10^4 calls grew the peak RSS by {grown_kib} KiB"
     assert dev._pool_bytes <= dev.pool_limit_bytes
+
+
+def test_device_loss_becomes_an_exception(rng):
+    dev = pp.Device()  # a device of our own, not the default
+    a = pp.asarray(rng.integers(0, 9, 100).astype(np.uint32), dev=dev)
+    dev.raw.destroy()
+    with pytest.raises(pp.ShaderError, match="lost"):
+        copy(a)
+    with pytest.raises(pp.ShaderError, match="lost"):
+        copy(a)  # and again, from the recorded state

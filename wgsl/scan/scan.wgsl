@@ -266,7 +266,11 @@ fn main(@builtin(local_invocation_index) lid: u32,
     }
     var prefix = seed;
     var ok = true;
+#if NO_LOOKBACK
+    if (false) {  // timing experiment only: the results are wrong
+#else
     if (tile != seg_first) {
+#endif
         if (lid == 0u && !withhold) {
             publish_state(tile, FLAG_AGGREGATE, aggregate);
         }

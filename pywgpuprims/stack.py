@@ -1,0 +1,571 @@
+"""Stack monoid on the GPU: bracket matching, nesting depth and clip bounding boxes.
+
+Definitions (the stack semantics every function here follows). Elements are processed left to
+right; an *open* pushes itself, a *close* pops the top open if the stack is not empty (a close
+on an empty stack is *unmatched* and changes nothing), anything else (a draw) leaves the stack
+alone. ``B(i)`` is the stack size just before element ``i``.
+
+- ``link[i]``: the open on top of the stack just before ``i``, i.e. for an open its parent open,
+  for a close the open it matches, for a draw its innermost enclosing open; ``-1`` when the stack
+  is empty there (top-level open or draw, unmatched close).
+- ``depth[i] = min(B(i), B(i+1))``: for an open the number of opens enclosing it, for a matched
+  close the depth of its open, for a draw the number of enclosing opens, for an unmatched close 0.
+
+Algorithm (``wgsl/stack/``), three dispatches, no inter-workgroup waiting at all:
+
+1. ``bracket.wgsl`` REDUCE: each partition of ``P = 16 * WG`` elements (4096 by default; 2048
+   where workgroup memory is under 28.7 KiB) computes its bicyclic summary (closes it pops from
+   outside, opens it leaves open) and scatters the global indices of the opens it leaves open into
+   a scratch list, slot = height above the partition's minimum (no compaction needed).
+2. ``spine.wgsl``: one workgroup (1024 invocations where allowed) scans the summaries into the
+   stack size at each partition start and each partition's minimum stack size ``M[q]``, and builds
+   a min segment tree over ``M``.
+3. ``bracket.wgsl`` LEAF: each partition recomputes ``B`` for its elements and answers
+   ``link[i]`` = nearest ``k < i`` with ``B(k) < B(i)`` (that ``k`` is the open at height ``B(i)``):
+
+   - within the invocation's 16 elements (registers, constant indices);
+   - else through a min tree over the invocations' minima in workgroup memory, and the owner's
+     list of unmatched opens (each invocation's targets only decrease, so its owner only moves
+     left and is re-queried only when it stops qualifying);
+   - else from a slice of the incoming stack, heights ``max(1, min B)`` to ``B(start)`` (at most
+     ``P + 1`` entries), which the workgroup materialises first: the owner partition of height
+     ``h`` is the nearest ``q < p`` with ``M[q] < h``, found in the global tree (the climb path is
+     loaded at once, then one load per level down), and the entry is read from ``q``'s list.
+
+   Scans use subgroup shuffles where the device has subgroups (one or two barriers), Hillis-Steele
+   in workgroup memory otherwise (the GL backend). Outputs are staged through workgroup memory so
+   that every store instruction writes a contiguous span.
+
+Depth is unbounded: no stack is capped at a partition's size (the slice covers any depth, the
+tree any distance); every loop has a constant bound (largest: 17 slice entries per invocation,
+tree walks <= 40 steps) far under lavapipe's 65,535 trips. Work is O(n) plus O(log n) per slice
+entry. Because no workgroup ever waits on another, there is no decoupled lookback and so no
+fallback to force: any schedule, any order of workgroups gives the same result; the price is
+reading the input twice (1 byte per element each time for bool/uint8 input).
+
+Limits: n < 2^31 - 2^16 (int32 indices); at most 2^20 partitions; the link/depth outputs and the
+scratch list (4 bytes per element) must fit the device's largest storage binding (no chunking).
+
+Test and benchmark switches in ``device().options``: ``stack_wg`` (invocations per partition
+workgroup), ``stack_subgroups`` (False: workgroup-memory scans), ``stack_stage_stores`` (False:
+each invocation stores its own 16 outputs), ``stack_spine_wg``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ._array import GpuArray, as_input
+from ._bench import BenchContext, benchmark
+from ._device import Device
+from ._errors import DeviceLimitError, InputError
+
+__all__ = ["bracket_match", "encode_bracket_match", "bracket_match_reference", "clip_bboxes",
+           "clip_bboxes_reference", "is_empty", "BracketInfo", "unclosed_opens", "CLIP_DRAW", "CLIP_BEGIN",
+           "CLIP_END"]
+
+CLIP_DRAW = 0
+CLIP_BEGIN = 1
+CLIP_END = 2
+
+WG = 256
+EPT = 16
+SPINE_WG = 1024
+# Leaf outputs go through workgroup memory so that stores are contiguous per subgroup instruction.
+STAGE_STORES = True
+
+
+class BracketInfo(NamedTuple):
+    """Counts of unbalanced brackets: closes with no open to match, opens never closed."""
+
+    unmatched_closes: int
+    unclosed_opens: int
+
+
+def _leaf_storage_bytes(wg: int) -> int:
+    """Workgroup memory of the leaf kernel: scan (2 WG), tree (2 WG), open lists (8 WG), slice (16 WG + 1)."""
+    return 4 * (28 * wg + 2)
+
+
+def _wg(dev: Device) -> int:
+    """Invocations per partition workgroup (partition = 16 x that): 128 (2048-element partitions
+    ran 1.45x faster than 4096 on an H100 at 2^28, random and 2^20-deep alike)."""
+    if "stack_wg" in dev.options:
+        return int(dev.options["stack_wg"])
+    return 128
+
+
+def _spine_wg(dev: Device) -> int:
+    """The spine's workgroup: 1024 invocations where the device allows (fewer serial trips)."""
+    if "stack_spine_wg" in dev.options:
+        return int(dev.options["stack_spine_wg"])
+    lim = min(int(dev.limits.get("max-compute-invocations-per-workgroup", 256)),
+              int(dev.limits.get("max-compute-workgroup-size-x", 256)))
+    return SPINE_WG if lim >= SPINE_WG else 256
+
+
+def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, info) -> None:
+    """Record bracket matching of ``g`` (mode "u8", "u32" or "kind") into ``link``/``depth``."""
+    dev = g.device
+    n = g.size
+    wg = _wg(dev)
+    P = wg * EPT
+    n_parts = -(-n // P)
+    tree_size = 1 << max(0, (n_parts - 1).bit_length())
+    defs = {"WG": wg, f"MODE_{mode.upper()}": True, "ELEMS_PER_VEC": 16 if mode == "u8" else 4,
+            "SUBGROUPS": dev.has_subgroups and bool(dev.options.get("stack_subgroups", True)),
+            "STAGE_STORES": bool(dev.options.get("stack_stage_stores", STAGE_STORES))}
+    k_red = dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True))
+    k_leaf = dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True))
+    swg = _spine_wg(dev)
+    k_spine = dev.kernel("stack/spine.wgsl", defines={"WG": swg})
+    part_bic = dev.scratch(8 * n_parts)
+    part_start = dev.scratch(4 * n_parts)
+    opens = dev.scratch(4 * n_parts * P)
+    tree = dev.scratch(8 * tree_size)
+    params = {"n": n, "n_parts": n_parts, "n_groups": n_parts, "tree_size": tree_size}
+    b.dispatch(k_red, n_parts, params=params, input=g, part_bic=part_bic, opens_out=opens)
+    b.dispatch(k_spine, 1, params={"n_parts": n_parts, "chunk": -(-n_parts // (4 * swg)) * 4, "tree_size": tree_size,
+                                   "pad": 0}, part_bic=part_bic, part_start=part_start, tree=tree, info=info)
+    b.dispatch(k_leaf, n_parts, params=params, input=g, part_start=part_start, opens_out=opens, tree=tree,
+               link=link, depth=depth)
+    for buf in (part_bic, part_start, opens, tree):
+        dev.release(buf)
+
+
+def encode_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArray, info=None,
+                         kinds: bool = False) -> None:
+    """Record bracket matching into ``batch`` (no readback), for chains that stay on the GPU.
+
+    Parameters
+    ----------
+    batch : Batch
+        From ``device().batch()``; submit it afterwards.
+    is_open : GpuArray, 1-D
+        uint8 (nonzero = open) or uint32/int32 (nonzero = open); with ``kinds=True`` uint32/int32
+        codes CLIP_DRAW / CLIP_BEGIN / CLIP_END (other values: draw).
+    link, depth : GpuArray int32 of the same length
+        Receive the outputs of :func:`bracket_match` (draws too, when ``kinds``).
+    info : buffer of 8+ bytes, optional
+        Receives (unmatched closes, unclosed opens) as two uint32.
+    """
+    dev = is_open.device
+    _check_size(dev, is_open.size, "bracket_match")
+    if not is_open.size:
+        return
+    mode = "kind" if kinds else ("u8" if is_open.dtype == np.uint8 else "u32")
+    if kinds and is_open.dtype == np.uint8:
+        raise InputError("bracket_match", "kinds must be uint32 or int32 on the GPU")
+    own = info is None
+    if own:
+        info = dev.scratch(16)
+    _encode_match(batch, is_open, mode, link, depth, info)
+    if own:
+        dev.release(info)
+
+
+def _check_size(dev: Device, n: int, primitive: str) -> None:
+    if n >= 2**31 - 2**16:
+        raise InputError(primitive, f"{n} elements: indices must fit int32")
+    P = _wg(dev) * EPT
+    if -(-n // P) > 1 << 20:  # the leaf's global tree walk covers 2^20 partitions
+        raise InputError(primitive, f"{n} elements: at most {P << 20} with partitions of {P}")
+    if 4 * (-(-n // P)) * P > dev.max_binding:
+        raise DeviceLimitError(primitive, f"{n} elements need {4 * n} byte bindings; the device's largest "
+                               f"storage binding is {dev.max_binding} bytes")
+
+
+def bracket_match(is_open, return_info: bool = False, out=None):
+    """Match brackets: each element's parent/matching open and its nesting depth.
+
+    Parameters
+    ----------
+    is_open : numpy.ndarray or GpuArray, 1-D
+        bool, uint8, uint32 or int32; nonzero = open bracket, zero = close bracket.
+    return_info : bool
+        Also return a :class:`BracketInfo` with the number of unmatched closes and of opens left
+        unclosed (the indices of those opens: :func:`unclosed_opens`).
+
+    Returns
+    -------
+    link : int32 array
+        For an open, the index of its parent open (-1 at top level); for a close, the index of its
+        matching open (-1 when unmatched: a close on an empty stack, which changes nothing).
+    depth : int32 array
+        ``min(B(i), B(i+1))`` with ``B(i)`` the stack size before ``i``: for an open the number of
+        opens enclosing it; for a matched close the depth of its open; 0 for an unmatched close.
+    info : BracketInfo, only when ``return_info``
+    out : (GpuArray, GpuArray), optional
+        int32 GpuArrays of shape (N,) to receive link and depth (GpuArray input only).
+
+    numpy in gives numpy out; GpuArray in gives GpuArrays out.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> link, depth = pp.bracket_match(np.array([1, 1, 0, 1, 0, 0, 0], dtype=bool))
+    >>> link
+    array([-1,  0,  1,  0,  3,  0, -1], dtype=int32)
+    >>> depth
+    array([0, 1, 1, 1, 1, 0, 0], dtype=int32)
+    """
+    g, host = as_input(is_open, "bracket_match", dtypes=(np.uint8, np.uint32, np.int32), ndims=(1,))
+    dev = g.device
+    n = g.size
+    _check_size(dev, n, "bracket_match")
+    if out is not None:
+        if host is not None or len(out) != 2 or not all(
+                isinstance(o, GpuArray) and o.shape == (n,) and o.dtype == np.int32 for o in out):
+            raise InputError("bracket_match", "out must be two int32 GpuArrays of the input's shape "
+                             "(for GpuArray input)")
+        link, depth = out
+    else:
+        link = GpuArray.empty((n,), np.int32, dev)
+        depth = GpuArray.empty((n,), np.int32, dev)
+    info = dev.scratch(16)
+    if n:
+        b = dev.batch()
+        _encode_match(b, g, "u8" if g.dtype == np.uint8 else "u32", link, depth, info)
+        b.submit()
+    res = (link, depth) if host is None else (link.numpy(), depth.numpy())
+    if return_info:
+        words = np.frombuffer(dev.read(info, 0, 8), np.uint32) if n else np.zeros(2, np.uint32)
+        res = (*res, BracketInfo(int(words[0]), int(words[1])))
+    dev.release(info)
+    return res
+
+
+def unclosed_opens(is_open, link) -> np.ndarray:
+    """Indices of the opens that no close matches (the stack left at the end), on the host.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> x = np.array([1, 1, 0, 1], dtype=bool)
+    >>> pp.unclosed_opens(x, pp.bracket_match(x)[0])
+    array([0, 3])
+    """
+    is_open = np.asarray(is_open).astype(bool)
+    link = np.asarray(link)
+    closed = np.zeros(len(is_open), bool)
+    m = (~is_open) & (link >= 0)
+    closed[link[m]] = True
+    return np.flatnonzero(is_open & ~closed)
+
+
+def bracket_match_reference(kinds) -> tuple[np.ndarray, np.ndarray]:
+    """The sequential stack (a Python loop): same outputs as :func:`bracket_match`.
+
+    ``kinds``: bool/ints where (for bool input) True = open, False = close; or, for integer input
+    with values in {0, 1, 2}, pass ``kinds=("kind", array)`` to use CLIP_DRAW/BEGIN/END codes.
+    """
+    if isinstance(kinds, tuple) and kinds[0] == "kind":
+        k = np.asarray(kinds[1]).astype(np.int64)
+    else:
+        k = np.where(np.asarray(kinds) != 0, CLIP_BEGIN, CLIP_END)
+    n = len(k)
+    link = np.full(n, -1, np.int32)
+    depth = np.zeros(n, np.int32)
+    stack: list[int] = []
+    for i, c in enumerate(k.tolist()):
+        if stack:
+            link[i] = stack[-1]
+        if c == CLIP_BEGIN:
+            depth[i] = len(stack)
+            stack.append(i)
+        elif c == CLIP_END:
+            if stack:
+                stack.pop()
+            depth[i] = len(stack)
+        else:
+            depth[i] = len(stack)
+    return link, depth
+
+
+_OPS = ("intersect", "union")
+
+
+def is_empty(bboxes) -> np.ndarray:
+    """True where a (..., 4) box (x0, y0, x1, y1) is empty: not (x0 < x1 and y0 < y1) (NaN: empty).
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.is_empty(np.array([[0, 0, 1, 1], [0, 0, 0, 0], [2, 0, 1, 1]], dtype=np.float32))
+    array([False,  True,  True])
+    """
+    b = np.asarray(bboxes)
+    return ~((b[..., 0] < b[..., 2]) & (b[..., 1] < b[..., 3]))
+
+
+def _rect_op(a: tuple, b: tuple, union: bool) -> tuple:
+    """op on two boxes as tuples of float32 values (exact: min/max only)."""
+    if union:
+        if not (a[0] < a[2] and a[1] < a[3]):
+            return b
+        if not (b[0] < b[2] and b[1] < b[3]):
+            return a
+        return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+    r = (max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3]))
+    return r if (r[0] < r[2] and r[1] < r[3]) else (0.0, 0.0, 0.0, 0.0)
+
+
+def clip_bboxes_reference(kinds, bboxes, viewport, op: str = "intersect") -> np.ndarray:
+    """The sequential stack on the CPU (a Python loop, about 1 us per element): same semantics and
+    output as :func:`clip_bboxes`, bit for bit.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> k = [pp.CLIP_BEGIN, pp.CLIP_DRAW, pp.CLIP_END]
+    >>> bb = np.array([[0, 0, 10, 10], [5, 5, 20, 20], [0, 0, 0, 0]], dtype=np.float32)
+    >>> pp.clip_bboxes_reference(k, bb, (0, 0, 8, 100))
+    array([[ 0.,  0.,  8., 10.],
+           [ 5.,  5.,  8., 10.],
+           [ 0.,  0.,  8., 10.]], dtype=float32)
+    """
+    if op not in _OPS:
+        raise InputError("clip_bboxes_reference", f"op {op!r}: expected one of {_OPS}")
+    union = op == "union"
+    kinds = np.asarray(kinds).tolist()
+    bb = np.asarray(bboxes, dtype=np.float32).reshape(-1, 4)
+    boxes = [tuple(r) for r in bb.tolist()]  # float32 values held exactly as Python floats
+    vp = tuple(np.asarray(viewport, dtype=np.float32).reshape(4).tolist())
+    out = []
+    stack = [vp]
+    for k, box in zip(kinds, boxes, strict=True):
+        if k == CLIP_BEGIN:
+            v = _rect_op(box, stack[-1], union)
+            stack.append(v)
+        elif k == CLIP_END and len(stack) > 1:
+            v = stack.pop()
+        else:
+            v = _rect_op(box, stack[-1], union)
+        out.append(v)
+    res = np.array(out, dtype=np.float32).reshape(-1, 4)
+    res[is_empty(res)] = 0
+    return res
+
+
+def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bool = False):
+    """Bounding boxes through a stack of clips (or blend groups): one GPU pass chain, any depth.
+
+    The stack starts as ``[viewport]``. A begin-clip pushes ``op(its bbox, top)``; an end-clip pops;
+    every element's output is computed as follows:
+
+    - draw (``CLIP_DRAW``): ``op(its bbox, top)``;
+    - begin-clip (``CLIP_BEGIN``): the value it pushes, ``op(its bbox, top)``;
+    - end-clip (``CLIP_END``): the value its begin-clip pushed (the clip it closes intersected with
+      all enclosing clips: the area its composite touches); its own bbox is ignored. An unmatched
+      end-clip (empty clip stack) pops nothing and gets ``op(its bbox, viewport)``, like a draw.
+
+    Begin-clips left open simply stay on the stack to the end (count them with
+    :func:`bracket_match`'s ``return_info`` on ``kinds == CLIP_BEGIN``).
+
+    Parameters
+    ----------
+    kinds : array of N ints (uint8, int32 or uint32)
+        ``CLIP_DRAW`` (0), ``CLIP_BEGIN`` (1) or ``CLIP_END`` (2). A GpuArray must be uint32 or
+        int32 (other values there count as draws; numpy input is checked).
+    bboxes : float32 array (N, 4) of (x0, y0, x1, y1)
+    viewport : 4 numbers (x0, y0, x1, y1)
+    op : {"intersect", "union"}
+        "intersect" for clips; "union" for blend groups (then pass an empty viewport such as
+        (0, 0, 0, 0) to start from nothing).
+    return_links : bool
+        Also return the stack links (``link`` of :func:`bracket_match` with draws: each element's
+        enclosing begin-clip, or an end-clip's own begin-clip; -1 at top level).
+
+    Returns
+    -------
+    float32 array (N, 4) (numpy in, numpy out; GpuArray in, GpuArray out). A box is empty when not
+    (x0 < x1 and y0 < y1) (see :func:`is_empty`); empty results are written as (0, 0, 0, 0).
+    Results are exact (min/max only), equal to :func:`clip_bboxes_reference` bit for bit.
+
+    Notes
+    -----
+    Links come from :func:`bracket_match` on the kinds (draws included); each begin-clip's pushed
+    value then combines its ancestor chain by pointer jumping, ``ceil(log2(max depth + 1))``
+    passes over the elements (any depth), which costs one small readback (the maximum depth) per
+    call. Boxes with NaN coordinates give unspecified results (GPU min/max with NaN).
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> k = np.array([pp.CLIP_BEGIN, pp.CLIP_DRAW, pp.CLIP_END, pp.CLIP_DRAW], dtype=np.uint32)
+    >>> bb = np.array([[0, 0, 10, 10], [5, 5, 20, 20], [0, 0, 0, 0], [5, 5, 20, 20]], dtype=np.float32)
+    >>> pp.clip_bboxes(k, bb, (0, 0, 100, 100))
+    array([[ 0.,  0., 10., 10.],
+           [ 5.,  5., 10., 10.],
+           [ 0.,  0., 10., 10.],
+           [ 5.,  5., 20., 20.]], dtype=float32)
+    """
+    if op not in _OPS:
+        raise InputError("clip_bboxes", f"op {op!r}: expected one of {_OPS}")
+    gk_in = kinds
+    if not isinstance(kinds, GpuArray):
+        kh = np.asarray(kinds)
+        if kh.ndim != 1:
+            raise InputError("clip_bboxes", f"kinds must be 1-D, got shape {kh.shape}")
+        if kh.dtype.kind not in "uib":
+            raise InputError("clip_bboxes", f"kinds must be integers, got {kh.dtype}")
+        if kh.size and (kh.min() < 0 or kh.max() > 2):
+            raise InputError("clip_bboxes", "kinds must be CLIP_DRAW (0), CLIP_BEGIN (1) or CLIP_END (2)")
+        gk_in = kh.astype(np.uint32)
+    gk, _ = as_input(gk_in, "clip_bboxes", dtypes=(np.uint32, np.int32), ndims=(1,))
+    gb, bhost = as_input(bboxes, "clip_bboxes", dtypes=(np.float32,), ndims=(2,))
+    n = gk.size
+    if gb.shape != (n, 4):
+        raise InputError("clip_bboxes", f"bboxes must have shape ({n}, 4), got {gb.shape}")
+    vp = np.asarray(viewport, dtype=np.float64).reshape(-1)
+    if vp.size != 4:
+        raise InputError("clip_bboxes", f"viewport must be 4 numbers (x0, y0, x1, y1), got {vp.size}")
+    dev = gk.device
+    _check_size(dev, n, "clip_bboxes")
+    if 16 * n > dev.max_binding:
+        raise DeviceLimitError("clip_bboxes", f"{n} boxes need a {16 * n} byte binding; the device's largest "
+                               f"storage binding is {dev.max_binding} bytes")
+    out = GpuArray.empty((n, 4), np.float32, dev)
+    link = GpuArray.empty((n,), np.int32, dev)
+    if n:
+        depth = GpuArray.empty((n,), np.int32, dev)
+        with dev.scratch_buffers(16) as (info,):
+            b = dev.batch()
+            _encode_match(b, gk, "kind", link, depth, info)
+            b.submit()
+        from .scan import reduce  # noqa: PLC0415
+
+        max_depth = int(reduce(depth, op="max").numpy())
+        rounds = max(0, max_depth).bit_length()
+        val = [GpuArray.empty((n, 4), np.float32, dev) for _ in range(2)]
+        jmp = [GpuArray.empty((n,), np.int32, dev) for _ in range(2)]
+        union = op == "union"
+        k_jump = dev.kernel("stack/clip.wgsl", defines={"JUMP": True, "UNION": union})
+        k_gather = dev.kernel("stack/clip.wgsl", defines={"GATHER": True, "UNION": union})
+        groups = -(-n // 256)
+        pr = {"n": n, "n_groups": groups, "vx0": vp[0], "vy0": vp[1], "vx1": vp[2], "vy1": vp[3]}
+        b = dev.batch()
+        src_v, src_j = gb, link
+        for r in range(rounds):
+            b.dispatch(k_jump, groups, params=pr, kinds=gk, link=link, val_in=src_v, jmp_in=src_j,
+                       val_out=val[r % 2], jmp_out=jmp[r % 2])
+            src_v, src_j = val[r % 2], jmp[r % 2]
+        b.dispatch(k_gather, groups, params=pr, kinds=gk, link=link, bboxes=gb, val=src_v, output=out)
+        b.submit()
+    res = out if bhost is None else out.numpy()
+    if return_links:
+        return res, (link if bhost is None else link.numpy())
+    return res
+
+
+def _fast_reference(is_open: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised equivalent of :func:`bracket_match_reference` (O(n log n) numpy), for the bench's check.
+
+    The link of ``i`` is the last open ``k < i`` with ``B(k) = B(i) - 1``: found by a search in the
+    opens sorted by (B, index).
+    """
+    o = np.asarray(is_open) != 0
+    n = len(o)
+    s = np.concatenate([[0], np.cumsum(np.where(o, 1, -1), dtype=np.int64)])
+    B = s - np.minimum(np.minimum.accumulate(s), 0)  # clamped walk: B[i] = stack size before i
+    before, after = B[:-1], B[1:]
+    opens = np.flatnonzero(o)
+    keys = before[o] * (n + 1) + opens
+    order = np.argsort(keys, kind="stable")
+    keys, opens = keys[order], opens[order]
+    q = (before - 1) * (n + 1) + np.arange(n)
+    pos = np.searchsorted(keys, q) - 1
+    cand = opens[np.maximum(pos, 0)] if keys.size else np.zeros(n, np.int64)
+    link = np.where((before > 0) & (pos >= 0), cand, -1).astype(np.int32)
+    return link, np.minimum(before, after).astype(np.int32)
+
+
+# ------------------------------------------------------------------------- benchmarks
+def _torch_match_ns(ctx: BenchContext, x: np.ndarray) -> float | None:
+    """The CUDA baseline: depth by cumsum, then a stable sort by depth pairs each open with its close."""
+    if not ctx.torch:
+        return None
+    t = ctx.torch
+    xt = t.from_numpy(np.ascontiguousarray(x)).to("cuda")
+
+    def run(xt=xt):
+        delta = xt.to(t.int32) * 2 - 1
+        after = t.cumsum(delta, 0, dtype=t.int32)
+        level = t.where(xt, after, after + 1)  # open: depth after it; close: depth before it
+        return t.sort(level, stable=True)[1]
+
+    ns = ctx.cuda_ns(run)
+    del xt
+    return ns
+
+
+def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
+    """Rows: random brackets and nesting 2^20 deep (per partition size), then clip_bboxes.
+
+    ``bracket_match`` reads 1 byte per element (twice) and writes 8; the copy baseline copies
+    9n/2 bytes (9n bytes moved, as the rows' GB/s count).
+    """
+    dev = ctx.dev
+    rows = []
+    rng = ctx.rng
+    d = min(1 << 20, n // 2)
+    cases = {
+        "random": rng.random(n) < 0.5,
+        "deep 2^20": np.resize(np.concatenate([np.ones(d, bool), np.zeros(d, bool)]), n),
+    }
+    copy_ns = ctx.copy_ns(9 * n // 2)
+    limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
+    wgs = list(dict.fromkeys(w for w in (_wg(dev), 256, 64) if _leaf_storage_bytes(w) <= limit))
+    variants = [(w, True, True) for w in wgs] + [(wgs[0], True, False)]
+    if dev.has_subgroups:
+        variants.append((wgs[0], False, True))
+    link = GpuArray.empty((n,), np.int32, dev)
+    depth = GpuArray.empty((n,), np.int32, dev)
+    g = GpuArray.empty((n,), np.uint8, dev)
+    saved = dict(dev.options)
+    for name, x in cases.items():
+        dev.write(g.buffer, x.view(np.uint8).tobytes() + b"\0" * (-n % 4))
+        cuda_ns = _torch_match_ns(ctx, x)
+        want = _fast_reference(x) if n <= 1 << 24 else None
+        for wg, sg, stage in variants:
+            dev.options.update(stack_wg=wg, stack_subgroups=sg, stack_stage_stores=stage)
+            info = dev.scratch(16)
+
+            def run(i, info=info):
+                b = dev.batch()
+                _encode_match(b, g, "u8", link, depth, info)
+                b.submit()
+
+            try:
+                ns = ctx.gpu_ns(run)
+            finally:
+                dev.options.clear()
+                dev.options.update(saved)
+                dev.release(info)
+            rows.append(ctx.row("bracket_match", f"{name}, partition {wg * EPT}{'' if sg else ', no subgroups'}"
+                                f"{'' if stage else ', direct stores'}",
+                                n, ns, bytes_moved=9 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
+                                cuda_name="torch cumsum + stable sort by depth"))
+            if want is not None:  # the last timed run's result against the vectorised reference
+                ok = np.array_equal(link.numpy(), want[0]) and np.array_equal(depth.numpy(), want[1])
+                rows[-1]["verified"] = ok
+                rows[-1]["variant"] += ", checked" if ok else ", WRONG RESULT"
+    # clip_bboxes on 1/3 begin, 1/3 end, 1/3 draw (random-walk nesting): the whole call, including
+    # its one readback (the maximum depth, which sets the pointer-jumping rounds).
+    m = min(n, 1 << 24)
+    kinds = rng.choice(np.array([0, 1, 2], np.uint32), m)
+    lo = rng.uniform(0, 1000, (m, 2)).astype(np.float32)
+    boxes = np.concatenate([lo, lo + rng.uniform(1, 500, (m, 2)).astype(np.float32)], 1)
+    gk = GpuArray.empty((m,), np.uint32, dev)
+    dev.write(gk.buffer, kinds.tobytes())
+    gbx = GpuArray.empty((m, 4), np.float32, dev)
+    dev.write(gbx.buffer, boxes.tobytes())
+    ns = ctx.gpu_ns(lambda i: clip_bboxes(gk, gbx, (0, 0, 1500, 1500)))
+    rows.append(ctx.row("clip_bboxes", "intersect, random 1/3 begin/end/draw", m, ns, bytes_moved=40 * m))
+    return rows
+
+
+_bench_entry.default_sizes = [1 << 20, 1 << 24, 1 << 28]
+benchmark("bracket_match")(_bench_entry)

@@ -1,0 +1,331 @@
+"""Bracket matching and clip bounding boxes against a Python stack: balanced and unbalanced
+sequences, nesting at and around partition sizes, partition-count boundaries, many partitions
+(spine chunks > 1), input dtypes, poisoned outputs, clip/blend boxes, lavapipe thread counts."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import poisoned
+
+import pywgpuprims as pp
+from pywgpuprims.stack import EPT, WG
+
+P = WG * EPT  # partition size (4096)
+
+
+def reference(x):
+    """Python stack (not our code path): link and depth as documented in bracket_match."""
+    x = np.asarray(x)
+    link = np.full(len(x), -1, np.int64)
+    depth = np.zeros(len(x), np.int64)
+    stack = []
+    for i, o in enumerate((x != 0).tolist()):
+        if stack:
+            link[i] = stack[-1]
+        if o:
+            depth[i] = len(stack)
+            stack.append(i)
+        else:
+            if stack:
+                stack.pop()
+            depth[i] = len(stack)
+    return link, depth, stack
+
+
+def dyck(rng, n):
+    """A uniformly shuffled balanced sequence of n (even) brackets, made valid by the cycle lemma."""
+    steps = np.array([1] * (n // 2) + [-1] * (n // 2))
+    rng.shuffle(steps)
+    s = np.concatenate([[0], np.cumsum(steps)])
+    k = int(np.argmin(s[:-1])) if n else 0
+    return np.roll(steps, -k) > 0
+
+
+def check(x, **kw):
+    link, depth, info = pp.bracket_match(x, return_info=True, **kw)
+    rl, rd, stack = reference(x)
+    assert link.dtype == np.int32 and depth.dtype == np.int32
+    bad = np.flatnonzero((link != rl) | (depth != rd))
+    assert bad.size == 0, f"{bad.size} wrong, first {bad[:5]}: link {link[bad[:5]]} want {rl[bad[:5]]}, " \
+                          f"depth {depth[bad[:5]]} want {rd[bad[:5]]}"
+    assert info.unclosed_opens == len(stack)
+    assert info.unmatched_closes == int(np.sum((np.asarray(x) == 0) & (rl < 0)))
+    np.testing.assert_array_equal(pp.unclosed_opens(x, link), np.array(stack, dtype=np.int64))
+    return link, depth
+
+
+@contextmanager
+def options(**kw):
+    dev = pp.device()
+    saved = dict(dev.options)
+    dev.options.update(kw)
+    try:
+        yield dev
+    finally:
+        dev.options.clear()
+        dev.options.update(saved)
+
+
+def test_doc_example():
+    link, depth = pp.bracket_match(np.array([1, 1, 0, 1, 0, 0, 0], dtype=bool))
+    assert link.tolist() == [-1, 0, 1, 0, 3, 0, -1]
+    assert depth.tolist() == [0, 1, 1, 1, 1, 0, 0]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 15, 16, 17, 4094, P - 1, P, P + 1, P + 2, 2 * P, 3 * P + 5])
+def test_random_balanced_small(n, rng):
+    check(dyck(rng, n - n % 2))
+    check(rng.random(n) < 0.5)  # unbalanced in general
+
+
+@pytest.mark.parametrize("parts", [255, 256, 257])
+def test_partition_count_boundaries(parts, rng):
+    n = parts * P
+    for m in (n - 1, n, n + 1):
+        check(rng.random(m) < 0.5)
+    check(dyck(rng, n))
+
+
+@pytest.mark.parametrize("d", [1, 255, 256, 257, 4095, 4096, 4097, 100_000])
+def test_nesting_depth(d, rng):
+    block = np.concatenate([np.ones(d, bool), np.zeros(d, bool)])
+    reps = max(1, 150_000 // (2 * d))
+    x = np.tile(block, reps)
+    link, depth = check(x)
+    assert depth.max() == d - 1
+    # the same nesting shifted so that blocks straddle partitions differently
+    check(np.concatenate([dyck(rng, 2 * int(rng.integers(0, 3000))), x]))
+
+
+def test_fully_nested():
+    n = 300_000
+    link, depth = check(np.concatenate([np.ones(n // 2, bool), np.zeros(n // 2, bool)]))
+    assert depth.max() == n // 2 - 1
+
+
+def test_tiny_groups_and_deep_mix(rng):
+    check(np.tile(np.array([1, 0], bool), 70_000))
+    check(np.tile(np.array([1, 1, 0, 0, 1, 0], bool), 30_000))
+    # a deep spine with tiny groups hanging off every level, across many partitions
+    parts = [np.ones(1, bool)]
+    for _ in range(20_000):
+        parts.append(np.array([1, 1, 0, 1, 0], bool))  # net +1 per chunk, each with tiny groups
+    parts.append(np.zeros(20_001, bool))
+    check(np.concatenate(parts))
+
+
+def test_unbalanced(rng):
+    n = 200_000
+    check(rng.random(n) < 0.6)  # opens left unclosed
+    check(rng.random(n) < 0.4)  # unmatched closes
+    check(np.zeros(5000, bool))
+    check(np.ones(5000, bool))
+    # drifting: deep, then unmatched closes, then deep again (stack rebuilt after underflow)
+    x = np.concatenate([rng.random(40_000) < p for p in (0.8, 0.2, 0.5, 0.9, 0.05, 0.5)])
+    check(x)
+    # an unmatched close does not disturb later elements
+    y = dyck(rng, 20_000)
+    x = np.concatenate([y[:7001], np.zeros(3, bool), y[7001:]])
+    link, _ = check(x)
+
+
+def test_many_partitions_small_workgroups(rng):
+    """WG = 64 (partitions of 1024), spine of 32 invocations: spine chunks > 4 and a deeper global
+    tree at modest sizes."""
+    with options(stack_wg=64, stack_spine_wg=32):  # spine: several trips of 4 per invocation
+        p = 64 * EPT
+        for parts in (255, 256, 257, 700):
+            check(rng.random(parts * p + int(rng.integers(-1, 2))) < 0.5)
+        check(np.concatenate([np.ones(150_000, bool), np.zeros(149_000, bool)]))
+        x = np.concatenate([rng.random(60_000) < q for q in (0.7, 0.3, 0.5, 0.95, 0.05)])
+        check(x)
+        # staircase: every chunk leaves one open, then all close: owners spread over many partitions
+        chunks = [np.concatenate([[True], dyck(rng, 2 * int(rng.integers(0, 150)))]) for _ in range(3000)]
+        check(np.concatenate(chunks + [np.zeros(3000, bool)]))
+        # the partner of the last close is in partition 0, across ~300 balanced partitions
+        check(np.concatenate([[True], dyck(rng, 300_000), [False]]))
+
+
+@pytest.mark.parametrize("wg", [64, 256])
+def test_workgroup_memory_path(wg, rng):
+    """The scans without subgroups (the GL backend's path; also the default where subgroups are absent)."""
+    with options(stack_subgroups=False, stack_wg=wg):
+        p = wg * EPT
+        for n in (p - 1, p + 1, 257 * p):
+            check(rng.random(n) < 0.5)
+        check(dyck(rng, 2 * 70_000))
+        check(np.concatenate([np.ones(100_000, bool), np.zeros(99_000, bool)]))
+        kinds, boxes = random_clips(rng, 30_000)
+        np.testing.assert_array_equal(pp.clip_bboxes(kinds, boxes, (0, 0, 900, 900)),
+                                      clip_reference(kinds, boxes, (0, 0, 900, 900), "intersect"))
+
+
+def test_direct_stores(rng):
+    """The variant that stores each invocation's outputs itself (no staging in workgroup memory)."""
+    with options(stack_stage_stores=False):
+        for n in (P - 1, 3 * P + 2, 100_003):
+            check(rng.random(n) < 0.5)
+        check(np.concatenate([np.ones(60_000, bool), np.zeros(60_001, bool)]))
+
+
+def test_dtypes_and_gpuarray(rng):
+    x = dyck(rng, 10_000)
+    rl, rd, _ = reference(x)
+    for arr in (x, x.astype(np.uint8) * 7, x.astype(np.uint32) * 3, x.astype(np.int32) * -1):
+        link, depth = pp.bracket_match(arr)
+        np.testing.assert_array_equal(link, rl)
+        np.testing.assert_array_equal(depth, rd)
+    for arr in (x.astype(np.uint8), x.astype(np.uint32)):
+        g = pp.asarray(arr)
+        out = (poisoned((len(x),), np.int32), poisoned((len(x),), np.int32))
+        link, depth = pp.bracket_match(g, out=out)
+        assert link is out[0] and isinstance(depth, pp.GpuArray)
+        np.testing.assert_array_equal(link.numpy(), rl)
+        np.testing.assert_array_equal(depth.numpy(), rd)
+
+
+def test_bench_reference_is_right(rng):
+    """The vectorised reference the benchmark checks its timed runs with."""
+    from pywgpuprims.stack import _fast_reference
+    for n in (0, 1, 7, 5000):
+        for q in (0.3, 0.5, 0.7):
+            x = rng.random(n) < q
+            rl, rd, _ = reference(x)
+            fl, fd = _fast_reference(x)
+            np.testing.assert_array_equal(fl, rl)
+            np.testing.assert_array_equal(fd, rd)
+
+
+def test_bad_input():
+    with pytest.raises(pp.InputError):
+        pp.bracket_match(np.zeros((3, 3), bool))
+    with pytest.raises(pp.InputError):
+        pp.bracket_match(np.zeros(3, np.float32))
+    with pytest.raises(pp.InputError):
+        pp.clip_bboxes([0, 3], np.zeros((2, 4), np.float32), (0, 0, 1, 1))
+    with pytest.raises(pp.InputError):
+        pp.clip_bboxes([0, 1], np.zeros((3, 4), np.float32), (0, 0, 1, 1))
+    with pytest.raises(pp.InputError):
+        pp.clip_bboxes([0, 1], np.zeros((2, 4), np.float32), (0, 0, 1, 1), op="xor")
+    with pytest.raises(pp.InputError):
+        pp.clip_bboxes([0, 1], np.zeros((2, 4), np.float32), (0, 0, 1))
+
+
+# ----------------------------------------------------------------------------- clip bboxes
+def clip_reference(kinds, boxes, viewport, op):
+    """An independent sequential stack in plain Python floats (float32 min/max are exact)."""
+    def empty(r):
+        return not (r[0] < r[2] and r[1] < r[3])
+
+    def comb(a, b):
+        if op == "union":
+            if empty(a):
+                return b
+            if empty(b):
+                return a
+            return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+        r = (max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3]))
+        return (0.0, 0.0, 0.0, 0.0) if empty(r) else r
+
+    out = []
+    stack = [tuple(float(v) for v in viewport)]
+    for k, b in zip(kinds.tolist(), boxes.tolist(), strict=True):
+        if k == 1:
+            stack.append(comb(tuple(b), stack[-1]))
+            r = stack[-1]
+        elif k == 2 and len(stack) > 1:
+            r = stack.pop()
+        else:
+            r = comb(tuple(b), stack[-1])
+        out.append((0.0, 0.0, 0.0, 0.0) if empty(r) else r)
+    return np.array(out, np.float32).reshape(-1, 4)
+
+
+def random_clips(rng, n, p=(0.4, 0.3, 0.3)):
+    kinds = rng.choice(np.array([0, 1, 2], np.uint32), n, p=p)
+    lo = rng.uniform(-200, 1200, (n, 2))
+    size = rng.uniform(-20, 900, (n, 2))  # some negative: empty boxes
+    boxes = np.concatenate([lo, lo + size], 1).astype(np.float32)
+    far = rng.random(n) < 0.02  # clips far outside the viewport
+    boxes[far] += np.float32(5000)
+    return kinds, boxes
+
+
+@pytest.mark.parametrize("op", ["intersect", "union"])
+@pytest.mark.parametrize("n", [1, 5, P - 1, P + 1, 70_001])
+def test_clip_bboxes_random(op, n, rng):
+    kinds, boxes = random_clips(rng, n)
+    vp = (0.0, 0.0, 1000.0, 800.0) if op == "intersect" else (0.0, 0.0, 0.0, 0.0)
+    got = pp.clip_bboxes(kinds, boxes, vp, op=op)
+    want = clip_reference(kinds, boxes, vp, op)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(pp.clip_bboxes_reference(kinds, boxes, vp, op=op), want)
+    assert not pp.is_empty(got[~pp.is_empty(want)]).any()
+
+
+def test_clip_bboxes_deep_and_shrinking(rng):
+    d = 3000
+    kinds = np.concatenate([np.ones(d, np.uint32), np.zeros(5, np.uint32), np.full(d, 2, np.uint32),
+                            np.zeros(3, np.uint32), np.full(4, 2, np.uint32)])  # 4 unmatched ends
+    n = len(kinds)
+    t = np.arange(n, dtype=np.float32)
+    boxes = np.stack([t * 0.1, t * 0.05, 2000 - t * 0.1, 1500 - t * 0.07], 1).astype(np.float32)
+    rng.shuffle(boxes[d:d + 5])
+    got = pp.clip_bboxes(kinds, boxes, (-1, -1, 1900, 1400))
+    np.testing.assert_array_equal(got, clip_reference(kinds, boxes, (-1, -1, 1900, 1400), "intersect"))
+    assert (~pp.is_empty(got[:d])).all() or pp.is_empty(got).any()
+
+
+def test_clip_bboxes_gpuarray_and_links(rng):
+    kinds, boxes = random_clips(rng, 20_000)
+    gk = pp.asarray(kinds)
+    gb = pp.asarray(boxes)
+    got, links = pp.clip_bboxes(gk, gb, (0, 0, 1000, 1000), return_links=True)
+    assert isinstance(got, pp.GpuArray) and isinstance(links, pp.GpuArray)
+    np.testing.assert_array_equal(got.numpy(), clip_reference(kinds, boxes, (0, 0, 1000, 1000), "intersect"))
+    rl, _ = pp.bracket_match_reference(("kind", kinds))
+    np.testing.assert_array_equal(links.numpy(), rl)
+    # int32 kinds, all draws, empty input
+    np.testing.assert_array_equal(pp.clip_bboxes(np.zeros(7, np.int32), boxes[:7], (0, 0, 50, 50)),
+                                  clip_reference(np.zeros(7, np.uint32), boxes[:7], (0, 0, 50, 50), "intersect"))
+    assert pp.clip_bboxes(np.zeros(0, np.uint32), np.zeros((0, 4), np.float32), (0, 0, 1, 1)).shape == (0, 4)
+
+
+_THREAD_SCRIPT = textwrap.dedent("""
+    import os, sys
+    import numpy as np
+    sys.path.insert(0, os.path.join(os.environ['PYTHONPATH'], 'tests'))
+    import pywgpuprims as pp
+    from test_stack import check, dyck, random_clips, clip_reference
+    rng = np.random.default_rng()
+    for n in (4096 * 37 + 5, 300_000):
+        check(rng.random(n) < 0.5)
+        check(dyck(rng, n - n % 2))
+        check(np.concatenate([np.ones(n // 2, bool), np.zeros(n // 2 - 7, bool)]))
+    k, b = random_clips(rng, 50_000)
+    assert (pp.clip_bboxes(k, b, (0, 0, 900, 900)) == clip_reference(k, b, (0, 0, 900, 900), "intersect")).all()
+    print("ok")
+""")
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "8"])
+def test_lavapipe_thread_counts(threads):
+    if "llvmpipe" not in pp.device().adapter_summary:
+        pytest.skip("LP_NUM_THREADS only affects lavapipe")
+    env = dict(os.environ, LP_NUM_THREADS=threads, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    r = subprocess.run([sys.executable, "-c", _THREAD_SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_stress(rng):
+    for _ in range(20):
+        n = int(rng.integers(1, 1 << 21))
+        q = float(rng.uniform(0.3, 0.7))
+        check(rng.random(n) < q)

@@ -1,0 +1,546 @@
+// Bracket matching / stack monoid over partitions of P = WG * 16 elements, in three dispatches:
+//   REDUCE: each partition's bicyclic summary (a = closes it pops from outside, b = opens it leaves
+//           open) and, scattered directly by height, the global indices of those b unmatched opens.
+//   stack/spine.wgsl: one workgroup scans the summaries (stack size at each partition start, min
+//           stack size inside each partition) and builds a min segment tree over partition minima.
+//   LEAF:   each partition recomputes its stack sizes B(i) (stack size before element i) and finds,
+//           for every element, the nearest k < i with B(k) < B(i): in the invocation's registers,
+//           then through a min tree over the invocations' minima in workgroup memory, then through a
+//           slice of the incoming stack materialised from the global tree (heights m_p..B_start).
+// No workgroup waits on another (no lookback), so nothing depends on forward progress; every loop
+// has a constant or small bound. Depth is unbounded (u32 stack sizes).
+// Defines: WG (invocations; P = 16 * WG), MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | LEAF,
+// SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
+// STAGE_STORES (outputs through workgroup memory, for contiguous stores).
+
+struct Params {
+    n: u32,          // elements
+    n_parts: u32,    // partitions
+    n_groups: u32,   // workgroups asked for (the grid may round up)
+    tree_size: u32,  // leaves of the global min tree (a power of two >= n_parts)
+}
+
+const WG: u32 = {{WG}}u;
+const EPT: u32 = 16u;
+const P: u32 = WG * EPT;
+const INF: u32 = 0xffffffffu;
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> input: array<vec4<u32>>;
+#if REDUCE
+@group(0) @binding(2) var<storage, read_write> part_bic: array<vec2<u32>>;
+@group(0) @binding(3) var<storage, read_write> opens_out: array<u32>;
+#else
+@group(0) @binding(2) var<storage, read> part_start: array<u32>;
+@group(0) @binding(3) var<storage, read> opens_out: array<u32>;
+@group(0) @binding(4) var<storage, read> tree: array<u32>;
+@group(0) @binding(5) var<storage, read_write> link: array<vec4<i32>>;
+@group(0) @binding(6) var<storage, read_write> depth: array<vec4<i32>>;
+#endif
+
+// (open mask, close mask) of one element word: MODE_U8 bytes (nonzero = open), MODE_U32 words
+// (nonzero = open), MODE_KIND words (1 = open, 2 = close, anything else = neither).
+fn word_bits(w: u32) -> vec2<u32> {
+#if MODE_KIND
+    return vec2<u32>(select(0u, 1u, w == 1u), select(0u, 1u, w == 2u));
+#else
+    let o = select(0u, 1u, w != 0u);
+    return vec2<u32>(o, 1u - o);
+#endif
+}
+
+// The 16 elements of invocation `t` of partition `p` as two 16-bit masks; elements >= n are neither.
+// Branch-free (clamped indices, masks): no divergence before the subgroup scans.
+fn load_masks(p: u32, t: u32) -> vec2<u32> {
+    let first = p * P + t * EPT;
+    var om = 0u;
+    var cm = 0u;
+    let last_vec = (params.n - 1u) / {{ELEMS_PER_VEC}}u;
+#if MODE_U8
+    let v = input[min(first / 16u, last_vec)];
+#unroll W 4
+    {
+        let w = v[{{W}}];
+#unroll B 4
+        {
+            let o = select(0u, 1u, ((w >> ({{B}}u * 8u)) & 0xffu) != 0u);
+            om |= o << ({{W}}u * 4u + {{B}}u);
+            cm |= (1u - o) << ({{W}}u * 4u + {{B}}u);
+        }
+#endunroll
+    }
+#endunroll
+#else
+#unroll V 4
+    {
+        let v = input[min(first / 4u + {{V}}u, last_vec)];
+#unroll W 4
+        {
+            let b = word_bits(v[{{W}}]);
+            om |= b.x << ({{V}}u * 4u + {{W}}u);
+            cm |= b.y << ({{V}}u * 4u + {{W}}u);
+        }
+#endunroll
+    }
+#endunroll
+#endif
+    let valid = select(0u, params.n - first, first < params.n);
+    let keep = select((1u << valid) - 1u, 0xffffu, valid >= 16u);
+    return vec2<u32>(om & keep, cm & keep);
+}
+
+// Bicyclic monoid: (a, b) = (closes popped from before, opens left open); x then y.
+fn bic_combine(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
+    let m = min(x.y, y.x);
+    return vec2<u32>(x.x + y.x - m, x.y + y.y - m);
+}
+
+var<workgroup> sh_a: array<u32, WG>;
+var<workgroup> sh_b: array<u32, WG>;
+
+#if SUBGROUPS
+var<private> g_lane: u32;
+var<private> g_sg: u32;
+#endif
+
+#if REDUCE
+// (exclusive sum of the invocations' walk totals, minimum over the partition, minimum over the
+// later invocations) for an invocation whose walk has total `tsum` and minimum `tmin` (from 0).
+fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
+#if SUBGROUPS
+    let sgid = lid / g_sg;
+    let n_sg = WG / g_sg;
+    let incl = subgroupInclusiveAdd(tsum);
+    if (g_lane == g_sg - 1u) {
+        sh_a[sgid] = bitcast<u32>(incl);
+    }
+    workgroupBarrier();
+    var start = incl - tsum;
+    for (var k = 0u; k < sgid; k++) {
+        start += bitcast<i32>(sh_a[k]);
+    }
+    // suffix minimum within the subgroup (shuffles down), then over later subgroups
+    let own = start + tmin;
+    var suf = own;
+    for (var d = 1u; d < g_sg; d = d << 1u) {
+        let y = subgroupShuffleDown(suf, d);
+        suf = select(suf, min(suf, y), g_lane + d < g_sg);
+    }
+    let later_in_sg = select(subgroupShuffleDown(suf, 1u), 0x7fffffff, g_lane + 1u >= g_sg);
+    if (g_lane == 0u) {
+        sh_b[sgid] = bitcast<u32>(suf);
+    }
+    workgroupBarrier();
+    var later = later_in_sg;
+    var all = 0x7fffffff;
+    for (var k = 0u; k < n_sg; k++) {
+        let m = bitcast<i32>(sh_b[k]);
+        all = min(all, m);
+        if (k > sgid) {
+            later = min(later, m);
+        }
+    }
+    return vec3<i32>(start, all, later);
+#else
+    sh_a[lid] = bitcast<u32>(tsum);
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var v = bitcast<i32>(sh_a[lid]);
+        if (lid >= d) {
+            v += bitcast<i32>(sh_a[lid - d]);
+        }
+        workgroupBarrier();
+        sh_a[lid] = bitcast<u32>(v);
+        workgroupBarrier();
+    }
+    let start = bitcast<i32>(sh_a[lid]) - tsum;
+    sh_b[lid] = bitcast<u32>(start + tmin);
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var v = bitcast<i32>(sh_b[lid]);
+        if (lid + d < WG) {
+            v = min(v, bitcast<i32>(sh_b[lid + d]));
+        }
+        workgroupBarrier();
+        sh_b[lid] = bitcast<u32>(v);
+        workgroupBarrier();
+    }
+    var later = 0x7fffffff;
+    if (lid + 1u < WG) {
+        later = bitcast<i32>(sh_b[lid + 1u]);
+    }
+    return vec3<i32>(start, bitcast<i32>(sh_b[0]), later);
+#endif
+}
+#endif
+
+#if LEAF
+// Exclusive bicyclic scan over the workgroup's invocations.
+fn bic_exclusive(lid: u32, bic: vec2<u32>) -> vec2<u32> {
+#if SUBGROUPS
+    let sgid = lid / g_sg;
+    var v = bic;
+    for (var d = 1u; d < g_sg; d = d << 1u) {
+        let y = subgroupShuffleUp(v, d);
+        v = select(v, bic_combine(y, v), g_lane >= d);
+    }
+    let ex = select(subgroupShuffleUp(v, 1u), vec2<u32>(0u), g_lane == 0u);
+    if (g_lane == g_sg - 1u) {
+        sh_a[sgid] = v.x;
+        sh_b[sgid] = v.y;
+    }
+    workgroupBarrier();
+    var pre = vec2<u32>(0u);
+    for (var k = 0u; k < sgid; k++) {
+        pre = bic_combine(pre, vec2<u32>(sh_a[k], sh_b[k]));
+    }
+    return bic_combine(pre, ex);
+#else
+    sh_a[lid] = bic.x;
+    sh_b[lid] = bic.y;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var v = vec2<u32>(sh_a[lid], sh_b[lid]);
+        if (lid >= d) {
+            v = bic_combine(vec2<u32>(sh_a[lid - d], sh_b[lid - d]), v);
+        }
+        workgroupBarrier();
+        sh_a[lid] = v.x;
+        sh_b[lid] = v.y;
+        workgroupBarrier();
+    }
+    var pre = vec2<u32>(0u, 0u);
+    if (lid > 0u) {
+        pre = vec2<u32>(sh_a[lid - 1u], sh_b[lid - 1u]);
+    }
+    return pre;
+#endif
+}
+#endif
+
+#if REDUCE
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+#if SUBGROUPS
+        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg_size: u32,
+#endif
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+#if SUBGROUPS
+    g_lane = lane;
+    g_sg = sg_size;
+#endif
+    let p = wid.x + wid.y * nwg.x;
+    if (p >= params.n_groups) {
+        return;
+    }
+    let m = load_masks(p, lid);
+    // s[e]: unclamped walk (+1 open, -1 close) relative to the invocation's start.
+    var s: array<i32, 17>;
+    s[0] = 0;
+    var tmin = 0;
+#unroll E 16
+    s[{{E}} + 1] = s[{{E}}] + i32((m.x >> {{E}}u) & 1u) - i32((m.y >> {{E}}u) & 1u);
+    tmin = min(tmin, s[{{E}} + 1]);
+#endunroll
+    let sc = reduce_scans(lid, s[16], tmin);
+    let start = sc.x;   // walk value at the invocation's start
+    let pmin = sc.y;    // partition minimum, <= 0 (its start is 0)
+    var run = sc.z;     // minimum over every later invocation (ends included)
+    // An open survives the partition iff it is below every later value; its height above the
+    // partition minimum is its slot in the partition's list.
+    let base = p * P + lid * EPT;
+#unroll E 16
+    {
+        const e: i32 = 15 - {{E}};
+        run = min(run, start + s[e + 1]);
+        let v = start + s[e];
+        if (((m.x >> u32(e)) & 1u) != 0u && v < run) {
+            opens_out[p * P + u32(v - pmin)] = base + u32(e);
+        }
+    }
+#endunroll
+    if (lid == WG - 1u) {
+        let total = start + s[16];
+        part_bic[p] = vec2<u32>(u32(-pmin), u32(total - pmin));
+    }
+}
+#endif
+
+#if LEAF
+const SH_TREE: u32 = 2u * WG;
+var<workgroup> sh_tree: array<u32, SH_TREE>;        // min tree over the invocations' minima
+var<workgroup> sh_uo: array<u32, P / 2u>;            // unmatched opens of invocation j, u16 pairs: word w at w * WG + j
+var<workgroup> sh_slice: array<u32, P + 1u>;         // incoming stack entries at heights lo .. hi
+var<workgroup> sh_lo: u32;
+
+// Largest leaf index q < start with leaf value < h in a min tree (leaves at [size, 2 size)), or -1.
+// The prefix [0, start) is covered by at most one node per level, (y >> k) - 1 where y >> k is odd
+// (y = size + start): all of them are loaded at once (independent loads, one round trip), the
+// nearest qualifying one is taken, then the descent costs one load per level below it.
+const GT_LEVELS: u32 = 21u;  // tree_size <= 2^20 partitions
+fn gtree_query(start: u32, h: u32) -> i32 {
+    let size = params.tree_size;
+    let y = size + start;
+    var v: array<u32, GT_LEVELS>;
+#unroll K 21
+    {
+        let r = y >> {{K}}u;
+        let ok = r > 1u && (r & 1u) == 1u && start > 0u;
+        v[{{K}}] = select(INF, tree[select(1u, r - 1u, ok)], ok);
+    }
+#endunroll
+    var node = 0u;
+#unroll K 21
+    if (node == 0u && v[{{K}}] < h) {
+        node = (y >> {{K}}u) - 1u;
+    }
+#endunroll
+    if (node == 0u) {
+        return -1;
+    }
+    for (var it = 0u; it < 40u; it++) {
+        if (node >= size) {
+            break;
+        }
+        let r = 2u * node + 1u;
+        node = select(2u * node, r, tree[r] < h);
+    }
+    return i32(node - size);
+}
+
+fn stree_query(start: u32, h: u32) -> i32 {
+    if (start == 0u) {
+        return -1;
+    }
+    var node = WG + start - 1u;
+    var found = false;
+    for (var it = 0u; it < 40u; it++) {
+        if (sh_tree[node] < h) {
+            found = true;
+            break;
+        }
+        node = node >> countTrailingZeros(node);
+        if (node <= 1u) {
+            break;
+        }
+        node -= 1u;
+    }
+    if (!found) {
+        return -1;
+    }
+    for (var it = 0u; it < 40u; it++) {
+        if (node >= WG) {
+            break;
+        }
+        let r = 2u * node + 1u;
+        node = select(2u * node, r, sh_tree[r] < h);
+    }
+    return i32(node - WG);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+#if SUBGROUPS
+        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg_size: u32,
+#endif
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+#if SUBGROUPS
+    g_lane = lane;
+    g_sg = sg_size;
+#endif
+    let p = wid.x + wid.y * nwg.x;
+    if (p >= params.n_groups) {
+        return;
+    }
+    let m = load_masks(p, lid);
+    // The invocation's bicyclic summary.
+    var s = 0;
+    var smin = 0;
+#unroll E 16
+    s += i32((m.x >> {{E}}u) & 1u) - i32((m.y >> {{E}}u) & 1u);
+    smin = min(smin, s);
+#endunroll
+    var bic = vec2<u32>(u32(-smin), u32(s - smin));
+    let pre = bic_exclusive(lid, bic);
+    let bp = part_start[p];
+    // B[e]: stack size before element e; B[16] after the invocation's last element.
+    var B: array<u32, 17>;
+    B[0] = max(bp, pre.x) - pre.x + pre.y;
+    var tmin = B[0];
+#unroll E 16
+    {
+        let cur = B[{{E}}];
+        let o = (m.x >> {{E}}u) & 1u;
+        let c = (m.y >> {{E}}u) & 1u;
+        B[{{E}} + 1] = select(select(cur, max(cur, 1u) - 1u, c != 0u), cur + 1u, o != 0u);
+        tmin = min(tmin, B[{{E}} + 1]);
+    }
+#endunroll
+    // Min tree over the invocations' minima (ends included); the root is the partition's minimum.
+    sh_tree[WG + lid] = tmin;
+    workgroupBarrier();
+    for (var level = WG >> 1u; level >= 1u; level = level >> 1u) {
+        if (lid < level) {
+            sh_tree[level + lid] = min(sh_tree[2u * (level + lid)], sh_tree[2u * (level + lid) + 1u]);
+        }
+        workgroupBarrier();
+    }
+    // This invocation's unmatched opens, by height above its minimum (at most 16: 8 words).
+#unroll W 8
+    sh_uo[{{W}}u * WG + lid] = 0u;
+#endunroll
+    var run = B[16];
+#unroll E 16
+    {
+        const e: u32 = 15u - {{E}}u;
+        if (((m.x >> e) & 1u) != 0u && B[e] < run) {
+            let idx = B[e] - tmin;
+            sh_uo[(idx / 2u) * WG + lid] |= (lid * EPT + e) << (16u * (idx & 1u));
+        }
+        run = min(run, B[e]);
+    }
+#endunroll
+    // The incoming stack slice this partition may need: heights lo .. hi (at most P + 1 of them).
+    let pmin = sh_tree[1];
+    let lo = max(pmin, 1u);
+    let hi = bp;
+    var count = 0u;
+    if (hi >= lo) {
+        count = min(hi - lo + 1u, P + 1u);
+    }
+    // Heights hi - lid - r * WG (r < 17): each invocation's heights descend, so its owner only
+    // moves left; neighbouring invocations read neighbouring list entries.
+    var q = i32(p);
+    var qm = 0u;
+    var have = false;
+    for (var r = 0u; r < 17u; r++) {
+        let k = lid + r * WG;
+        if (k >= count) {
+            break;
+        }
+        let h = hi - k;
+        if (!have || qm >= h) {
+            q = gtree_query(u32(q), h);
+            have = q >= 0;
+            if (have) {
+                qm = tree[params.tree_size + u32(q)];
+            }
+        }
+        var pos = INF;
+        if (have) {
+            pos = opens_out[u32(q) * P + (h - 1u - qm)];
+        }
+        sh_slice[h - lo] = pos;
+        if (!have) {
+            q = i32(p);
+        }
+    }
+    workgroupBarrier();
+    // Links: nearest k < i with B(k) < B(i).
+    let base = p * P + lid * EPT;
+    var jq = -2;  // owner of the last unresolved target: -2 none yet, -1 before the partition
+    let n_vec = (params.n + 3u) / 4u;
+#if STAGE_STORES
+    var lks: array<vec4<i32>, 4>;
+#endif
+#unroll V 4
+    {
+        var lk = vec4<i32>(-1);
+        var dp = vec4<i32>(0);
+#unroll E4 4
+        {
+            const e: u32 = {{V}}u * 4u + {{E4}}u;
+            let t = B[e];
+            var cand = -1;
+#unroll F 16
+            if ({{F}}u < e) {
+                if (B[{{F}}] < t) {
+                    cand = {{F}};
+                }
+            }
+#endunroll
+            var l = -1;
+            if (cand >= 0) {
+                l = i32(base) + cand;
+            } else if (t > 0u) {
+                // Unresolved targets only decrease along the invocation, so their owner thread
+                // only moves left: query only when the last owner no longer qualifies.
+                var need = jq == -2;
+                if (jq >= 0) {
+                    need = sh_tree[WG + u32(jq)] >= t;
+                }
+                if (need) {
+                    jq = stree_query(select(lid, u32(jq), jq >= 0), t);
+                }
+                let j = jq;
+                if (j >= 0) {
+                    let idx = t - 1u - sh_tree[WG + u32(j)];
+                    let w = sh_uo[(idx / 2u) * WG + u32(j)];
+                    l = i32(p * P + ((w >> (16u * (idx & 1u))) & 0xffffu));
+                } else if (t >= lo && t - lo < count) {
+                    l = i32(sh_slice[t - lo]);
+                }
+            }
+            lk[{{E4}}] = l;
+            dp[{{E4}}] = i32(min(t, B[e + 1u]));
+        }
+#endunroll
+#if STAGE_STORES
+        lks[{{V}}] = lk;
+#else
+        let vi = base / 4u + {{V}}u;
+        if (vi < n_vec) {
+            link[vi] = lk;
+            depth[vi] = dp;
+        }
+#endif
+    }
+#endunroll
+#if STAGE_STORES
+    // Through workgroup memory (the slice's, free now), so that each store instruction of a
+    // subgroup writes one contiguous span. Element w sits at w ^ ((w >> 4) & 15) (low 4 bits): at
+    // most 2-way bank conflicts on the invocation-major writes.
+    workgroupBarrier();
+    stage_store(lid, lks, p, n_vec, true);
+    var dps: array<vec4<i32>, 4>;  // depths rebuilt from B here: fewer registers live above
+#unroll V 4
+#unroll C 4
+    dps[{{V}}][{{C}}] = i32(min(B[{{V}} * 4 + {{C}}], B[{{V}} * 4 + {{C}} + 1]));
+#endunroll
+#endunroll
+    stage_store(lid, dps, p, n_vec, false);
+#endif
+}
+
+#if STAGE_STORES
+fn stage_store(lid: u32, v: array<vec4<i32>, 4>, p: u32, n_vec: u32, is_link: bool) {
+#unroll V 4
+#unroll C 4
+    sh_slice[lid * 16u + (({{V}}u * 4u + {{C}}u) ^ (lid & 15u))] = bitcast<u32>(v[{{V}}][{{C}}]);
+#endunroll
+#endunroll
+    workgroupBarrier();
+#unroll K 4
+    {
+        let q = {{K}}u * WG + lid;  // vec4 slot within the partition
+        var o: vec4<i32>;
+#unroll C 4
+        {
+            let w = 4u * q + {{C}}u;
+            o[{{C}}] = bitcast<i32>(sh_slice[(w & ~15u) | ((w & 15u) ^ ((w >> 4u) & 15u))]);
+        }
+#endunroll
+        let vi = p * (P / 4u) + q;
+        if (vi < n_vec) {
+            if (is_link) {
+                link[vi] = o;
+            } else {
+                depth[vi] = o;
+            }
+        }
+    }
+#endunroll
+    workgroupBarrier();
+}
+#endif
+#endif
