@@ -141,14 +141,14 @@ def as_input(x: Any, primitive: str, dtypes=None, ndims=None, dev: Device | None
         if host.dtype == np.bool_:
             host = host.view(np.uint8)
         g = None
-    dtype = (g or host).dtype
-    ndim = len((g or host).shape)
+    dtype = (g if g is not None else host).dtype
+    ndim = len((g if g is not None else host).shape)
     if np.dtype(dtype) not in [np.dtype(d) for d in dtypes]:
         raise InputError(primitive, f"dtype {dtype} is not supported (expected one of "
                          f"{', '.join(str(np.dtype(d)) for d in dtypes)})")
     if ndims is not None and ndim not in ndims:
         raise InputError(primitive, f"expected an array of {' or '.join(map(str, ndims))} dimensions, "
-                         f"got shape {(g or host).shape}")
+                         f"got shape {(g if g is not None else host).shape}")
     if g is None:
         g = asarray(host, dev=dev)
     return g, host

@@ -5,6 +5,7 @@ from . import (
     conv,  # noqa: F401
     copy,  # noqa: F401
     recfilter,  # noqa: F401
+    rle,  # noqa: F401
     sat,  # noqa: F401
     scan,  # noqa: F401
     stack,  # noqa: F401

@@ -1,0 +1,770 @@
+"""Stream compaction and run-length encoding (PARLE), with decoding.
+
+``compact(x, mask)``, ``nonzero(mask)``, ``rle_encode(x)`` and ``rle_decode(values, counts)``.
+
+Two pipelines produce the same bits:
+
+``method="fused"`` (default; ``wgsl/rle/fused.wgsl``)
+    One pass reads the input once. Each tile (8192 32-bit elements, 4096 uint8) flags its items (run starts, or
+    kept elements), scans the flag counts in workgroup memory, takes its output offset from the
+    single-pass decoupled lookback over u32 counts (``common/lookback.wgsl``; a tile that polls a
+    silent predecessor re-counts that tile's flags itself: ``fallback_aggregate``), stages its
+    items in workgroup memory and stores them coalesced. For 32-bit values, run-length encoding
+    writes values and run lengths directly: a run's length is the distance to the next start in
+    the same tile; the tile's last run, which may cross into later tiles, leaves its start in its
+    count slot, and a tiny pass over the tiles (``wgsl/rle/fixup.wgsl``) turns it into
+    ``next_start - start``, the next start being the first run start of the next tile that has
+    one. uint8 values (packed four to a word) go through run START positions (with the sentinel
+    ``n``) and the finishing pass (``wgsl/rle/finish.wgsl``: counts and a packing gather), so no
+    output word is written by two workgroups.
+    If a lookback exhausts its step budget the tile records it in a status word, and the last
+    tile to finish arms a reduce-then-scan repair on the GPU (indirect dispatch: per-tile counts,
+    a one-workgroup scan of them, a rewrite of every tile from its exact offset). There is no
+    host read-back, so GpuArray results are repaired too.
+
+``method="parle"`` (the readable reference; ``wgsl/rle/parle.wgsl``)
+    Balevic's PARLE: a flag per element, the library's inclusive scan (``encode_scan``, same
+    batch), a scatter of the flagged positions (with the ``n`` sentinel for RLE), and the same
+    finishing pass for values and counts.
+
+Results whose length is known only on the GPU. numpy in gives numpy out (the count is read back
+first). GpuArray in gives a :class:`Compacted` or :class:`RunLengths`: GpuArrays sized for the
+worst case plus the count as a one-element GpuArray, so chains stay on the GPU
+(``rle_decode(rle_encode(g))`` reads nothing back: it takes the run ends from the encoder's run
+starts (uint8, PARLE) or, for the fused 32-bit pipeline, from a per-tile scan of the run lengths
+seeded by the fused pass's per-tile record (``wgsl/rle/ends.wgsl``)).
+
+Decoding: an inclusive scan of the counts (the library's scan), a partition pass (one binary
+search per output tile, all in parallel), then each output tile's invocations search their runs
+within the tile's range, expand them into workgroup memory and store coalesced vec4 words. Each
+value and count is read about once.
+
+Runs compare bit patterns: float32 ``-0.0`` and ``0.0`` are different runs, and NaNs with the same
+bits form one run (numpy's ``x[1:] != x[:-1]`` would split NaN runs and join the zeros).
+Indices (``nonzero``) are uint32, the GPU's natural index type (numpy's ``flatnonzero`` gives
+int64); sizes are limited to fewer than 2^32 - 2^16 elements.
+
+Test and benchmark switches in ``device().options``: ``rle_withhold_period`` (every k-th tile
+withholds its lookback state, forcing the fallback), ``rle_max_steps`` (lookback budget; 0 forces
+the repair), ``rle_subgroups`` (False: the workgroup-memory path), ``rle_vpt`` (vec4 words per
+invocation for 32-bit values: 8 by default, a tile of 8192 elements), ``rle_stage`` (workgroup
+staging entries, 4096; a larger tile stores its items in rounds), ``rle_method`` (the default
+method), ``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket,
+gave-up, fallbacks, finished).
+
+Inputs must fit one storage binding (no chunking; ``DeviceLimitError`` otherwise).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._array import GpuArray, as_input, asarray
+from ._bench import BenchContext, benchmark
+from ._device import Device
+from ._errors import DeviceLimitError, InputError
+from ._monoid import monoid_defines
+from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, encode_scan
+
+__all__ = ["Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode"]
+
+WG = 256
+# vec4 per invocation. The scan's H100 sweep found larger tiles much faster (4: 207, 8: 216,
+# 12: 286 G el/s) with a register cliff past 12; this pass also keeps flags and offsets per vec4,
+# so 8 is the default here and the benchmark sweeps 2..16 (rows "fused vptN").
+VPT = 8
+TILE = WG * VPT * 4  # elements per tile of the fused pass for 32-bit values (uint8: 256 x 16 bytes)
+
+
+def _vpt(dev: Device, dtype) -> int:
+    """vec4 words per invocation of the fused pass: 8 for 32-bit values by default (a tile of 8192
+    elements; ``device().options["rle_vpt"]`` changes it), 1 for uint8 (4096 elements)."""
+    return 1 if np.dtype(dtype) == np.uint8 else int(dev.options.get("rle_vpt", VPT))
+
+
+def _tile(dev: Device, dtype) -> int:
+    return WG * _vpt(dev, dtype) * (16 if np.dtype(dtype) == np.uint8 else 4)
+FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
+DECODE_VPT = 4
+STAGE = 4096  # workgroup-memory staging entries of the fused pass (larger tiles store in rounds)
+MAX_STEPS = 512
+MAX_ELEMENTS = (1 << 32) - (1 << 16)
+MASK_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.int32))
+
+
+@dataclass
+class Compacted:
+    """A compaction whose length lives on the GPU.
+
+    Attributes
+    ----------
+    data : GpuArray
+        Worst-case length (the input's size); the first ``count`` elements are the result, the
+        rest is unspecified.
+    count : GpuArray
+        Shape (1,), uint32: the number of elements kept.
+    """
+
+    data: GpuArray
+    count: GpuArray
+
+    def numpy(self) -> np.ndarray:
+        """Read the count, then the kept elements."""
+        k = int(self.count.numpy()[0])
+        return _read_prefix(self.data, k)
+
+
+@dataclass
+class RunLengths:
+    """A run-length encoding whose number of runs lives on the GPU.
+
+    Attributes
+    ----------
+    values, counts : GpuArray
+        Worst-case length (the input's size); the first ``n_runs`` entries are the runs.
+    n_runs : GpuArray
+        Shape (1,), uint32.
+    starts : GpuArray or None
+        The runs' first positions followed by the sentinel ``size``, where the pipeline made them
+        (uint8 input, or ``method="parle"``); the fused pass for 32-bit values writes the run
+        lengths directly and leaves this None.
+    size : int
+        The decoded length (known on the host).
+    """
+
+    values: GpuArray
+    counts: GpuArray
+    n_runs: GpuArray
+    starts: GpuArray | None
+    size: int
+    _head: GpuArray | None = field(default=None, repr=False)  # per fused tile: first run index and start
+    _tile_elems: int = field(default=TILE, repr=False)
+
+    def numpy(self) -> tuple[np.ndarray, np.ndarray]:
+        """Read the number of runs, then ``(values, counts)``."""
+        k = int(self.n_runs.numpy()[0])
+        return _read_prefix(self.values, k), _read_prefix(self.counts, k)
+
+
+def _read_prefix(g: GpuArray, k: int) -> np.ndarray:
+    if k == 0:
+        return np.empty(0, g.dtype)
+    return GpuArray(g.device, g.buffer, (k,), g.dtype, g.byte_offset).numpy()
+
+
+def _count_view(meta: GpuArray) -> GpuArray:
+    return GpuArray(meta.device, meta.buffer, (1,), np.uint32, meta.byte_offset)
+
+
+def _words(n: int, dtype) -> int:
+    return -(-n // 4) if np.dtype(dtype) == np.uint8 else n
+
+
+def _check_size(primitive: str, n: int, dev: Device, itemsize_bytes: int) -> None:
+    if n >= MAX_ELEMENTS:
+        raise InputError(primitive, f"{n} elements: at most {MAX_ELEMENTS - 1} are supported")
+    if itemsize_bytes > dev.max_binding:
+        raise DeviceLimitError(primitive, f"{itemsize_bytes} bytes exceed the device's largest storage binding "
+                               f"({dev.max_binding} bytes)")
+
+
+def _opt(dev: Device, name: str, default):
+    return dev.options.get(name, default)
+
+
+def _method(dev: Device, method: str | None, primitive: str) -> str:
+    m = method or _opt(dev, "rle_method", "fused")
+    if m not in ("fused", "parle"):
+        raise InputError(primitive, f"method {m!r}: expected 'fused' or 'parle'")
+    return m
+
+
+# ------------------------------------------------------------------------- recording
+def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray | None, meta: GpuArray,
+                  idx: GpuArray | None, val: GpuArray | None, method: str, scratch: list,
+                  counts: GpuArray | None = None, head: GpuArray | None = None) -> None:
+    """Record the compaction of flagged items of ``x`` (mode 'rle', 'compact' or 'nonzero').
+
+    Writes ``meta[0]`` (item count) and the finishing pass's grid at ``meta[4..6]``; item indices
+    to ``idx`` and/or 32-bit values to ``val``; with ``counts`` (fused RLE of 32-bit values) the
+    run lengths directly, finished by the per-tile fix-up pass. Scratch buffers are appended to ``scratch`` (the
+    caller releases them after submitting).
+    """
+    eb8 = x.dtype == np.uint8
+    mask_u8 = mask is not None and mask.dtype == np.uint8
+    flags = {"RLE": mode == "rle", "COMPACT": mode == "compact", "NONZERO": mode == "nonzero",
+             "EB8": eb8, "MASK_U8": mask_u8}
+    b.clear(meta)
+    if method == "parle":
+        _encode_parle(b, dev, flags, x, n, mask, meta, idx, scratch)
+        return
+    n_vec4 = -(-_words(n, x.dtype) // 4)
+    vpt = _vpt(dev, x.dtype)
+    n_tiles = -(-n_vec4 // (WG * vpt))
+    subgroups = dev.has_subgroups and _opt(dev, "rle_subgroups", True)
+    spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
+    base = dict(monoid_defines("add", np.uint32, "rle"), WG=WG, VPT=vpt, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
+                LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=idx is not None, WRITE_VALUES=val is not None,
+                RLE_COUNTS=counts is not None, STAGE_POSITIONS=idx is not None or counts is not None,
+                STAGE=min(int(_opt(dev, "rle_stage", STAGE)), WG * vpt * (16 if eb8 else 4)), **flags)
+    grid = dev.grid(n_tiles)
+    params = {"n": n, "n_vec4": n_vec4, "n_mask_words": 0 if mask is None else max(1, _words(n, mask.dtype)),
+              "n_tiles": n_tiles, "n_groups": n_tiles,
+              "withhold_period": int(_opt(dev, "rle_withhold_period", 0)),
+              "max_steps": int(_opt(dev, "rle_max_steps", min(MAX_STEPS, 48_000 // (spin + LOOKBACK_WINDOW + 24)))),
+              "repair_x": grid[0], "repair_y": grid[1], "fin_per_group": FIN_PER_GROUP, "max_groups": dev.max_groups}
+    state = dev.scratch(16 + 8 * n_tiles)
+    rargs = dev.scratch(32)
+    partials = dev.scratch(4 * n_tiles)
+    carry = dev.scratch(16)
+    scratch += [state, rargs, partials, carry]
+    if counts is not None and head is None:
+        head = dev.scratch(8 * n_tiles)
+        scratch.append(head)
+    io = {"x": x}
+    if mask is not None:
+        io["mask"] = mask
+    outs = {"info": meta}
+    if idx is not None:
+        outs["out_idx"] = idx
+    if val is not None:
+        outs["out_val"] = val
+    if counts is not None:
+        outs.update(counts=counts, head=head)
+    k_single = dev.kernel("rle/fused.wgsl", defines=dict(base, SINGLE_PASS=True))
+    b.clear(state, 0, 16 + 8 * n_tiles)
+    b.dispatch(k_single, n_tiles, params=params, tile_state=state, repair_args=rargs, **io, **outs)
+    stats = _opt(dev, "rle_stats_buffer", None)
+    if stats is not None:
+        b.copy(state, 0, stats, 0, 16)
+    # Repair (armed on the GPU: zero-sized grids unless some tile gave up).
+    k_red = dev.kernel("rle/fused.wgsl", defines=dict(base, RTS_REDUCE=True, WRITE_IDX=False, WRITE_VALUES=False,
+                                                      RLE_COUNTS=False, STAGE_POSITIONS=False))
+    k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
+    k_down = dev.kernel("rle/fused.wgsl", defines=dict(base, RTS_DOWNSWEEP=True))
+    b.dispatch_indirect(k_red, rargs, 0, params=params, partials=partials, **io)
+    b.dispatch_indirect(k_spine, rargs, 16, params={"tiles_per_row": n_tiles, "rows": 1, "carry_in": 0, "chunk": 0},
+                        partials=partials, carry=carry)
+    b.dispatch_indirect(k_down, rargs, 0, params=params, partials=partials, **io, **outs)
+    if counts is not None:
+        k_fix = dev.kernel("rle/fixup.wgsl")
+        b.dispatch(k_fix, -(-(n_tiles + 1) // 256), params={"n": n, "n_tiles": n_tiles}, info=meta, head=head,
+                   counts=counts)
+
+
+def _encode_parle(b, dev: Device, flags: dict, x: GpuArray, n: int, mask, meta, idx, scratch: list) -> None:
+    fbuf = dev.scratch(4 * n)
+    sbuf = dev.scratch(4 * n)
+    scratch += [fbuf, sbuf]
+    fl = GpuArray(dev, fbuf, (n,), np.uint32)
+    sc = GpuArray(dev, sbuf, (n,), np.uint32)
+    groups = -(-n // 256)
+    params = {"n": n, "n_groups": groups, "fin_per_group": FIN_PER_GROUP, "max_groups": dev.max_groups}
+    k_flags = dev.kernel("rle/parle.wgsl", defines=dict(flags, FLAGS=True))
+    k_scatter = dev.kernel("rle/parle.wgsl", defines=dict(flags, SCATTER=True))
+    src = {"mask": mask} if flags["COMPACT"] else {"x": x}
+    b.dispatch(k_flags, groups, params=params, flags=fl, **src)
+    encode_scan(b, fl, sc, "add", False, method="single_pass")
+    b.dispatch(k_scatter, groups, params=params, flags=fl, scanned=sc, idx=idx, info=meta)
+
+
+def _encode_finish(b, dev: Device, meta: GpuArray, idx: GpuArray, x: GpuArray | None, values: GpuArray | None,
+                   counts: GpuArray | None) -> None:
+    defs = {"COUNTS": counts is not None, "GATHER": values is not None,
+            "EB8": x is not None and x.dtype == np.uint8}
+    k = dev.kernel("rle/finish.wgsl", defines=defs)
+    binds = {"info": meta, "idx": idx}
+    if values is not None:
+        binds.update(x=x, values=values)
+    if counts is not None:
+        binds["counts"] = counts
+    b.dispatch_indirect(k, meta, 16, params={"dummy": 0}, **binds)
+
+
+# ------------------------------------------------------------------------- compaction
+def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
+    if mode == "nonzero":
+        gm, host = as_input(mask, primitive, dtypes=MASK_DTYPES)
+        g = gm
+        gmask = None
+    else:
+        g, host = as_input(x, primitive)
+        if isinstance(mask, GpuArray):
+            gmask = mask
+            if host is not None:
+                raise InputError(primitive, "x and mask must both be numpy arrays or both GpuArrays")
+        else:
+            if host is None:
+                raise InputError(primitive, "x and mask must both be numpy arrays or both GpuArrays")
+            m = np.asarray(mask)
+            if m.dtype == np.bool_:
+                m = m.view(np.uint8)
+            gmask = m
+        mshape = gmask.shape
+        if tuple(mshape) != tuple(g.shape):
+            raise InputError(primitive, f"mask has shape {tuple(mshape)}, x has shape {tuple(g.shape)}")
+        if np.dtype(gmask.dtype) not in MASK_DTYPES:
+            raise InputError(primitive, f"mask dtype {gmask.dtype} is not supported (expected bool, uint8, "
+                             "uint32 or int32)")
+        if not isinstance(gmask, GpuArray):
+            gmask = asarray(gmask, dev=g.device)
+    dev = g.device
+    n = g.size
+    m = _method(dev, method, primitive)
+    out_dtype = np.dtype(np.uint32) if mode == "nonzero" else g.dtype
+    _check_size(primitive, n, dev, 4 * n)
+    if n == 0:
+        empty = np.empty(0, out_dtype)
+        if host is not None:
+            return empty
+        meta = asarray(np.zeros(16, np.uint32), dev=dev)
+        return Compacted(GpuArray.empty((0,), out_dtype, dev), _count_view(meta))
+    res = Compacted(GpuArray.empty((n,), out_dtype, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
+    _run(dev, lambda b, scratch: _record_compact(b, mode, g.reshape(-1), gmask, res, m, scratch))
+    return res.numpy() if host is not None else res
+
+
+def _run(dev: Device, record) -> None:
+    scratch: list = []
+    b = dev.batch()
+    record(b, scratch)
+    b.submit()
+    for buf in scratch:
+        dev.release(buf)
+
+
+def _meta_of(count: GpuArray) -> GpuArray:
+    """The 16-word info block behind a count view."""
+    return GpuArray(count.device, count.buffer, (16,), np.uint32, count.byte_offset)
+
+
+def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Compacted, m: str,
+                    scratch: list) -> None:
+    dev = g1.device
+    n = g1.size
+    meta = _meta_of(res.count)
+    data = res.data
+    if mode == "nonzero":
+        _encode_items(b, dev, "nonzero", g1, n, None, meta, data, None, m, scratch)
+    elif g1.dtype == np.uint8 or m == "parle":
+        ibuf = dev.scratch(4 * n)
+        scratch.append(ibuf)
+        idx = GpuArray(dev, ibuf, (n,), np.uint32)
+        _encode_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, idx, None, m, scratch)
+        _encode_finish(b, dev, meta, idx, g1, data, None)
+    else:
+        _encode_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, None, data, m, scratch)
+
+
+def compact(x, mask, *, method: str | None = None):
+    """The elements of ``x`` where ``mask`` is true, in order (``x[mask]`` flattened).
+
+    Parameters
+    ----------
+    x : numpy.ndarray or GpuArray
+        Any shape; uint8, uint32, int32 or float32.
+    mask : numpy.ndarray or GpuArray
+        The same shape; bool, uint8, uint32 or int32 (nonzero keeps). Both numpy or both GpuArray.
+    method : {"fused", "parle"}, optional
+        The single-pass kernel (default) or the multi-pass PARLE reference.
+
+    Returns
+    -------
+    numpy.ndarray or Compacted
+        numpy in: the kept elements (1-D). GpuArray in: a :class:`Compacted` (worst-case-sized
+        ``data`` and a GPU-side ``count``); nothing is read back.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.compact(np.array([5, 6, 7, 8], np.int32), np.array([True, False, True, True]))
+    array([5, 7, 8], dtype=int32)
+    """
+    return _compact_impl("compact", x, mask, "compact", method)
+
+
+def nonzero(mask, *, method: str | None = None):
+    """Flat indices of the nonzero elements of ``mask``, in order, as uint32.
+
+    Like ``np.flatnonzero(mask)``, but uint32 (the GPU's index type) rather than int64.
+
+    Parameters
+    ----------
+    mask : numpy.ndarray or GpuArray
+        bool, uint8, uint32 or int32; any shape (flattened in C order).
+    method : {"fused", "parle"}, optional
+
+    Returns
+    -------
+    numpy.ndarray or Compacted
+        numpy in: uint32 indices. GpuArray in: a :class:`Compacted` of uint32 indices.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.nonzero(np.array([0, 3, 0, 1], np.uint32))
+    array([1, 3], dtype=uint32)
+    """
+    return _compact_impl("nonzero", None, mask, "nonzero", method)
+
+
+# ------------------------------------------------------------------------- RLE
+def rle_encode(x, *, method: str | None = None):
+    """Run-length encode a 1-D array: each maximal run becomes one value and its length.
+
+    Equal means equal bits: float32 ``-0.0`` and ``0.0`` are different runs, and NaNs with the
+    same bits form one run.
+
+    Parameters
+    ----------
+    x : numpy.ndarray or GpuArray
+        1-D; uint8, uint32, int32 or float32.
+    method : {"fused", "parle"}, optional
+        The single-pass kernel (default) or the multi-pass PARLE reference.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray) or RunLengths
+        numpy in: ``(values, counts)`` with counts uint32. GpuArray in: a :class:`RunLengths`
+        (worst-case-sized arrays, the number of runs on the GPU); nothing is read back.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> v, c = pp.rle_encode(np.array([7, 7, 7, 2, 9, 9], np.int32))
+    >>> v, c
+    (array([7, 2, 9], dtype=int32), array([3, 1, 2], dtype=uint32))
+    """
+    g, host = as_input(x, "rle_encode", ndims=(1,))
+    dev = g.device
+    n = g.size
+    m = _method(dev, method, "rle_encode")
+    need_starts = m == "parle" or g.dtype == np.uint8
+    _check_size("rle_encode", n, dev, 4 * (n + 1) if need_starts else 4 * n)
+    if n == 0:
+        if host is not None:
+            return np.empty(0, g.dtype), np.empty(0, np.uint32)
+        meta = asarray(np.zeros(16, np.uint32), dev=dev)
+        return RunLengths(GpuArray.empty((0,), g.dtype, dev), GpuArray.empty((0,), np.uint32, dev),
+                          _count_view(meta), asarray(np.zeros(1, np.uint32), dev=dev), 0)
+    res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
+                     _count_view(GpuArray.empty((16,), np.uint32, dev)),
+                     GpuArray.empty((n + 1,), np.uint32, dev) if need_starts else None, n,
+                     None if need_starts else GpuArray.empty((2 * -(-n // _tile(dev, g.dtype)),), np.uint32, dev),
+                     _tile(dev, g.dtype))
+    _run(dev, lambda b, scratch: _record_rle(b, g, res, m, scratch))
+    return res.numpy() if host is not None else res
+
+
+def _record_rle(b, g: GpuArray, res: RunLengths, m: str, scratch: list) -> None:
+    dev = g.device
+    meta = _meta_of(res.n_runs)
+    if m == "fused" and g.dtype != np.uint8:
+        # values and run lengths straight from the fused pass (no start positions written)
+        _encode_items(b, dev, "rle", g, g.size, None, meta, None, res.values, m, scratch, counts=res.counts,
+                      head=res._head)
+        return
+    _encode_items(b, dev, "rle", g, g.size, None, meta, res.starts, None, m, scratch)
+    _encode_finish(b, dev, meta, res.starts, g, res.values, res.counts)
+
+
+def rle_decode(values, counts=None, *, size: int | None = None):
+    """Expand runs: ``values[r]`` repeated ``counts[r]`` times (``np.repeat(values, counts)``).
+
+    Parameters
+    ----------
+    values : numpy.ndarray, GpuArray or RunLengths
+        The run values (uint8, uint32, int32 or float32), or a :class:`RunLengths` from
+        :func:`rle_encode` (then ``counts`` is omitted and nothing is read back).
+    counts : numpy.ndarray or GpuArray
+        Same length as ``values``; non-negative integers (GpuArray: uint32) whose sum is below
+        2^32 - 2^16. Zero counts are allowed.
+    size : int, optional
+        GpuArray input only: the decoded length, if known, so nothing is read back (elements past
+        the counts' sum are 0; the sum is then not checked for overflow). Without it the sum is
+        read back and checked.
+
+    Returns
+    -------
+    numpy.ndarray or GpuArray
+        numpy in gives numpy out; GpuArray (or RunLengths) in gives a GpuArray.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.rle_decode(np.array([7, 2, 9], np.int32), np.array([3, 1, 2], np.uint32))
+    array([7, 7, 7, 2, 9, 9], dtype=int32)
+    """
+    if isinstance(values, RunLengths):
+        if counts is not None:
+            raise InputError("rle_decode", "give either a RunLengths or values and counts")
+        rl = values
+        out = GpuArray.empty((rl.size,), rl.values.dtype, rl.values.device)
+        if rl.size:
+            _run(rl.values.device, lambda b, s: _record_decode_runlengths(b, rl, out))
+        return out
+    if counts is None:
+        raise InputError("rle_decode", "counts is missing")
+    gv, host = as_input(values, "rle_decode", ndims=(1,))
+    dev = gv.device
+    if host is not None:
+        if isinstance(counts, GpuArray):
+            raise InputError("rle_decode", "values and counts must both be numpy arrays or both GpuArrays")
+        c = np.asarray(counts)
+        if c.ndim != 1 or c.shape != gv.shape:
+            raise InputError("rle_decode", f"values has shape {gv.shape} but counts has shape {c.shape}")
+        if c.size and (not np.issubdtype(c.dtype, np.integer) or int(c.min()) < 0):
+            raise InputError("rle_decode", "counts must be non-negative integers")
+        total = int(c.sum(dtype=np.uint64)) if c.size else 0
+        if total >= MAX_ELEMENTS:
+            raise InputError("rle_decode", f"the counts sum to {total}, which overflows 32-bit positions "
+                             f"(at most {MAX_ELEMENTS - 1})")
+        if total == 0:
+            return np.empty(0, gv.dtype)
+        gc = asarray(c.astype(np.uint32), dev=dev)
+        meta = asarray(np.array([gv.size, 0, 0, 0], np.uint32), dev=dev)
+        ends = GpuArray.empty((gv.size,), np.uint32, dev)
+        b = dev.batch()
+        encode_scan(b, gc, ends, "add", False)
+        b.submit()
+        return _decode(dev, gv, ends, 0, meta, total).numpy()
+    if not isinstance(counts, GpuArray):
+        raise InputError("rle_decode", "values and counts must both be numpy arrays or both GpuArrays")
+    if counts.shape != gv.shape:
+        raise InputError("rle_decode", f"values has shape {gv.shape} but counts has shape {counts.shape}")
+    if counts.dtype not in (np.dtype(np.uint32), np.dtype(np.int32)):
+        raise InputError("rle_decode", f"counts dtype {counts.dtype}: expected uint32")
+    r = gv.size
+    meta = asarray(np.array([r, 0, 0, 0], np.uint32), dev=dev)
+    if r == 0:
+        return _zeros(dev, int(size or 0), gv.dtype)
+    ends = GpuArray.empty((r,), np.uint32, dev)
+    cu = GpuArray(dev, counts.buffer, counts.shape, np.uint32, counts.byte_offset)
+    b = dev.batch()
+    encode_scan(b, cu, ends, "add", False)
+    if size is None:
+        status = asarray(np.zeros(4, np.uint32), dev=dev)
+        k = dev.kernel("rle/check.wgsl")
+        groups = -(-r // 256)
+        b.dispatch(k, groups, params={"n": r}, ends=ends, status=status)
+        b.submit()
+        if int(status.numpy()[0]):
+            raise InputError("rle_decode", "the counts sum past 2^32 (32-bit positions overflow)")
+        total = int(np.frombuffer(dev.read(ends.buffer, 4 * (r - 1), 4), np.uint32)[0])  # the last end only
+        if total >= MAX_ELEMENTS:
+            raise InputError("rle_decode", f"the counts sum to {total}: at most {MAX_ELEMENTS - 1} are supported")
+    else:
+        b.submit()
+        total = int(size)
+        if not 0 <= total < MAX_ELEMENTS:
+            raise InputError("rle_decode", f"size {size} is out of range")
+    return _decode(dev, gv, ends, 0, meta, total)
+
+
+def _record_decode_runlengths(b, rl: RunLengths, out: GpuArray, ends: GpuArray | None = None) -> None:
+    dev = rl.values.device
+    meta = _meta_of(rl.n_runs)
+    if rl.starts is not None:
+        _record_decode(b, rl.values, rl.starts, 1, meta, out)
+        return
+    if ends is None:
+        ends = GpuArray.empty((rl.size,), np.uint32, dev)
+    if rl._head is not None:
+        # run ends tile by tile, from the fused pass's per-tile first run and start
+        n_tiles = rl._head.size // 2
+        k = dev.kernel("rle/ends.wgsl", defines={"PER": rl._tile_elems // 256})
+        b.dispatch(k, n_tiles, params={"n_tiles": n_tiles, "n_groups": n_tiles}, info=meta, head=rl._head,
+                   counts=rl.counts, ends=ends)
+    else:
+        # Scan the worst-case-sized counts: entries past n_runs are garbage, but they come after
+        # every prefix the decoder reads.
+        encode_scan(b, rl.counts, ends, "add", False)
+    _record_decode(b, rl.values, ends, 0, meta, out)
+
+
+def _zeros(dev, n, dtype):
+    return asarray(np.zeros(n, dtype), dev=dev) if n else GpuArray.empty((0,), dtype, dev)
+
+
+def _decode(dev: Device, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, size: int) -> GpuArray:
+    out = GpuArray.empty((size,), values.dtype, dev)
+    if size == 0:
+        return out
+    _check_size("rle_decode", size, dev, 4 * _words(size, values.dtype))
+    b = dev.batch()
+    _record_decode(b, values, ends, shift, meta, out)
+    b.submit()
+    return out
+
+
+def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, out: GpuArray) -> None:
+    dev = values.device
+    size = out.size
+    eb8 = values.dtype == np.uint8
+    n_vec4 = -(-_words(size, values.dtype) // 4)
+    per_group = 256 * DECODE_VPT * 4 * (4 if eb8 else 1)
+    groups = -(-size // per_group)
+    k_part = dev.kernel("rle/decode.wgsl", defines={"VPT": DECODE_VPT, "EB8": eb8, "PARTITION": True})
+    k = dev.kernel("rle/decode.wgsl", defines={"VPT": DECODE_VPT, "EB8": eb8, "PARTITION": False})
+    parts = dev.scratch(4 * (groups + 1))
+    params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups}
+    b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)
+    b.dispatch(k, groups, params=params, info=meta, ends=ends, values=values, output=out, parts=parts)
+    dev.release(parts)  # reused only by later batches (the queue runs in order)
+
+
+# ------------------------------------------------------------------------- benchmarks
+def _bench_input(ctx: BenchContext, n: int, runs: bool) -> np.ndarray:
+    """int32 values 0..9: independent per element, or in runs of 1..31 (mean 16)."""
+    if not runs:
+        return ctx.rng.integers(0, 10, n, dtype=np.int32)
+    lens = ctx.rng.integers(1, 32, n // 15 + 256, dtype=np.int64)  # enough runs for n elements
+    vals = ctx.rng.integers(0, 10, lens.size, dtype=np.int32)
+    x = np.repeat(vals, lens)[:n]
+    assert x.size == n
+    return x
+
+
+def _numpy_rle(x: np.ndarray):
+    st = np.flatnonzero(x[1:] != x[:-1]) + 1
+    st = np.concatenate([[0], st])
+    return x[st], np.diff(np.append(st, x.size)).astype(np.uint32)
+
+
+@contextmanager
+def _options(dev: Device, opts: dict):
+    saved = dict(dev.options)
+    dev.options.update(opts)
+    try:
+        yield
+    finally:
+        dev.options.clear()
+        dev.options.update(saved)
+
+
+def _variants(dev: Device) -> list[tuple[str, str, dict]]:
+    """(row name, method, device options) for the encode/compact rows."""
+    v = [("fused", "fused", {})] + [(f"fused vpt{k}", "fused", {"rle_vpt": k}) for k in (2, 4, 6, 10, 12, 16)]
+    if dev.limits["max-compute-workgroup-storage-size"] >= 4 * 8192 + 2048:
+        v.append(("fused vpt8 stage8192", "fused", {"rle_vpt": 8, "rle_stage": 8192}))
+    if dev.has_subgroups:
+        v.append(("fused wgmem", "fused", {"rle_subgroups": False}))
+    v += [("fused, fallback forced 1/2", "fused", {"rle_withhold_period": 2}), ("parle", "parle", {})]
+    return v
+
+
+def _bench_size(ctx: BenchContext, n: int) -> int:
+    return max(1 << 12, n >> 8) if ctx.dev.info.get("adapter_type") == "CPU" else n  # lavapipe: keep it short
+
+
+def _rle_entry(ctx: BenchContext, n: int) -> list[dict]:
+    n = _bench_size(ctx, n)
+    return _rle_rows(ctx, n, False) + _rle_rows(ctx, n, True)
+
+
+def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
+    dev = ctx.dev
+    rows = []
+    t = ctx.torch
+    label = "runs~16" if runs else "random 0..9"
+    x = _bench_input(ctx, n, runs)
+    g = asarray(x, dev=dev)
+    starts = GpuArray.empty((n + 1,), np.uint32, dev) if 4 * (n + 1) <= dev.max_binding else None
+    res = RunLengths(GpuArray.empty((n,), np.int32, dev), GpuArray.empty((n,), np.uint32, dev),
+                     _count_view(GpuArray.empty((16,), np.uint32, dev)), starts, n)
+    out = GpuArray.empty((n,), np.int32, dev)
+    # the yardstick runs over this primitive's own memory (fresh 1 GiB buffers differ on an H100)
+    copy_ns = ctx.copy_between_ns(g, res.values, 4 * n)
+    rows.append(ctx.row("copy", "wgsl, rle_encode buffers", n, copy_ns, bytes_moved=8 * n))
+    dec_copy_ns = ctx.copy_between_ns(res.values, out, 4 * n)
+    cuda_ns = cuda_dec_ns = None
+    if t:
+        a = t.from_numpy(x).cuda()
+        cuda_ns = ctx.cuda_ns(lambda: t.unique_consecutive(a, return_counts=True))
+        uv, uc = t.unique_consecutive(a, return_counts=True)
+        cuda_dec_ns = ctx.cuda_ns(lambda: t.repeat_interleave(uv, uc, output_size=n))
+        del a, uv, uc
+    cpu_ns = ctx.cpu_ns(lambda: _numpy_rle(x))
+    for name, m, opts in _variants(dev):
+        if m == "parle" and res.starts is None:
+            continue  # the run starts with their sentinel do not fit one binding
+        with _options(dev, opts):
+            ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_rle(b, g, res, m, s)))
+            _run(dev, lambda b, s, m=m: _record_rle(b, g, res, m, s))
+        rows.append(ctx.row("rle_encode", f"{name} int32 {label}", n, ns, bytes_moved=4 * n, baseline_ns=copy_ns,
+                            cuda_ns=cuda_ns, cuda_name="torch.unique_consecutive", cpu_ns=cpu_ns,
+                            cpu_name="numpy flatnonzero(diff)"))
+        vals, cnts = res.numpy()
+        assert np.array_equal(np.repeat(vals, cnts), x), f"rle_encode ({name}) bench result is wrong"
+    # decoding as a user would after reading the number of runs: exact-length values and counts
+    k = vals.size
+    gv = GpuArray(dev, res.values.buffer, (k,), np.int32)
+    gc = GpuArray(dev, res.counts.buffer, (k,), np.uint32)
+    kmeta = asarray(np.array([k, 0, 0, 0], np.uint32), dev=dev)
+    ends = GpuArray.empty((k,), np.uint32, dev)
+
+    def decode(b, s):
+        encode_scan(b, gc, ends, "add", False)
+        _record_decode(b, gv, ends, 0, kmeta, out)
+
+    ns = ctx.gpu_ns(lambda i: _run(dev, decode))
+    rows.append(ctx.row("rle_decode", f"int32 {label} (scan + expand)", n, ns, bytes_moved=4 * n,
+                        baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave",
+                        cpu_ns=ctx.cpu_ns(lambda: np.repeat(vals, cnts)), cpu_name="numpy repeat"))
+    assert np.array_equal(out.numpy(), x), "rle_decode bench result is wrong"
+    # decoding straight from the fused encoder's result (no read-back): per-tile run ends + expand
+    head = GpuArray.empty((2 * -(-n // _tile(dev, np.int32)),), np.uint32, dev)
+    fused = RunLengths(res.values, res.counts, res.n_runs, None, n, head, _tile(dev, np.int32))
+    _run(dev, lambda b, s: _record_rle(b, g, fused, "fused", s))
+    ends_all = GpuArray.empty((n,), np.uint32, dev)
+    ns = ctx.gpu_ns(lambda i: _run(dev, lambda b, s: _record_decode_runlengths(b, fused, out, ends_all)))
+    rows.append(ctx.row("rle_decode", f"int32 {label} (from RunLengths)", n, ns, bytes_moved=4 * n,
+                        baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave"))
+    assert np.array_equal(out.numpy(), x), "rle_decode (RunLengths) bench result is wrong"
+    return rows
+
+
+def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
+    dev = ctx.dev
+    n = _bench_size(ctx, n)
+    rows = []
+    x = ctx.rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
+    mask = ctx.rng.integers(0, 2, n, dtype=np.uint8).astype(bool)
+    g = asarray(x, dev=dev)
+    gm = asarray(mask, dev=dev)
+    res = Compacted(GpuArray.empty((n,), np.int32, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
+    idx = Compacted(GpuArray.empty((n,), np.uint32, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
+    copy_ns = ctx.copy_between_ns(g, res.data, 4 * n)  # over this primitive's own buffers
+    rows.append(ctx.row("copy", "wgsl, compact buffers", n, copy_ns, bytes_moved=8 * n))
+    t = ctx.torch
+    cuda_ns = cuda_nz_ns = None
+    if t:
+        a = t.from_numpy(x).cuda()
+        mk = t.from_numpy(mask).cuda()
+        cuda_ns = ctx.cuda_ns(lambda: t.masked_select(a, mk))
+        cuda_nz_ns = ctx.cuda_ns(lambda: t.nonzero(mk))
+        del a, mk
+    cpu_ns = ctx.cpu_ns(lambda: x[mask])
+    for name, m, opts in _variants(dev):
+        with _options(dev, opts):
+            ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_compact(b, "compact", g, gm, res, m, s)))
+            _run(dev, lambda b, s, m=m: _record_compact(b, "compact", g, gm, res, m, s))
+        rows.append(ctx.row("compact", f"{name} int32 half kept", n, ns, bytes_moved=5 * n + 2 * n,
+                            baseline_ns=copy_ns, cuda_ns=cuda_ns, cuda_name="torch.masked_select", cpu_ns=cpu_ns,
+                            cpu_name="numpy x[mask]"))
+        assert np.array_equal(res.numpy(), x[mask]), f"compact ({name}) bench result is wrong"
+    ns = ctx.gpu_ns(lambda i: _run(dev, lambda b, s: _record_compact(b, "nonzero", gm, None, idx, "fused", s)))
+    rows.append(ctx.row("nonzero", "fused bool half set", n, ns, bytes_moved=n + 2 * n, baseline_ns=copy_ns,
+                        cuda_ns=cuda_nz_ns, cuda_name="torch.nonzero", cpu_ns=ctx.cpu_ns(lambda: np.flatnonzero(mask)),
+                        cpu_name="numpy flatnonzero"))
+    assert np.array_equal(idx.numpy(), np.flatnonzero(mask)), "nonzero bench result is wrong"
+    return rows
+
+
+_rle_entry.default_sizes = [1 << 20, 1 << 24, 1 << 28]
+_compact_entry.default_sizes = [1 << 20, 1 << 24, 1 << 28]
+benchmark("rle")(_rle_entry)
+benchmark("compact")(_compact_entry)

@@ -1,0 +1,407 @@
+"""Compaction, nonzero and run-length encoding/decoding against numpy: every dtype, both methods,
+both local-scan paths, tile boundaries, forced fallback, forced repair, poisoned allocations,
+thread counts and bad input."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import poisoned
+
+import pywgpuprims as pp
+from pywgpuprims import rle
+
+DTYPES = ["uint8", "uint32", "int32", "float32"]
+METHODS = ["fused", "parle"]
+
+
+def tile_of(dtype) -> int:
+    return rle._tile(pp.device(), dtype)  # elements per tile of the fused pass
+
+
+def sizes_for(dtype):
+    t = tile_of(dtype)
+    return [0, 1, 2, 3, 5, t - 1, t, t + 1, 3 * t + 7]
+
+
+@contextmanager
+def options(**kw):
+    dev = pp.device()
+    saved = dict(dev.options)
+    dev.options.update(kw)
+    try:
+        yield dev
+    finally:
+        dev.options.clear()
+        dev.options.update(saved)
+
+
+def bits(x):
+    return x.view(np.uint32) if x.dtype.itemsize == 4 else x
+
+
+def ref_rle(x):
+    """numpy oracle: runs of equal bits."""
+    if x.size == 0:
+        return x[:0], np.zeros(0, np.uint32)
+    b = bits(x)
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(b.astype(np.int64)) != 0) + 1])
+    return x[starts], np.diff(np.append(starts, x.size)).astype(np.uint32)
+
+
+def random_values(rng, n, dtype, high=4):
+    v = rng.integers(0, high, n)
+    if dtype == "float32":
+        return (v.astype(np.float32) - 1.5) * 0.5
+    return v.astype(dtype)
+
+
+def runs_input(rng, n, dtype, max_len=1000, high=4):
+    """Random run lengths 1..max_len of values from a small alphabet (neighbours may repeat)."""
+    if n == 0:
+        return np.zeros(0, dtype)
+    lens = rng.integers(1, max_len + 1, n // max(1, max_len // 2) + 2)
+    x = np.repeat(random_values(rng, lens.size, dtype, high), lens)
+    while x.size < n:
+        x = np.concatenate([x, x])
+    return np.ascontiguousarray(x[:n])
+
+
+def distinct_input(rng, n, dtype):
+    if dtype == "uint8":
+        return (np.arange(n) % 256).astype(np.uint8)
+    if dtype == "float32":
+        return np.arange(n, dtype=np.float32) * 0.5 - 7
+    return (rng.permutation(n) - 5).astype(dtype) if dtype == "int32" else np.arange(n, dtype=np.uint32)
+
+
+def check_rle(x, got):
+    v, c = got
+    rv, rc = ref_rle(x)
+    assert v.dtype == x.dtype and c.dtype == np.uint32
+    assert v.shape == rv.shape, f"{v.size} runs, want {rv.size}"
+    np.testing.assert_array_equal(bits(v), bits(rv))
+    np.testing.assert_array_equal(c, rc)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rle_encode_sizes(dtype, method, rng):
+    for n in sizes_for(dtype):
+        for x in (runs_input(rng, n, dtype, max_len=int(rng.integers(1, 1001))), np.full(n, 3, dtype),
+                  distinct_input(rng, n, dtype), runs_input(rng, n, dtype, max_len=3, high=2)):
+            check_rle(x, pp.rle_encode(x, method=method))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_runs_across_tile_boundaries(dtype, rng):
+    t = tile_of(dtype)
+    n = 6 * t + 3
+    x = random_values(rng, n, dtype, high=8)
+    # runs that end exactly at, just before and just after tile boundaries, and one over 3 tiles
+    for k, b in enumerate((t, 2 * t, 3 * t)):
+        x[b - 5 + k:b + k] = 1
+        x[b + k:b + k + 4] = 2
+    x[3 * t + 10:6 * t - 10] = x[3 * t + 10]
+    check_rle(x, pp.rle_encode(x))
+    check_rle(x, pp.rle_encode(x, method="parle"))
+
+
+def test_float_runs_compare_bits():
+    nan = np.float32("nan")
+    x = np.array([0.0, -0.0, -0.0, nan, nan, 1.0, np.inf, np.inf], np.float32)
+    v, c = pp.rle_encode(x)
+    np.testing.assert_array_equal(c, [1, 2, 2, 1, 2])
+    np.testing.assert_array_equal(v.view(np.uint32), x[[0, 1, 3, 5, 6]].view(np.uint32))
+    other_nan = np.array([0x7FC00000, 0x7FC00001], np.uint32).view(np.float32)
+    assert pp.rle_encode(other_nan)[1].tolist() == [1, 1]  # different NaN bits, different runs
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_compact_and_nonzero(dtype, method, rng):
+    for n in sizes_for(dtype):
+        x = distinct_input(rng, n, dtype)
+        for mask in (rng.random(n) < 0.5, rng.random(n) < 0.02, np.ones(n, bool), np.zeros(n, bool),
+                     rng.integers(0, 3, n).astype(np.uint8) * 7, rng.integers(-1, 2, n).astype(np.int32),
+                     (rng.random(n) < 0.5).astype(np.uint32) << 31):
+            got = pp.compact(x, mask, method=method)
+            want = x[mask != 0]
+            assert got.dtype == x.dtype
+            np.testing.assert_array_equal(bits(got), bits(want))
+            idx = pp.nonzero(mask, method=method)
+            assert idx.dtype == np.uint32
+            np.testing.assert_array_equal(idx, np.flatnonzero(mask))
+
+
+def test_compact_any_shape(rng):
+    x = rng.integers(0, 100, (37, 53)).astype(np.int32)
+    m = rng.random((37, 53)) < 0.3
+    np.testing.assert_array_equal(pp.compact(x, m), x[m])
+    np.testing.assert_array_equal(pp.nonzero(m), np.flatnonzero(m))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_large_round_trip(dtype, rng):
+    n = 1 << 22
+    x = runs_input(rng, n, dtype, max_len=int(rng.integers(2, 40)))
+    v, c = pp.rle_encode(x)
+    check_rle(x, (v, c))
+    np.testing.assert_array_equal(bits(pp.rle_decode(v, c)), bits(x))
+    g = pp.rle_decode(pp.rle_encode(pp.asarray(x)))  # all on the GPU
+    np.testing.assert_array_equal(bits(g.numpy()), bits(x))
+    m = rng.random(n) < 0.5
+    np.testing.assert_array_equal(bits(pp.compact(x, m)), bits(x[m]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_decode(dtype, rng):
+    for r in [1, 2, 7, 1000, 5003]:
+        values = random_values(rng, r, dtype, high=200)
+        counts = rng.integers(0, 40, r).astype(np.uint32)  # zero counts allowed
+        counts[rng.random(r) < 0.2] = 0
+        want = np.repeat(values, counts)
+        got = pp.rle_decode(values, counts)
+        assert got.dtype == values.dtype
+        np.testing.assert_array_equal(bits(got), bits(want))
+        gv, gc = pp.asarray(values), pp.asarray(counts)
+        np.testing.assert_array_equal(bits(pp.rle_decode(gv, gc).numpy()), bits(want))
+        extra = want.size + 9  # size given: no read-back; elements past the sum are 0
+        g = pp.rle_decode(gv, gc, size=extra).numpy()
+        np.testing.assert_array_equal(bits(g[:want.size]), bits(want))
+        assert not g[want.size:].any()
+    long_runs = pp.rle_decode(np.array([5, 6], dtype), np.array([70_000, 3], np.int64))
+    np.testing.assert_array_equal(long_runs, np.repeat(np.array([5, 6], dtype), [70_000, 3]))
+    assert pp.rle_decode(np.zeros(0, dtype), np.zeros(0, np.uint32)).size == 0
+    assert pp.rle_decode(np.ones(3, dtype), np.zeros(3, np.uint32)).size == 0
+
+
+@pytest.fixture
+def poison_alloc(monkeypatch):
+    """Every GpuArray and scratch buffer the primitives allocate starts out poisoned."""
+    dev = pp.device()
+    real_empty = pp.GpuArray.empty.__func__
+    real_scratch = dev.scratch
+
+    def empty(cls, shape, dtype, d=None):
+        g = real_empty(cls, shape, dtype, d)
+        dev.write(g.buffer, np.full(g.buffer.size // 4, 0xDEADBEEF, np.uint32).tobytes())
+        return g
+
+    def scratch(nbytes):
+        buf = real_scratch(nbytes)
+        dev.write(buf, np.full(buf.size // 4, 0xDEADBEEF, np.uint32).tobytes())
+        return buf
+
+    monkeypatch.setattr(pp.GpuArray, "empty", classmethod(empty))
+    monkeypatch.setattr(dev, "scratch", scratch)
+    yield
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_poisoned_allocations(method, rng, poison_alloc):
+    for dtype in DTYPES:
+        for n in (1, tile_of(dtype) + 3, 5 * tile_of(dtype) - 1):
+            x = runs_input(rng, n, dtype, max_len=50)
+            check_rle(x, pp.rle_encode(x, method=method))
+            res = pp.rle_encode(pp.asarray(x), method=method)
+            check_rle(x, res.numpy())
+            np.testing.assert_array_equal(bits(pp.rle_decode(res).numpy()), bits(x))
+            m = rng.random(n) < 0.5
+            np.testing.assert_array_equal(bits(pp.compact(x, m, method=method)), bits(x[m]))
+            c = pp.compact(pp.asarray(x), pp.asarray(m), method=method)
+            assert int(c.count.numpy()[0]) == m.sum()
+            np.testing.assert_array_equal(bits(c.numpy()), bits(x[m]))
+            np.testing.assert_array_equal(pp.nonzero(pp.asarray(m), method=method).numpy(), np.flatnonzero(m))
+
+
+def test_gpuarray_results(rng):
+    x = runs_input(rng, 50_000, "int32", max_len=30)
+    v, c = ref_rle(x)
+    for method in METHODS:
+        res = pp.rle_encode(pp.asarray(x), method=method)
+        assert isinstance(res, pp.RunLengths) and res.size == x.size
+        assert res.values.shape == (x.size,) and res.n_runs.shape == (1,)
+        assert int(res.n_runs.numpy()[0]) == v.size
+        if method == "parle":
+            np.testing.assert_array_equal(res.starts.numpy()[:v.size + 1], np.append(np.cumsum(c) - c, x.size))
+        else:
+            assert res.starts is None  # fused 32-bit: lengths written directly
+        out = pp.rle_decode(res)
+        assert isinstance(out, pp.GpuArray)
+        np.testing.assert_array_equal(out.numpy(), x)
+    empty = pp.rle_encode(pp.asarray(np.zeros(0, np.int32)))
+    assert empty.numpy()[0].size == 0 and pp.rle_decode(empty).size == 0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_gpu_chain_round_trip(dtype, rng, poison_alloc):
+    """rle_decode(rle_encode(g)) on the GPU: runs longer than tiles, all equal, all distinct."""
+    t = tile_of(dtype)
+    for n in (1, t, t + 1, 9 * t + 5):
+        for x in (np.full(n, 7, dtype), runs_input(rng, n, dtype, max_len=3 * t), distinct_input(rng, n, dtype),
+                  runs_input(rng, n, dtype, max_len=40)):
+            for method in METHODS:
+                res = pp.rle_encode(pp.asarray(x), method=method)
+                np.testing.assert_array_equal(bits(pp.rle_decode(res).numpy()), bits(x))
+
+
+@pytest.mark.parametrize("vpt,stage", [(1, 4096), (4, 4096), (12, 4096), (16, 4096), (8, 256), (3, 1000)])
+def test_other_tile_sizes(vpt, stage, rng):
+    """Tiles larger than the staging buffer store their items in rounds."""
+    stats = pp.GpuArray.empty((16,), np.uint32)
+    with options(rle_vpt=vpt, rle_stage=stage, rle_withhold_period=3, rle_stats_buffer=stats.buffer):
+        tile = 256 * vpt * 4
+        for n in (tile - 1, tile + 1, 11 * tile + 5):
+            x = runs_input(rng, n, "int32", max_len=int(rng.integers(1, 3 * tile)))
+            check_rle(x, pp.rle_encode(x))
+            y = distinct_input(rng, n, "float32")
+            check_rle(y, pp.rle_encode(y))
+            np.testing.assert_array_equal(pp.rle_decode(pp.rle_encode(pp.asarray(x))).numpy(), x)
+            m = rng.random(n) < 0.5
+            np.testing.assert_array_equal(pp.compact(x, m), x[m])
+            np.testing.assert_array_equal(pp.compact(y, m), y[m])
+            np.testing.assert_array_equal(pp.nonzero(m), np.flatnonzero(m))
+        check_rle(x, pp.rle_encode(x))
+        assert stats.numpy()[2] > 0  # the withholding tiles were re-counted by their successors
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_two_dimensional_grids(method, rng, monkeypatch):
+    """Grids past the per-dimension limit are split over x and y (a small limit stands in for 65,535)."""
+    monkeypatch.setattr(pp.device(), "max_groups", 20 if method == "parle" else 5)
+    for dtype in ("int32", "uint8"):
+        n = 23 * 4096 + 77
+        x = runs_input(rng, n, dtype, max_len=3)
+        v, c = pp.rle_encode(x, method=method)
+        check_rle(x, (v, c))
+        np.testing.assert_array_equal(pp.rle_decode(v, c), x)
+        np.testing.assert_array_equal(pp.rle_decode(pp.rle_encode(pp.asarray(x), method=method)).numpy(), x)
+        m = rng.random(n) < 0.7
+        np.testing.assert_array_equal(pp.compact(x, m, method=method), x[m])
+        np.testing.assert_array_equal(pp.nonzero(m, method=method), np.flatnonzero(m))
+
+
+PATHS = [{"rle_subgroups": True}, {"rle_subgroups": False}]
+
+
+@pytest.mark.parametrize("path", PATHS, ids=["subgroups", "wgmem"])
+@pytest.mark.parametrize("period", [1, 2, 3])
+def test_forced_fallback(period, path, rng):
+    """Withholding tiles publish nothing: successors must re-count them themselves."""
+    if path["rle_subgroups"] and not pp.device().has_subgroups:
+        pytest.skip("adapter has no subgroup feature")
+    stats = pp.GpuArray.empty((16,), np.uint32)
+    with options(rle_withhold_period=period, rle_stats_buffer=stats.buffer, **path):
+        for dtype in ("int32", "uint8"):
+            n = 30 * tile_of(dtype) + 11
+            x = runs_input(rng, n, dtype, max_len=int(rng.integers(1, 100)))
+            check_rle(x, pp.rle_encode(x))
+            s = stats.numpy()
+            assert s[1] == 0, "lookback gave up"
+            assert s[2] >= 30 // period - 1, f"only {s[2]} fallbacks taken"
+            m = rng.random(n) < 0.5
+            np.testing.assert_array_equal(pp.compact(x, m), x[m])
+            np.testing.assert_array_equal(pp.nonzero(m), np.flatnonzero(m))
+
+
+@pytest.mark.parametrize("steps", [0, 1])
+def test_repair_when_lookback_gives_up(steps, rng):
+    stats = pp.GpuArray.empty((16,), np.uint32)
+    with options(rle_max_steps=steps, rle_withhold_period=1, rle_stats_buffer=stats.buffer):
+        for dtype in ("float32", "uint8"):
+            n = 12 * tile_of(dtype) + 3
+            x = runs_input(rng, n, dtype, max_len=20)
+            check_rle(x, pp.rle_encode(x))
+            assert stats.numpy()[1] == 1, "the single pass should have reported failure"
+            res = pp.rle_encode(pp.asarray(x))  # GpuArray results are repaired too, with no read-back
+            check_rle(x, res.numpy())
+            m = rng.random(n) < 0.3
+            np.testing.assert_array_equal(bits(pp.compact(pp.asarray(x), pp.asarray(m)).numpy()), bits(x[m]))
+
+
+def test_errors(rng):
+    x = np.arange(10, dtype=np.int32)
+    with pytest.raises(pp.InputError, match="compact: mask has shape"):
+        pp.compact(x, np.ones(9, bool))
+    with pytest.raises(pp.InputError, match="mask has shape"):
+        pp.compact(pp.asarray(x), pp.asarray(np.ones(11, np.uint8)))
+    with pytest.raises(pp.InputError, match="mask dtype float32"):
+        pp.compact(x, np.ones(10, np.float32))
+    with pytest.raises(pp.InputError, match="numpy arrays or both GpuArrays"):
+        pp.compact(pp.asarray(x), np.ones(10, bool))
+    with pytest.raises(pp.InputError, match="dtype float64"):
+        pp.rle_encode(np.ones(4))
+    with pytest.raises(pp.InputError, match="dimensions"):
+        pp.rle_encode(np.ones((2, 2), np.int32))
+    with pytest.raises(pp.InputError, match="method"):
+        pp.rle_encode(x, method="cub")
+    with pytest.raises(pp.InputError, match="nonzero: dtype float32"):
+        pp.nonzero(np.ones(3, np.float32))
+    with pytest.raises(pp.InputError, match="rle_decode: values has shape"):
+        pp.rle_decode(x, np.ones(9, np.uint32))
+    with pytest.raises(pp.InputError, match="values has shape"):
+        pp.rle_decode(pp.asarray(x), pp.asarray(np.ones(9, np.uint32)))
+    with pytest.raises(pp.InputError, match="non-negative"):
+        pp.rle_decode(x, -np.ones(10, np.int64))
+    with pytest.raises(pp.InputError, match="non-negative integers"):
+        pp.rle_decode(x, np.ones(10, np.float32))
+    big = np.full(10, 1 << 29, np.uint32)
+    with pytest.raises(pp.InputError, match="overflow"):
+        pp.rle_decode(x, big)
+    with pytest.raises(pp.InputError, match="overflow"):
+        pp.rle_decode(pp.asarray(x), pp.asarray(big))
+    with pytest.raises(pp.InputError, match="counts is missing"):
+        pp.rle_decode(x)
+
+
+_THREAD_SCRIPT = textwrap.dedent("""
+    import numpy as np, pywgpuprims as pp
+    rng = np.random.default_rng()
+    dev = pp.device()
+    for opts in ({}, {"rle_subgroups": False}, {"rle_withhold_period": 2}, {"rle_withhold_period": 1}):
+        dev.options.clear(); dev.options.update(opts)
+        for n in (4096 * 50 + 7, 1 << 20):
+            for _ in range(2):
+                x = np.repeat(rng.integers(0, 5, n), rng.integers(1, 30, n))[:n].astype(np.int32)
+                v, c = pp.rle_encode(x)
+                st = np.concatenate([[0], np.flatnonzero(np.diff(x)) + 1])
+                assert (v == x[st]).all() and (c == np.diff(np.append(st, n))).all(), (opts, n)
+                m = rng.random(n) < 0.5
+                assert (pp.compact(x, m) == x[m]).all(), (opts, n)
+                assert (pp.rle_decode(v, c) == x).all(), (opts, n)
+                b = (x % 256).astype(np.uint8)
+                v8, c8 = pp.rle_encode(b)
+                assert (np.repeat(v8, c8) == b).all(), (opts, n)
+    print("ok")
+""")
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "8"])
+def test_lavapipe_thread_counts(threads):
+    if "llvmpipe" not in pp.device().adapter_summary:
+        pytest.skip("LP_NUM_THREADS only affects lavapipe")
+    env = dict(os.environ, LP_NUM_THREADS=threads, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    r = subprocess.run([sys.executable, "-c", _THREAD_SCRIPT], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+
+
+def test_poisoned_helper_is_used():
+    # the conftest helper is what poison_alloc mimics; keep them in step
+    g = poisoned((3,), np.uint32)
+    assert (g.numpy() == 0xDEADBEEF).all()
+
+
+@pytest.mark.slow
+def test_stress(rng):
+    for i in range(40):
+        n = int(rng.integers(1, 1 << 22))
+        dtype = DTYPES[i % 4]
+        x = runs_input(rng, n, dtype, max_len=int(rng.integers(1, 2000)))
+        with options(rle_withhold_period=int(i % 3)):
+            check_rle(x, pp.rle_encode(x))
