@@ -96,3 +96,48 @@ fn write_ncount(tl: u32, maxsv: u32) {
     }
 }
 #endif
+
+// The same writer as a function-scope struct passed by pointer (no module-scope private state:
+// the NVIDIA Vulkan compiler kept those in memory, which made the coding loops ~100x slower).
+struct Bw {
+    acc: u32,
+    nacc: u32,
+    wpos: u32,
+    base: u32,
+    cap: u32,
+    over: u32,
+}
+
+fn bw_put(w: ptr<function, Bw>, v: u32, k: u32) {
+    let m = v & ((1u << k) - 1u);
+    let n = (*w).nacc + k;
+    let a = (*w).acc | (m << (*w).nacc);
+    if (n >= 32u) {
+        let p = (*w).wpos;
+        if (p < (*w).cap) {
+            stage[(*w).base + p] = a;
+        } else {
+            (*w).over = 1u;
+        }
+        (*w).wpos = p + 1u;
+        (*w).nacc = n - 32u;
+        (*w).acc = m >> (k - (n - 32u));
+    } else {
+        (*w).nacc = n;
+        (*w).acc = a;
+    }
+}
+
+// Write the last partial word; returns the stream length in bits.
+fn bw_finish(w: ptr<function, Bw>) -> u32 {
+    let bits = (*w).wpos * 32u + (*w).nacc;
+    if ((*w).nacc > 0u) {
+        if ((*w).wpos < (*w).cap) {
+            stage[(*w).base + (*w).wpos] = (*w).acc;
+        } else {
+            (*w).over = 1u;
+        }
+        (*w).wpos += 1u;
+    }
+    return bits;
+}

@@ -53,6 +53,13 @@ fn enc(state: u32, s: u32) -> u32 {
     return get16(((state >> nb) + t.y) & tmask);
 }
 
+fn enc_l(w: ptr<function, Bw>, tmask: u32, state: u32, s: u32) -> u32 {
+    let t = tt[s];
+    let nb = (state + t.x) >> 16u;
+    bw_put(w, state, nb);
+    return get16(((state >> nb) + t.y) & tmask);
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -134,7 +141,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         status[2u * b] = select((finish() + 7u) / 8u, 0xffffffffu, over);
     }
     let j = lid;
-    writer(base + HDR_WORDS + WG + j * params.lane_cap, params.lane_cap);
+    var bw: Bw;
+    bw.acc = 0u;
+    bw.nacc = 0u;
+    bw.wpos = 0u;
+    bw.base = base + HDR_WORDS + WG + j * params.lane_cap;
+    bw.cap = params.lane_cap;
+    bw.over = 0u;
+    let tm = tmask;
     let nw = (len + 3u) / 4u;
     var kw = 0u;
     if (j < nw) {
@@ -147,22 +161,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let nv = min(4u, len - 4u * wl);
         var st = init_state((w >> (8u * (nv - 1u))) & 255u);
         for (var q = 1u; q < nv; q++) {
-            st = enc(st, (w >> (8u * (nv - 1u - q))) & 255u);
+            st = enc_l(&bw, tm, st, (w >> (8u * (nv - 1u - q))) & 255u);
         }
         for (var k = i32(kw) - 2; k >= 0; k--) {
             let x = src[w0 + j + WG * u32(k)];
-            st = enc(st, x >> 24u);
-            st = enc(st, (x >> 16u) & 255u);
-            st = enc(st, (x >> 8u) & 255u);
-            st = enc(st, x & 255u);
+            st = enc_l(&bw, tm, st, x >> 24u);
+            st = enc_l(&bw, tm, st, (x >> 16u) & 255u);
+            st = enc_l(&bw, tm, st, (x >> 8u) & 255u);
+            st = enc_l(&bw, tm, st, x & 255u);
         }
-        put(st, tl);
-        put(1u, 1u);
-        finish();
+        bw_put(&bw, st, tl);
+        bw_put(&bw, 1u, 1u);
+        bw_finish(&bw);
     }
-    stage[base + HDR_WORDS + j] = wpos;
-    atomicAdd(&tot_words, wpos);
-    if (over) {
+    stage[base + HDR_WORDS + j] = bw.wpos;
+    atomicAdd(&tot_words, bw.wpos);
+    if (bw.over != 0u) {
         atomicOr(&ovf, 1u);
     }
     workgroupBarrier();

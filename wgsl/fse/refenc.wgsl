@@ -28,25 +28,22 @@ var<workgroup> tab: array<u32, NBLK * TW>;
 
 #include "fse/bitwriter.wgsl"
 
-var<private> tmask: u32;
-var<private> tb: u32;
-
-fn next_state(i: u32) -> u32 {
+fn next_state(tb: u32, i: u32) -> u32 {
     return (tab[tb + 256u + (i >> 1u)] >> (16u * (i & 1u))) & 0xffffu;
 }
 
-fn init_state(s: u32) -> u32 {
+fn init_state(tb: u32, tmask: u32, s: u32) -> u32 {
     let t = tab[tb + s];
     let mbo = t & 15u;
     let thr = (t >> 4u) & 0x3fffu;
-    return next_state(((thr >> mbo) + (t >> 18u)) & tmask);
+    return next_state(tb, ((thr >> mbo) + (t >> 18u)) & tmask);
 }
 
-fn enc(state: u32, s: u32) -> u32 {
+fn enc(w: ptr<function, Bw>, tb: u32, tmask: u32, state: u32, s: u32) -> u32 {
     let t = tab[tb + s];
     let nb = (t & 15u) - select(0u, 1u, state < ((t >> 4u) & 0x3fffu));
-    put(state, nb);
-    return next_state(((state >> nb) + (t >> 18u)) & tmask);
+    bw_put(w, state, nb);
+    return next_state(tb, ((state >> nb) + (t >> 18u)) & tmask);
 }
 
 @compute @workgroup_size(WG)
@@ -72,13 +69,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         return;
     }
     let tl = clamp(p0 & 255u, 5u, countTrailingZeros(TSIZE));
-    tmask = (1u << tl) - 1u;
-    tb = lid * TW;
+    let tmask = (1u << tl) - 1u;
+    let tb = lid * TW;
     let base = b * params.stage_words;
-    writer(base, params.stage_words);
-    wpos = hbytes / 4u;
-    nacc = 8u * (hbytes & 3u);
-    acc = select(0u, stage[base + wpos] & ((1u << nacc) - 1u), nacc > 0u);
+    var w: Bw;
+    w.base = base;
+    w.cap = params.stage_words;
+    w.over = 0u;
+    w.wpos = hbytes / 4u;
+    w.nacc = 8u * (hbytes & 3u);
+    w.acc = select(0u, stage[base + w.wpos] & ((1u << w.nacc) - 1u), w.nacc > 0u);
 
     let start = b * params.block_size;
     let len = min(params.block_size, params.n_bytes - start);
@@ -88,11 +88,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let xl = (src[w0 + ((len - 1u) >> 2u)] >> (8u * ((len - 1u) & 3u))) & 255u;
     let xm = (src[w0 + ((len - 2u) >> 2u)] >> (8u * ((len - 2u) & 3u))) & 255u;
     if (((len - 1u) & 1u) == 0u) {
-        s1 = init_state(xl);
-        s2 = init_state(xm);
+        s1 = init_state(tb, tmask, xl);
+        s2 = init_state(tb, tmask, xm);
     } else {
-        s2 = init_state(xl);
-        s1 = init_state(xm);
+        s2 = init_state(tb, tmask, xl);
+        s1 = init_state(tb, tmask, xm);
     }
     var i = i32(len) - 3;
     loop {
@@ -101,22 +101,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         let x = (src[w0 + (u32(i) >> 2u)] >> (8u * (u32(i) & 3u))) & 255u;
         if ((i & 1) == 1) {
-            s2 = enc(s2, x);
+            s2 = enc(&w, tb, tmask, s2, x);
         } else {
-            s1 = enc(s1, x);
+            s1 = enc(&w, tb, tmask, s1, x);
         }
         i -= 1;
     }
     for (var q = (i + 1) / 4 - 1; q >= 0; q--) {
-        let w = src[w0 + u32(q)];
-        s2 = enc(s2, w >> 24u);
-        s1 = enc(s1, (w >> 16u) & 255u);
-        s2 = enc(s2, (w >> 8u) & 255u);
-        s1 = enc(s1, w & 255u);
+        let x4 = src[w0 + u32(q)];
+        s2 = enc(&w, tb, tmask, s2, x4 >> 24u);
+        s1 = enc(&w, tb, tmask, s1, (x4 >> 16u) & 255u);
+        s2 = enc(&w, tb, tmask, s2, (x4 >> 8u) & 255u);
+        s1 = enc(&w, tb, tmask, s1, x4 & 255u);
     }
-    put(s2, tl);
-    put(s1, tl);
-    put(1u, 1u);
-    let bits = finish();
-    status[2u * b] = select((bits + 7u) / 8u, 0xffffffffu, over);
+    bw_put(&w, s2, tl);
+    bw_put(&w, s1, tl);
+    bw_put(&w, 1u, 1u);
+    let bits = bw_finish(&w);
+    status[2u * b] = select((bits + 7u) / 8u, 0xffffffffu, w.over != 0u);
 }
