@@ -3,7 +3,7 @@
 // REF (one coding invocation per workgroup, small footprint): invocation 0 does the sequential
 // parts (cumulative counts, symbol spread, state table) and the state table is u16 pairs.
 // Otherwise all invocations build the spread (fse/spread.wgsl) and fill the state table, each
-// owning the symbols s with s % WG == lid. Writes only inside the workgroup arrays.
+// the first 32 owning the symbols s with s % 32 == lid (WG >= 32). Writes only inside the workgroup arrays.
 
 var<workgroup> normv: array<i32, 256>;
 var<workgroup> cumul: array<u32, 257>;
@@ -107,14 +107,18 @@ fn build_ctable(lid: u32, tl: u32, maxsv: u32) {
 #else
     parallel_spread(lid, tl, maxsv);
     let mask = size - 1u;
-    for (var w = 0u; w < size / 4u; w++) {
-        let word = atomicLoad(&spr[w]);
-        for (var q = 0u; q < 4u; q++) {
-            let s = (word >> (8u * q)) & 255u;
-            if (s % WG == lid) {
-                let idx = cumul[s];
-                cumul[s] = idx + 1u;
-                stab[idx & mask] = size + 4u * w + q;
+    // only the first 32 invocations scan the spread (each owns the symbols s % 32 == lid): the
+    // scan is the same length for any owner count, so more owners only cost issue slots
+    if (lid < 32u) {
+        for (var w = 0u; w < size / 4u; w++) {
+            let word = atomicLoad(&spr[w]);
+            for (var q = 0u; q < 4u; q++) {
+                let s = (word >> (8u * q)) & 255u;
+                if ((s & 31u) == lid) {
+                    let idx = cumul[s];
+                    cumul[s] = idx + 1u;
+                    stab[idx & mask] = size + 4u * w + q;
+                }
             }
         }
     }

@@ -338,7 +338,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (workgroupUniformLoad(&sh_ok) == 0u) {
         return;
     }
-    // decoding table, built by all invocations; invocation lid owns symbols s % WG == lid
+    // decoding table, built by all invocations; the first 32 fill it, lid owning symbols s % 32 == lid
     {
         let tl = sh_tl;
         let msv = sh_maxsv;
@@ -347,27 +347,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             nxt[s] = select(u32(max(normv[s], 0)), 1u, normv[s] == -1);
         }
         parallel_spread(lid, tl, msv);
-        for (var w = 0u; w < size / 4u; w++) {
-            let word = atomicLoad(&spr[w]);
-            for (var q = 0u; q < 4u; q++) {
-                let s = (word >> (8u * q)) & 255u;
-                if (s % WG == lid) {
-                    let x = max(nxt[s], 1u);
-                    nxt[s] = x + 1u;
-                    let nb = min(tl - min(highbit(x), tl), 15u);
-                    dtab[4u * w + q] = (((x << nb) - size) & 0xffffu) | (s << 16u) | (nb << 24u);
+        if (lid < 32u) {
+            for (var w = 0u; w < size / 4u; w++) {
+                let word = atomicLoad(&spr[w]);
+                for (var q = 0u; q < 4u; q++) {
+                    let s = (word >> (8u * q)) & 255u;
+                    if ((s & 31u) == lid) {
+                        let x = max(nxt[s], 1u);
+                        nxt[s] = x + 1u;
+                        let nb = min(tl - min(highbit(x), tl), 15u);
+                        dtab[4u * w + q] = (((x << nb) - size) & 0xffffu) | (s << 16u) | (nb << 24u);
+                    }
                 }
             }
         }
     }
+    loff[lid] = (cw(bw + sh_hw + lid / 2u) >> (16u * (lid & 1u))) & 0xffffu;
+    workgroupBarrier();
     if (lid == 0u) {
         let hw = sh_hw;
         var ok = true;
         {
             var t = 0u;
             for (var j = 0u; j < WG; j++) {
+                let c = loff[j];
                 loff[j] = t;
-                t += (cw(bw + hw + j / 2u) >> (16u * (j & 1u))) & 0xffffu;
+                t += c;
             }
             loff[WG] = t;
             ok = hw + WG / 2u + t == csize / 4u;

@@ -85,7 +85,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         normv[2u * k + 1u] = i32(w >> 16u) - 1;
     }
     workgroupBarrier();
+#if !EXP_SKIPTABLE
     build_ctable(lid, tl, maxsv);
+#endif
 
     let start = b * params.block_size;
     let len = min(params.block_size, params.n_bytes - start);
@@ -154,6 +156,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (j < nw) {
         kw = (nw - 1u - j) / WG + 1u;
     }
+#if EXP_NOENC
+    kw = 0u;
+#endif
     if (kw > 0u) {
         // the lane's last word (maybe the block's partial last word): first state from its last byte
         let wl = j + WG * (kw - 1u);

@@ -78,11 +78,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 dst[o + hw + i] = c;
             }
         }
+        if (lid < lanes) {
+            loff[lid] = stage[sbase + HDR_WORDS + lid];
+        }
+        workgroupBarrier();
         if (lid == 0u) {
             var t = 0u;
             for (var j = 0u; j < lanes; j++) {
+                let c = loff[j];
                 loff[j] = t;
-                t += stage[sbase + HDR_WORDS + j];
+                t += c;
             }
             loff[lanes] = t;
         }

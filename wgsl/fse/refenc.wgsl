@@ -24,7 +24,9 @@ const TSIZE: u32 = {{TSIZE}}u;
 const TW: u32 = 256u + TSIZE / 2u;
 const PLAN: u32 = 129u;
 
-var<workgroup> tab: array<u32, NBLK * TW>;
+const TWP: u32 = TW + 1u;   // odd stride: the same symbol in different blocks falls in different banks
+
+var<workgroup> tab: array<u32, NBLK * TWP>;
 
 #include "fse/bitwriter.wgsl"
 
@@ -56,7 +58,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let nt = min(NBLK, params.n_blocks - b0) * TW;
     for (var i = lid; i < nt; i += WG) {
-        tab[i] = tabs[b0 * TW + i];
+        tab[(i / TW) * TWP + i % TW] = tabs[b0 * TW + i];
     }
     workgroupBarrier();
     let b = b0 + lid;
@@ -70,7 +72,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let tl = clamp(p0 & 255u, 5u, countTrailingZeros(TSIZE));
     let tmask = (1u << tl) - 1u;
-    let tb = lid * TW;
+    let tb = lid * TWP;
     let base = b * params.stage_words;
     var w: Bw;
     w.base = base;
