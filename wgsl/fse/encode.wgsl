@@ -168,8 +168,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         for (var q = 1u; q < nv; q++) {
             st = enc_l(&bw, tm, st, (w >> (8u * (nv - 1u - q))) & 255u);
         }
+        // one word loaded ahead, so the load's latency overlaps the previous word's coding
+        var xn = src[w0 + j + WG * (max(kw, 2u) - 2u)];
         for (var k = i32(kw) - 2; k >= 0; k--) {
-            let x = src[w0 + j + WG * u32(k)];
+            let x = xn;
+            xn = src[w0 + j + WG * u32(max(k - 1, 0))];
             st = enc_l(&bw, tm, st, x >> 24u);
             st = enc_l(&bw, tm, st, (x >> 16u) & 255u);
             st = enc_l(&bw, tm, st, (x >> 8u) & 255u);

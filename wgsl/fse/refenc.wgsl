@@ -109,8 +109,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         i -= 1;
     }
+    var xn = src[w0 + u32(max((i + 1) / 4 - 1, 0))];   // one word loaded ahead
     for (var q = (i + 1) / 4 - 1; q >= 0; q--) {
-        let x4 = src[w0 + u32(q)];
+        let x4 = xn;
+        xn = src[w0 + u32(max(q - 1, 0))];
         s2 = enc(&w, tb, tmask, s2, x4 >> 24u);
         s1 = enc(&w, tb, tmask, s1, (x4 >> 16u) & 255u);
         s2 = enc(&w, tb, tmask, s2, (x4 >> 8u) & 255u);
