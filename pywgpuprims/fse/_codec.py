@@ -247,8 +247,7 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
         k_tab = dev.kernel("fse/reftab.wgsl", defines={"WG": 32, "TSIZE": tsize})
         k_enc = dev.kernel("fse/refenc.wgsl", defines={"WG": 32, "NBLK": nblk, "TSIZE": tsize, "WRITER_ONLY": True})
     else:
-        k_enc = dev.kernel("fse/encode.wgsl", defines={"REF": False, "WG": lanes, "TSIZE": tsize,
-                                                       **dev.options.get("fse_il_enc_defines", {})})
+        k_enc = dev.kernel("fse/encode.wgsl", defines={"WG": lanes, "TSIZE": tsize})
     k_gat = dev.kernel("fse/gather.wgsl")
     for c0 in range(0, nb, cb):
         c1 = min(nb, c0 + cb)
@@ -290,9 +289,6 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
                 tabs = _buffer(dev, 4 * tw * ncb)
                 b.dispatch(k_tab, ncb, params={"n_blocks": ncb, "stage_words": stage_words},
                            plan=plan_buf, stage=stage, status=status_buf, tabs=tabs)
-                if dev.options.get("fse_split_batches"):
-                    b.submit()
-                    b = dev.batch()
                 b.dispatch(k_enc, -(-ncb // nblk), params={"n_bytes": nbytes, "block_size": block_size,
                                                            "n_blocks": ncb, "stage_words": stage_words},
                            src=src, plan=plan_buf, tabs=tabs, stage=stage, status=status_buf)

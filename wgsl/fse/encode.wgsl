@@ -1,13 +1,11 @@
-// FSE block encoder. REF: one workgroup per block, invocation 0 codes the block exactly as the
-// reference block compressor (two interleaved states, reads the block backwards). IL: one
+// FSE block encoder, interleaved mode (reference mode: reftab.wgsl + refenc.wgsl). One
 // workgroup of LANES invocations per block, lane j codes the bytes of words j, j + LANES, ... of
 // the block with its own state into its own word-aligned stream.
 //
 // plan[b * 129]: 0 = skip, else table_log | max_symbol << 8; plan[b * 129 + 1 + k] holds the
 // normalised counts of symbols 2k, 2k+1 as (norm + 1) u16 pairs.
-// stage: per block stage_words words. REF: NCount header + bitstream from word 0.
-// IL: words [0, 128) header, [128, 128 + LANES) lane word counts, then LANES slots of lane_cap.
-// status[2b] = header+stream bytes (REF) / header bytes (IL); status[2b+1] = IL payload bytes;
+// stage: per block stage_words words: [0, 128) header, [128, 128 + LANES) lane word counts, then LANES slots of lane_cap.
+// status[2b] = header bytes; status[2b+1] = payload bytes;
 // 0xffffffff = a stream ran past its slot (the host stores the block raw).
 
 struct Params {
@@ -46,13 +44,6 @@ fn init_state(s: u32) -> u32 {
     return get16(((v >> nb) + t.y) & tmask);
 }
 
-fn enc(state: u32, s: u32) -> u32 {
-    let t = tt[s];
-    let nb = (state + t.x) >> 16u;
-    put(state, nb);
-    return get16(((state >> nb) + t.y) & tmask);
-}
-
 fn enc_l(w: ptr<function, Bw>, tmask: u32, state: u32, s: u32) -> u32 {
     let t = tt[s];
     let nb = (state + t.x) >> 16u;
@@ -85,58 +76,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         normv[2u * k + 1u] = i32(w >> 16u) - 1;
     }
     workgroupBarrier();
-#if !EXP_SKIPTABLE
     build_ctable(lid, tl, maxsv);
-#endif
 
     let start = b * params.block_size;
     let len = min(params.block_size, params.n_bytes - start);
     let w0 = start / 4u;
     let base = b * params.stage_words;
-#if REF
-    if (lid != 0u) {
-        return;
-    }
-    writer(base, params.stage_words);
-    write_ncount(tl, maxsv);
-    put(0u, (8u - (nacc & 7u)) & 7u);
-    var s1 = 0u;
-    var s2 = 0u;
-    let xl = (src[w0 + ((len - 1u) >> 2u)] >> (8u * ((len - 1u) & 3u))) & 255u;
-    let xm = (src[w0 + ((len - 2u) >> 2u)] >> (8u * ((len - 2u) & 3u))) & 255u;
-    if (((len - 1u) & 1u) == 0u) {
-        s1 = init_state(xl);
-        s2 = init_state(xm);
-    } else {
-        s2 = init_state(xl);
-        s1 = init_state(xm);
-    }
-    var i = i32(len) - 3;
-    loop {
-        if (i < 0 || (i & 3) == 3) {
-            break;
-        }
-        let x = (src[w0 + (u32(i) >> 2u)] >> (8u * (u32(i) & 3u))) & 255u;
-        if ((i & 1) == 1) {
-            s2 = enc(s2, x);
-        } else {
-            s1 = enc(s1, x);
-        }
-        i -= 1;
-    }
-    for (var q = (i + 1) / 4 - 1; q >= 0; q--) {
-        let w = src[w0 + u32(q)];
-        s2 = enc(s2, w >> 24u);
-        s1 = enc(s1, (w >> 16u) & 255u);
-        s2 = enc(s2, (w >> 8u) & 255u);
-        s1 = enc(s1, w & 255u);
-    }
-    put(s2, tl);
-    put(s1, tl);
-    put(1u, 1u);
-    let bits = finish();
-    status[2u * b] = select((bits + 7u) / 8u, 0xffffffffu, over);
-#else
     if (lid == 0u) {
         writer(base, HDR_WORDS);
         write_ncount(tl, maxsv);
@@ -156,9 +101,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (j < nw) {
         kw = (nw - 1u - j) / WG + 1u;
     }
-#if EXP_NOENC
-    kw = 0u;
-#endif
     if (kw > 0u) {
         // the lane's last word (maybe the block's partial last word): first state from its last byte
         let wl = j + WG * (kw - 1u);
@@ -196,5 +138,4 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         status[2u * b + 1u] = total;
     }
-#endif
 }
