@@ -425,12 +425,8 @@ def decompress(blob, progress=None) -> bytes:
     defs = {"REF": mode == 0, "WG": wg, "TSIZE": 1 << mtl, "MAXTL": mtl}
     k_dec = dev.kernel("fse/decode.wgsl", defines=defs)
     k_raw = dev.kernel("fse/decode.wgsl", entry="copy", defines=defs)
-    tsize = 1 << mtl
-    if mode == 0:  # phase 2: each invocation decodes its own block, tables in workgroup memory
-        nblk = _blocks_per_group(dev, 4 * (tsize + 1), "fse_ref_dec_blocks")
-        k_ref = dev.kernel("fse/refdec.wgsl", defines={"WG": 32, "NBLK": nblk, "TSIZE": tsize})
     lens = np.minimum(bs, n - np.arange(nb, dtype=np.int64) * bs)
-    cb = _chunk_blocks(dev, bs, max(2 * bs, 4 * tsize if mode == 0 else 0), nb)
+    cb = _chunk_blocks(dev, bs, 2 * bs, nb)
     for c0 in range(0, nb, cb):
         c1 = min(nb, c0 + cb)
         ncb = c1 - c0
@@ -462,14 +458,8 @@ def decompress(blob, progress=None) -> bytes:
         params = {"n_bytes": nbytes, "block_size": bs, "n_blocks": ncb, "comp_words": len(comp) // 4 + 1}
         b = dev.batch()
         b.clear(status_buf)
-        extra = {}
-        if mode == 0:
-            extra = {"dtabs": _buffer(dev, 4 * tsize * ncb), "info": _buffer(dev, 4 * ncb)}
-        b.dispatch(k_dec, ncb, params=params, comp=comp_buf, plan=plan_buf, dst=out_buf, status=status_buf, **extra)
-        b.dispatch(k_raw, ncb, params=params, comp=comp_buf, plan=plan_buf, dst=out_buf, status=status_buf, **extra)
-        if mode == 0:
-            b.dispatch(k_ref, -(-ncb // nblk), params=params, comp=comp_buf, plan=plan_buf, dst=out_buf,
-                       status=status_buf, **extra)
+        b.dispatch(k_dec, ncb, params=params, comp=comp_buf, plan=plan_buf, dst=out_buf, status=status_buf)
+        b.dispatch(k_raw, ncb, params=params, comp=comp_buf, plan=plan_buf, dst=out_buf, status=status_buf)
         b.submit()
         status = _read_u32(dev, status_buf, ncb)
         bad = np.flatnonzero(status != 0)

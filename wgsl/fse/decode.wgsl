@@ -1,8 +1,7 @@
-// FSE block decoder. One workgroup per block. Invocation 0 parses the block's NCount header; all
-// invocations build the decoding table in workgroup memory. REF (phase 1 of 2): the table goes to
-// `dtabs` and refdec.wgsl decodes many blocks per workgroup. IL: each of the WG lanes decodes its
-// own stream (the bytes of words j, j + WG, ... of the block). Entry `copy` handles raw and
-// single-symbol blocks.
+// FSE block decoder. One workgroup per block. Invocation 0 parses the block's NCount header and
+// builds the decoding table in workgroup memory. REF: invocation 0 then decodes the two-state
+// reference bitstream. IL: each of the WG lanes decodes its own stream (the bytes of words
+// j, j + WG, ... of the block). Entry `copy` handles raw and single-symbol blocks.
 //
 // plan[3b .. 3b+3) = (kind, payload word offset in comp, payload bytes). Every read of comp is
 // bounded; every write of dst is bounded; status[b] gets a nonzero code when the stream is
@@ -34,12 +33,9 @@ var<workgroup> sh_tl: u32;
 var<workgroup> sh_hw: u32;
 var<workgroup> lerr: atomic<u32>;
 var<workgroup> sh_maxsv: u32;
-#include "fse/spread.wgsl"
-#if REF
-@group(0) @binding(5) var<storage, read_write> dtabs: array<u32>;   // TSIZE words per block
-@group(0) @binding(6) var<storage, read_write> info: array<u32>;    // tl | header bytes << 8 | ok << 31
-#else
+#if !REF
 var<workgroup> loff: array<u32, WG + 1u>;
+#include "fse/spread.wgsl"
 #endif
 
 var<private> err: u32;
@@ -49,7 +45,12 @@ fn highbit(x: u32) -> u32 {
     return 31u - countLeadingZeros(max(x, 1u));
 }
 
-#include "fse/bitreader.wgsl"
+fn cw(i: u32) -> u32 {
+    if (i < params.comp_words && i < arrayLength(&comp)) {
+        return comp[i];
+    }
+    return 0u;
+}
 
 // k (<= 16) bits at bit p of the stream starting at word bw, least significant first.
 fn fwd(bw: u32, p: u32, k: u32) -> u32 {
@@ -135,7 +136,110 @@ fn parse_ncount(bw: u32, limit: u32) -> u32 {
     return p;
 }
 
+fn build_dtable(tl: u32) {
+    let size = 1u << tl;
+    let mask = size - 1u;
+    var high = size - 1u;
+    for (var s = 0u; s <= maxsv; s++) {
+        let v = normv[s];
+        if (v == -1) {
+            dtab[high & mask] = s << 16u;
+            high -= 1u;
+            nxt[s] = 1u;
+        } else {
+            nxt[s] = u32(max(v, 0));
+        }
+    }
+    let step = (size >> 1u) + (size >> 3u) + 3u;
+    var pos = 0u;
+    var guard = 0u;
+    for (var s = 0u; s <= maxsv; s++) {
+        let v = u32(max(normv[s], 0));
+        for (var k = 0u; k < v && guard < 2u * size; k++) {
+            dtab[pos] = s << 16u;
+            pos = (pos + step) & mask;
+            guard += 1u;
+            while (pos > high && guard < 2u * size) {
+                pos = (pos + step) & mask;
+                guard += 1u;
+            }
+        }
+    }
+    if (pos != 0u) {
+        err = 5u;
+        return;
+    }
+    for (var u = 0u; u < size; u++) {
+        let s = (dtab[u] >> 16u) & 255u;
+        let x = max(nxt[s], 1u);
+        nxt[s] = x + 1u;
+        let nb = min(tl - min(highbit(x), tl), 15u);
+        dtab[u] = (((x << nb) - size) & 0xffffu) | (s << 16u) | (nb << 24u);
+    }
+}
 
+// Backward bit reader over the stream at word bw: fields are read from bit `pos` downwards,
+// never below bit `sb`. A two-word window (hi = word p1, lo = word p1 - 1) is refilled one
+// word at a time. Function-scope state passed by pointer (module-scope private variables were
+// kept in memory by the NVIDIA Vulkan compiler: ~100x slower loops).
+struct Rb {
+    bw: u32,
+    pos: u32,
+    sb: u32,
+    p1: u32,
+    hi: u32,
+    lo: u32,
+}
+
+fn rb_init(bw: u32, pos: u32, sb: u32) -> Rb {
+    var r: Rb;
+    r.bw = bw;
+    r.pos = pos;
+    r.sb = sb;
+    r.p1 = (max(pos, 1u) - 1u) >> 5u;
+    r.hi = cw(bw + r.p1);
+    r.lo = select(0u, cw(bw + r.p1 - 1u), r.p1 > 0u);
+    return r;
+}
+
+// No per-read underflow test: a stream that reads past its start leaves pos != sb at the
+// end (checked by the caller), and every load stays bounded meanwhile.
+fn rb_read(rb: ptr<function, Rb>, k: u32) -> u32 {
+    let pos = (*rb).pos - k;
+    (*rb).pos = pos;
+    let p1 = (*rb).p1;
+    let hi = (*rb).hi;
+    let lo = (*rb).lo;
+    let r = pos + 32u - p1 * 32u;   // field start within the 64-bit window (lo at bit 0)
+    let a = (lo >> (r & 31u)) | (hi << ((32u - r) & 31u));
+    let v = select(a, hi >> ((r - 32u) & 31u), r >= 32u);
+    if (pos > 0u && ((pos - 1u) >> 5u) < p1) {
+        (*rb).p1 = p1 - 1u;
+        (*rb).hi = lo;
+        (*rb).lo = select(0u, cw((*rb).bw + p1 - 2u), p1 > 1u);
+    }
+    return v & ((1u << k) - 1u);
+}
+
+#if REF
+fn sym(rb: ptr<function, Rb>, s1: ptr<function, u32>, s2: ptr<function, u32>, tmask: u32, i: u32, n: u32) -> u32 {
+    if (i >= n) {
+        return 0u;
+    }
+    if ((i & 1u) == 0u) {
+        let e = dtab[*s1 & tmask];
+        if (i + 2u < n) {
+            *s1 = (e & 0xffffu) + rb_read(rb, e >> 24u);
+        }
+        return (e >> 16u) & 255u;
+    }
+    let e = dtab[*s2 & tmask];
+    if (i + 2u < n) {
+        *s2 = (e & 0xffffu) + rb_read(rb, e >> 24u);
+    }
+    return (e >> 16u) & 255u;
+}
+#endif
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -160,29 +264,63 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let nd = arrayLength(&dst);
     err = 0u;
 #if REF
-    // phase 1 of 2: header checks and the decoding table, stored in dtabs for refdec.wgsl
-    if (lid == 0u) {
-        var code = 10u;
-        if (kind == 2u && csize >= 2u) {
-            let hbits = parse_ncount(bw, 8u * csize);
-            let hb = (hbits + 7u) / 8u;
-            let lb = (cw(bw + (csize - 1u) / 4u) >> (8u * ((csize - 1u) & 3u))) & 255u;
-            if (err == 0u && (hb >= csize || lb == 0u || len < 3u)) {
-                err = 7u;
-            }
-            code = err;
-            sh_hw = hb;
-            sh_maxsv = maxsv;
-        }
-        sh_ok = select(0u, 1u, code == 0u);
-        if (code != 0u) {
-            status[b] = code;
-            info[b] = 0u;
-        }
-    }
-    if (workgroupUniformLoad(&sh_ok) == 0u) {
+    if (lid != 0u) {
         return;
     }
+    if (kind != 2u || csize < 2u) {
+        status[b] = 10u;
+        return;
+    }
+    let hbits = parse_ncount(bw, 8u * csize);
+    let tl = sh_tl;
+    if (err == 0u) {
+        build_dtable(tl);
+    }
+    let hb = (hbits + 7u) / 8u;
+    let lb = (cw(bw + (csize - 1u) / 4u) >> (8u * ((csize - 1u) & 3u))) & 255u;
+    if (err == 0u && (hb >= csize || lb == 0u || len < 3u)) {
+        err = 7u;
+    }
+    if (err != 0u) {
+        status[b] = err;
+        return;
+    }
+    let tmask = (1u << tl) - 1u;
+    var rb = rb_init(bw, (csize - 1u) * 8u + highbit(lb), hb * 8u);
+    var s1 = rb_read(&rb, tl);
+    var s2 = rb_read(&rb, tl);
+    let nw = (len + 3u) / 4u;
+    // words whose 4 symbols are all followed by a state update (4q + 5 < len): no tests
+    let nfast = select(0u, (len - 2u) / 4u, len >= 6u);
+    for (var q = 0u; q < nfast; q++) {
+        let e1 = dtab[s1 & tmask];
+        s1 = (e1 & 0xffffu) + rb_read(&rb, e1 >> 24u);
+        let e2 = dtab[s2 & tmask];
+        s2 = (e2 & 0xffffu) + rb_read(&rb, e2 >> 24u);
+        let e3 = dtab[s1 & tmask];
+        s1 = (e3 & 0xffffu) + rb_read(&rb, e3 >> 24u);
+        let e4 = dtab[s2 & tmask];
+        s2 = (e4 & 0xffffu) + rb_read(&rb, e4 >> 24u);
+        let w = ((e1 >> 16u) & 255u) | (((e2 >> 16u) & 255u) << 8u) | (((e3 >> 16u) & 255u) << 16u)
+              | (((e4 >> 16u) & 255u) << 24u);
+        if (ow + q < nd) {
+            dst[ow + q] = w;
+        }
+    }
+    for (var q = nfast; q < nw; q++) {
+        let i = 4u * q;
+        var w = sym(&rb, &s1, &s2, tmask, i, len);
+        w |= sym(&rb, &s1, &s2, tmask, i + 1u, len) << 8u;
+        w |= sym(&rb, &s1, &s2, tmask, i + 2u, len) << 16u;
+        w |= sym(&rb, &s1, &s2, tmask, i + 3u, len) << 24u;
+        if (ow + q < nd) {
+            dst[ow + q] = w;
+        }
+    }
+    if (err == 0u && rb.pos != rb.sb) {
+        err = 8u;
+    }
+    status[b] = err;
 #else
     if (lid == 0u) {
         var ok = kind == 3u && csize % 4u == 0u;
@@ -200,7 +338,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (workgroupUniformLoad(&sh_ok) == 0u) {
         return;
     }
-#endif
     // decoding table, built by all invocations; the first 32 fill it, lid owning symbols s % 32 == lid
     {
         let tl = sh_tl;
@@ -225,15 +362,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
         }
     }
-#if REF
-    workgroupBarrier();
-    for (var u = lid; u < TSIZE; u += WG) {
-        dtabs[b * TSIZE + u] = dtab[u];
-    }
-    if (lid == 0u) {
-        info[b] = sh_tl | (sh_hw << 8u) | (1u << 31u);
-    }
-#else
     loff[lid] = (cw(bw + sh_hw + lid / 2u) >> (16u * (lid & 1u))) & 0xffffu;
     workgroupBarrier();
     if (lid == 0u) {
