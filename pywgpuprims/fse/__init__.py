@@ -27,11 +27,10 @@ GPU pipeline (``wgsl/fse/``), per chunk of blocks that fits the device's largest
 - host: exclusive scan of the payload sizes (a few thousand values) gives each block's place.
 - ``gather.wgsl``: one workgroup per block copies payloads (or raw input) to their places
   (4 words per invocation and trip; an interleaved block's lane streams as one flat range).
-- decoding: ``decode.wgsl`` (one workgroup per block: NCount parse and checks, table built in
-  parallel in workgroup memory; interleaved mode: one invocation per lane decodes; reference
-  mode: the table is stored and ``refdec.wgsl`` decodes several blocks per workgroup, one per
-  invocation, tables in workgroup memory), then checksums of the output (``hist.wgsl`` without
-  counts) are compared with the stored ones.
+- decoding: ``decode.wgsl`` (one workgroup per block: NCount parse and checks; interleaved mode:
+  table built in parallel in workgroup memory, one invocation per lane decodes; reference mode:
+  invocation 0 builds the table and decodes), then checksums of the output (``hist.wgsl``
+  without counts) are compared with the stored ones.
 
 Coding loops keep their bit writer/reader state in function-scope structs passed by pointer.
 
