@@ -32,8 +32,6 @@ GPU pipeline (``wgsl/fse/``), per chunk of blocks that fits the device's largest
   invocation 0 builds the table and decodes), then checksums of the output (``hist.wgsl``
   without counts) are compared with the stored ones.
 
-Coding loops keep their bit writer/reader state in function-scope structs passed by pointer.
-
 Reference-mode blocks are at most 128 KiB (default 32 KiB): one invocation codes a whole block,
 and lavapipe stops any invocation's loops after 65,535 trips in total.
 """

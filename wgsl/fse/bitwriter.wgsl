@@ -97,8 +97,8 @@ fn write_ncount(tl: u32, maxsv: u32) {
 }
 #endif
 
-// The same writer as a function-scope struct passed by pointer (no module-scope private state:
-// the NVIDIA Vulkan compiler kept those in memory, which made the coding loops ~100x slower).
+// The same writer as a function-scope struct passed by pointer (no module-scope private state;
+// on the H100 this measured the same speed as the private-variable writer above).
 struct Bw {
     acc: u32,
     nacc: u32,

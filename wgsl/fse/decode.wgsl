@@ -180,8 +180,8 @@ fn build_dtable(tl: u32) {
 
 // Backward bit reader over the stream at word bw: fields are read from bit `pos` downwards,
 // never below bit `sb`. A two-word window (hi = word p1, lo = word p1 - 1) is refilled one
-// word at a time. Function-scope state passed by pointer (module-scope private variables were
-// kept in memory by the NVIDIA Vulkan compiler: ~100x slower loops).
+// word at a time. Function-scope state passed by pointer, so several readers can coexist (on the
+// H100 this measured the same speed as module-scope private state).
 struct Rb {
     bw: u32,
     pos: u32,
