@@ -13,19 +13,24 @@ Command line: ``python -m pywgpuprims.fse compress|decompress IN OUT``.
 
 GPU pipeline (``wgsl/fse/``), per chunk of blocks that fits the device's largest binding:
 
-- ``hist.wgsl``: one workgroup per block; byte histogram in workgroup memory (atomics over four
-  sub-histograms) and the block checksum.
+- ``hist.wgsl``: one workgroup per block; byte histogram in workgroup memory (atomics over eight
+  sub-histograms, 4 words per invocation and trip) and the block checksum.
 - host: block kinds (raw / single symbol / FSE, the reference's rules), the reference's optimal
   table log, normalisation (64-bit arithmetic, vectorised over blocks), packed into a plan.
-- ``encode.wgsl``: one workgroup per block builds the compact encoding table in workgroup memory
-  (``stateTable`` plus per-symbol ``deltaNbBits``/``deltaFindState``) and writes the NCount header.
-  Reference mode: invocation 0 codes the block with two states exactly as the reference does.
-  Interleaved mode: each of the ``lanes`` invocations codes its own state and stream.
+- reference mode: ``reftab.wgsl`` (one workgroup per block) builds the block's encoding table in
+  parallel, writes the NCount header and stores the table compactly (1 KiB of per-symbol
+  ``deltaNbBits``/``deltaFindState`` + u16 state table); ``refenc.wgsl`` then codes as many blocks
+  per workgroup as tables fit its workgroup memory (9 at table log 11 with 48 KiB), one block per
+  invocation, with two states exactly as the reference does.
+- interleaved mode: ``encode.wgsl``, one workgroup per block builds the table in workgroup memory
+  and writes the header; each of the ``lanes`` invocations codes its own state and stream.
 - host: exclusive scan of the payload sizes (a few thousand values) gives each block's place.
-- ``gather.wgsl``: one workgroup per block copies payloads (or raw input) to their places.
-- decoding: ``decode.wgsl`` (one workgroup per block: NCount parse and table in workgroup
-  memory; reference mode one invocation, interleaved mode one per lane), then checksums of the
-  output (``hist.wgsl`` without counts) are compared with the stored ones.
+- ``gather.wgsl``: one workgroup per block copies payloads (or raw input) to their places
+  (4 words per invocation and trip; an interleaved block's lane streams as one flat range).
+- decoding: ``decode.wgsl`` (one workgroup per block: NCount parse and checks; interleaved mode:
+  table built in parallel in workgroup memory, one invocation per lane decodes; reference mode:
+  invocation 0 builds the table and decodes), then checksums of the output (``hist.wgsl``
+  without counts) are compared with the stored ones.
 
 Reference-mode blocks are at most 128 KiB (default 32 KiB): one invocation codes a whole block,
 and lavapipe stops any invocation's loops after 65,535 trips in total.

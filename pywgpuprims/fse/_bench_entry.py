@@ -2,7 +2,9 @@
 
 Data: skewed bytes of about 4 bits of entropy per byte (geometric, p = 0.15). Rows: interleaved
 and reference encode/decode, GPU time of the kernels only (timestamp queries over every batch the
-call submits) and end-to-end wall time (GpuArray in -> bytes out for encode, bytes in -> bytes out
+call submits: encode = histogram + checksum, table build and coding, compaction; decode = table
+build and decoding, raw/single-symbol copy, output checksums; uploads, read-backs and host work
+between batches are not included) and end-to-end wall time (GpuArray in -> bytes out for encode, bytes in -> bytes out
 for decode), beside the same-run WGSL copy over the input bytes. With the ``zstd`` package
 loadable, the reference FSE (single thread, CPU, 32 KiB blocks, time of its C calls through
 ctypes, on a sample of up to 64 MiB) gives ``cpu_rate`` and ``size_vs_ref`` (our compressed bytes

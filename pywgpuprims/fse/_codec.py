@@ -75,6 +75,14 @@ def _chunk_blocks(dev: Device, block_size: int, per_block_bytes: int, n_blocks: 
     return min(cb, max(4, -(-n_blocks // 4) * 4))
 
 
+def _blocks_per_group(dev: Device, table_bytes: int, option: str) -> int:
+    """Reference-mode blocks coded by one workgroup (one per invocation): as many block tables as
+    fit the workgroup storage limit, at most 32 (``dev.options[option]`` overrides, for tuning)."""
+    limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
+    n = int(dev.options.get(option, 0)) or limit // table_bytes
+    return max(1, min(32, n, limit // table_bytes))
+
+
 def _u32_view(data: bytes) -> np.ndarray:
     return np.frombuffer(data + b"\0" * (-len(data) % 4), np.uint32)
 
@@ -231,10 +239,15 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
     offset = HEADER.size + ENTRY.itemsize * nb
     stage_words = _stage_words(mode, block_size, lanes, table_log)
     lane_cap = _lane_cap(block_size, lanes, table_log) if mode == "interleaved" else 0
-    cb = _chunk_blocks(dev, block_size, 4 * stage_words, nb)
     tsize = 1 << _max_block_log(table_log)
-    wg = 32 if mode == "reference" else lanes
-    k_enc = dev.kernel("fse/encode.wgsl", defines={"REF": mode == "reference", "WG": wg, "TSIZE": tsize})
+    tw = 256 + tsize // 2
+    cb = _chunk_blocks(dev, block_size, max(4 * stage_words, 4 * tw if mode == "reference" else 0), nb)
+    if mode == "reference":
+        nblk = _blocks_per_group(dev, 4 * (tw + 1), "fse_ref_enc_blocks")
+        k_tab = dev.kernel("fse/reftab.wgsl", defines={"WG": 32, "TSIZE": tsize})
+        k_enc = dev.kernel("fse/refenc.wgsl", defines={"WG": 32, "NBLK": nblk, "TSIZE": tsize, "WRITER_ONLY": True})
+    else:
+        k_enc = dev.kernel("fse/encode.wgsl", defines={"WG": lanes, "TSIZE": tsize})
     k_gat = dev.kernel("fse/gather.wgsl")
     for c0 in range(0, nb, cb):
         c1 = min(nb, c0 + cb)
@@ -272,9 +285,17 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
             stage = _buffer(dev, 4 * stage_words * ncb)
             status_buf = _buffer(dev, 8 * ncb)
             b = dev.batch()
-            b.dispatch(k_enc, ncb, params={"n_bytes": nbytes, "block_size": block_size, "n_blocks": ncb,
-                                           "stage_words": stage_words, "lane_cap": lane_cap},
-                       src=src, plan=plan_buf, stage=stage, status=status_buf)
+            if mode == "reference":
+                tabs = _buffer(dev, 4 * tw * ncb)
+                b.dispatch(k_tab, ncb, params={"n_blocks": ncb, "stage_words": stage_words},
+                           plan=plan_buf, stage=stage, status=status_buf, tabs=tabs)
+                b.dispatch(k_enc, -(-ncb // nblk), params={"n_bytes": nbytes, "block_size": block_size,
+                                                           "n_blocks": ncb, "stage_words": stage_words},
+                           src=src, plan=plan_buf, tabs=tabs, stage=stage, status=status_buf)
+            else:
+                b.dispatch(k_enc, ncb, params={"n_bytes": nbytes, "block_size": block_size, "n_blocks": ncb,
+                                               "stage_words": stage_words, "lane_cap": lane_cap},
+                           src=src, plan=plan_buf, stage=stage, status=status_buf)
             b.submit()
             status = _read_u32(dev, status_buf, 2 * ncb).reshape(ncb, 2)
         csize = np.where(kind == RAW, lens, 1).astype(np.int64)

@@ -1,13 +1,11 @@
-// FSE block encoder. REF: one workgroup per block, invocation 0 codes the block exactly as the
-// reference block compressor (two interleaved states, reads the block backwards). IL: one
+// FSE block encoder, interleaved mode (reference mode: reftab.wgsl + refenc.wgsl). One
 // workgroup of LANES invocations per block, lane j codes the bytes of words j, j + LANES, ... of
 // the block with its own state into its own word-aligned stream.
 //
 // plan[b * 129]: 0 = skip, else table_log | max_symbol << 8; plan[b * 129 + 1 + k] holds the
 // normalised counts of symbols 2k, 2k+1 as (norm + 1) u16 pairs.
-// stage: per block stage_words words. REF: NCount header + bitstream from word 0.
-// IL: words [0, 128) header, [128, 128 + LANES) lane word counts, then LANES slots of lane_cap.
-// status[2b] = header+stream bytes (REF) / header bytes (IL); status[2b+1] = IL payload bytes;
+// stage: per block stage_words words: [0, 128) header, [128, 128 + LANES) lane word counts, then LANES slots of lane_cap.
+// status[2b] = header bytes; status[2b+1] = payload bytes;
 // 0xffffffff = a stream ran past its slot (the host stores the block raw).
 
 struct Params {
@@ -35,100 +33,9 @@ var<workgroup> sh_p0: u32;
 var<workgroup> tot_words: atomic<u32>;
 var<workgroup> ovf: atomic<u32>;
 
-var<private> acc: u32;
-var<private> nacc: u32;
-var<private> wpos: u32;
-var<private> wbase: u32;
-var<private> wcap: u32;
-var<private> over: bool;
+#include "fse/bitwriter.wgsl"
+
 var<private> tmask: u32;
-
-fn writer(base: u32, cap: u32) {
-    acc = 0u;
-    nacc = 0u;
-    wpos = 0u;
-    wbase = base;
-    wcap = cap;
-    over = false;
-}
-
-// Append the low k bits of v (k <= 16), least significant bit first.
-fn put(v: u32, k: u32) {
-    let m = v & ((1u << k) - 1u);
-    acc |= m << nacc;
-    nacc += k;
-    if (nacc >= 32u) {
-        if (wpos < wcap) {
-            stage[wbase + wpos] = acc;
-        } else {
-            over = true;
-        }
-        wpos += 1u;
-        nacc -= 32u;
-        acc = m >> (k - nacc);
-    }
-}
-
-// Write the last partial word; returns the stream length in bits.
-fn finish() -> u32 {
-    let bits = wpos * 32u + nacc;
-    if (nacc > 0u) {
-        if (wpos < wcap) {
-            stage[wbase + wpos] = acc;
-        } else {
-            over = true;
-        }
-        wpos += 1u;
-    }
-    return bits;
-}
-
-fn write_ncount(tl: u32, maxsv: u32) {
-    let size = i32(1u << tl);
-    var remaining = size + 1;
-    var threshold = size;
-    var nbits = tl + 1u;
-    put(tl - 5u, 4u);
-    var s = 0u;
-    var prev0 = false;
-    loop {
-        if (s > maxsv || remaining <= 1) {
-            break;
-        }
-        if (prev0) {
-            var start = s;
-            while (s <= maxsv && normv[s] == 0) {
-                s += 1u;
-            }
-            if (s > maxsv) {
-                break;
-            }
-            while (s >= start + 24u) {
-                start += 24u;
-                put(0xffffu, 16u);
-            }
-            while (s >= start + 3u) {
-                start += 3u;
-                put(3u, 2u);
-            }
-            put(s - start, 2u);
-        }
-        var count = normv[s];
-        s += 1u;
-        let mx = (2 * threshold - 1) - remaining;
-        remaining -= abs(count);
-        count += 1;
-        if (count >= threshold) {
-            count += mx;
-        }
-        put(u32(count), nbits - select(0u, 1u, count < mx));
-        prev0 = count == 1;
-        while (remaining < threshold && threshold > 1) {
-            nbits -= 1u;
-            threshold >>= 1u;
-        }
-    }
-}
 
 fn init_state(s: u32) -> u32 {
     let t = tt[s];
@@ -137,10 +44,10 @@ fn init_state(s: u32) -> u32 {
     return get16(((v >> nb) + t.y) & tmask);
 }
 
-fn enc(state: u32, s: u32) -> u32 {
+fn enc_l(w: ptr<function, Bw>, tmask: u32, state: u32, s: u32) -> u32 {
     let t = tt[s];
     let nb = (state + t.x) >> 16u;
-    put(state, nb);
+    bw_put(w, state, nb);
     return get16(((state >> nb) + t.y) & tmask);
 }
 
@@ -175,57 +82,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let len = min(params.block_size, params.n_bytes - start);
     let w0 = start / 4u;
     let base = b * params.stage_words;
-#if REF
-    if (lid != 0u) {
-        return;
-    }
-    writer(base, params.stage_words);
-    write_ncount(tl, maxsv);
-    put(0u, (8u - (nacc & 7u)) & 7u);
-    var s1 = 0u;
-    var s2 = 0u;
-    let xl = (src[w0 + ((len - 1u) >> 2u)] >> (8u * ((len - 1u) & 3u))) & 255u;
-    let xm = (src[w0 + ((len - 2u) >> 2u)] >> (8u * ((len - 2u) & 3u))) & 255u;
-    if (((len - 1u) & 1u) == 0u) {
-        s1 = init_state(xl);
-        s2 = init_state(xm);
-    } else {
-        s2 = init_state(xl);
-        s1 = init_state(xm);
-    }
-    var i = i32(len) - 3;
-    loop {
-        if (i < 0 || (i & 3) == 3) {
-            break;
-        }
-        let x = (src[w0 + (u32(i) >> 2u)] >> (8u * (u32(i) & 3u))) & 255u;
-        if ((i & 1) == 1) {
-            s2 = enc(s2, x);
-        } else {
-            s1 = enc(s1, x);
-        }
-        i -= 1;
-    }
-    for (var q = (i + 1) / 4 - 1; q >= 0; q--) {
-        let w = src[w0 + u32(q)];
-        s2 = enc(s2, w >> 24u);
-        s1 = enc(s1, (w >> 16u) & 255u);
-        s2 = enc(s2, (w >> 8u) & 255u);
-        s1 = enc(s1, w & 255u);
-    }
-    put(s2, tl);
-    put(s1, tl);
-    put(1u, 1u);
-    let bits = finish();
-    status[2u * b] = select((bits + 7u) / 8u, 0xffffffffu, over);
-#else
     if (lid == 0u) {
         writer(base, HDR_WORDS);
         write_ncount(tl, maxsv);
         status[2u * b] = select((finish() + 7u) / 8u, 0xffffffffu, over);
     }
     let j = lid;
-    writer(base + HDR_WORDS + WG + j * params.lane_cap, params.lane_cap);
+    var bw: Bw;
+    bw.acc = 0u;
+    bw.nacc = 0u;
+    bw.wpos = 0u;
+    bw.base = base + HDR_WORDS + WG + j * params.lane_cap;
+    bw.cap = params.lane_cap;
+    bw.over = 0u;
+    let tm = tmask;
     let nw = (len + 3u) / 4u;
     var kw = 0u;
     if (j < nw) {
@@ -238,22 +108,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let nv = min(4u, len - 4u * wl);
         var st = init_state((w >> (8u * (nv - 1u))) & 255u);
         for (var q = 1u; q < nv; q++) {
-            st = enc(st, (w >> (8u * (nv - 1u - q))) & 255u);
+            st = enc_l(&bw, tm, st, (w >> (8u * (nv - 1u - q))) & 255u);
         }
+        // one word loaded ahead, so the load's latency overlaps the previous word's coding
+        var xn = src[w0 + j + WG * (max(kw, 2u) - 2u)];
         for (var k = i32(kw) - 2; k >= 0; k--) {
-            let x = src[w0 + j + WG * u32(k)];
-            st = enc(st, x >> 24u);
-            st = enc(st, (x >> 16u) & 255u);
-            st = enc(st, (x >> 8u) & 255u);
-            st = enc(st, x & 255u);
+            let x = xn;
+            xn = src[w0 + j + WG * u32(max(k - 1, 0))];
+            st = enc_l(&bw, tm, st, x >> 24u);
+            st = enc_l(&bw, tm, st, (x >> 16u) & 255u);
+            st = enc_l(&bw, tm, st, (x >> 8u) & 255u);
+            st = enc_l(&bw, tm, st, x & 255u);
         }
-        put(st, tl);
-        put(1u, 1u);
-        finish();
+        bw_put(&bw, st, tl);
+        bw_put(&bw, 1u, 1u);
+        bw_finish(&bw);
     }
-    stage[base + HDR_WORDS + j] = wpos;
-    atomicAdd(&tot_words, wpos);
-    if (over) {
+    stage[base + HDR_WORDS + j] = bw.wpos;
+    atomicAdd(&tot_words, bw.wpos);
+    if (bw.over != 0u) {
         atomicOr(&ovf, 1u);
     }
     workgroupBarrier();
@@ -265,5 +138,4 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         status[2u * b + 1u] = total;
     }
-#endif
 }

@@ -1,7 +1,9 @@
 // Compaction: one workgroup per block copies its payload to its final, word-aligned place.
 // gplan[3b .. 3b+3) = (kind, dst word offset, aux): kind 0 raw (copy the input block), 1 RLE
 // (aux = the byte), 2 reference FSE (aux = payload bytes, from the stage slot), 3 interleaved
-// (aux = header bytes; counts and lane streams are packed from the stage slot).
+// (aux = header bytes; counts and lane streams are packed from the stage slot). Copies move 4
+// words per invocation and trip (independent loads in flight); the lane streams are copied as one
+// flat range, each invocation tracking which lane its words come from.
 
 struct Params {
     n_bytes: u32,
@@ -24,6 +26,50 @@ const HDR_WORDS: u32 = 128u;
 var<workgroup> sh_kind: u32;
 var<workgroup> loff: array<u32, 257>;
 
+// dst[o + i] = src[s0 + i] for i < nw; 4 words a trip
+fn copy_from_src(lid: u32, s0: u32, o: u32, nw: u32, nd: u32) {
+    var i = lid;
+    for (; i + 3u * WG < nw; i += 4u * WG) {
+        var v: array<u32, 4>;
+#unroll Q 4
+        v[{{Q}}] = src[s0 + i + {{Q}}u * WG];
+#endunroll
+#unroll Q 4
+        if (o + i + {{Q}}u * WG < nd) {
+            dst[o + i + {{Q}}u * WG] = v[{{Q}}];
+        }
+#endunroll
+    }
+    for (; i < nw; i += WG) {
+        let v = src[s0 + i];
+        if (o + i < nd) {
+            dst[o + i] = v;
+        }
+    }
+}
+
+// dst[o + i] = stage[s0 + i] for i < nw; 4 words a trip
+fn copy_from_stage(lid: u32, s0: u32, o: u32, nw: u32, nd: u32) {
+    var i = lid;
+    for (; i + 3u * WG < nw; i += 4u * WG) {
+        var v: array<u32, 4>;
+#unroll Q 4
+        v[{{Q}}] = stage[s0 + i + {{Q}}u * WG];
+#endunroll
+#unroll Q 4
+        if (o + i + {{Q}}u * WG < nd) {
+            dst[o + i + {{Q}}u * WG] = v[{{Q}}];
+        }
+#endunroll
+    }
+    for (; i < nw; i += WG) {
+        let v = stage[s0 + i];
+        if (o + i < nd) {
+            dst[o + i] = v;
+        }
+    }
+}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -42,59 +88,69 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let len = min(params.block_size, params.n_bytes - start);
     let sbase = b * params.stage_words;
     if (kind == 0u) {
-        let nw = (len + 3u) / 4u;
-        for (var i = lid; i < nw; i += WG) {
-            var w = src[start / 4u + i];
-            let rem = len - 4u * i;
-            if (rem < 4u) {
-                w &= (1u << (8u * rem)) - 1u;
-            }
-            if (o + i < nd) {
-                dst[o + i] = w;
-            }
+        let nfull = len / 4u;
+        copy_from_src(lid, start / 4u, o, nfull, nd);
+        let rem = len - 4u * nfull;
+        if (lid == 0u && rem > 0u && o + nfull < nd) {
+            dst[o + nfull] = src[start / 4u + nfull] & ((1u << (8u * rem)) - 1u);
         }
     } else if (kind == 1u) {
         if (lid == 0u && o < nd) {
             dst[o] = aux & 255u;
         }
     } else if (kind == 2u) {
-        let nw = (aux + 3u) / 4u;
-        for (var i = lid; i < nw; i += WG) {
-            if (o + i < nd) {
-                dst[o + i] = stage[sbase + i];
-            }
-        }
+        copy_from_stage(lid, sbase, o, (aux + 3u) / 4u, nd);
     } else {
         let lanes = params.lanes;
         let hw = (aux + 3u) / 4u;
-        for (var i = lid; i < hw; i += WG) {
-            if (o + i < nd) {
-                dst[o + i] = stage[sbase + i];
-            }
-        }
+        copy_from_stage(lid, sbase, o, hw, nd);
         for (var i = lid; i < lanes / 2u; i += WG) {
             let c = stage[sbase + HDR_WORDS + 2u * i] | (stage[sbase + HDR_WORDS + 2u * i + 1u] << 16u);
             if (o + hw + i < nd) {
                 dst[o + hw + i] = c;
             }
         }
+        if (lid < lanes) {
+            loff[lid] = stage[sbase + HDR_WORDS + lid];
+        }
+        workgroupBarrier();
         if (lid == 0u) {
             var t = 0u;
             for (var j = 0u; j < lanes; j++) {
+                let c = loff[j];
                 loff[j] = t;
-                t += stage[sbase + HDR_WORDS + j];
+                t += c;
             }
             loff[lanes] = t;
         }
         workgroupBarrier();
+        // the lane streams as one flat range of loff[lanes] words: word i is word i - loff[j] of
+        // lane j's slot, loff[j] <= i < loff[j + 1]; j only grows along an invocation's words
         let ob = o + hw + lanes / 2u;
-        for (var j = 0u; j < lanes; j++) {
-            let c = loff[j + 1u] - loff[j];
-            let fromw = sbase + HDR_WORDS + lanes + j * params.lane_cap;
-            for (var i = lid; i < c; i += WG) {
-                if (ob + loff[j] + i < nd) {
-                    dst[ob + loff[j] + i] = stage[fromw + i];
-                }
+        let total = loff[lanes];
+        let slots = sbase + HDR_WORDS + lanes;
+        var j = 0u;
+        var i = lid;
+        for (; i + 3u * WG < total; i += 4u * WG) {
+            var v: array<u32, 4>;
+#unroll Q 4
+            while (j + 1u < lanes && loff[j + 1u] <= i + {{Q}}u * WG) {
+                j += 1u;
+            }
+            v[{{Q}}] = stage[slots + j * params.lane_cap + i + {{Q}}u * WG - loff[j]];
+#endunroll
+#unroll Q 4
+            if (ob + i + {{Q}}u * WG < nd) {
+                dst[ob + i + {{Q}}u * WG] = v[{{Q}}];
+            }
+#endunroll
+        }
+        for (; i < total; i += WG) {
+            while (j + 1u < lanes && loff[j + 1u] <= i) {
+                j += 1u;
+            }
+            if (ob + i < nd) {
+                dst[ob + i] = stage[slots + j * params.lane_cap + i - loff[j]];
             }
         }
     }

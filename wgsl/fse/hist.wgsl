@@ -1,6 +1,7 @@
-// Per-block byte histograms (HIST true; otherwise only the checksums) (workgroup-memory atomics, NSUB sub-histograms to spread contention)
-// and a per-block checksum. One workgroup per block; block b covers bytes
-// [b * block_size, min((b + 1) * block_size, n_bytes)) of src (bytes packed 4 per u32 word).
+// Per-block byte histograms (HIST true; otherwise only the checksums) (workgroup-memory atomics,
+// NSUB sub-histograms to spread contention) and a per-block checksum. One workgroup per block;
+// block b covers bytes [b * block_size, min((b + 1) * block_size, n_bytes)) of src (bytes packed
+// 4 per u32 word). Each invocation loads 4 words per trip (independent loads in flight).
 // out[b * 257 + s] = count of byte s; out[b * 257 + 256] = checksum (see fse/__init__.py).
 
 struct Params {
@@ -14,9 +15,9 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> hist: array<u32>;
 
 const WG: u32 = 256u;
-const NSUB: u32 = 4u;
+const NSUB: u32 = 8u;
 
-var<workgroup> h: array<atomic<u32>, 1024>;
+var<workgroup> h: array<atomic<u32>, 2048>;
 var<workgroup> ck: atomic<u32>;
 
 fn fmix(x: u32) -> u32 {
@@ -27,6 +28,15 @@ fn fmix(x: u32) -> u32 {
     v *= 0xc2b2ae35u;
     v ^= v >> 16u;
     return v;
+}
+
+fn count_word(sub: u32, w: u32) {
+#if HIST
+    atomicAdd(&h[sub + (w & 255u)], 1u);
+    atomicAdd(&h[sub + ((w >> 8u) & 255u)], 1u);
+    atomicAdd(&h[sub + ((w >> 16u) & 255u)], 1u);
+    atomicAdd(&h[sub + (w >> 24u)], 1u);
+#endif
 }
 
 @compute @workgroup_size(256)
@@ -45,30 +55,37 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     workgroupBarrier();
     let start = b * params.block_size;
     let len = min(params.block_size, params.n_bytes - start);
-    let nw = (len + 3u) / 4u;
+    let nfull = len / 4u;
     let w0 = start / 4u;
     let sub = (lid % NSUB) * 256u;
     var c = 0u;
-    for (var i = lid; i < nw; i += WG) {
-        var w = src[w0 + i];
-        let rem = len - 4u * i;
-        if (rem < 4u) {
-            w &= (1u << (8u * rem)) - 1u;
+    var i = lid;
+    for (; i + 3u * WG < nfull; i += 4u * WG) {
+        let a0 = src[w0 + i];
+        let a1 = src[w0 + i + WG];
+        let a2 = src[w0 + i + 2u * WG];
+        let a3 = src[w0 + i + 3u * WG];
+        count_word(sub, a0);
+        count_word(sub, a1);
+        count_word(sub, a2);
+        count_word(sub, a3);
+        c += fmix(a0 ^ (i * 0x9e3779b9u)) + fmix(a1 ^ ((i + WG) * 0x9e3779b9u))
+           + fmix(a2 ^ ((i + 2u * WG) * 0x9e3779b9u)) + fmix(a3 ^ ((i + 3u * WG) * 0x9e3779b9u));
+    }
+    for (; i < nfull; i += WG) {
+        let a = src[w0 + i];
+        count_word(sub, a);
+        c += fmix(a ^ (i * 0x9e3779b9u));
+    }
+    let rem = len - 4u * nfull;
+    if (lid == 0u && rem > 0u) {
+        let w = src[w0 + nfull] & ((1u << (8u * rem)) - 1u);
 #if HIST
-            for (var k = 0u; k < rem; k++) {
-                atomicAdd(&h[sub + ((w >> (8u * k)) & 255u)], 1u);
-            }
-#endif
-        }
-#if HIST
-        else {
-            atomicAdd(&h[sub + (w & 255u)], 1u);
-            atomicAdd(&h[sub + ((w >> 8u) & 255u)], 1u);
-            atomicAdd(&h[sub + ((w >> 16u) & 255u)], 1u);
-            atomicAdd(&h[sub + (w >> 24u)], 1u);
+        for (var k = 0u; k < rem; k++) {
+            atomicAdd(&h[(w >> (8u * k)) & 255u], 1u);
         }
 #endif
-        c += fmix(w ^ (i * 0x9e3779b9u));
+        c += fmix(w ^ (nfull * 0x9e3779b9u));
     }
     atomicAdd(&ck, c);
     workgroupBarrier();
