@@ -10,7 +10,7 @@ import numpy as np
 
 from ._array import GpuArray, asarray
 from ._device import Device, device
-from ._errors import DeviceLimitError, ShaderError
+from ._errors import DeviceLimitError, InputError, ShaderError
 from .scan import encode_scan
 from .scene import CLIP_BEGIN, CLIP_END, ScenePlan, _clip_bboxes_fallback
 
@@ -345,6 +345,23 @@ def _timed(dev: Device, timings: dict | None, name: str):
         timings[name + " (wall)"] = time.perf_counter() - t0
 
 
+#: Segments one element may have on a CPU adapter: fine walks one element's segments of a tile row
+#: without a stop inside it, and lavapipe cuts an invocation's loops past 65,535 trips silently.
+CPU_MAX_SEGMENTS_PER_ELEMENT = 48_000
+
+
+def _check_loop_cap(plan: ScenePlan, dev: Device) -> None:
+    if dev.info.get("adapter_type") != "CPU" or not len(plan.gpu_seg_part):
+        return
+    per_element = np.bincount(plan.elem_of_part[plan.gpu_seg_part], minlength=plan.n_elements)
+    worst = int(per_element.argmax())
+    if per_element[worst] > CPU_MAX_SEGMENTS_PER_ELEMENT:
+        raise InputError("scene.render", f"element {worst} has {int(per_element[worst])} line segments after "
+                         f"flattening; on a CPU adapter ({dev.adapter_summary}) one element may have at most "
+                         f"{CPU_MAX_SEGMENTS_PER_ELEMENT}, or a shader loop could be cut short (a wrong picture). "
+                         "Split the path into several fills, or render on a GPU")
+
+
 def render_plan(plan: ScenePlan, dev: Device | None = None, timings: dict | None = None,
                 budget: int = FINE_BUDGET, stack: bool | None = None, gpu_layout: bool | None = None) -> np.ndarray:
     """Render a :class:`ScenePlan` on the GPU: (height, width, 4) uint8, straight alpha.
@@ -353,6 +370,7 @@ def render_plan(plan: ScenePlan, dev: Device | None = None, timings: dict | None
     choose by memory (None).
     """
     t0 = time.perf_counter()
+    _check_loop_cap(plan, dev or device())
     g = GpuScene(plan, dev, budget, stack, gpu_layout)
     if timings is not None:
         timings["host: upload"] = time.perf_counter() - t0

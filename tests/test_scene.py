@@ -399,3 +399,17 @@ def test_outputs_and_state_poisoned(rng, dev):
         for buf in bufs:
             dev.write(buf.buffer, np.full(buf.buffer.size // 4, POISON_U32, np.uint32).tobytes())
         assert_close(g.run(), render_reference_plan(plan))
+
+
+def test_cpu_adapter_refuses_a_path_that_could_pass_the_loop_cap(monkeypatch):
+    import pywgpuprims._scene_gpu as sg
+
+    dev = pp.device()
+    if dev.info.get("adapter_type") != "CPU":
+        pytest.skip("the guard applies to CPU adapters only")
+    monkeypatch.setattr(sg, "CPU_MAX_SEGMENTS_PER_ELEMENT", 50)
+    s = Scene()
+    s.fill(polygon([(20 + 15 * np.cos(t), 20 + 15 * np.sin(t)) for t in np.linspace(0, 6.2, 80)]),
+           (255, 0, 0, 255))  # 80 segments
+    with pytest.raises(pp.InputError, match="line segments"):
+        s.render(40, 40)
