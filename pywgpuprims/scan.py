@@ -21,11 +21,11 @@ import os
 
 import numpy as np
 
-from ._array import GpuArray, as_input
+from ._array import GpuArray, as_input, asarray
 from ._bench import BenchContext, benchmark, copy_pass
 from ._device import Binding, Device
 from ._errors import DeviceLimitError, InputError
-from ._monoid import WGSL_TYPE, monoid_defines, numpy_identity, numpy_ufunc
+from ._monoid import WGSL_TYPE, monoid_defines, numpy_identity
 
 WG = 256
 VPT = 12  # vec4 per invocation: a tile is 256 * 12 * 4 = 12288 elements (fastest in an H100 sweep)
@@ -197,7 +197,6 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
     state = dev.scratch(16 + 8 * max_tiles) if method == "single_pass" else None
     args = dev.scratch(32) if method == "single_pass" else None
     stats = dev.options.get("scan_stats_buffer")
-    common = dict(exclusive=exclusive)
     for ci, (_, nr, e0, ne) in enumerate(chunks):
         seg = ne // nr
         tpr = -(-seg // tile)
@@ -219,10 +218,10 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
             if stats is not None:
                 b.copy(state, 0, stats, 16 * ci, 16)
             if dev.options.get("scan_repair", True):  # False only to measure the repair's cost
-                _encode_rts(b, dev, op, g.dtype, scalar, src, out, partials, carry, params, nr, common,
+                _encode_rts(b, dev, op, g.dtype, scalar, src, out, partials, carry, params, nr, exclusive,
                             indirect=args)
         elif method == "rts":
-            _encode_rts(b, dev, op, g.dtype, scalar, src, out, partials, carry, params, nr, common)
+            _encode_rts(b, dev, op, g.dtype, scalar, src, out, partials, carry, params, nr, exclusive)
         else:
             raise InputError("scan", f"unknown scan method {method!r}")
     for buf in (carry, partials, state, args):
@@ -236,11 +235,11 @@ def _padded(nbytes: int, arr: GpuArray, e0: int) -> int:
     return min(arr.buffer.size - start, (nbytes + 15) // 16 * 16)
 
 
-def _encode_rts(b, dev, op, dtype, scalar, src, out, partials, carry, params, rows, common, indirect=None):
+def _encode_rts(b, dev, op, dtype, scalar, src, out, partials, carry, params, rows, exclusive, indirect=None):
     red = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, dtype, scalar, RTS_REDUCE=True))
     spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines(op, dtype, "scan"))
     down = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, dtype, scalar, RTS_DOWNSWEEP=True,
-                                                         EXCLUSIVE=common["exclusive"]))
+                                                         EXCLUSIVE=exclusive))
     sp = {"tiles_per_row": params["tiles_per_row"], "rows": rows, "carry_in": params["carry_in"],
           "chunk": params["chunk"]}
     if indirect is None:
@@ -306,8 +305,6 @@ def reduce(x, op: str = "add", axis: int | None = None):
 
 
 def _upload(a: np.ndarray, dev: Device) -> GpuArray:
-    from ._array import asarray
-
     return asarray(a, dev=dev)
 
 
@@ -412,4 +409,3 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
 _scan_entry.default_sizes = [1 << 20, 1 << 24, 1 << 28]
 benchmark("scan")(_scan_entry)
 
-_ = numpy_ufunc  # re-exported for tests
