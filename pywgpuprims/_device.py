@@ -510,7 +510,14 @@ def device() -> Device:
 
 
 def set_device(dev: Device | None) -> None:
-    """Make ``dev`` the default device (``None``: choose again on next use)."""
+    """Make ``dev`` the default device (``None``: choose again on next use).
+
+    Examples
+    --------
+    >>> import pywgpuprims as pp
+    >>> pp.set_device(pp.Device(backend="vulkan"))  # doctest: +SKIP
+    >>> pp.set_device(None)  # the next pp.device() chooses again  # doctest: +SKIP
+    """
     global _default
     with _default_lock:
         _default = dev

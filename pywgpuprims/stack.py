@@ -260,6 +260,14 @@ def bracket_match_reference(kinds) -> tuple[np.ndarray, np.ndarray]:
 
     ``kinds``: bool/ints where (for bool input) True = open, False = close; or, for integer input
     with values in {0, 1, 2}, pass ``kinds=("kind", array)`` to use CLIP_DRAW/BEGIN/END codes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pywgpuprims import bracket_match_reference
+    >>> link, depth = bracket_match_reference(np.array([1, 1, 0, 0], bool))  # "(())"
+    >>> link.tolist(), depth.tolist()
+    ([-1, 0, 1, 0], [0, 1, 1, 0])
     """
     if isinstance(kinds, tuple) and kinds[0] == "kind":
         k = np.asarray(kinds[1]).astype(np.int64)
