@@ -13,8 +13,9 @@ def copy(x) -> np.ndarray | GpuArray:
 
     Examples
     --------
-    >>> import numpy as np, pywgpuprims as pp
-    >>> pp.copy(np.arange(3, dtype=np.int32))
+    >>> import numpy as np
+    >>> from pywgpuprims.copy import copy
+    >>> copy(np.arange(3, dtype=np.int32))
     array([0, 1, 2], dtype=int32)
     """
     g, host = as_input(x, "copy")

@@ -135,8 +135,8 @@ def scan(x, op: str = "add", exclusive: bool = False, axis: int = -1, out=None):
     >>> import numpy as np, pywgpuprims as pp
     >>> pp.scan(np.array([3, 1, 4, 1, 5], dtype=np.uint32))
     array([ 3,  4,  8,  9, 14], dtype=uint32)
-    >>> pp.scan(np.array([3, 1, 4, 1, 5], dtype=np.int32), op="max", exclusive=True)
-    array([-2147483648,           3,           3,           4,           4], dtype=int32)
+    >>> pp.scan(np.array([3, 1, 4, 1, 5], dtype=np.int32), op="max", exclusive=True).tolist()
+    [-2147483648, 3, 3, 4, 4]
     """
     g, host = as_input(x, "scan", dtypes=SCAN_DTYPES, ndims=(1, 2))
     monoid_defines(op, g.dtype, "scan")  # validates op and dtype
