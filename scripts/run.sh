@@ -39,7 +39,7 @@ case "$what" in
         $PY -m pytest -q "$@"
         if $PY -c 'import wgpu,sys; sys.exit(0 if any(a.info["backend_type"]=="OpenGL" for a in wgpu.gpu.enumerate_adapters_sync()) else 1)' 2>/dev/null; then
             echo "== tests on the OpenGL backend"
-            PYWGPUPRIMS_BACKEND=gl $PY -m pytest -q -m "not slow and not vulkan_only" "$@"
+            PYWGPUPRIMS_BACKEND=gl $PY -m pytest -q "$@"
         else
             echo "== no OpenGL adapter: OpenGL backend run skipped"
         fi

@@ -15,12 +15,13 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
-    if config.getoption("--runslow"):
-        return
-    skip = pytest.mark.skip(reason="stress test: opt in with --runslow")
+    on_gl = pp.device().backend == "OpenGL"
     for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+        if "slow" in item.keywords and not config.getoption("--runslow"):
+            item.add_marker(pytest.mark.skip(reason="stress test: opt in with --runslow"))
+        mark = item.get_closest_marker("vulkan_only")
+        if mark is not None and on_gl:
+            item.add_marker(pytest.mark.skip(reason=mark.kwargs.get("reason", "runs on the Vulkan backend only")))
 
 
 def pytest_report_header(config):
