@@ -69,9 +69,7 @@ const EPV: u32 = 4u;
 #endif
 const TILE_E: u32 = TILE_V * EPV;  // elements per tile
 
-var<private> g_lid: u32;
-var<private> g_lane: u32;
-var<private> g_sg_size: u32;
+#include "common/tile_slots.wgsl"
 
 #if SUBGROUPS
 #include "common/subgroup_scan.wgsl"
@@ -87,16 +85,6 @@ var<workgroup> wg_count: atomic<u32>;
 const STAGE: u32 = {{STAGE}}u;  // staging entries (rounds cover larger tiles)
 var<workgroup> stage: array<u32, STAGE>;
 #endif
-
-// vec4 slot (0 .. TILE_V-1) of this invocation's i-th vec4 (the same layouts as scan/tile.wgsl)
-fn vec_slot(i: u32) -> u32 {
-#if SUBGROUPS
-    let sgid = g_lid / g_sg_size;
-    return (sgid * VPT + i) * g_sg_size + g_lane;
-#else
-    return g_lid * VPT + i;
-#endif
-}
 
 fn x_word(w: u32) -> u32 {
     let v = x[w / 4u];

@@ -13,25 +13,13 @@ const WG: u32 = {{WG}}u;
 const VPT: u32 = {{VPT}}u;
 const TILE: u32 = WG * VPT * 4u;
 
-var<private> g_lid: u32;
-var<private> g_lane: u32;
-var<private> g_sg_size: u32;
+#include "common/tile_slots.wgsl"
 
 // (index of the tile's first element, number of valid elements in it)
 fn tile_origin(tile: u32) -> vec2<u32> {
     let row = tile / params.tiles_per_row;
     let start = (tile - row * params.tiles_per_row) * TILE;
     return vec2<u32>(row * params.row_len + start, min(TILE, params.row_len - start));
-}
-
-// vec4 slot (0 .. WG*VPT-1) of this invocation's i-th vec4
-fn vec_slot(i: u32) -> u32 {
-#if SUBGROUPS
-    let sgid = g_lid / g_sg_size;
-    return (sgid * VPT + i) * g_sg_size + g_lane;
-#else
-    return g_lid * VPT + i;
-#endif
 }
 
 // One vec4 of a tile at vec4 slot `slot`, elements past the tile's end set to the identity.

@@ -1,0 +1,19 @@
+// Which vec4 slots of a tile an invocation holds. Expects WG, VPT and, with SUBGROUPS, the entry
+// point to set g_lane and g_sg_size (g_lid always).
+//   SUBGROUPS: subgroup g owns a contiguous run of VPT * size vec4; lane l holds slot i*size + l of
+//              it, so each load instruction of a subgroup reads one contiguous span;
+//   otherwise: invocation t holds the contiguous slots t*VPT .. t*VPT + VPT - 1.
+
+var<private> g_lid: u32;
+var<private> g_lane: u32;
+var<private> g_sg_size: u32;
+
+// vec4 slot (0 .. WG*VPT-1) of this invocation's i-th vec4
+fn vec_slot(i: u32) -> u32 {
+#if SUBGROUPS
+    let sgid = g_lid / g_sg_size;
+    return (sgid * VPT + i) * g_sg_size + g_lane;
+#else
+    return g_lid * VPT + i;
+#endif
+}
