@@ -70,17 +70,17 @@ fn reduce4(x: vec4<Elem>) -> Elem {
 // Scans the tile held in `v` within the workgroup: `pre[i]` receives the combined value of every
 // element of the tile before vec4 i; returns the tile's aggregate. Called by the whole workgroup.
 // Owner and fallback both use this, so a tile's aggregate has the same bits whoever computes it.
-fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array<Elem, VPT>>) -> Elem {
+struct WorkgroupPrefix {
+    before: Elem,     // combined partial totals of the subgroups (invocations) before this one's
+    aggregate: Elem,  // all of them: the tile's aggregate
+}
+
+// Combines each subgroup's (each invocation's, without subgroups) partial total `run` across the
+// workgroup. Owner and fallback both go through here, so a tile's aggregate has the same bits
+// whoever computes it, floats included. Called by the whole workgroup; wg_scan may be rewritten
+// once every invocation has passed a barrier after the call.
+fn workgroup_prefix(run: Elem) -> WorkgroupPrefix {
 #if SUBGROUPS
-    var run = identity();
-#unroll I VPT
-    {
-        let r = reduce4((*v)[{{I}}]);
-        let incl = sg_inclusive(r, g_lane, g_sg_size);
-        (*pre)[{{I}}] = combine(run, sg_exclusive_of(incl, g_lane));
-        run = combine(run, sg_total(r, incl));
-    }
-#endunroll
     let sgid = g_lid / g_sg_size;
     if (g_lane == 0u) {
         wg_scan[sgid] = run;
@@ -96,17 +96,8 @@ fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array
         wg_aggregate = acc;
     }
     workgroupBarrier();
-    let before = wg_scan[sgid];
-#unroll I VPT
-    (*pre)[{{I}}] = combine(before, (*pre)[{{I}}]);
-#endunroll
-    return wg_aggregate;
+    return WorkgroupPrefix(wg_scan[sgid], wg_aggregate);
 #else
-    var run = identity();
-#unroll I VPT
-    (*pre)[{{I}}] = run;
-    run = combine(run, reduce4((*v)[{{I}}]));
-#endunroll
     // Hillis-Steele over the invocations' totals.
     wg_scan[g_lid] = run;
     workgroupBarrier();
@@ -123,13 +114,37 @@ fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array
     if (g_lid > 0u) {
         before = wg_scan[g_lid - 1u];
     }
-#unroll I VPT
-    (*pre)[{{I}}] = combine(before, (*pre)[{{I}}]);
-#endunroll
-    let agg = wg_scan[WG - 1u];
-    workgroupBarrier();  // wg_scan may be reused by the next local_scan
-    return agg;
+    return WorkgroupPrefix(before, wg_scan[WG - 1u]);
 #endif
+}
+
+// Scans the tile held in `v` within the workgroup: `pre[i]` receives the combined value of every
+// element of the tile before vec4 i; returns the tile's aggregate. Called by the whole workgroup.
+fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array<Elem, VPT>>) -> Elem {
+    var run = identity();
+#if SUBGROUPS
+#unroll I VPT
+    {
+        let r = reduce4((*v)[{{I}}]);
+        let incl = sg_inclusive(r, g_lane, g_sg_size);
+        (*pre)[{{I}}] = combine(run, sg_exclusive_of(incl, g_lane));
+        run = combine(run, sg_total(r, incl));
+    }
+#endunroll
+#else
+#unroll I VPT
+    (*pre)[{{I}}] = run;
+    run = combine(run, reduce4((*v)[{{I}}]));
+#endunroll
+#endif
+    let wp = workgroup_prefix(run);
+#unroll I VPT
+    (*pre)[{{I}}] = combine(wp.before, (*pre)[{{I}}]);
+#endunroll
+#if !SUBGROUPS
+    workgroupBarrier();  // wg_scan may be reused by the next local_scan
+#endif
+    return wp.aggregate;
 }
 
 #if !RTS_REDUCE
@@ -190,38 +205,9 @@ fn fallback_aggregate(tile: u32) -> Elem {
     run = combine(run, reduce4(load_vec4(o, vec_slot({{I}}u))));
 #endif
 #endunroll
-#if SUBGROUPS
-    if (g_lane == 0u) {
-        wg_scan[g_lid / g_sg_size] = run;
-    }
-    workgroupBarrier();
-    if (g_lid == 0u) {
-        var acc = identity();
-        for (var s = 0u; s < WG / g_sg_size; s++) {
-            acc = combine(acc, wg_scan[s]);
-        }
-        wg_aggregate = acc;
-    }
-    workgroupBarrier();
-    let agg = wg_aggregate;
-    workgroupBarrier();
+    let agg = workgroup_prefix(run).aggregate;
+    workgroupBarrier();  // wg_scan and wg_aggregate are rewritten by the next call
     return agg;
-#else
-    wg_scan[g_lid] = run;
-    workgroupBarrier();
-    for (var d = 1u; d < WG; d = d << 1u) {
-        var t = wg_scan[g_lid];
-        if (g_lid >= d) {
-            t = combine(wg_scan[g_lid - d], t);
-        }
-        workgroupBarrier();
-        wg_scan[g_lid] = t;
-        workgroupBarrier();
-    }
-    let agg = wg_scan[WG - 1u];
-    workgroupBarrier();
-    return agg;
-#endif
 }
 #endif
 
