@@ -1,4 +1,7 @@
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -50,3 +53,13 @@ def poisoned(shape, dtype, dev=None):
     if n:
         pp.device().write(g.buffer, words.tobytes())
     return g
+
+
+def run_with_lavapipe_threads(script: str, threads: str) -> None:
+    """Run ``script`` in a fresh process with ``LP_NUM_THREADS=threads`` (lavapipe reads it once,
+    at start-up); it must print "ok". Skips on adapters other than lavapipe."""
+    if "llvmpipe" not in pp.device().adapter_summary:
+        pytest.skip("LP_NUM_THREADS only affects lavapipe")
+    env = dict(os.environ, LP_NUM_THREADS=threads, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]

@@ -1,16 +1,12 @@
 """Scan and reduce against numpy: every op and dtype, tile boundaries, both local-scan paths,
 forced fallback, forced repair, chunking past the binding limit, batched rows, thread counts."""
 
-import os
-import subprocess
-import sys
 import textwrap
 from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import poisoned
+from conftest import poisoned, run_with_lavapipe_threads
 
 import pywgpuprims as pp
 from pywgpuprims.scan import MAX_STEPS, TILE
@@ -268,11 +264,7 @@ _THREAD_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.parametrize("threads", ["1", "2", "8"])
 def test_lavapipe_thread_counts(threads):
-    if "llvmpipe" not in pp.device().adapter_summary:
-        pytest.skip("LP_NUM_THREADS only affects lavapipe")
-    env = dict(os.environ, LP_NUM_THREADS=threads, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    r = subprocess.run([sys.executable, "-c", _THREAD_SCRIPT], env=env, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+    run_with_lavapipe_threads(_THREAD_SCRIPT, threads)
 
 
 @pytest.mark.slow

@@ -2,16 +2,12 @@
 sequences, nesting at and around partition sizes, partition-count boundaries, many partitions
 (spine chunks > 1), input dtypes, poisoned outputs, clip/blend boxes, lavapipe thread counts."""
 
-import os
-import subprocess
-import sys
 import textwrap
 from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import poisoned
+from conftest import poisoned, run_with_lavapipe_threads
 
 import pywgpuprims as pp
 from pywgpuprims.stack import EPT, WG
@@ -316,11 +312,7 @@ _THREAD_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.parametrize("threads", ["1", "2", "8"])
 def test_lavapipe_thread_counts(threads):
-    if "llvmpipe" not in pp.device().adapter_summary:
-        pytest.skip("LP_NUM_THREADS only affects lavapipe")
-    env = dict(os.environ, LP_NUM_THREADS=threads, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    r = subprocess.run([sys.executable, "-c", _THREAD_SCRIPT], env=env, capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+    run_with_lavapipe_threads(_THREAD_SCRIPT, threads)
 
 
 @pytest.mark.slow
