@@ -102,19 +102,17 @@ class BenchContext:
     def cpu_ns(self, fn: Callable[[], object]) -> float | None:
         return median_wall_ns(fn, repeats=3) if self.cpu else None
 
-    def copy_between_ns(self, src, dst, nbytes: int) -> float:
-        """Same-run GPU time of the WGSL copy of ``nbytes`` from ``src`` to ``dst``.
+    def copy_ns(self, nbytes: int, src=None, dst=None) -> float:
+        """Same-run GPU time of the WGSL copy of ``nbytes`` (read nbytes, write nbytes).
 
-        Prefer this over :meth:`copy_ns`, with the primitive's own input and output buffers: on an
+        Pass the primitive's own input and output as ``src`` and ``dst`` where it has them: on an
         H100 the same kernel ran 1.8x slower on some fresh 1 GiB allocations than on others, so a
-        yardstick must run over the very memory the primitive touches.
+        yardstick should run over the very memory the primitive touches. Without them the copy runs
+        over fresh buffers (cached per size).
         """
-        n_vec4 = max(1, nbytes // 16)
-        return self.gpu_ns(lambda i: copy_pass(self.dev, src, dst, n_vec4, True))
-
-    def copy_ns(self, nbytes: int) -> float:
-        """Same-run GPU time of the WGSL copy over ``nbytes`` (read nbytes, write nbytes)."""
-        return self._pass_ns(nbytes, copy=True)
+        if src is None:
+            return self._pass_ns(nbytes, copy=True)
+        return self.gpu_ns(lambda i: copy_pass(self.dev, src, dst, max(1, nbytes // 16), True))
 
     def read_ns(self, nbytes: int) -> float:
         """Same-run GPU time of a WGSL read-only pass over ``nbytes``."""

@@ -613,7 +613,7 @@ def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
     vol = ctx.rng.integers(0, 256, (n, n, n), dtype=np.uint8)
     g = GpuArray.empty(vol.shape, np.uint8, dev)
     dev.write(g.buffer, vol.tobytes() + b"\0" * (-vol.nbytes % 4))
-    copy_ns = ctx.copy_ns(vol.nbytes)
+    copy_ns = ctx.copy_ns(vol.nbytes, g, GpuArray.empty(vol.shape, np.uint8, dev))  # over the volume's buffer
     rows = []
     for ks, kk in _bench_cases(cpu, sweep):
         w = ctx.rng.standard_normal((kk, ks, ks, ks)).astype(np.float32)

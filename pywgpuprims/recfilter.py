@@ -555,15 +555,10 @@ def bspline_prefilter(img: np.ndarray | GpuArray, mode: str = "mirror", axes: in
 
 # ------------------------------------------------------------------------------------------ benchmark
 def _recfilter_entry(ctx: BenchContext, n: int) -> list[dict]:
-    dev = ctx.dev
-    side = int(round(n ** 0.5))
-    if dev.info.get("adapter_type") == "CPU":
-        side = min(side, 512)  # lavapipe: keep it short
+    from .sat import bench_image  # noqa: PLC0415
+
+    side, _, g, copy_ns = bench_image(ctx, n)
     n = side * side
-    img = ctx.rng.random((side, side), dtype=np.float32)
-    g = GpuArray.empty((side, side), np.float32, dev)
-    dev.write(g.buffer, img.tobytes())
-    copy_ns = ctx.copy_ns(4 * n)
     b0, a, rho = _coefs(0.25, [-1.2, 0.45], "bench")  # poles 0.6 +- 0.3i
     rows = []
     cuda_ns = None

@@ -677,9 +677,9 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
                      _count_view(GpuArray.empty((16,), np.uint32, dev)), starts, n)
     out = GpuArray.empty((n,), np.int32, dev)
     # the yardstick runs over this primitive's own memory (fresh 1 GiB buffers differ on an H100)
-    copy_ns = ctx.copy_between_ns(g, res.values, 4 * n)
+    copy_ns = ctx.copy_ns(4 * n, g, res.values)
     rows.append(ctx.row("copy", "wgsl, rle_encode buffers", n, copy_ns, bytes_moved=8 * n))
-    dec_copy_ns = ctx.copy_between_ns(res.values, out, 4 * n)
+    dec_copy_ns = ctx.copy_ns(4 * n, res.values, out)
     cuda_ns = cuda_dec_ns = None
     if t:
         a = t.from_numpy(x).cuda()
@@ -737,7 +737,7 @@ def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
     gm = asarray(mask, dev=dev)
     res = Compacted(GpuArray.empty((n,), np.int32, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
     idx = Compacted(GpuArray.empty((n,), np.uint32, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
-    copy_ns = ctx.copy_between_ns(g, res.data, 4 * n)  # over this primitive's own buffers
+    copy_ns = ctx.copy_ns(4 * n, g, res.data)  # over this primitive's own buffers
     rows.append(ctx.row("copy", "wgsl, compact buffers", n, copy_ns, bytes_moved=8 * n))
     t = ctx.torch
     cuda_ns = cuda_nz_ns = None

@@ -166,16 +166,24 @@ def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant") 
 
 
 # ------------------------------------------------------------------------------------------ benchmark
-def _sat_entry(ctx: BenchContext, n: int) -> list[dict]:
+def bench_image(ctx: BenchContext, n: int):
+    """A random float32 square image of about ``n`` pixels (512^2 at most on a CPU adapter), on the
+    host and on the GPU, and the same-run copy time over its own buffer: ``(side, img, g, copy_ns)``."""
     dev = ctx.dev
     side = int(round(n ** 0.5))
     if dev.info.get("adapter_type") == "CPU":
         side = min(side, 512)  # lavapipe: keep it short
-    n = side * side
     img = ctx.rng.random((side, side), dtype=np.float32)
     g = GpuArray.empty((side, side), np.float32, dev)
     dev.write(g.buffer, img.tobytes())
-    copy_ns = ctx.copy_ns(4 * n)
+    copy_ns = ctx.copy_ns(img.nbytes, g, GpuArray.empty((side, side), np.float32, dev))
+    return side, img, g, copy_ns
+
+
+def _sat_entry(ctx: BenchContext, n: int) -> list[dict]:
+    dev = ctx.dev
+    side, img, g, copy_ns = bench_image(ctx, n)
+    n = side * side
     cuda_ns = None
     if ctx.torch:
         t = ctx.torch

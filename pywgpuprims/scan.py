@@ -349,7 +349,7 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
     for a in inputs:
         dev.write(a.buffer, ctx.rng.integers(0, 2**32, n, dtype=np.uint32).tobytes())
     out = GpuArray.empty((n,), np.uint32, dev)
-    copy_ns = ctx.copy_between_ns(inputs[0], out, 4 * n)
+    copy_ns = ctx.copy_ns(4 * n, inputs[0], out)
     copy8_ns = ctx.gpu_ns(lambda i: copy_pass(dev, inputs[0], out, n // 4, True, vpt=8))
     read_ns = ctx.gpu_ns(lambda i: copy_pass(dev, inputs[0], out, n // 4, copy=False))
     cuda_ns = cuda_red_ns = None

@@ -15,25 +15,15 @@ above 4 MiB are cut to 4 MiB.
 from __future__ import annotations
 
 import statistics
-import time
 
 import numpy as np
 
 from .._array import asarray
-from .._bench import BenchContext, benchmark
+from .._bench import BenchContext, benchmark, median_wall_ns
 from . import _reference as R
 from ._codec import compress, decompress
 
 REF_SAMPLE = 64 << 20
-
-
-def _wall(fn, repeats: int) -> float:
-    ts = []
-    for _ in range(repeats):
-        t0 = time.perf_counter_ns()
-        fn()
-        ts.append(time.perf_counter_ns() - t0)
-    return float(statistics.median(ts))
 
 
 def _fse_entry(ctx: BenchContext, n: int) -> list[dict]:
@@ -72,8 +62,8 @@ def _fse_entry(ctx: BenchContext, n: int) -> list[dict]:
             raise AssertionError(f"fse {mode}: round trip failed")
         enc_gpu = timed_gpu(lambda m=mode: compress(g, mode=m))
         dec_gpu = timed_gpu(lambda b=blob: decompress(b))
-        enc_wall = _wall(lambda m=mode: compress(g, mode=m), reps)
-        dec_wall = _wall(lambda b=blob: decompress(b), reps)
+        enc_wall = median_wall_ns(lambda m=mode: compress(g, mode=m), repeats=reps, warmup=0)
+        dec_wall = median_wall_ns(lambda b=blob: decompress(b), repeats=reps, warmup=0)
         extra = {"ratio": n / len(blob)}
         if ref_bytes:
             extra["size_vs_ref"] = len(compress(sample, mode=mode)) / ref_bytes
