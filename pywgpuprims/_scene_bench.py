@@ -51,7 +51,6 @@ def grid_scene(n_paths: int, n_clips: int, width: int, height: int, seed: int = 
 
 
 def _scene_entry(ctx: BenchContext, n: int) -> list[dict]:
-    import pywgpuprims as pp  # noqa: PLC0415
 
     from ._scene_gpu import GpuScene  # noqa: PLC0415
 
@@ -68,27 +67,14 @@ def _scene_entry(ctx: BenchContext, n: int) -> list[dict]:
     t2 = time.perf_counter()
     g = GpuScene(plan, dev, gpu_layout=True)
     label = f"{W}x{H} {n} paths {3 * max(1, n_clips // 3)} clips"
-    gpu_clip = hasattr(pp, "clip_bboxes")
-    stage_ns = {}
-    for name in GpuScene.STAGES:
-        if name == "clip_stage" and not gpu_clip:
-            t = time.perf_counter_ns()
-            g.clip_stage()
-            host_clip_ns = float(time.perf_counter_ns() - t)
-            continue
-        stage_ns[name] = max(1.0, ctx.gpu_ns(lambda i, name=name: getattr(g, name)()))
-    frame = sum(stage_ns.values())  # a host clip fallback is not GPU frame time
+    stage_ns = {name: max(1.0, ctx.gpu_ns(lambda i, name=name: getattr(g, name)())) for name in GpuScene.STAGES}
+    frame = sum(stage_ns.values())
     work = float(plan.n_elements)
     rows = []
-    if not gpu_clip:
-        rows.append(ctx.row("scene", "clip_bboxes (HOST fallback, not in frame)", n, host_clip_ns, bytes_moved=0,
-                            work=work))
     for name, ns in stage_ns.items():
         rows.append(ctx.row("scene", f"{name} ({100 * ns / frame:.1f}%)", n, ns, bytes_moved=0, work=work))
     r = ctx.row("scene", f"frame {label}", n, frame, bytes_moved=0, work=1e9, unit="fps")
-    clip_note = (f"clip {100 * stage_ns['clip_stage'] / frame:.1f}% of frame" if gpu_clip
-                 else "clip on the HOST (not in frame)")
-    r["fallbacks"] = (f"{clip_note}; fine rounds {g.rounds}; "
+    r["fallbacks"] = (f"clip {100 * stage_ns['clip_stage'] / frame:.1f}% of frame; fine rounds {g.rounds}; "
                       f"host: build {t1 - t0:.2f}s, flatten {t2 - t1:.2f}s")
     rows.append(r)
     return rows

@@ -12,7 +12,7 @@ from ._array import GpuArray, asarray
 from ._device import Device, device
 from ._errors import DeviceLimitError, InputError, ShaderError
 from .scan import encode_scan
-from .scene import CLIP_BEGIN, CLIP_END, ScenePlan, _clip_bboxes_fallback
+from .scene import CLIP_BEGIN, CLIP_END, ScenePlan
 
 #: Loop trips one fine invocation may spend per round (lavapipe cuts loops at 65,535).
 FINE_BUDGET = 16384
@@ -118,7 +118,6 @@ class GpuScene:
         self.spill = None
         self.binned = None
         self.rounds = 0
-        self.clip_on_host = False
 
     def _alloc_cells(self) -> None:
         self.counts = GpuArray.empty(self.n_cells + 1, np.uint32, self.dev)
@@ -149,30 +148,19 @@ class GpuScene:
         b.submit()
 
     def clip_stage(self) -> None:
-        """Clip boxes: ``pywgpuprims.clip_bboxes`` on the GPU when present, else the host fallback."""
+        """Clip boxes through ``pywgpuprims.clip_bboxes``, on the GPU with no readback (the plan knows
+        the clip depth)."""
         if not self.gpu_layout:
             return
-        import pywgpuprims as pp  # noqa: PLC0415
+        from .stack import clip_bboxes  # noqa: PLC0415
 
         n = self.n_elements
-        vp = tuple(float(v) for v in self.plan.viewport)
         if not n:
             self.clipped = self.bboxes
             return
-        boxes = self.bboxes if self.bboxes.shape[0] == n else self.bboxes.reshape(-1, 4)
-        if hasattr(pp, "clip_bboxes"):
-            try:
-                out = pp.clip_bboxes(self.kinds_gpu, GpuArray(self.dev, boxes.buffer, (n, 4), np.float32), vp)
-                self.clipped = out if isinstance(out, GpuArray) else _up(self.dev, np.asarray(out, np.float32))
-                self.clip_on_host = False
-                return
-            except (TypeError, ValueError) as exc:
-                import warnings  # noqa: PLC0415
-
-                warnings.warn(f"pywgpuprims.clip_bboxes failed ({exc}); using the host fallback", stacklevel=2)
-        host = np.frombuffer(self.dev.read(self.bboxes.buffer, 0, 16 * n), np.float32).reshape(n, 4)
-        self.clipped = _up(self.dev, _clip_bboxes_fallback(self.plan.kinds, host, vp))
-        self.clip_on_host = True
+        boxes = GpuArray(self.dev, self.bboxes.buffer, (n, 4), np.float32)
+        vp = tuple(float(v) for v in self.plan.viewport)
+        self.clipped = clip_bboxes(self.kinds_gpu, boxes, vp, max_depth=self.plan.max_depth)
 
     def layout_stage(self) -> None:
         """Tile rectangles, cells and (element, tile row) pairs from the clip boxes."""
@@ -320,12 +308,8 @@ class GpuScene:
         for name in self.STAGES:
             if name.endswith("_stage") and not self.gpu_layout:
                 continue
-            t0 = time.perf_counter()
             with _timed(self.dev, timings, f"gpu: {name}"):
                 getattr(self, name)()
-            if timings is not None and name == "clip_stage" and self.clip_on_host:
-                timings.pop("gpu: clip_stage", None)
-                timings["host: clip_bboxes fallback (readback, host, upload)"] = time.perf_counter() - t0
         return self.image.numpy()
 
 

@@ -2,8 +2,8 @@
 
 A :class:`Scene` records fills and clip pushes/pops in painter's order. :meth:`Scene.render`
 flattens curves on the host (vectorised numpy, 0.1 px tolerance), then runs the GPU pipeline:
-path bounding boxes, clip bounding boxes with the stack monoid (``pywgpuprims.clip_bboxes`` when
-present, else a host fallback), tile rectangles and cells, segments binned to (path, tile row)
+path bounding boxes, clip bounding boxes with the stack monoid (``pywgpuprims.clip_bboxes``),
+tile rectangles and cells, segments binned to (path, tile row)
 cells, elements binned to 16x16 tiles by their clipped bbox,
 and a fine pass that computes 16 samples per pixel (4x4 grid, winding numbers per sample,
 nonzero or even-odd), keeps a per-pixel clip-coverage stack of any depth (levels live in a
@@ -57,45 +57,16 @@ def _color(rgba) -> tuple[float, float, float, float]:
     return tuple(float(v) for v in c)
 
 
-def _clip_bboxes_fallback(kinds: np.ndarray, bboxes: np.ndarray, viewport) -> np.ndarray:
-    """Host version of ``pywgpuprims.clip_bboxes``: each element's bbox intersected with every
-    enclosing clip's (the stack starts with the viewport); empty results are (0, 0, 0, 0)."""
-    kinds = np.asarray(kinds)
-    bb = np.asarray(bboxes, dtype=np.float32).reshape(-1, 4)
-    out = np.empty_like(bb)
-    stack = [np.asarray(viewport, dtype=np.float32)]
-    for i in range(len(kinds)):
-        top = stack[-1]
-        if kinds[i] == CLIP_END:
-            stack.pop()
-            out[i] = stack[-1] if stack else top
-            continue
-        r = np.concatenate([np.maximum(bb[i, :2], top[:2]), np.minimum(bb[i, 2:], top[2:])])
-        out[i] = r
-        if kinds[i] == CLIP_BEGIN:
-            stack.append(r)
-    empty = (out[:, 2] <= out[:, 0]) | (out[:, 3] <= out[:, 1])
-    out[empty] = 0
-    return out
-
-
-def clip_bboxes(kinds, bboxes, viewport) -> np.ndarray:
-    """Clip-stack bounding boxes: ``pywgpuprims.clip_bboxes`` when available, else the host fallback."""
+def clip_bboxes(kinds, bboxes, viewport, max_depth: int | None = None) -> np.ndarray:
+    """Clip-stack bounding boxes of a scene's elements (``pywgpuprims.clip_bboxes``), as numpy."""
     import pywgpuprims as pp  # noqa: PLC0415
 
     kinds = np.ascontiguousarray(kinds, dtype=np.uint32)
     bboxes = np.ascontiguousarray(bboxes, dtype=np.float32).reshape(-1, 4)
     if not len(kinds):
         return np.zeros((0, 4), np.float32)
-    if hasattr(pp, "clip_bboxes"):
-        vp = tuple(float(v) for v in np.asarray(viewport, np.float64).ravel())
-        try:
-            return np.asarray(pp.clip_bboxes(kinds, bboxes, vp), dtype=np.float32).reshape(-1, 4)
-        except (TypeError, ValueError) as exc:  # an API mismatch must not break rendering
-            import warnings  # noqa: PLC0415
-
-            warnings.warn(f"pywgpuprims.clip_bboxes failed ({exc}); using the host fallback", stacklevel=2)
-    return _clip_bboxes_fallback(kinds, bboxes, viewport)
+    vp = tuple(float(v) for v in np.asarray(viewport, np.float64).ravel())
+    return np.asarray(pp.clip_bboxes(kinds, bboxes, vp, max_depth=max_depth), dtype=np.float32).reshape(-1, 4)
 
 
 @dataclass
@@ -330,7 +301,7 @@ class ScenePlan:
         bad |= kinds == CLIP_END
         ebb[bad] = 0
         self.bboxes = ebb.astype(np.float32)
-        self.clipped = clip_bboxes(kinds, self.bboxes, self.viewport) if n else np.zeros((0, 4), np.float32)
+        self.clipped = clip_bboxes(kinds, self.bboxes, self.viewport, self.max_depth)
         self.tile_rect = tile_rects(self.clipped, kinds, self.match, self.tiles_x, self.tiles_y)
         # Cells: one per (part, tile row of its element's rectangle).
         prect = self.tile_rect[elem_of_part] if np_ else np.zeros((0, 4), np.int64)

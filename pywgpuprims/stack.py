@@ -357,7 +357,8 @@ def clip_bboxes_reference(kinds, bboxes, viewport, op: str = "intersect") -> np.
     return res
 
 
-def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bool = False):
+def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bool = False,
+                max_depth: int | None = None):
     """Bounding boxes through a stack of clips (or blend groups): one GPU pass chain, any depth.
 
     The stack starts as ``[viewport]``. A begin-clip pushes ``op(its bbox, top)``; an end-clip pops;
@@ -385,6 +386,10 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
     return_links : bool
         Also return the stack links (``link`` of :func:`bracket_match` with draws: each element's
         enclosing begin-clip, or an end-clip's own begin-clip; -1 at top level).
+    max_depth : int, optional
+        An upper bound on the clip nesting depth, when the caller knows one (a renderer that built
+        the scene does): it sizes the pointer-jumping passes without reading the depth back, so the
+        call adds no GPU round trip. A bound below the true depth gives wrong boxes.
 
     Returns
     -------
@@ -397,7 +402,7 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
     Links come from :func:`bracket_match` on the kinds (draws included); each begin-clip's pushed
     value then combines its ancestor chain by pointer jumping, ``ceil(log2(max depth + 1))``
     passes over the elements (any depth), which costs one small readback (the maximum depth) per
-    call. Boxes with NaN coordinates give unspecified results (GPU min/max with NaN).
+    call unless ``max_depth`` is given. Boxes with NaN coordinates give unspecified results (GPU min/max with NaN).
 
     Examples
     --------
@@ -443,9 +448,10 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
             b = dev.batch()
             _encode_match(b, gk, "kind", link, depth, info)
             b.submit()
-        from .scan import reduce  # noqa: PLC0415
+        if max_depth is None:
+            from .scan import reduce  # noqa: PLC0415
 
-        max_depth = int(reduce(depth, op="max").numpy())
+            max_depth = int(reduce(depth, op="max").numpy())
         rounds = max(0, max_depth).bit_length()
         val = [GpuArray.empty((n, 4), np.float32, dev) for _ in range(2)]
         jmp = [GpuArray.empty((n,), np.int32, dev) for _ in range(2)]

@@ -222,16 +222,6 @@ def test_unbalanced_and_bad_input():
     assert empty.shape == (5, 17, 4) and (empty == (10, 20, 30, 40)).all()
 
 
-def test_clip_bboxes_fallback():
-    kinds = np.array([0, 1, 0, 1, 0, 2, 2, 0], np.uint32)
-    bb = np.array([[0, 0, 5, 5], [2, 2, 8, 8], [0, 0, 9, 9], [9, 9, 12, 12], [0, 0, 20, 20], [0, 0, 0, 0],
-                   [0, 0, 0, 0], [1, 1, 30, 30]], np.float32)
-    out = sc._clip_bboxes_fallback(kinds, bb, (0, 0, 10, 10))
-    assert out[2].tolist() == [2, 2, 8, 8]
-    assert out[3].tolist() == [0, 0, 0, 0] and out[4].tolist() == [0, 0, 0, 0]  # empty, not negative
-    assert out[7].tolist() == [1, 1, 10, 10]
-
-
 # ---------------------------------------------------------------- SVG subset
 SVG_HEAD = '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
 
