@@ -19,7 +19,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
-import imageio.v3 as iio  # noqa: E402
+from _render_report import render_and_report  # noqa: E402
 
 import pywgpuprims as pp  # noqa: E402
 from pywgpuprims.scene import Scene, circle, polygon, rect, rounded_rect, star  # noqa: E402
@@ -77,21 +77,7 @@ def main() -> int:
     t0 = time.perf_counter()
     s = build(W, H)
     print(f"  build scene ({len(s)} elements, clip depth {s.max_depth}): {1e3 * (time.perf_counter() - t0):.1f} ms")
-    timings: dict = {}
-    t0 = time.perf_counter()
-    img = s.render(W, H, timings=timings)
-    wall = time.perf_counter() - t0
-    for k, v in timings.items():
-        print(f"  {k}: {1e3 * v:.2f} ms")
-    print(f"  render wall time (incl. first-use shader compilation): {1e3 * wall:.1f} ms")
-    out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    iio.imwrite(out, img)
-    print(f"wrote {out.resolve()}")
-    if args.check:
-        ref = s.render_reference(W, H)
-        d = np.abs(img.astype(int) - ref.astype(int))
-        print(f"CPU reference: max difference {d.max()}, pixels differing by >1: {(d.max(-1) > 1).mean():.4%}")
+    render_and_report(s, W, H, args.output, args.check)
     return 0
 
 

@@ -18,7 +18,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
 
-import imageio.v3 as iio  # noqa: E402
+from _render_report import render_and_report  # noqa: E402
 
 import pywgpuprims as pp  # noqa: E402
 from pywgpuprims.scene import load_svg  # noqa: E402
@@ -41,18 +41,7 @@ def main() -> int:
                 part.rec = part.rec * k
         W, H = int(np.ceil(W * k)), int(np.ceil(H * k))
     print(f"  parse SVG ({len(s)} elements, {W}x{H}): {1e3 * (time.perf_counter() - t0):.1f} ms")
-    timings: dict = {}
-    img = s.render(W, H, background=(255, 255, 255, 255), timings=timings)
-    for k, v in timings.items():
-        print(f"  {k}: {1e3 * v:.2f} ms")
-    out = Path(args.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    iio.imwrite(out, img)
-    print(f"wrote {out.resolve()}")
-    if args.check:
-        ref = s.render_reference(W, H)
-        d = np.abs(img.astype(int) - ref.astype(int))
-        print(f"CPU reference: max difference {d.max()}, pixels differing by >1: {(d.max(-1) > 1).mean():.4%}")
+    render_and_report(s, W, H, args.output, args.check)
     return 0
 
 
