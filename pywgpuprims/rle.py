@@ -87,6 +87,25 @@ def _vpt(dev: Device, dtype) -> int:
 
 def _tile(dev: Device, dtype) -> int:
     return WG * _vpt(dev, dtype) * (16 if np.dtype(dtype) == np.uint8 else 4)
+# rle/compact.wgsl: vec4 per invocation (the scan's tile of 12288 elements) and how the kept values
+# are written ("vec4": staged, then aligned vec4 words; "scalar": staged, then single words;
+# "direct": straight from registers). STAGE entries of workgroup memory at most.
+COMPACT_VPT = 12
+COMPACT_STORE = "vec4"
+COMPACT_STAGE = 8192
+
+
+def _compact_vpt(dev: Device) -> int:
+    return int(dev.options.get("rle_compact_vpt", COMPACT_VPT))
+
+
+def _compact_stage(dev: Device, vpt: int) -> int:
+    """Staging entries of rle/compact.wgsl: up to COMPACT_STAGE, within the device's workgroup memory."""
+    room = (dev.limits["max-compute-workgroup-storage-size"] - 4096) // 4
+    want = int(dev.options.get("rle_compact_stage", COMPACT_STAGE))
+    return max(1024, min(want, room, WG * vpt * 4))
+
+
 FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
 DECODE_VPT = 4
 STAGE = 4096  # workgroup-memory staging entries of the fused pass (larger tiles store in rounds)
@@ -202,7 +221,10 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         _encode_parle(b, dev, flags, x, n, mask, meta, idx, scratch)
         return
     n_vec4 = -(-_words(n, x.dtype) // 4)
-    vpt = _vpt(dev, x.dtype)
+    # 32-bit compaction by value has its own kernel, built like the scan (rle/compact.wgsl)
+    compact_kernel = mode == "compact" and not eb8 and val is not None and _opt(dev, "rle_compact_kernel", True)
+    vpt = _compact_vpt(dev) if compact_kernel else _vpt(dev, x.dtype)
+    store = _opt(dev, "rle_compact_store", COMPACT_STORE)
     n_tiles = -(-n_vec4 // (WG * vpt))
     subgroups = dev.has_subgroups and _opt(dev, "rle_subgroups", True)
     spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
@@ -234,17 +256,25 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         outs["out_val"] = val
     if counts is not None:
         outs.update(counts=counts, head=head)
-    k_single = dev.kernel("rle/fused.wgsl", defines=dict(base, SINGLE_PASS=True))
+    path = "rle/fused.wgsl"
+    if compact_kernel:
+        path = "rle/compact.wgsl"
+        base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=store == "vec4",
+                    STAGE=_compact_stage(dev, vpt))
+        if store == "vec4":
+            outs["out_vec"] = val
+    k_single = dev.kernel(path, defines=dict(base, SINGLE_PASS=True))
     b.clear(state, 0, 16 + 8 * n_tiles)
     b.dispatch(k_single, n_tiles, params=params, tile_state=state, repair_args=rargs, **io, **outs)
     stats = _opt(dev, "rle_stats_buffer", None)
     if stats is not None:
         b.copy(state, 0, stats, 0, 16)
     # Repair (armed on the GPU: zero-sized grids unless some tile gave up).
-    k_red = dev.kernel("rle/fused.wgsl", defines=dict(base, RTS_REDUCE=True, WRITE_IDX=False, WRITE_VALUES=False,
-                                                      RLE_COUNTS=False, STAGE_POSITIONS=False))
+    red_outs = {} if compact_kernel else {"WRITE_IDX": False, "WRITE_VALUES": False, "RLE_COUNTS": False,
+                                          "STAGE_POSITIONS": False}
+    k_red = dev.kernel(path, defines=dict(base, RTS_REDUCE=True, **red_outs))
     k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
-    k_down = dev.kernel("rle/fused.wgsl", defines=dict(base, RTS_DOWNSWEEP=True))
+    k_down = dev.kernel(path, defines=dict(base, RTS_DOWNSWEEP=True))
     b.dispatch_indirect(k_red, rargs, 0, params=params, partials=partials, **io)
     b.dispatch_indirect(k_spine, rargs, 16, params={"tiles_per_row": n_tiles, "rows": 1, "carry_in": 0, "chunk": 0},
                         partials=partials, carry=carry)
