@@ -107,7 +107,15 @@ def _compact_stage(dev: Device, vpt: int) -> int:
 
 
 FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
-DECODE_VPT = 4
+DECODE_VPT = 4  # output vec4 words per invocation of the expand pass
+DECODE_RUNS = 4096  # runs staged in workgroup memory per output tile (end and value: 8 bytes each)
+
+
+def _decode_runs(dev: Device) -> int:
+    room = (dev.limits["max-compute-workgroup-storage-size"] - 256) // 8
+    return max(256, min(int(_opt(dev, "rle_decode_runs", DECODE_RUNS)), room))
+
+
 STAGE = 4096  # workgroup-memory staging entries of the fused pass (larger tiles store in rounds)
 MAX_STEPS = 512
 MAX_ELEMENTS = (1 << 32) - (1 << 16)
@@ -635,10 +643,13 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     size = out.size
     eb8 = values.dtype == np.uint8
     n_vec4 = -(-_words(size, values.dtype) // 4)
-    per_group = 256 * DECODE_VPT * 4 * (4 if eb8 else 1)
+    vpt = int(_opt(dev, "rle_decode_vpt", DECODE_VPT))
+    per_group = 256 * vpt * 4 * (4 if eb8 else 1)
     groups = -(-size // per_group)
-    k_part = dev.kernel("rle/decode.wgsl", defines={"VPT": DECODE_VPT, "EB8": eb8, "PARTITION": True})
-    k = dev.kernel("rle/decode.wgsl", defines={"VPT": DECODE_VPT, "EB8": eb8, "PARTITION": False})
+    k_part = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": True})
+    shared = bool(_opt(dev, "rle_decode_shared", True))
+    k = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": False, "SHARED_RUNS": shared,
+                                                "SR": _decode_runs(dev)})
     parts = dev.scratch(4 * (groups + 1))
     params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups}
     b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)

@@ -78,6 +78,120 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     parts[t] = r;
 }
+#elif SHARED_RUNS
+// The workgroup's runs [parts[group], parts[group + 1]] are loaded once, coalesced, into
+// workgroup memory (when they number at most SR; zero-length runs can make more, and then the
+// lookups go to global memory). Each invocation then produces whole vec4 words k * WG + lid of the
+// workgroup's range, so every store instruction of a subgroup writes one contiguous span: a search
+// for the word's first element (from the run of its previous word), then a walk.
+const SR: u32 = {{SR}}u;
+var<workgroup> s_end: array<u32, SR>;
+var<workgroup> s_val: array<u32, SR>;
+var<private> r_lo: u32;
+var<private> r_n: u32;
+
+fn value_of(r: u32) -> u32 {
+#if EB8
+    return (values[r / 4u] >> (8u * (r % 4u))) & 0xffu;
+#else
+    return values[r];
+#endif
+}
+
+// end and value of run r < n_runs, from workgroup memory when staged
+fn end_at(r: u32) -> u32 {
+    let k = r - r_lo;
+    if (k < r_n) {
+        return s_end[k];
+    }
+    return end_of(r);
+}
+
+fn val_at(r: u32) -> u32 {
+    let k = r - r_lo;
+    if (k < r_n) {
+        return s_val[k];
+    }
+    return value_of(r);
+}
+
+fn search_at(lo_in: u32, hi_in: u32, p: u32) -> u32 {
+    var lo = lo_in;
+    var hi = hi_in;
+    for (var s = 0u; s < 33u; s++) {
+        if (lo >= hi) {
+            break;
+        }
+        let mid = lo + (hi - lo) / 2u;
+        if (end_at(mid) > p) {
+            hi = mid;
+        } else {
+            lo = mid + 1u;
+        }
+    }
+    return lo;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let group = wid.x + wid.y * nwg.x;
+    if (group >= params.n_groups) {
+        return;
+    }
+    n_runs = info[0];
+    // runs [rg.x, rg.y) cover this workgroup's elements
+    let rg = vec2<u32>(parts[group], min(parts[group + 1u] + 1u, n_runs));
+    let nr = select(0u, rg.y - rg.x, rg.y > rg.x);
+    let fits = nr <= SR;
+    r_lo = rg.x;
+    r_n = 0u;
+    if (fits) {
+        for (var k = lid; k < nr; k += WG) {
+            s_end[k] = end_of(rg.x + k);
+            s_val[k] = value_of(rg.x + k);
+        }
+    }
+    workgroupBarrier();
+    r_n = select(0u, nr, fits);
+    let v0 = group * WG * VPT;
+    var r = rg.x;
+    for (var k = 0u; k < VPT; k++) {
+        let q = v0 + k * WG + lid;
+        if (q >= params.n_vec4) {
+            break;
+        }
+        let p0 = q * 4u * EPW;
+        r = search_at(r, rg.y, p0);
+        var end = select(0xffffffffu, end_at(r), r < n_runs);
+        var val = select(0u, val_at(r), r < n_runs);
+        var out: vec4<u32>;
+#unroll W 4
+        {
+            var word = 0u;
+            for (var b = 0u; b < EPW; b++) {
+                let p = p0 + {{W}}u * EPW + b;
+                if (p >= end) {
+                    r += 1u;
+                    if (r < n_runs && end_at(r) <= p) {
+                        r = search_at(r, rg.y, p);
+                    }
+                    end = select(0xffffffffu, end_at(r), r < n_runs);
+                    val = select(0u, val_at(r), r < n_runs);
+                }
+                let keep = select(0u, val, p < params.size);
+#if EB8
+                word |= keep << (8u * b);
+#else
+                word = keep;
+#endif
+            }
+            out[{{W}}] = word;
+        }
+#endunroll
+        output[q] = out;
+    }
+}
 #else
 // word q of the workgroup's output lives at q + q / WPI: invocations' rows padded by one word,
 // so the writes (one row per invocation) and the vec4 reads hit few shared banks at once
