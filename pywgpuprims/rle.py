@@ -99,9 +99,10 @@ def _compact_vpt(dev: Device) -> int:
     return int(dev.options.get("rle_compact_vpt", COMPACT_VPT))
 
 
-def _compact_stage(dev: Device, vpt: int) -> int:
-    """Staging entries of rle/compact.wgsl: up to COMPACT_STAGE, within the device's workgroup memory."""
-    room = (dev.limits["max-compute-workgroup-storage-size"] - 4096) // 4
+def _compact_stage(dev: Device, vpt: int, per_item: int = 4) -> int:
+    """Staging entries of rle/compact.wgsl (``per_item`` bytes each): up to COMPACT_STAGE, within the
+    device's workgroup memory."""
+    room = (dev.limits["max-compute-workgroup-storage-size"] - 4096) // per_item
     want = int(dev.options.get("rle_compact_stage", COMPACT_STAGE))
     return max(1024, min(want, room, WG * vpt * 4))
 
@@ -230,9 +231,13 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         return
     n_vec4 = -(-_words(n, x.dtype) // 4)
     # 32-bit compaction by value has its own kernel, built like the scan (rle/compact.wgsl)
+    # (and RLE of 32-bit values, there with the fused pass's tile size: RunLengths records it)
     compact_kernel = mode == "compact" and not eb8 and val is not None and _opt(dev, "rle_compact_kernel", True)
+    rle_kernel = mode == "rle" and not eb8 and counts is not None and _opt(dev, "rle_encode_kernel", True)
     vpt = _compact_vpt(dev) if compact_kernel else _vpt(dev, x.dtype)
     store = _opt(dev, "rle_compact_store", COMPACT_STORE)
+    if rle_kernel and store == "direct":
+        store = "vec4"  # run lengths need the next start: always staged
     n_tiles = -(-n_vec4 // (WG * vpt))
     subgroups = dev.has_subgroups and _opt(dev, "rle_subgroups", True)
     spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
@@ -265,12 +270,14 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     if counts is not None:
         outs.update(counts=counts, head=head)
     path = "rle/fused.wgsl"
-    if compact_kernel:
+    if compact_kernel or rle_kernel:
         path = "rle/compact.wgsl"
         base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=store == "vec4",
-                    STAGE=_compact_stage(dev, vpt))
+                    STAGE=_compact_stage(dev, vpt, 8 if rle_kernel else 4))
         if store == "vec4":
             outs["out_vec"] = val
+            if rle_kernel:
+                outs["counts_vec"] = counts
     k_single = dev.kernel(path, defines=dict(base, SINGLE_PASS=True))
     b.clear(state, 0, 16 + 8 * n_tiles)
     b.dispatch(k_single, n_tiles, params=params, tile_state=state, repair_args=rargs, **io, **outs)
@@ -278,7 +285,7 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     if stats is not None:
         b.copy(state, 0, stats, 0, 16)
     # Repair (armed on the GPU: zero-sized grids unless some tile gave up).
-    red_outs = {} if compact_kernel else {"WRITE_IDX": False, "WRITE_VALUES": False, "RLE_COUNTS": False,
+    red_outs = {} if compact_kernel or rle_kernel else {"WRITE_IDX": False, "WRITE_VALUES": False, "RLE_COUNTS": False,
                                           "STAGE_POSITIONS": False}
     k_red = dev.kernel(path, defines=dict(base, RTS_REDUCE=True, **red_outs))
     k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))

@@ -1,4 +1,5 @@
-// Stream compaction of 32-bit values by a mask, built like the scan (scan/scan.wgsl): the input
+// Stream compaction of 32-bit values by a mask (COMPACT), or run-length encoding of 32-bit values
+// (RLE: the kept items are the run starts; values and run lengths are written), built like the scan (scan/scan.wgsl): the input
 // is read once, each invocation holds VPT vec4 words of its tile in registers (#unroll'd, so the
 // private arrays are indexed by constants), the kept counts are scanned with subgroup inclusive
 // adds (the carry from the last lane), the tile's output offset comes from the single-pass
@@ -11,7 +12,10 @@
 // Modes (exactly one): SINGLE_PASS, RTS_REDUCE (per-tile counts into `partials`), RTS_DOWNSWEEP
 // (offsets from `partials`, after scan/rts_spine.wgsl): the last two are the repair that the single
 // pass arms on the GPU (indirect dispatch) when a lookback exhausted its step budget.
-// Defines: WG, VPT, SUBGROUPS, MASK_U8 (one mask byte per element, else one 32-bit word),
+// RLE: a run's length is the distance to the next start in the same tile; the tile's last run,
+// which may cross into later tiles, leaves its start in its count slot and rle/fixup.wgsl finishes
+// it from the per-tile record `head` (as rle/fused.wgsl with RLE_COUNTS).
+// Defines: WG, VPT, SUBGROUPS, COMPACT | RLE, MASK_U8 (one mask byte per element, else one word),
 // STORE_DIRECT, STORE_VEC4, STAGE, SPIN_LIMIT, LOOKBACK_WINDOW, the u32 add monoid.
 // Bindings and parameters are those of rle/fused.wgsl (COMPACT, WRITE_VALUES), plus `out_vec`
 // (the output buffer again, as vec4 words) with STORE_VEC4.
@@ -34,7 +38,9 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<u32>>;
+#if COMPACT
 @group(0) @binding(2) var<storage, read> mask: array<u32>;
+#endif
 #if SINGLE_PASS
 @group(0) @binding(3) var<storage, read_write> tile_state: array<atomic<u32>>;
 @group(0) @binding(8) var<storage, read_write> repair_args: array<u32>;
@@ -46,6 +52,13 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> out_val: array<u32>;
 #if STORE_VEC4
 @group(0) @binding(11) var<storage, read_write> out_vec: array<vec4<u32>>;
+#endif
+#if RLE
+@group(0) @binding(9) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(10) var<storage, read_write> head: array<u32>;
+#if STORE_VEC4
+@group(0) @binding(12) var<storage, read_write> counts_vec: array<vec4<u32>>;
+#endif
 #endif
 #endif
 
@@ -67,12 +80,27 @@ var<workgroup> wg_aggregate: u32;
 #if !STORE_DIRECT
 const STAGE: u32 = {{STAGE}}u;
 var<workgroup> stage: array<u32, STAGE>;
+#if RLE
+var<workgroup> stage_pos: array<u32, STAGE + 1u>;  // tile-local start of item k (and of the next)
+#endif
 #endif
 #endif
 
-// Kept-element flags of vec4 `gv` (bit j: element 4 gv + j), elements past n cleared. Indices are
-// clamped (branch-free: subgroup operations follow).
-fn mask_bits(gv: u32) -> u32 {
+fn load_x(gv: u32) -> vec4<u32> {
+    return x[min(gv, max(params.n_vec4, 1u) - 1u)];
+}
+
+// Item flags of vec4 `gv` holding `v` (bit j: element 4 gv + j is kept / starts a run), elements
+// past n cleared. Indices are clamped (branch-free: subgroup operations follow).
+fn slot_flags(gv: u32, v: vec4<u32>) -> u32 {
+#if RLE
+    // the word before this vec4; at the very start one that differs from the first element
+    let last = max(params.n_vec4, 1u) - 1u;
+    let pw = select(x[max(min(gv, last), 1u) - 1u].w, ~v.x, gv == 0u);
+    let d = v ^ vec4<u32>(pw, v.x, v.y, v.z);
+    var bits = select(0u, 1u, d.x != 0u) | select(0u, 2u, d.y != 0u) | select(0u, 4u, d.z != 0u)
+        | select(0u, 8u, d.w != 0u);
+#else
     let ml = max(params.n_mask_words, 1u) - 1u;
 #if MASK_U8
     let w = mask[min(gv, ml)];
@@ -83,13 +111,10 @@ fn mask_bits(gv: u32) -> u32 {
     var bits = select(0u, 1u, mask[b] != 0u) | select(0u, 2u, mask[min(b + 1u, ml)] != 0u)
         | select(0u, 4u, mask[min(b + 2u, ml)] != 0u) | select(0u, 8u, mask[min(b + 3u, ml)] != 0u);
 #endif
+#endif
     let e0 = gv * 4u;
     let valid = select((1u << min(params.n - min(e0, params.n), 4u)) - 1u, 0u, e0 >= params.n);
     return bits & valid;
-}
-
-fn load_x(gv: u32) -> vec4<u32> {
-    return x[min(gv, max(params.n_vec4, 1u) - 1u)];
 }
 
 // Combines the invocations' (subgroups') partial counts across the workgroup: (before, total).
@@ -160,7 +185,14 @@ fn fallback_aggregate(tile: u32) -> u32 {
     var f: array<u32, VPT>;
     var pre: array<u32, VPT>;
 #unroll I VPT
-    f[{{I}}] = mask_bits(t0 + vec_slot({{I}}u));
+    {
+        let gv = t0 + vec_slot({{I}}u);
+#if RLE
+        f[{{I}}] = slot_flags(gv, load_x(gv));
+#else
+        f[{{I}}] = slot_flags(gv, vec4<u32>());
+#endif
+    }
 #endunroll
     return workgroup_prefix(partial_counts(&f, &pre)).y;
 }
@@ -168,7 +200,7 @@ fn fallback_aggregate(tile: u32) -> u32 {
 #if !RTS_REDUCE
 // Writes the tile's kept values to output positions offset .. offset + count - 1. Called by the
 // whole workgroup, in uniform control flow (count is uniform).
-fn store_tile(v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
+fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
               pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32) {
 #if STORE_DIRECT
 #unroll I VPT
@@ -186,13 +218,29 @@ fn store_tile(v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u3
     }
 #endunroll
 #else
+    let tile_e0 = tile * TILE_V * 4u;
     for (var base = 0u; base < count; base += STAGE) {
-        // stage[k - base] = the tile's k-th kept value, for k in [base, base + STAGE)
+        // stage[k - base] = the tile's k-th kept value, for k in [base, base + STAGE); RLE also
+        // stages the items' tile-local positions, one past the round
 #unroll I VPT
         {
             let m = (*f)[{{I}}];
             let vv = (*v)[{{I}}];
             var p = (*pre)[{{I}}] - base;  // wraps below base: then far past STAGE
+#if RLE
+            let e = vec_slot({{I}}u) * 4u;
+            if ((m & 1u) != 0u && p <= STAGE) { stage_pos[p] = e; }
+            if ((m & 1u) != 0u && p < STAGE) { stage[p] = vv.x; }
+            p += m & 1u;
+            if ((m & 2u) != 0u && p <= STAGE) { stage_pos[p] = e + 1u; }
+            if ((m & 2u) != 0u && p < STAGE) { stage[p] = vv.y; }
+            p += (m >> 1u) & 1u;
+            if ((m & 4u) != 0u && p <= STAGE) { stage_pos[p] = e + 2u; }
+            if ((m & 4u) != 0u && p < STAGE) { stage[p] = vv.z; }
+            p += (m >> 2u) & 1u;
+            if ((m & 8u) != 0u && p <= STAGE) { stage_pos[p] = e + 3u; }
+            if ((m & 8u) != 0u && p < STAGE) { stage[p] = vv.w; }
+#else
             if ((m & 1u) != 0u && p < STAGE) { stage[p] = vv.x; }
             p += m & 1u;
             if ((m & 2u) != 0u && p < STAGE) { stage[p] = vv.y; }
@@ -200,11 +248,15 @@ fn store_tile(v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u3
             if ((m & 4u) != 0u && p < STAGE) { stage[p] = vv.z; }
             p += (m >> 2u) & 1u;
             if ((m & 8u) != 0u && p < STAGE) { stage[p] = vv.w; }
+#endif
         }
 #endunroll
         workgroupBarrier();
         let lo = offset + base;                 // output words [lo, hi) this round
         let hi = offset + min(base + STAGE, count);
+#if RLE
+        let last = offset + count - 1u;         // the tile's last run: its start, for rle/fixup.wgsl
+#endif
 #if STORE_VEC4
         // vec4 words q with 4q .. 4q + 3 in [lo, hi) are written whole; the partial first and
         // last words belong partly to neighbouring tiles, so they are written element by element
@@ -215,10 +267,21 @@ fn store_tile(v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u3
             if (w >= lo && w + 4u <= hi) {
                 let s = w - lo;
                 out_vec[q] = vec4<u32>(stage[s], stage[s + 1u], stage[s + 2u], stage[s + 3u]);
+#if RLE
+                let ps = vec4<u32>(stage_pos[s], stage_pos[s + 1u], stage_pos[s + 2u], stage_pos[s + 3u]);
+                let pn = vec4<u32>(ps.yzw, stage_pos[s + 4u]);
+                let is_last = vec4<u32>(w) + vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(last);
+                counts_vec[q] = select(pn - ps, vec4<u32>(tile_e0) + ps, is_last);
+#endif
             } else {
                 for (var c = 0u; c < 4u; c++) {
-                    if (w + c >= lo && w + c < hi) {
-                        out_val[w + c] = stage[w + c - lo];
+                    let k = w + c;
+                    if (k >= lo && k < hi) {
+                        out_val[k] = stage[k - lo];
+#if RLE
+                        let ps = stage_pos[k - lo];
+                        counts[k] = select(stage_pos[k - lo + 1u] - ps, tile_e0 + ps, k == last);
+#endif
                     }
                 }
             }
@@ -226,10 +289,26 @@ fn store_tile(v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u3
 #else
         for (var k = lo + g_lid; k < hi; k += WG) {
             out_val[k] = stage[k - lo];
+#if RLE
+            let ps = stage_pos[k - lo];
+            counts[k] = select(stage_pos[k - lo + 1u] - ps, tile_e0 + ps, k == last);
+#endif
+        }
+#endif
+#if RLE
+        if (g_lid == 0u && base == 0u) {
+            head[2u * tile] = offset;
+            head[2u * tile + 1u] = tile_e0 + stage_pos[0];
         }
 #endif
         workgroupBarrier();
     }
+#if RLE
+    if (g_lid == 0u && count == 0u) {
+        head[2u * tile] = offset;
+        head[2u * tile + 1u] = 0xffffffffu;
+    }
+#endif
 #endif
 }
 
@@ -265,14 +344,20 @@ fn main(@builtin(local_invocation_index) lid: u32,
     let t0 = tile * TILE_V;
     var f: array<u32, VPT>;
     var pre: array<u32, VPT>;
-#if !RTS_REDUCE
     var v: array<vec4<u32>, VPT>;
+#if RTS_REDUCE
+#if RLE
+#unroll I VPT
+    v[{{I}}] = load_x(t0 + vec_slot({{I}}u));
+#endunroll
+#endif
+#else
 #unroll I VPT
     v[{{I}}] = load_x(t0 + vec_slot({{I}}u));
 #endunroll
 #endif
 #unroll I VPT
-    f[{{I}}] = mask_bits(t0 + vec_slot({{I}}u));
+    f[{{I}}] = slot_flags(t0 + vec_slot({{I}}u), v[{{I}}]);
 #endunroll
     let wp = workgroup_prefix(partial_counts(&f, &pre));
     let aggregate = wp.y;
@@ -286,7 +371,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
     }
 #elif RTS_DOWNSWEEP
     let prefix = partials[tile];
-    store_tile(&v, &f, &pre, prefix, aggregate);
+    store_tile(tile, &v, &f, &pre, prefix, aggregate);
     if (lid == 0u && tile == params.n_tiles - 1u) {
         finish_total(prefix + aggregate);
     }
@@ -311,7 +396,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
                 finish_total(prefix + aggregate);
             }
         }
-        store_tile(&v, &f, &pre, prefix, aggregate);
+        store_tile(tile, &v, &f, &pre, prefix, aggregate);
     }
     // Word 3 counts finished tiles (times 2) with a give-up bit in bit 0: the last tile to finish
     // arms the repair passes when any tile gave up (as rle/fused.wgsl).
