@@ -87,23 +87,27 @@ def _vpt(dev: Device, dtype) -> int:
 
 def _tile(dev: Device, dtype) -> int:
     return WG * _vpt(dev, dtype) * (16 if np.dtype(dtype) == np.uint8 else 4)
-# rle/compact.wgsl: vec4 per invocation (the scan's tile of 12288 elements) and how the kept values
-# are written ("vec4": staged, then aligned vec4 words; "scalar": staged, then single words;
-# "direct": straight from registers). STAGE entries of workgroup memory at most.
-COMPACT_VPT = 12
-COMPACT_STORE = "vec4"
-COMPACT_STAGE = 8192
+# rle/compact.wgsl: vec4 per invocation and how the kept values are written ("direct": straight
+# from registers to their ranks; "vec4": staged in workgroup memory, then aligned vec4 words;
+# "scalar": staged, then single words), with at most COMPACT_STAGE staging entries. H100, 2^28
+# int32 half kept, same run (G el/s): direct 288 (8 vec4), 264 (12), 263 (16); staged vec4 with
+# 8192 entries 140 / 182 / 209 (8 / 12 / 16), with 4096 entries 210 / 257 (8 / 12): workgroup
+# memory costs occupancy, and the L2 merges the direct stores' partial lines.
+COMPACT_VPT = 8
+COMPACT_STORE = "direct"
+COMPACT_STAGE = 4096
+RLE_STAGE = 2048  # run-start staging entries of rle_encode (H100: 2048 at 12 vec4 beat 5632 at 16, 284 vs 229 G el/s)
 
 
 def _compact_vpt(dev: Device) -> int:
     return int(dev.options.get("rle_compact_vpt", COMPACT_VPT))
 
 
-def _compact_stage(dev: Device, vpt: int, per_item: int = 4) -> int:
-    """Staging entries of rle/compact.wgsl (``per_item`` bytes each): up to COMPACT_STAGE, within the
-    device's workgroup memory."""
+def _compact_stage(dev: Device, vpt: int, per_item: int, default: int) -> int:
+    """Staging entries of rle/compact.wgsl (``per_item`` bytes each): ``default`` unless the option
+    ``rle_compact_stage`` says otherwise, within the device's workgroup memory."""
     room = (dev.limits["max-compute-workgroup-storage-size"] - 4096) // per_item
-    want = int(dev.options.get("rle_compact_stage", COMPACT_STAGE))
+    want = int(dev.options.get("rle_compact_stage", default))
     return max(1024, min(want, room, WG * vpt * 4))
 
 
@@ -236,8 +240,6 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     rle_kernel = mode == "rle" and not eb8 and counts is not None and _opt(dev, "rle_encode_kernel", True)
     vpt = _compact_vpt(dev) if compact_kernel else _vpt(dev, x.dtype)
     store = _opt(dev, "rle_compact_store", COMPACT_STORE)
-    if rle_kernel and store == "direct":
-        store = "vec4"  # run lengths need the next start: always staged
     n_tiles = -(-n_vec4 // (WG * vpt))
     subgroups = dev.has_subgroups and _opt(dev, "rle_subgroups", True)
     spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
@@ -272,10 +274,14 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     path = "rle/fused.wgsl"
     if compact_kernel or rle_kernel:
         path = "rle/compact.wgsl"
-        base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=store == "vec4",
-                    STAGE=_compact_stage(dev, vpt, 8 if rle_kernel else 4))
-        if store == "vec4":
-            outs["out_vec"] = val
+        # RLE stages the run starts whatever the store (a run length needs the next start)
+        vec4 = store == "vec4" or (rle_kernel and store == "direct" and _opt(dev, "rle_counts_vec4", True))
+        per_item = (4 if store == "direct" else 8) if rle_kernel else 4
+        base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=vec4, STAGED=rle_kernel or store != "direct",
+                    STAGE=_compact_stage(dev, vpt, per_item, RLE_STAGE if rle_kernel else COMPACT_STAGE))
+        if vec4:
+            if store != "direct":
+                outs["out_vec"] = val
             if rle_kernel:
                 outs["counts_vec"] = counts
     k_single = dev.kernel(path, defines=dict(base, SINGLE_PASS=True))

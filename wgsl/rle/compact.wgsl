@@ -51,7 +51,9 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> info: array<u32>;
 @group(0) @binding(7) var<storage, read_write> out_val: array<u32>;
 #if STORE_VEC4
+#if !STORE_DIRECT
 @group(0) @binding(11) var<storage, read_write> out_vec: array<vec4<u32>>;
+#endif
 #endif
 #if RLE
 @group(0) @binding(9) var<storage, read_write> counts: array<u32>;
@@ -76,13 +78,13 @@ const TILE_V: u32 = WG * VPT;
 
 var<workgroup> wg_scan: array<u32, WG>;
 var<workgroup> wg_aggregate: u32;
-#if !RTS_REDUCE
-#if !STORE_DIRECT
+#if STAGED
 const STAGE: u32 = {{STAGE}}u;
+#if !STORE_DIRECT
 var<workgroup> stage: array<u32, STAGE>;
+#endif
 #if RLE
 var<workgroup> stage_pos: array<u32, STAGE + 1u>;  // tile-local start of item k (and of the next)
-#endif
 #endif
 #endif
 
@@ -217,7 +219,8 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
         if ((m & 8u) != 0u) { out_val[p] = vv.w; }
     }
 #endunroll
-#else
+#endif
+#if STAGED
     let tile_e0 = tile * TILE_V * 4u;
     for (var base = 0u; base < count; base += STAGE) {
         // stage[k - base] = the tile's k-th kept value, for k in [base, base + STAGE); RLE also
@@ -230,16 +233,24 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
 #if RLE
             let e = vec_slot({{I}}u) * 4u;
             if ((m & 1u) != 0u && p <= STAGE) { stage_pos[p] = e; }
+#if !STORE_DIRECT
             if ((m & 1u) != 0u && p < STAGE) { stage[p] = vv.x; }
+#endif
             p += m & 1u;
             if ((m & 2u) != 0u && p <= STAGE) { stage_pos[p] = e + 1u; }
+#if !STORE_DIRECT
             if ((m & 2u) != 0u && p < STAGE) { stage[p] = vv.y; }
+#endif
             p += (m >> 1u) & 1u;
             if ((m & 4u) != 0u && p <= STAGE) { stage_pos[p] = e + 2u; }
+#if !STORE_DIRECT
             if ((m & 4u) != 0u && p < STAGE) { stage[p] = vv.z; }
+#endif
             p += (m >> 2u) & 1u;
             if ((m & 8u) != 0u && p <= STAGE) { stage_pos[p] = e + 3u; }
+#if !STORE_DIRECT
             if ((m & 8u) != 0u && p < STAGE) { stage[p] = vv.w; }
+#endif
 #else
             if ((m & 1u) != 0u && p < STAGE) { stage[p] = vv.x; }
             p += m & 1u;
@@ -266,7 +277,9 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
             let w = 4u * q;
             if (w >= lo && w + 4u <= hi) {
                 let s = w - lo;
+#if !STORE_DIRECT
                 out_vec[q] = vec4<u32>(stage[s], stage[s + 1u], stage[s + 2u], stage[s + 3u]);
+#endif
 #if RLE
                 let ps = vec4<u32>(stage_pos[s], stage_pos[s + 1u], stage_pos[s + 2u], stage_pos[s + 3u]);
                 let pn = vec4<u32>(ps.yzw, stage_pos[s + 4u]);
@@ -277,7 +290,9 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
                 for (var c = 0u; c < 4u; c++) {
                     let k = w + c;
                     if (k >= lo && k < hi) {
+#if !STORE_DIRECT
                         out_val[k] = stage[k - lo];
+#endif
 #if RLE
                         let ps = stage_pos[k - lo];
                         counts[k] = select(stage_pos[k - lo + 1u] - ps, tile_e0 + ps, k == last);
@@ -288,7 +303,9 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
         }
 #else
         for (var k = lo + g_lid; k < hi; k += WG) {
+#if !STORE_DIRECT
             out_val[k] = stage[k - lo];
+#endif
 #if RLE
             let ps = stage_pos[k - lo];
             counts[k] = select(stage_pos[k - lo + 1u] - ps, tile_e0 + ps, k == last);
