@@ -113,6 +113,7 @@ def _compact_stage(dev: Device, vpt: int, per_item: int, default: int) -> int:
 
 FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
 DECODE_VPT = 4  # output vec4 words per invocation of the expand pass
+DECODE_CAP = 64 * 256  # runs in an expand tile's range past which it searches per element instead
 DECODE_RUNS = 4096  # runs staged in workgroup memory per output tile (end and value: 8 bytes each)
 
 
@@ -657,12 +658,19 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     eb8 = values.dtype == np.uint8
     n_vec4 = -(-_words(size, values.dtype) // 4)
     vpt = int(_opt(dev, "rle_decode_vpt", DECODE_VPT))
+    if not eb8:  # expand.wgsl keeps a mark per output element in workgroup memory
+        vpt = max(1, min(vpt, (dev.limits["max-compute-workgroup-storage-size"] - 2048) // (256 * 16)))
     per_group = 256 * vpt * 4 * (4 if eb8 else 1)
     groups = -(-size // per_group)
     k_part = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": True})
-    shared = bool(_opt(dev, "rle_decode_shared", True))
-    k = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": False, "SHARED_RUNS": shared,
-                                                "SR": _decode_runs(dev)})
+    method = _opt(dev, "rle_decode_method", "scan")
+    if method == "scan" and not eb8:
+        k = dev.kernel("rle/expand.wgsl", defines=dict(monoid_defines("max", np.uint32, "rle_decode"), VPT=vpt,
+                                                       SUBGROUPS=dev.has_subgroups and _opt(dev, "rle_subgroups", True),
+                                                       CAP=int(_opt(dev, "rle_decode_cap", DECODE_CAP))))
+    else:
+        k = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": False,
+                                                    "SHARED_RUNS": method == "shared", "SR": _decode_runs(dev)})
     parts = dev.scratch(4 * (groups + 1))
     params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups}
     b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)
