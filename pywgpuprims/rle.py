@@ -707,14 +707,19 @@ def _options(dev: Device, opts: dict):
         dev.options.update(saved)
 
 
-def _variants(dev: Device) -> list[tuple[str, str, dict]]:
-    """(row name, method, device options) for the encode/compact rows."""
-    v = [("fused", "fused", {})] + [(f"fused vpt{k}", "fused", {"rle_vpt": k}) for k in (2, 4, 6, 10, 12, 16)]
-    if dev.limits["max-compute-workgroup-storage-size"] >= 4 * 8192 + 2048:
-        v.append(("fused vpt8 stage8192", "fused", {"rle_vpt": 8, "rle_stage": 8192}))
+def _variants(dev: Device, primitive: str) -> list[tuple[str, str, dict]]:
+    """(row name, method, device options) for the encode ("rle") or compact rows."""
+    vpt_opt = "rle_vpt" if primitive == "rle" else "rle_compact_vpt"
+    v = [("fused", "fused", {})] + [(f"fused vpt{k}", "fused", {vpt_opt: k}) for k in (4, 12, 16)]
+    if primitive == "rle":
+        v += [("fused stage 4096", "fused", {"rle_compact_stage": 4096})]
+    else:
+        v += [("fused, staged vec4 stores", "fused", {"rle_compact_store": "vec4"})]
     if dev.has_subgroups:
         v.append(("fused wgmem", "fused", {"rle_subgroups": False}))
-    v += [("fused, fallback forced 1/2", "fused", {"rle_withhold_period": 2}), ("parle", "parle", {})]
+    v += [("fused, fallback forced 1/2", "fused", {"rle_withhold_period": 2}),
+          ("previous fused kernel", "fused", {"rle_encode_kernel": False, "rle_compact_kernel": False}),
+          ("parle", "parle", {})]
     return v
 
 
@@ -750,7 +755,7 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
         cuda_dec_ns = ctx.cuda_ns(lambda: t.repeat_interleave(uv, uc, output_size=n))
         del a, uv, uc
     cpu_ns = ctx.cpu_ns(lambda: _numpy_rle(x))
-    for name, m, opts in _variants(dev):
+    for name, m, opts in _variants(dev, "rle"):
         if m == "parle" and res.starts is None:
             continue  # the run starts with their sentinel do not fit one binding
         with _options(dev, opts):
@@ -777,6 +782,11 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
                         baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave",
                         cpu_ns=ctx.cpu_ns(lambda: np.repeat(vals, cnts)), cpu_name="numpy repeat"))
     assert np.array_equal(out.numpy(), x), "rle_decode bench result is wrong"
+    with _options(dev, {"rle_decode_method": "old"}):
+        ns = ctx.gpu_ns(lambda i: _run(dev, decode))
+        rows.append(ctx.row("rle_decode", f"int32 {label} (scan + previous expand)", n, ns, bytes_moved=4 * n,
+                            baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave"))
+        assert np.array_equal(out.numpy(), x), "rle_decode (previous expand) bench result is wrong"
     # decoding straight from the fused encoder's result (no read-back): per-tile run ends + expand
     head = GpuArray.empty((2 * -(-n // _tile(dev, np.int32)),), np.uint32, dev)
     fused = RunLengths(res.values, res.counts, res.n_runs, None, n, head, _tile(dev, np.int32))
@@ -810,7 +820,7 @@ def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
         cuda_nz_ns = ctx.cuda_ns(lambda: t.nonzero(mk))
         del a, mk
     cpu_ns = ctx.cpu_ns(lambda: x[mask])
-    for name, m, opts in _variants(dev):
+    for name, m, opts in _variants(dev, "compact"):
         with _options(dev, opts):
             ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_compact(b, "compact", g, gm, res, m, s)))
             _run(dev, lambda b, s, m=m: _record_compact(b, "compact", g, gm, res, m, s))

@@ -272,13 +272,16 @@ def test_other_tile_sizes(vpt, stage, rng):
     {"rle_compact_store": "scalar", "rle_compact_vpt": 5, "rle_vpt": 5},
     {"rle_compact_store": "direct", "rle_compact_vpt": 16},
     {"rle_compact_kernel": False, "rle_encode_kernel": False},
-    {"rle_decode_runs": 256, "rle_decode_vpt": 8},
-    {"rle_decode_shared": False, "rle_decode_vpt": 1},
-], ids=["vec4-rounds", "scalar", "direct", "fused-only", "decode-few-staged-runs", "decode-unstaged"])
+    {"rle_compact_store": "direct", "rle_counts_vec4": False, "rle_vpt": 3},
+    {"rle_decode_cap": 8, "rle_decode_vpt": 8},
+    {"rle_decode_method": "shared", "rle_decode_runs": 256, "rle_decode_vpt": 2},
+    {"rle_decode_method": "old", "rle_decode_vpt": 1},
+], ids=["vec4-rounds", "scalar", "direct", "fused-only", "direct-scalar-counts", "decode-search", "decode-shared",
+        "decode-old"])
 def test_store_and_decode_switches(opts, rng):
     """Every store flavour of rle/compact.wgsl (rounds through a small staging buffer included),
-    the fused pass it replaced for 32-bit values, and decode tiles whose runs do not all fit the
-    workgroup-memory staging (zero-length runs: global look-ups)."""
+    the fused pass it replaced for 32-bit values, and every decode expand (rle/expand.wgsl with
+    tiles whose range holds more runs than it scatters, zero-length runs; the two older ones)."""
     stats = pp.GpuArray.empty((16,), np.uint32)
     with options(rle_withhold_period=3, rle_stats_buffer=stats.buffer, **opts):
         for n in (1, 4095, 3 * 12288 + 7, 70_001):
