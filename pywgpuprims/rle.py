@@ -72,31 +72,39 @@ from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, encode_scan
 __all__ = ["Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode"]
 
 WG = 256
-# vec4 per invocation. The scan's H100 sweep found larger tiles much faster (4: 207, 8: 216,
-# 12: 286 G el/s) with a register cliff past 12; this pass also keeps flags and offsets per vec4,
-# so 8 is the default here and the benchmark sweeps 2..16 (rows "fused vptN").
+# vec4 per invocation of the fused pass (rle/fused.wgsl: uint8 values, nonzero, the PARLE-free
+# paths the scan-like kernel does not take): 8, a tile of 8192 elements.
 VPT = 8
 TILE = WG * VPT * 4  # elements per tile of the fused pass for 32-bit values (uint8: 256 x 16 bytes)
+# rle/compact.wgsl, the scan-like kernel for compact and rle_encode of 32-bit values: vec4 per
+# invocation and how the kept values are written ("direct": straight from registers to their
+# ranks; "vec4": staged in workgroup memory, then aligned vec4 words; "scalar": staged, then
+# single words). Staging entries: COMPACT_STAGE values, or RLE_STAGE values and run starts.
+# H100, 2^28 int32, same run (G el/s). compact, half kept: direct 226 / 255 / 286 / 285 (4 / 6 /
+# 8 / 10 vec4), staged vec4 with 4096 entries 257 (12 vec4), 8192 entries 140 / 182 / 209 (8 / 12
+# / 16): workgroup memory costs occupancy, and the L2 merges the direct stores' partial lines.
+# rle_encode, runs of ~16 / random 0..9: staged vec4, 12 vec4, 2048 entries 284 / 129; values
+# direct (run starts staged) 247-253 / 118-139 (8 or 12 vec4, 1024-4096 entries), 185 / 80 (16).
+COMPACT_VPT = 8
+COMPACT_STORE = "direct"
+COMPACT_STAGE = 4096
+ENCODE_VPT = 12
+ENCODE_STORE = "vec4"
+RLE_STAGE = 2048
 
 
 def _vpt(dev: Device, dtype) -> int:
-    """vec4 words per invocation of the fused pass: 8 for 32-bit values by default (a tile of 8192
-    elements; ``device().options["rle_vpt"]`` changes it), 1 for uint8 (4096 elements)."""
-    return 1 if np.dtype(dtype) == np.uint8 else int(dev.options.get("rle_vpt", VPT))
+    """vec4 words per invocation of the pass that run-length encodes ``dtype``: 1 for uint8 (a tile
+    of 4096 elements), else ENCODE_VPT (the scan-like kernel) or VPT (the fused pass, when
+    ``rle_encode_kernel`` is off); ``device().options["rle_vpt"]`` overrides it."""
+    if np.dtype(dtype) == np.uint8:
+        return 1
+    default = ENCODE_VPT if dev.options.get("rle_encode_kernel", True) else VPT
+    return int(dev.options.get("rle_vpt", default))
 
 
 def _tile(dev: Device, dtype) -> int:
     return WG * _vpt(dev, dtype) * (16 if np.dtype(dtype) == np.uint8 else 4)
-# rle/compact.wgsl: vec4 per invocation and how the kept values are written ("direct": straight
-# from registers to their ranks; "vec4": staged in workgroup memory, then aligned vec4 words;
-# "scalar": staged, then single words), with at most COMPACT_STAGE staging entries. H100, 2^28
-# int32 half kept, same run (G el/s): direct 288 (8 vec4), 264 (12), 263 (16); staged vec4 with
-# 8192 entries 140 / 182 / 209 (8 / 12 / 16), with 4096 entries 210 / 257 (8 / 12): workgroup
-# memory costs occupancy, and the L2 merges the direct stores' partial lines.
-COMPACT_VPT = 8
-COMPACT_STORE = "direct"
-COMPACT_STAGE = 4096
-RLE_STAGE = 2048  # run-start staging entries of rle_encode (H100: 2048 at 12 vec4 beat 5632 at 16, 284 vs 229 G el/s)
 
 
 def _compact_vpt(dev: Device) -> int:
@@ -112,7 +120,13 @@ def _compact_stage(dev: Device, vpt: int, per_item: int, default: int) -> int:
 
 
 FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
-DECODE_VPT = 4  # output vec4 words per invocation of the expand pass
+# Output vec4 words per invocation of the expand pass (rle/expand.wgsl for 32-bit values; uint8
+# through rle/decode.wgsl). H100, 2^28 int32, runs of ~16, scan + expand, same run (G el/s):
+# 2: 254, 4: 165, 6: 95, 8: 100 (the marks' workgroup memory costs occupancy); the previous
+# expand (rle/decode.wgsl, a search per invocation and a walk) 137.
+DECODE_VPT = 2
+DECODE_VPT_EB8 = 4
+DECODE_ADD = False  # expand.wgsl: count the marks (subgroup adds) where no run has length zero
 DECODE_CAP = 64 * 256  # runs in an expand tile's range past which it searches per element instead
 DECODE_RUNS = 4096  # runs staged in workgroup memory per output tile (end and value: 8 bytes each)
 
@@ -239,8 +253,14 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     # (and RLE of 32-bit values, there with the fused pass's tile size: RunLengths records it)
     compact_kernel = mode == "compact" and not eb8 and val is not None and _opt(dev, "rle_compact_kernel", True)
     rle_kernel = mode == "rle" and not eb8 and counts is not None and _opt(dev, "rle_encode_kernel", True)
-    vpt = _compact_vpt(dev) if compact_kernel else _vpt(dev, x.dtype)
-    store = _opt(dev, "rle_compact_store", COMPACT_STORE)
+    if compact_kernel:
+        vpt = _compact_vpt(dev)
+    elif mode == "rle":
+        vpt = _vpt(dev, x.dtype)
+    else:
+        vpt = 1 if eb8 else int(_opt(dev, "rle_vpt", VPT))
+    store = _opt(dev, "rle_encode_store", ENCODE_STORE) if rle_kernel else _opt(dev, "rle_compact_store",
+                                                                                  COMPACT_STORE)
     n_tiles = -(-n_vec4 // (WG * vpt))
     subgroups = dev.has_subgroups and _opt(dev, "rle_subgroups", True)
     spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
@@ -657,7 +677,7 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     size = out.size
     eb8 = values.dtype == np.uint8
     n_vec4 = -(-_words(size, values.dtype) // 4)
-    vpt = int(_opt(dev, "rle_decode_vpt", DECODE_VPT))
+    vpt = int(_opt(dev, "rle_decode_vpt", DECODE_VPT_EB8 if eb8 else DECODE_VPT))
     if not eb8:  # expand.wgsl keeps a mark per output element in workgroup memory
         vpt = max(1, min(vpt, (dev.limits["max-compute-workgroup-storage-size"] - 2048) // (256 * 16)))
     per_group = 256 * vpt * 4 * (4 if eb8 else 1)
@@ -667,7 +687,8 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     if method == "scan" and not eb8:
         k = dev.kernel("rle/expand.wgsl", defines=dict(monoid_defines("max", np.uint32, "rle_decode"), VPT=vpt,
                                                        SUBGROUPS=dev.has_subgroups and _opt(dev, "rle_subgroups", True),
-                                                       CAP=int(_opt(dev, "rle_decode_cap", DECODE_CAP))))
+                                                       CAP=int(_opt(dev, "rle_decode_cap", DECODE_CAP)),
+                                                       ADD_MARKS=bool(_opt(dev, "rle_decode_add", DECODE_ADD))))
     else:
         k = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": False,
                                                     "SHARED_RUNS": method == "shared", "SR": _decode_runs(dev)})
@@ -710,15 +731,17 @@ def _options(dev: Device, opts: dict):
 def _variants(dev: Device, primitive: str) -> list[tuple[str, str, dict]]:
     """(row name, method, device options) for the encode ("rle") or compact rows."""
     vpt_opt = "rle_vpt" if primitive == "rle" else "rle_compact_vpt"
-    v = [("fused", "fused", {})] + [(f"fused vpt{k}", "fused", {vpt_opt: k}) for k in (4, 12, 16)]
+    sweep = (8, 16) if primitive == "rle" else (4, 12)
+    v = [("fused", "fused", {})] + [(f"fused vpt{k}", "fused", {vpt_opt: k}) for k in sweep]
     if primitive == "rle":
-        v += [("fused stage 4096", "fused", {"rle_compact_stage": 4096})]
+        v += [("fused stage 1024", "fused", {"rle_compact_stage": 1024}),
+              ("fused, values stored directly", "fused", {"rle_encode_store": "direct", "rle_vpt": 8})]
     else:
         v += [("fused, staged vec4 stores", "fused", {"rle_compact_store": "vec4"})]
     if dev.has_subgroups:
         v.append(("fused wgmem", "fused", {"rle_subgroups": False}))
     v += [("fused, fallback forced 1/2", "fused", {"rle_withhold_period": 2}),
-          ("previous fused kernel", "fused", {"rle_encode_kernel": False, "rle_compact_kernel": False}),
+          ("previous fused kernel", "fused", {"rle_encode_kernel": False, "rle_compact_kernel": False, "rle_vpt": 8}),
           ("parle", "parle", {})]
     return v
 

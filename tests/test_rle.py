@@ -274,9 +274,10 @@ def test_other_tile_sizes(vpt, stage, rng):
     {"rle_compact_kernel": False, "rle_encode_kernel": False},
     {"rle_compact_store": "direct", "rle_counts_vec4": False, "rle_vpt": 3},
     {"rle_decode_cap": 8, "rle_decode_vpt": 8},
+    {"rle_decode_add": True, "rle_decode_vpt": 3},
     {"rle_decode_method": "shared", "rle_decode_runs": 256, "rle_decode_vpt": 2},
     {"rle_decode_method": "old", "rle_decode_vpt": 1},
-], ids=["vec4-rounds", "scalar", "direct", "fused-only", "direct-scalar-counts", "decode-search", "decode-shared",
+], ids=["vec4-rounds", "scalar", "direct", "fused-only", "direct-scalar-counts", "decode-search", "decode-add", "decode-shared",
         "decode-old"])
 def test_store_and_decode_switches(opts, rng):
     """Every store flavour of rle/compact.wgsl (rounds through a small staging buffer included),
@@ -305,7 +306,7 @@ def test_store_and_decode_switches(opts, rng):
 @pytest.mark.parametrize("method", METHODS)
 def test_two_dimensional_grids(method, rng, monkeypatch):
     """Grids past the per-dimension limit are split over x and y (a small limit stands in for 65,535)."""
-    monkeypatch.setattr(pp.device(), "max_groups", 20 if method == "parle" else 5)
+    monkeypatch.setattr(pp.device(), "max_groups", 20 if method == "parle" else 7)
     for dtype in ("int32", "uint8"):
         n = 23 * 4096 + 77
         x = runs_input(rng, n, dtype, max_len=3)

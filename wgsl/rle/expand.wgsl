@@ -43,6 +43,7 @@ const CAP: u32 = {{CAP}}u;
 var<workgroup> marks: array<vec4<u32>, TILE_V>;
 var<workgroup> wg_scan: array<u32, WG>;
 var<workgroup> wg_flag: u32;
+var<workgroup> wg_zero: atomic<u32>;  // some run in the range has length zero (shares its start)
 var<private> n_runs: u32;
 
 fn end_of(r: u32) -> u32 {
@@ -80,6 +81,46 @@ fn write_vec4(q: u32, p0: u32, r: vec4<u32>) {
     }
 }
 
+// Exclusive combination (sum, or max) of the subgroups' (invocations') totals `run` over the
+// workgroup. Called by the whole workgroup, in uniform control flow.
+fn workgroup_exclusive(run: u32, add: bool) -> u32 {
+#if SUBGROUPS
+    let sgid = g_lid / g_sg_size;
+    if (g_lane == 0u) {
+        wg_scan[sgid] = run;
+    }
+    workgroupBarrier();
+    if (g_lid == 0u) {
+        var acc = 0u;
+        for (var s = 0u; s < WG / g_sg_size; s++) {
+            let t = wg_scan[s];
+            wg_scan[s] = acc;
+            acc = select(max(acc, t), acc + t, add);
+        }
+    }
+    workgroupBarrier();
+    return wg_scan[sgid];
+#else
+    wg_scan[g_lid] = run;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var t = wg_scan[g_lid];
+        if (g_lid >= d) {
+            let u = wg_scan[g_lid - d];
+            t = select(max(t, u), t + u, add);
+        }
+        workgroupBarrier();
+        wg_scan[g_lid] = t;
+        workgroupBarrier();
+    }
+    var before = 0u;
+    if (g_lid > 0u) {
+        before = wg_scan[g_lid - 1u];
+    }
+    return before;
+#endif
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32,
 #if SUBGROUPS
@@ -106,6 +147,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #endunroll
     if (lid == 0u) {
         wg_flag = select(0u, 1u, nr <= CAP);
+        atomicStore(&wg_zero, 0u);
     }
     let fits = workgroupUniformLoad(&wg_flag) != 0u;  // also orders the clearing before the marks
     if (fits) {
@@ -117,9 +159,50 @@ fn main(@builtin(local_invocation_index) lid: u32,
             if (e > s && s >= tile0 && ls < TILE_E) {
                 marks[ls / 4u][ls % 4u] = r - rx;
             }
+#if ADD_MARKS
+            if (e == s) {
+                atomicOr(&wg_zero, 1u);
+            }
+#endif
         }
     }
+#if ADD_MARKS
+    // Without zero-length runs the marks r - rx that a tile holds are 1, 2, 3, ... in order, so
+    // the max-scan equals a count of the marks before each element: subgroup inclusive adds.
+    let counted = workgroupUniformLoad(&wg_zero) == 0u;
+    if (fits && counted) {
+        var mk: array<vec4<u32>, VPT>;
+        var pre: array<u32, VPT>;
+        var run = 0u;
+#unroll I VPT
+        {
+            var m = select(vec4<u32>(0u), vec4<u32>(1u), marks[vec_slot({{I}}u)] != vec4<u32>(0u));
+            m.y += m.x;
+            m.z += m.y;
+            m.w += m.z;
+            mk[{{I}}] = m;
+#if SUBGROUPS
+            let incl = subgroupInclusiveAdd(m.w);
+            pre[{{I}}] = run + incl - m.w;
+            run += subgroupShuffle(incl, g_sg_size - 1u);
+#else
+            pre[{{I}}] = run;
+            run += m.w;
+#endif
+        }
+#endunroll
+        let before = workgroup_exclusive(run, true);
+#unroll I VPT
+        {
+            let sl = vec_slot({{I}}u);
+            write_vec4(v0 + sl, tile0 + sl * 4u, vec4<u32>(rx + before + pre[{{I}}]) + mk[{{I}}]);
+        }
+#endunroll
+        return;
+    }
+#else
     workgroupBarrier();
+#endif
     if (fits) {
         var mk: array<vec4<u32>, VPT>;
         var pre: array<u32, VPT>;
@@ -141,39 +224,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #endif
         }
 #endunroll
-#if SUBGROUPS
-        let sgid = g_lid / g_sg_size;
-        if (g_lane == 0u) {
-            wg_scan[sgid] = run;
-        }
-        workgroupBarrier();
-        if (g_lid == 0u) {
-            var acc = 0u;
-            for (var s = 0u; s < WG / g_sg_size; s++) {
-                let t = wg_scan[s];
-                wg_scan[s] = acc;
-                acc = max(acc, t);
-            }
-        }
-        workgroupBarrier();
-        let before = wg_scan[sgid];
-#else
-        wg_scan[g_lid] = run;
-        workgroupBarrier();
-        for (var d = 1u; d < WG; d = d << 1u) {
-            var t = wg_scan[g_lid];
-            if (g_lid >= d) {
-                t = max(t, wg_scan[g_lid - d]);
-            }
-            workgroupBarrier();
-            wg_scan[g_lid] = t;
-            workgroupBarrier();
-        }
-        var before = 0u;
-        if (g_lid > 0u) {
-            before = wg_scan[g_lid - 1u];
-        }
-#endif
+        let before = workgroup_exclusive(run, false);
 #unroll I VPT
         {
             let sl = vec_slot({{I}}u);
