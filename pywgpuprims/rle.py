@@ -126,7 +126,7 @@ FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
 # expand (rle/decode.wgsl, a search per invocation and a walk) 137.
 DECODE_VPT = 2
 DECODE_VPT_EB8 = 4
-DECODE_ADD = False  # expand.wgsl: count the marks (subgroup adds) where no run has length zero
+DECODE_ADD = True  # expand.wgsl: count the marks (subgroup adds) in tiles without zero-length runs
 DECODE_CAP = 64 * 256  # runs in an expand tile's range past which it searches per element instead
 DECODE_RUNS = 4096  # runs staged in workgroup memory per output tile (end and value: 8 bytes each)
 
