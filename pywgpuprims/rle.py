@@ -4,19 +4,25 @@
 
 Two pipelines produce the same bits:
 
-``method="fused"`` (default; ``wgsl/rle/fused.wgsl``)
-    One pass reads the input once. Each tile (8192 32-bit elements, 4096 uint8) flags its items (run starts, or
-    kept elements), scans the flag counts in workgroup memory, takes its output offset from the
-    single-pass decoupled lookback over u32 counts (``common/lookback.wgsl``; a tile that polls a
-    silent predecessor re-counts that tile's flags itself: ``fallback_aggregate``), stages its
-    items in workgroup memory and stores them coalesced. For 32-bit values, run-length encoding
-    writes values and run lengths directly: a run's length is the distance to the next start in
-    the same tile; the tile's last run, which may cross into later tiles, leaves its start in its
-    count slot, and a tiny pass over the tiles (``wgsl/rle/fixup.wgsl``) turns it into
-    ``next_start - start``, the next start being the first run start of the next tile that has
-    one. uint8 values (packed four to a word) go through run START positions (with the sentinel
-    ``n``) and the finishing pass (``wgsl/rle/finish.wgsl``: counts and a packing gather), so no
-    output word is written by two workgroups.
+``method="fused"`` (default)
+    One pass reads the input once. Each tile flags its items (run starts, or kept elements),
+    scans the flag counts within the workgroup, takes its output offset from the single-pass
+    decoupled lookback over u32 counts (``common/lookback.wgsl``; a tile that polls a silent
+    predecessor re-counts that tile's flags itself: ``fallback_aggregate``) and writes its items.
+    ``compact`` and ``rle_encode`` of 32-bit values use ``wgsl/rle/compact.wgsl``, built like
+    the scan: each invocation holds 8 (compact) or 12 (RLE) vec4 words of its tile in registers
+    (subgroup-contiguous slots, so loads are coalesced), subgroup inclusive adds with the carry
+    from the last lane, and loop-free stores by rank. ``compact`` writes each kept value straight
+    from registers (the L2 merges the partial lines); ``rle_encode`` stages values and run starts
+    in 2048-entry rounds of workgroup memory and writes aligned vec4 words of values and run
+    lengths. A run's length is the distance to the next start in the same tile; the tile's last
+    run, which may cross into later tiles, leaves its start in its count slot, and a tiny pass
+    over the tiles (``wgsl/rle/fixup.wgsl``) turns it into ``next_start - start``, the next start
+    being the first run start of the next tile that has one. ``nonzero`` and uint8 values go
+    through ``wgsl/rle/fused.wgsl`` (tiles of 8192 32-bit or 4096 uint8 elements, items staged in
+    workgroup memory); uint8 values (packed four to a word) go through run START positions (with
+    the sentinel ``n``) and the finishing pass (``wgsl/rle/finish.wgsl``: counts and a packing
+    gather), so no output word is written by two workgroups.
     If a lookback exhausts its step budget the tile records it in a status word, and the last
     tile to finish arms a reduce-then-scan repair on the GPU (indirect dispatch: per-tile counts,
     a one-workgroup scan of them, a rewrite of every tile from its exact offset). There is no
@@ -35,9 +41,12 @@ starts (uint8, PARLE) or, for the fused 32-bit pipeline, from a per-tile scan of
 seeded by the fused pass's per-tile record (``wgsl/rle/ends.wgsl``)).
 
 Decoding: an inclusive scan of the counts (the library's scan), a partition pass (one binary
-search per output tile, all in parallel), then each output tile's invocations search their runs
-within the tile's range, expand them into workgroup memory and store coalesced vec4 words. Each
-value and count is read about once.
+search per output tile, all in parallel), then the expand. For 32-bit values
+(``wgsl/rle/expand.wgsl``) each output tile (2048 elements) marks the start of each of its runs
+in workgroup memory and scans the marks, laid out like the scan (subgroup inclusive adds, or a
+max-scan where zero-length runs share a start), so every element finds its run without a
+search or a branch, and stores whole vec4 words. uint8 values use ``wgsl/rle/decode.wgsl``
+(each invocation searches its runs within the tile's range and walks them).
 
 Runs compare bit patterns: float32 ``-0.0`` and ``0.0`` are different runs, and NaNs with the same
 bits form one run (numpy's ``x[1:] != x[:-1]`` would split NaN runs and join the zeros).
@@ -47,10 +56,15 @@ int64); sizes are limited to fewer than 2^32 - 2^16 elements.
 Test and benchmark switches in ``device().options``: ``rle_withhold_period`` (every k-th tile
 withholds its lookback state, forcing the fallback), ``rle_max_steps`` (lookback budget; 0 forces
 the repair), ``rle_subgroups`` (False: the workgroup-memory path), ``rle_vpt`` (vec4 words per
-invocation for 32-bit values: 8 by default, a tile of 8192 elements), ``rle_stage`` (workgroup
-staging entries, 4096; a larger tile stores its items in rounds), ``rle_method`` (the default
-method), ``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket,
-gave-up, fallbacks, finished).
+invocation of RLE for 32-bit values, 12), ``rle_compact_vpt`` (of compact, 8),
+``rle_compact_store`` / ``rle_encode_store`` ("direct", "vec4" or "scalar"),
+``rle_compact_stage`` (staging entries of compact.wgsl), ``rle_counts_vec4``,
+``rle_compact_kernel`` / ``rle_encode_kernel`` (False: the fused.wgsl pass instead),
+``rle_stage`` (staging entries of fused.wgsl, 4096; a larger tile stores its items in rounds),
+``rle_decode_method`` ("scan": expand.wgsl; "old" / "shared": decode.wgsl, with the runs read
+from global or workgroup memory), ``rle_decode_vpt``, ``rle_decode_add``, ``rle_decode_cap``,
+``rle_decode_runs``, ``rle_method`` (the default method), ``rle_stats_buffer`` (a buffer that
+receives the single pass's 4 counter words: ticket, gave-up, fallbacks, finished).
 
 Inputs must fit one storage binding (no chunking; ``DeviceLimitError`` otherwise).
 """

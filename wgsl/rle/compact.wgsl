@@ -1,24 +1,29 @@
 // Stream compaction of 32-bit values by a mask (COMPACT), or run-length encoding of 32-bit values
-// (RLE: the kept items are the run starts; values and run lengths are written), built like the scan (scan/scan.wgsl): the input
-// is read once, each invocation holds VPT vec4 words of its tile in registers (#unroll'd, so the
-// private arrays are indexed by constants), the kept counts are scanned with subgroup inclusive
-// adds (the carry from the last lane), the tile's output offset comes from the single-pass
-// decoupled lookback over u32 counts (common/lookback.wgsl), and the kept values are written
-// without loops: each vec4's kept components go, by their rank, either straight to the output
-// (STORE_DIRECT) or to a workgroup staging buffer that the workgroup then writes contiguously
-// (aligned vec4 words inside the tile's output range, single words at its two ends: STORE_VEC4;
-// otherwise single words). A tile keeping more than STAGE values stores in rounds.
+// (RLE: the kept items are the run starts; values and run lengths are written), built like the
+// scan (scan/scan.wgsl): the input is read once, each invocation holds VPT vec4 words of its tile
+// in registers (#unroll'd, so the private arrays are indexed by constants; subgroup-contiguous
+// slots, so every load instruction of a subgroup reads one span), the kept counts are scanned
+// with subgroup inclusive adds (the carry from the last lane), the tile's output offset comes from
+// the single-pass decoupled lookback over u32 counts (common/lookback.wgsl), and the items are
+// written without data-dependent loops: each vec4's kept components go, by their rank, either
+// straight to the output (STORE_DIRECT) or to a workgroup staging buffer that the workgroup then
+// writes contiguously (STORE_VEC4: aligned vec4 words inside the tile's output range, single
+// words at its two ends; otherwise single words). A tile with more than STAGE items stores in
+// rounds. Workgroup memory costs occupancy: on an H100 the direct stores beat every staged
+// variant for compaction.
+//
+// RLE: a run's length is the distance to the next start in the same tile, so the run starts are
+// always staged (STAGED; values too unless STORE_DIRECT); the tile's last run, which may cross
+// into later tiles, leaves its start in its count slot and rle/fixup.wgsl finishes it from the
+// per-tile record `head` (as rle/fused.wgsl with RLE_COUNTS).
 //
 // Modes (exactly one): SINGLE_PASS, RTS_REDUCE (per-tile counts into `partials`), RTS_DOWNSWEEP
 // (offsets from `partials`, after scan/rts_spine.wgsl): the last two are the repair that the single
 // pass arms on the GPU (indirect dispatch) when a lookback exhausted its step budget.
-// RLE: a run's length is the distance to the next start in the same tile; the tile's last run,
-// which may cross into later tiles, leaves its start in its count slot and rle/fixup.wgsl finishes
-// it from the per-tile record `head` (as rle/fused.wgsl with RLE_COUNTS).
 // Defines: WG, VPT, SUBGROUPS, COMPACT | RLE, MASK_U8 (one mask byte per element, else one word),
-// STORE_DIRECT, STORE_VEC4, STAGE, SPIN_LIMIT, LOOKBACK_WINDOW, the u32 add monoid.
-// Bindings and parameters are those of rle/fused.wgsl (COMPACT, WRITE_VALUES), plus `out_vec`
-// (the output buffer again, as vec4 words) with STORE_VEC4.
+// STORE_DIRECT, STORE_VEC4, STAGED, STAGE, SPIN_LIMIT, LOOKBACK_WINDOW, the u32 add monoid.
+// Bindings and parameters are those of rle/fused.wgsl (COMPACT / RLE_COUNTS, WRITE_VALUES), plus
+// the output buffers again as vec4 words with STORE_VEC4 (`out_vec`, `counts_vec`).
 
 #include "common/monoid.wgsl"
 
