@@ -61,10 +61,10 @@ invocation of RLE for 32-bit values, 12), ``rle_compact_vpt`` (of compact, 8),
 ``rle_compact_stage`` (staging entries of compact.wgsl), ``rle_counts_vec4``,
 ``rle_compact_kernel`` / ``rle_encode_kernel`` (False: the fused.wgsl pass instead),
 ``rle_stage`` (staging entries of fused.wgsl, 4096; a larger tile stores its items in rounds),
-``rle_decode_method`` ("scan": expand.wgsl; "old" / "shared": decode.wgsl, with the runs read
-from global or workgroup memory), ``rle_decode_vpt``, ``rle_decode_add``, ``rle_decode_cap``,
-``rle_decode_runs``, ``rle_method`` (the default method), ``rle_stats_buffer`` (a buffer that
-receives the single pass's 4 counter words: ticket, gave-up, fallbacks, finished).
+``rle_decode_method`` ("scan": expand.wgsl; "old": decode.wgsl, as for uint8),
+``rle_decode_vpt``, ``rle_decode_add``, ``rle_decode_cap``, ``rle_method`` (the default method),
+``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket, gave-up,
+fallbacks, finished).
 
 Inputs must fit one storage binding (no chunking; ``DeviceLimitError`` otherwise).
 """
@@ -137,19 +137,13 @@ FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
 # Output vec4 words per invocation of the expand pass (rle/expand.wgsl for 32-bit values; uint8
 # through rle/decode.wgsl). H100, 2^28 int32, runs of ~16, scan + expand, same run (G el/s):
 # 2: 254, 4: 165, 6: 95, 8: 100 (the marks' workgroup memory costs occupancy); the previous
-# expand (rle/decode.wgsl, a search per invocation and a walk) 137.
+# expand (rle/decode.wgsl, a search per invocation and a walk) 137. H200, same sweep with the
+# marks counted by subgroup adds instead of a shuffle max-scan: 1: 329, 2: 349, 4: 249 (max-scan
+# 284 / 263 / -).
 DECODE_VPT = 2
 DECODE_VPT_EB8 = 4
 DECODE_ADD = True  # expand.wgsl: count the marks (subgroup adds) in tiles without zero-length runs
 DECODE_CAP = 64 * 256  # runs in an expand tile's range past which it searches per element instead
-DECODE_RUNS = 4096  # runs staged in workgroup memory per output tile (end and value: 8 bytes each)
-
-
-def _decode_runs(dev: Device) -> int:
-    room = (dev.limits["max-compute-workgroup-storage-size"] - 256) // 8
-    return max(256, min(int(_opt(dev, "rle_decode_runs", DECODE_RUNS)), room))
-
-
 STAGE = 4096  # workgroup-memory staging entries of the fused pass (larger tiles store in rounds)
 MAX_STEPS = 512
 MAX_ELEMENTS = (1 << 32) - (1 << 16)
@@ -704,8 +698,7 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
                                                        CAP=int(_opt(dev, "rle_decode_cap", DECODE_CAP)),
                                                        ADD_MARKS=bool(_opt(dev, "rle_decode_add", DECODE_ADD))))
     else:
-        k = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": False,
-                                                    "SHARED_RUNS": method == "shared", "SR": _decode_runs(dev)})
+        k = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": False})
     parts = dev.scratch(4 * (groups + 1))
     params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups}
     b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)

@@ -275,10 +275,9 @@ def test_other_tile_sizes(vpt, stage, rng):
     {"rle_compact_store": "direct", "rle_counts_vec4": False, "rle_vpt": 3},
     {"rle_decode_cap": 8, "rle_decode_vpt": 8},
     {"rle_decode_add": True, "rle_decode_vpt": 3},
-    {"rle_decode_method": "shared", "rle_decode_runs": 256, "rle_decode_vpt": 2},
     {"rle_decode_method": "old", "rle_decode_vpt": 1},
 ], ids=["vec4-rounds", "scalar", "direct", "fused-only", "direct-scalar-counts", "decode-search", "decode-add",
-        "decode-shared", "decode-old"])
+        "decode-old"])
 def test_store_and_decode_switches(opts, rng):
     """Every store flavour of rle/compact.wgsl (rounds through a small staging buffer included),
     the fused pass it replaced for 32-bit values, and every decode expand (rle/expand.wgsl with
