@@ -4,19 +4,25 @@
 
 Two pipelines produce the same bits:
 
-``method="fused"`` (default; ``wgsl/rle/fused.wgsl``)
-    One pass reads the input once. Each tile (8192 32-bit elements, 4096 uint8) flags its items (run starts, or
-    kept elements), scans the flag counts in workgroup memory, takes its output offset from the
-    single-pass decoupled lookback over u32 counts (``common/lookback.wgsl``; a tile that polls a
-    silent predecessor re-counts that tile's flags itself: ``fallback_aggregate``), stages its
-    items in workgroup memory and stores them coalesced. For 32-bit values, run-length encoding
-    writes values and run lengths directly: a run's length is the distance to the next start in
-    the same tile; the tile's last run, which may cross into later tiles, leaves its start in its
-    count slot, and a tiny pass over the tiles (``wgsl/rle/fixup.wgsl``) turns it into
-    ``next_start - start``, the next start being the first run start of the next tile that has
-    one. uint8 values (packed four to a word) go through run START positions (with the sentinel
-    ``n``) and the finishing pass (``wgsl/rle/finish.wgsl``: counts and a packing gather), so no
-    output word is written by two workgroups.
+``method="fused"`` (default)
+    One pass reads the input once. Each tile flags its items (run starts, or kept elements),
+    scans the flag counts within the workgroup, takes its output offset from the single-pass
+    decoupled lookback over u32 counts (``common/lookback.wgsl``; a tile that polls a silent
+    predecessor re-counts that tile's flags itself: ``fallback_aggregate``) and writes its items.
+    ``compact`` and ``rle_encode`` of 32-bit values use ``wgsl/rle/compact.wgsl``, built like
+    the scan: each invocation holds 8 (compact) or 12 (RLE) vec4 words of its tile in registers
+    (subgroup-contiguous slots, so loads are coalesced), subgroup inclusive adds with the carry
+    from the last lane, and loop-free stores by rank. ``compact`` writes each kept value straight
+    from registers (the L2 merges the partial lines); ``rle_encode`` stages values and run starts
+    in 2048-entry rounds of workgroup memory and writes aligned vec4 words of values and run
+    lengths. A run's length is the distance to the next start in the same tile; the tile's last
+    run, which may cross into later tiles, leaves its start in its count slot, and a tiny pass
+    over the tiles (``wgsl/rle/fixup.wgsl``) turns it into ``next_start - start``, the next start
+    being the first run start of the next tile that has one. ``nonzero`` and uint8 values go
+    through ``wgsl/rle/fused.wgsl`` (tiles of 8192 32-bit or 4096 uint8 elements, items staged in
+    workgroup memory); uint8 values (packed four to a word) go through run START positions (with
+    the sentinel ``n``) and the finishing pass (``wgsl/rle/finish.wgsl``: counts and a packing
+    gather), so no output word is written by two workgroups.
     If a lookback exhausts its step budget the tile records it in a status word, and the last
     tile to finish arms a reduce-then-scan repair on the GPU (indirect dispatch: per-tile counts,
     a one-workgroup scan of them, a rewrite of every tile from its exact offset). There is no
@@ -35,9 +41,12 @@ starts (uint8, PARLE) or, for the fused 32-bit pipeline, from a per-tile scan of
 seeded by the fused pass's per-tile record (``wgsl/rle/ends.wgsl``)).
 
 Decoding: an inclusive scan of the counts (the library's scan), a partition pass (one binary
-search per output tile, all in parallel), then each output tile's invocations search their runs
-within the tile's range, expand them into workgroup memory and store coalesced vec4 words. Each
-value and count is read about once.
+search per output tile, all in parallel), then the expand. For 32-bit values
+(``wgsl/rle/expand.wgsl``) each output tile (2048 elements) marks the start of each of its runs
+in workgroup memory and scans the marks, laid out like the scan (subgroup inclusive adds, or a
+max-scan where zero-length runs share a start), so every element finds its run without a
+search or a branch, and stores whole vec4 words. uint8 values use ``wgsl/rle/decode.wgsl``
+(each invocation searches its runs within the tile's range and walks them).
 
 Runs compare bit patterns: float32 ``-0.0`` and ``0.0`` are different runs, and NaNs with the same
 bits form one run (numpy's ``x[1:] != x[:-1]`` would split NaN runs and join the zeros).
@@ -47,10 +56,15 @@ int64); sizes are limited to fewer than 2^32 - 2^16 elements.
 Test and benchmark switches in ``device().options``: ``rle_withhold_period`` (every k-th tile
 withholds its lookback state, forcing the fallback), ``rle_max_steps`` (lookback budget; 0 forces
 the repair), ``rle_subgroups`` (False: the workgroup-memory path), ``rle_vpt`` (vec4 words per
-invocation for 32-bit values: 8 by default, a tile of 8192 elements), ``rle_stage`` (workgroup
-staging entries, 4096; a larger tile stores its items in rounds), ``rle_method`` (the default
-method), ``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket,
-gave-up, fallbacks, finished).
+invocation of RLE for 32-bit values, 12), ``rle_compact_vpt`` (of compact, 8),
+``rle_compact_store`` / ``rle_encode_store`` ("direct", "vec4" or "scalar"),
+``rle_compact_stage`` (staging entries of compact.wgsl), ``rle_counts_vec4``,
+``rle_compact_kernel`` / ``rle_encode_kernel`` (False: the fused.wgsl pass instead),
+``rle_stage`` (staging entries of fused.wgsl, 4096; a larger tile stores its items in rounds),
+``rle_decode_method`` ("scan": expand.wgsl; "old": decode.wgsl, as for uint8),
+``rle_decode_vpt``, ``rle_decode_add``, ``rle_decode_cap``, ``rle_method`` (the default method),
+``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket, gave-up,
+fallbacks, finished).
 
 Inputs must fit one storage binding (no chunking; ``DeviceLimitError`` otherwise).
 """
@@ -72,23 +86,64 @@ from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, encode_scan
 __all__ = ["Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode"]
 
 WG = 256
-# vec4 per invocation. The scan's H100 sweep found larger tiles much faster (4: 207, 8: 216,
-# 12: 286 G el/s) with a register cliff past 12; this pass also keeps flags and offsets per vec4,
-# so 8 is the default here and the benchmark sweeps 2..16 (rows "fused vptN").
+# vec4 per invocation of the fused pass (rle/fused.wgsl: uint8 values, nonzero, the PARLE-free
+# paths the scan-like kernel does not take): 8, a tile of 8192 elements.
 VPT = 8
 TILE = WG * VPT * 4  # elements per tile of the fused pass for 32-bit values (uint8: 256 x 16 bytes)
+# rle/compact.wgsl, the scan-like kernel for compact and rle_encode of 32-bit values: vec4 per
+# invocation and how the kept values are written ("direct": straight from registers to their
+# ranks; "vec4": staged in workgroup memory, then aligned vec4 words; "scalar": staged, then
+# single words). Staging entries: COMPACT_STAGE values, or RLE_STAGE values and run starts.
+# H100, 2^28 int32, same run (G el/s). compact, half kept: direct 226 / 255 / 286 / 285 (4 / 6 /
+# 8 / 10 vec4), staged vec4 with 4096 entries 257 (12 vec4), 8192 entries 140 / 182 / 209 (8 / 12
+# / 16): workgroup memory costs occupancy, and the L2 merges the direct stores' partial lines.
+# rle_encode, runs of ~16 / random 0..9: staged vec4, 12 vec4, 2048 entries 284 / 129; values
+# direct (run starts staged) 247-253 / 118-139 (8 or 12 vec4, 1024-4096 entries), 185 / 80 (16).
+COMPACT_VPT = 8
+COMPACT_STORE = "direct"
+COMPACT_STAGE = 4096
+ENCODE_VPT = 12
+ENCODE_STORE = "vec4"
+RLE_STAGE = 2048
 
 
 def _vpt(dev: Device, dtype) -> int:
-    """vec4 words per invocation of the fused pass: 8 for 32-bit values by default (a tile of 8192
-    elements; ``device().options["rle_vpt"]`` changes it), 1 for uint8 (4096 elements)."""
-    return 1 if np.dtype(dtype) == np.uint8 else int(dev.options.get("rle_vpt", VPT))
+    """vec4 words per invocation of the pass that run-length encodes ``dtype``: 1 for uint8 (a tile
+    of 4096 elements), else ENCODE_VPT (the scan-like kernel) or VPT (the fused pass, when
+    ``rle_encode_kernel`` is off); ``device().options["rle_vpt"]`` overrides it."""
+    if np.dtype(dtype) == np.uint8:
+        return 1
+    default = ENCODE_VPT if dev.options.get("rle_encode_kernel", True) else VPT
+    return int(dev.options.get("rle_vpt", default))
 
 
 def _tile(dev: Device, dtype) -> int:
     return WG * _vpt(dev, dtype) * (16 if np.dtype(dtype) == np.uint8 else 4)
+
+
+def _compact_vpt(dev: Device) -> int:
+    return int(dev.options.get("rle_compact_vpt", COMPACT_VPT))
+
+
+def _compact_stage(dev: Device, vpt: int, per_item: int, default: int) -> int:
+    """Staging entries of rle/compact.wgsl (``per_item`` bytes each): ``default`` unless the option
+    ``rle_compact_stage`` says otherwise, within the device's workgroup memory."""
+    room = (dev.limits["max-compute-workgroup-storage-size"] - 4096) // per_item
+    want = int(dev.options.get("rle_compact_stage", default))
+    return max(1024, min(want, room, WG * vpt * 4))
+
+
 FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
-DECODE_VPT = 4
+# Output vec4 words per invocation of the expand pass (rle/expand.wgsl for 32-bit values; uint8
+# through rle/decode.wgsl). H100, 2^28 int32, runs of ~16, scan + expand, same run (G el/s):
+# 2: 254, 4: 165, 6: 95, 8: 100 (the marks' workgroup memory costs occupancy); the previous
+# expand (rle/decode.wgsl, a search per invocation and a walk) 137. H200, same sweep with the
+# marks counted by subgroup adds instead of a shuffle max-scan: 1: 329, 2: 349, 4: 249 (max-scan
+# 284 / 263 / -).
+DECODE_VPT = 2
+DECODE_VPT_EB8 = 4
+DECODE_ADD = True  # expand.wgsl: count the marks (subgroup adds) in tiles without zero-length runs
+DECODE_CAP = 64 * 256  # runs in an expand tile's range past which it searches per element instead
 STAGE = 4096  # workgroup-memory staging entries of the fused pass (larger tiles store in rounds)
 MAX_STEPS = 512
 MAX_ELEMENTS = (1 << 32) - (1 << 16)
@@ -202,7 +257,18 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         _encode_parle(b, dev, flags, x, n, mask, meta, idx, scratch)
         return
     n_vec4 = -(-_words(n, x.dtype) // 4)
-    vpt = _vpt(dev, x.dtype)
+    # 32-bit compaction by value has its own kernel, built like the scan (rle/compact.wgsl)
+    # (and RLE of 32-bit values, there with the fused pass's tile size: RunLengths records it)
+    compact_kernel = mode == "compact" and not eb8 and val is not None and _opt(dev, "rle_compact_kernel", True)
+    rle_kernel = mode == "rle" and not eb8 and counts is not None and _opt(dev, "rle_encode_kernel", True)
+    if compact_kernel:
+        vpt = _compact_vpt(dev)
+    elif mode == "rle":
+        vpt = _vpt(dev, x.dtype)
+    else:
+        vpt = 1 if eb8 else int(_opt(dev, "rle_vpt", VPT))
+    store = _opt(dev, "rle_encode_store", ENCODE_STORE) if rle_kernel else _opt(dev, "rle_compact_store",
+                                                                                  COMPACT_STORE)
     n_tiles = -(-n_vec4 // (WG * vpt))
     subgroups = dev.has_subgroups and _opt(dev, "rle_subgroups", True)
     spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
@@ -234,17 +300,31 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         outs["out_val"] = val
     if counts is not None:
         outs.update(counts=counts, head=head)
-    k_single = dev.kernel("rle/fused.wgsl", defines=dict(base, SINGLE_PASS=True))
+    path = "rle/fused.wgsl"
+    if compact_kernel or rle_kernel:
+        path = "rle/compact.wgsl"
+        # RLE stages the run starts whatever the store (a run length needs the next start)
+        vec4 = store == "vec4" or (rle_kernel and store == "direct" and _opt(dev, "rle_counts_vec4", True))
+        per_item = (4 if store == "direct" else 8) if rle_kernel else 4
+        base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=vec4, STAGED=rle_kernel or store != "direct",
+                    STAGE=_compact_stage(dev, vpt, per_item, RLE_STAGE if rle_kernel else COMPACT_STAGE))
+        if vec4:
+            if store != "direct":
+                outs["out_vec"] = val
+            if rle_kernel:
+                outs["counts_vec"] = counts
+    k_single = dev.kernel(path, defines=dict(base, SINGLE_PASS=True))
     b.clear(state, 0, 16 + 8 * n_tiles)
     b.dispatch(k_single, n_tiles, params=params, tile_state=state, repair_args=rargs, **io, **outs)
     stats = _opt(dev, "rle_stats_buffer", None)
     if stats is not None:
         b.copy(state, 0, stats, 0, 16)
     # Repair (armed on the GPU: zero-sized grids unless some tile gave up).
-    k_red = dev.kernel("rle/fused.wgsl", defines=dict(base, RTS_REDUCE=True, WRITE_IDX=False, WRITE_VALUES=False,
-                                                      RLE_COUNTS=False, STAGE_POSITIONS=False))
+    red_outs = {} if compact_kernel or rle_kernel else {"WRITE_IDX": False, "WRITE_VALUES": False, "RLE_COUNTS": False,
+                                          "STAGE_POSITIONS": False}
+    k_red = dev.kernel(path, defines=dict(base, RTS_REDUCE=True, **red_outs))
     k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
-    k_down = dev.kernel("rle/fused.wgsl", defines=dict(base, RTS_DOWNSWEEP=True))
+    k_down = dev.kernel(path, defines=dict(base, RTS_DOWNSWEEP=True))
     b.dispatch_indirect(k_red, rargs, 0, params=params, partials=partials, **io)
     b.dispatch_indirect(k_spine, rargs, 16, params={"tiles_per_row": n_tiles, "rows": 1, "carry_in": 0, "chunk": 0},
                         partials=partials, carry=carry)
@@ -605,10 +685,20 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     size = out.size
     eb8 = values.dtype == np.uint8
     n_vec4 = -(-_words(size, values.dtype) // 4)
-    per_group = 256 * DECODE_VPT * 4 * (4 if eb8 else 1)
+    vpt = int(_opt(dev, "rle_decode_vpt", DECODE_VPT_EB8 if eb8 else DECODE_VPT))
+    if not eb8:  # expand.wgsl keeps a mark per output element in workgroup memory
+        vpt = max(1, min(vpt, (dev.limits["max-compute-workgroup-storage-size"] - 2048) // (256 * 16)))
+    per_group = 256 * vpt * 4 * (4 if eb8 else 1)
     groups = -(-size // per_group)
-    k_part = dev.kernel("rle/decode.wgsl", defines={"VPT": DECODE_VPT, "EB8": eb8, "PARTITION": True})
-    k = dev.kernel("rle/decode.wgsl", defines={"VPT": DECODE_VPT, "EB8": eb8, "PARTITION": False})
+    k_part = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": True})
+    method = _opt(dev, "rle_decode_method", "scan")
+    if method == "scan" and not eb8:
+        k = dev.kernel("rle/expand.wgsl", defines=dict(monoid_defines("max", np.uint32, "rle_decode"), VPT=vpt,
+                                                       SUBGROUPS=dev.has_subgroups and _opt(dev, "rle_subgroups", True),
+                                                       CAP=int(_opt(dev, "rle_decode_cap", DECODE_CAP)),
+                                                       ADD_MARKS=bool(_opt(dev, "rle_decode_add", DECODE_ADD))))
+    else:
+        k = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": False})
     parts = dev.scratch(4 * (groups + 1))
     params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups}
     b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)
@@ -645,14 +735,21 @@ def _options(dev: Device, opts: dict):
         dev.options.update(saved)
 
 
-def _variants(dev: Device) -> list[tuple[str, str, dict]]:
-    """(row name, method, device options) for the encode/compact rows."""
-    v = [("fused", "fused", {})] + [(f"fused vpt{k}", "fused", {"rle_vpt": k}) for k in (2, 4, 6, 10, 12, 16)]
-    if dev.limits["max-compute-workgroup-storage-size"] >= 4 * 8192 + 2048:
-        v.append(("fused vpt8 stage8192", "fused", {"rle_vpt": 8, "rle_stage": 8192}))
+def _variants(dev: Device, primitive: str) -> list[tuple[str, str, dict]]:
+    """(row name, method, device options) for the encode ("rle") or compact rows."""
+    vpt_opt = "rle_vpt" if primitive == "rle" else "rle_compact_vpt"
+    sweep = (8, 16) if primitive == "rle" else (4, 12)
+    v = [("fused", "fused", {})] + [(f"fused vpt{k}", "fused", {vpt_opt: k}) for k in sweep]
+    if primitive == "rle":
+        v += [("fused stage 1024", "fused", {"rle_compact_stage": 1024}),
+              ("fused, values stored directly", "fused", {"rle_encode_store": "direct", "rle_vpt": 8})]
+    else:
+        v += [("fused, staged vec4 stores", "fused", {"rle_compact_store": "vec4"})]
     if dev.has_subgroups:
         v.append(("fused wgmem", "fused", {"rle_subgroups": False}))
-    v += [("fused, fallback forced 1/2", "fused", {"rle_withhold_period": 2}), ("parle", "parle", {})]
+    v += [("fused, fallback forced 1/2", "fused", {"rle_withhold_period": 2}),
+          ("previous fused kernel", "fused", {"rle_encode_kernel": False, "rle_compact_kernel": False, "rle_vpt": 8}),
+          ("parle", "parle", {})]
     return v
 
 
@@ -688,7 +785,7 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
         cuda_dec_ns = ctx.cuda_ns(lambda: t.repeat_interleave(uv, uc, output_size=n))
         del a, uv, uc
     cpu_ns = ctx.cpu_ns(lambda: _numpy_rle(x))
-    for name, m, opts in _variants(dev):
+    for name, m, opts in _variants(dev, "rle"):
         if m == "parle" and res.starts is None:
             continue  # the run starts with their sentinel do not fit one binding
         with _options(dev, opts):
@@ -715,6 +812,11 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
                         baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave",
                         cpu_ns=ctx.cpu_ns(lambda: np.repeat(vals, cnts)), cpu_name="numpy repeat"))
     assert np.array_equal(out.numpy(), x), "rle_decode bench result is wrong"
+    with _options(dev, {"rle_decode_method": "old"}):
+        ns = ctx.gpu_ns(lambda i: _run(dev, decode))
+        rows.append(ctx.row("rle_decode", f"int32 {label} (scan + previous expand)", n, ns, bytes_moved=4 * n,
+                            baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave"))
+        assert np.array_equal(out.numpy(), x), "rle_decode (previous expand) bench result is wrong"
     # decoding straight from the fused encoder's result (no read-back): per-tile run ends + expand
     head = GpuArray.empty((2 * -(-n // _tile(dev, np.int32)),), np.uint32, dev)
     fused = RunLengths(res.values, res.counts, res.n_runs, None, n, head, _tile(dev, np.int32))
@@ -748,7 +850,7 @@ def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
         cuda_nz_ns = ctx.cuda_ns(lambda: t.nonzero(mk))
         del a, mk
     cpu_ns = ctx.cpu_ns(lambda: x[mask])
-    for name, m, opts in _variants(dev):
+    for name, m, opts in _variants(dev, "compact"):
         with _options(dev, opts):
             ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_compact(b, "compact", g, gm, res, m, s)))
             _run(dev, lambda b, s, m=m: _record_compact(b, "compact", g, gm, res, m, s))

@@ -267,10 +267,45 @@ def test_other_tile_sizes(vpt, stage, rng):
         assert stats.numpy()[2] > 0  # the withholding tiles were re-counted by their successors
 
 
+@pytest.mark.parametrize("opts", [
+    {"rle_compact_store": "vec4", "rle_compact_stage": 1024},
+    {"rle_compact_store": "scalar", "rle_compact_vpt": 5, "rle_vpt": 5},
+    {"rle_compact_store": "direct", "rle_compact_vpt": 16},
+    {"rle_compact_kernel": False, "rle_encode_kernel": False},
+    {"rle_compact_store": "direct", "rle_counts_vec4": False, "rle_vpt": 3},
+    {"rle_decode_cap": 8, "rle_decode_vpt": 8},
+    {"rle_decode_add": True, "rle_decode_vpt": 3},
+    {"rle_decode_method": "old", "rle_decode_vpt": 1},
+], ids=["vec4-rounds", "scalar", "direct", "fused-only", "direct-scalar-counts", "decode-search", "decode-add",
+        "decode-old"])
+def test_store_and_decode_switches(opts, rng):
+    """Every store flavour of rle/compact.wgsl (rounds through a small staging buffer included),
+    the fused pass it replaced for 32-bit values, and every decode expand (rle/expand.wgsl with
+    tiles whose range holds more runs than it scatters, zero-length runs; the two older ones)."""
+    stats = pp.GpuArray.empty((16,), np.uint32)
+    with options(rle_withhold_period=3, rle_stats_buffer=stats.buffer, **opts):
+        for n in (1, 4095, 3 * 12288 + 7, 70_001):
+            for keep in (0.0, 0.5, 1.0):
+                x = distinct_input(rng, n, "int32")
+                m = rng.random(n) < keep
+                np.testing.assert_array_equal(pp.compact(x, m), x[m])
+                np.testing.assert_array_equal(pp.compact(pp.asarray(x), pp.asarray(m.astype(np.uint32))).numpy(),
+                                              x[m])
+            for max_len in (1, 3, 40, 5000):
+                y = runs_input(rng, n, "float32", max_len=max_len)
+                check_rle(y, pp.rle_encode(y))
+                np.testing.assert_array_equal(bits(pp.rle_decode(pp.rle_encode(pp.asarray(y))).numpy()), bits(y))
+            values = random_values(rng, 3000, "int32", high=100)
+            counts = rng.integers(0, 9, 3000).astype(np.uint32)
+            counts[rng.random(3000) < 0.5] = 0
+            np.testing.assert_array_equal(pp.rle_decode(values, counts), np.repeat(values, counts))
+        assert stats.numpy()[2] > 0  # the withholding tiles were re-counted by their successors
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_two_dimensional_grids(method, rng, monkeypatch):
     """Grids past the per-dimension limit are split over x and y (a small limit stands in for 65,535)."""
-    monkeypatch.setattr(pp.device(), "max_groups", 20 if method == "parle" else 5)
+    monkeypatch.setattr(pp.device(), "max_groups", 20 if method == "parle" else 7)
     for dtype in ("int32", "uint8"):
         n = 23 * 4096 + 77
         x = runs_input(rng, n, dtype, max_len=3)

@@ -1,0 +1,441 @@
+// Stream compaction of 32-bit values by a mask (COMPACT), or run-length encoding of 32-bit values
+// (RLE: the kept items are the run starts; values and run lengths are written), built like the
+// scan (scan/scan.wgsl): the input is read once, each invocation holds VPT vec4 words of its tile
+// in registers (#unroll'd, so the private arrays are indexed by constants; subgroup-contiguous
+// slots, so every load instruction of a subgroup reads one span), the kept counts are scanned
+// with subgroup inclusive adds (the carry from the last lane), the tile's output offset comes from
+// the single-pass decoupled lookback over u32 counts (common/lookback.wgsl), and the items are
+// written without data-dependent loops: each vec4's kept components go, by their rank, either
+// straight to the output (STORE_DIRECT) or to a workgroup staging buffer that the workgroup then
+// writes contiguously (STORE_VEC4: aligned vec4 words inside the tile's output range, single
+// words at its two ends; otherwise single words). A tile with more than STAGE items stores in
+// rounds. Workgroup memory costs occupancy: on an H100 the direct stores beat every staged
+// variant for compaction.
+//
+// RLE: a run's length is the distance to the next start in the same tile, so the run starts are
+// always staged (STAGED; values too unless STORE_DIRECT); the tile's last run, which may cross
+// into later tiles, leaves its start in its count slot and rle/fixup.wgsl finishes it from the
+// per-tile record `head` (as rle/fused.wgsl with RLE_COUNTS).
+//
+// Modes (exactly one): SINGLE_PASS, RTS_REDUCE (per-tile counts into `partials`), RTS_DOWNSWEEP
+// (offsets from `partials`, after scan/rts_spine.wgsl): the last two are the repair that the single
+// pass arms on the GPU (indirect dispatch) when a lookback exhausted its step budget.
+// Defines: WG, VPT, SUBGROUPS, COMPACT | RLE, MASK_U8 (one mask byte per element, else one word),
+// STORE_DIRECT, STORE_VEC4, STAGED, STAGE, SPIN_LIMIT, LOOKBACK_WINDOW, the u32 add monoid.
+// Bindings and parameters are those of rle/fused.wgsl (COMPACT / RLE_COUNTS, WRITE_VALUES), plus
+// the output buffers again as vec4 words with STORE_VEC4 (`out_vec`, `counts_vec`).
+
+#include "common/monoid.wgsl"
+
+struct Params {
+    n: u32,               // elements
+    n_vec4: u32,          // vec4 words holding them
+    n_mask_words: u32,    // 32-bit words of the mask buffer
+    n_tiles: u32,
+    n_groups: u32,
+    withhold_period: u32, // test switch: tiles t with t % period == period - 1 withhold their state
+    max_steps: u32,
+    repair_x: u32,
+    repair_y: u32,
+    fin_per_group: u32,
+    max_groups: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> x: array<vec4<u32>>;
+#if COMPACT
+@group(0) @binding(2) var<storage, read> mask: array<u32>;
+#endif
+#if SINGLE_PASS
+@group(0) @binding(3) var<storage, read_write> tile_state: array<atomic<u32>>;
+@group(0) @binding(8) var<storage, read_write> repair_args: array<u32>;
+#else
+@group(0) @binding(5) var<storage, read_write> partials: array<u32>;
+#endif
+#if !RTS_REDUCE
+@group(0) @binding(4) var<storage, read_write> info: array<u32>;
+@group(0) @binding(7) var<storage, read_write> out_val: array<u32>;
+#if STORE_VEC4
+#if !STORE_DIRECT
+@group(0) @binding(11) var<storage, read_write> out_vec: array<vec4<u32>>;
+#endif
+#endif
+#if RLE
+@group(0) @binding(9) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(10) var<storage, read_write> head: array<u32>;
+#if STORE_VEC4
+@group(0) @binding(12) var<storage, read_write> counts_vec: array<vec4<u32>>;
+#endif
+#endif
+#endif
+
+const WG: u32 = {{WG}}u;
+const VPT: u32 = {{VPT}}u;
+const TILE_V: u32 = WG * VPT;
+
+#include "common/tile_slots.wgsl"
+#if SUBGROUPS
+#include "common/subgroup_scan.wgsl"
+#endif
+#if SINGLE_PASS
+#include "common/lookback.wgsl"
+#endif
+
+var<workgroup> wg_scan: array<u32, WG>;
+var<workgroup> wg_aggregate: u32;
+#if STAGED
+const STAGE: u32 = {{STAGE}}u;
+#if !STORE_DIRECT
+var<workgroup> stage: array<u32, STAGE>;
+#endif
+#if RLE
+var<workgroup> stage_pos: array<u32, STAGE + 1u>;  // tile-local start of item k (and of the next)
+#endif
+#endif
+
+fn load_x(gv: u32) -> vec4<u32> {
+    return x[min(gv, max(params.n_vec4, 1u) - 1u)];
+}
+
+// Item flags of vec4 `gv` holding `v` (bit j: element 4 gv + j is kept / starts a run), elements
+// past n cleared. Indices are clamped (branch-free: subgroup operations follow).
+fn slot_flags(gv: u32, v: vec4<u32>) -> u32 {
+#if RLE
+    // the word before this vec4; at the very start one that differs from the first element
+    let last = max(params.n_vec4, 1u) - 1u;
+    let pw = select(x[max(min(gv, last), 1u) - 1u].w, ~v.x, gv == 0u);
+    let d = v ^ vec4<u32>(pw, v.x, v.y, v.z);
+    var bits = select(0u, 1u, d.x != 0u) | select(0u, 2u, d.y != 0u) | select(0u, 4u, d.z != 0u)
+        | select(0u, 8u, d.w != 0u);
+#else
+    let ml = max(params.n_mask_words, 1u) - 1u;
+#if MASK_U8
+    let w = mask[min(gv, ml)];
+    var bits = select(0u, 1u, (w & 0xffu) != 0u) | select(0u, 2u, (w & 0xff00u) != 0u)
+        | select(0u, 4u, (w & 0xff0000u) != 0u) | select(0u, 8u, (w & 0xff000000u) != 0u);
+#else
+    let b = min(gv * 4u, ml);
+    var bits = select(0u, 1u, mask[b] != 0u) | select(0u, 2u, mask[min(b + 1u, ml)] != 0u)
+        | select(0u, 4u, mask[min(b + 2u, ml)] != 0u) | select(0u, 8u, mask[min(b + 3u, ml)] != 0u);
+#endif
+#endif
+    let e0 = gv * 4u;
+    let valid = select((1u << min(params.n - min(e0, params.n), 4u)) - 1u, 0u, e0 >= params.n);
+    return bits & valid;
+}
+
+// Combines the invocations' (subgroups') partial counts across the workgroup: (before, total).
+// Called by the whole workgroup; ends with a barrier, so wg_scan may be rewritten afterwards.
+fn workgroup_prefix(run: u32) -> vec2<u32> {
+#if SUBGROUPS
+    let sgid = g_lid / g_sg_size;
+    if (g_lane == 0u) {
+        wg_scan[sgid] = run;
+    }
+    workgroupBarrier();
+    if (g_lid == 0u) {
+        var acc = 0u;
+        for (var s = 0u; s < WG / g_sg_size; s++) {
+            let t = wg_scan[s];
+            wg_scan[s] = acc;
+            acc += t;
+        }
+        wg_aggregate = acc;
+    }
+    workgroupBarrier();
+    let before = wg_scan[sgid];
+#else
+    wg_scan[g_lid] = run;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var t = wg_scan[g_lid];
+        if (g_lid >= d) {
+            t += wg_scan[g_lid - d];
+        }
+        workgroupBarrier();
+        wg_scan[g_lid] = t;
+        workgroupBarrier();
+    }
+    let before = wg_scan[g_lid] - run;
+    if (g_lid == WG - 1u) {
+        wg_aggregate = wg_scan[WG - 1u];
+    }
+#endif
+    let agg = workgroupUniformLoad(&wg_aggregate);
+    workgroupBarrier();
+    return vec2<u32>(before, agg);
+}
+
+// The partial count of this invocation (subgroup) from its flags; with `pre`, the exclusive count
+// before each of its vec4 within the invocation's subgroup (invocation).
+fn partial_counts(f: ptr<function, array<u32, VPT>>, pre: ptr<function, array<u32, VPT>>) -> u32 {
+    var run = 0u;
+#unroll I VPT
+    {
+        let c = countOneBits((*f)[{{I}}]);
+#if SUBGROUPS
+        let incl = subgroupInclusiveAdd(c);
+        (*pre)[{{I}}] = run + incl - c;
+        run += subgroupShuffle(incl, g_sg_size - 1u);
+#else
+        (*pre)[{{I}}] = run;
+        run += c;
+#endif
+    }
+#endunroll
+    return run;
+}
+
+// A predecessor tile's count, recounted from its mask (the decoupled fallback).
+fn fallback_aggregate(tile: u32) -> u32 {
+    let t0 = tile * TILE_V;
+    var f: array<u32, VPT>;
+    var pre: array<u32, VPT>;
+#unroll I VPT
+    {
+        let gv = t0 + vec_slot({{I}}u);
+#if RLE
+        f[{{I}}] = slot_flags(gv, load_x(gv));
+#else
+        f[{{I}}] = slot_flags(gv, vec4<u32>());
+#endif
+    }
+#endunroll
+    return workgroup_prefix(partial_counts(&f, &pre)).y;
+}
+
+#if !RTS_REDUCE
+// Writes the tile's kept values to output positions offset .. offset + count - 1. Called by the
+// whole workgroup, in uniform control flow (count is uniform).
+fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
+              pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32) {
+#if STORE_DIRECT
+#unroll I VPT
+    {
+        let m = (*f)[{{I}}];
+        let vv = (*v)[{{I}}];
+        var p = offset + (*pre)[{{I}}];
+        if ((m & 1u) != 0u) { out_val[p] = vv.x; }
+        p += m & 1u;
+        if ((m & 2u) != 0u) { out_val[p] = vv.y; }
+        p += (m >> 1u) & 1u;
+        if ((m & 4u) != 0u) { out_val[p] = vv.z; }
+        p += (m >> 2u) & 1u;
+        if ((m & 8u) != 0u) { out_val[p] = vv.w; }
+    }
+#endunroll
+#endif
+#if STAGED
+    let tile_e0 = tile * TILE_V * 4u;
+    for (var base = 0u; base < count; base += STAGE) {
+        // stage[k - base] = the tile's k-th kept value, for k in [base, base + STAGE); RLE also
+        // stages the items' tile-local positions, one past the round
+#unroll I VPT
+        {
+            let m = (*f)[{{I}}];
+            let vv = (*v)[{{I}}];
+            var p = (*pre)[{{I}}] - base;  // wraps below base: then far past STAGE
+#if RLE
+            let e = vec_slot({{I}}u) * 4u;
+            if ((m & 1u) != 0u && p <= STAGE) { stage_pos[p] = e; }
+#if !STORE_DIRECT
+            if ((m & 1u) != 0u && p < STAGE) { stage[p] = vv.x; }
+#endif
+            p += m & 1u;
+            if ((m & 2u) != 0u && p <= STAGE) { stage_pos[p] = e + 1u; }
+#if !STORE_DIRECT
+            if ((m & 2u) != 0u && p < STAGE) { stage[p] = vv.y; }
+#endif
+            p += (m >> 1u) & 1u;
+            if ((m & 4u) != 0u && p <= STAGE) { stage_pos[p] = e + 2u; }
+#if !STORE_DIRECT
+            if ((m & 4u) != 0u && p < STAGE) { stage[p] = vv.z; }
+#endif
+            p += (m >> 2u) & 1u;
+            if ((m & 8u) != 0u && p <= STAGE) { stage_pos[p] = e + 3u; }
+#if !STORE_DIRECT
+            if ((m & 8u) != 0u && p < STAGE) { stage[p] = vv.w; }
+#endif
+#else
+            if ((m & 1u) != 0u && p < STAGE) { stage[p] = vv.x; }
+            p += m & 1u;
+            if ((m & 2u) != 0u && p < STAGE) { stage[p] = vv.y; }
+            p += (m >> 1u) & 1u;
+            if ((m & 4u) != 0u && p < STAGE) { stage[p] = vv.z; }
+            p += (m >> 2u) & 1u;
+            if ((m & 8u) != 0u && p < STAGE) { stage[p] = vv.w; }
+#endif
+        }
+#endunroll
+        workgroupBarrier();
+        let lo = offset + base;                 // output words [lo, hi) this round
+        let hi = offset + min(base + STAGE, count);
+#if RLE
+        let last = offset + count - 1u;         // the tile's last run: its start, for rle/fixup.wgsl
+#endif
+#if STORE_VEC4
+        // vec4 words q with 4q .. 4q + 3 in [lo, hi) are written whole; the partial first and
+        // last words belong partly to neighbouring tiles, so they are written element by element
+        let q0 = lo / 4u;
+        let q1 = (hi + 3u) / 4u;
+        for (var q = q0 + g_lid; q < q1; q += WG) {
+            let w = 4u * q;
+            if (w >= lo && w + 4u <= hi) {
+                let s = w - lo;
+#if !STORE_DIRECT
+                out_vec[q] = vec4<u32>(stage[s], stage[s + 1u], stage[s + 2u], stage[s + 3u]);
+#endif
+#if RLE
+                let ps = vec4<u32>(stage_pos[s], stage_pos[s + 1u], stage_pos[s + 2u], stage_pos[s + 3u]);
+                let pn = vec4<u32>(ps.yzw, stage_pos[s + 4u]);
+                let is_last = vec4<u32>(w) + vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(last);
+                counts_vec[q] = select(pn - ps, vec4<u32>(tile_e0) + ps, is_last);
+#endif
+            } else {
+                for (var c = 0u; c < 4u; c++) {
+                    let k = w + c;
+                    if (k >= lo && k < hi) {
+#if !STORE_DIRECT
+                        out_val[k] = stage[k - lo];
+#endif
+#if RLE
+                        let ps = stage_pos[k - lo];
+                        counts[k] = select(stage_pos[k - lo + 1u] - ps, tile_e0 + ps, k == last);
+#endif
+                    }
+                }
+            }
+        }
+#else
+        for (var k = lo + g_lid; k < hi; k += WG) {
+#if !STORE_DIRECT
+            out_val[k] = stage[k - lo];
+#endif
+#if RLE
+            let ps = stage_pos[k - lo];
+            counts[k] = select(stage_pos[k - lo + 1u] - ps, tile_e0 + ps, k == last);
+#endif
+        }
+#endif
+#if RLE
+        if (g_lid == 0u && base == 0u) {
+            head[2u * tile] = offset;
+            head[2u * tile + 1u] = tile_e0 + stage_pos[0];
+        }
+#endif
+        workgroupBarrier();
+    }
+#if RLE
+    if (g_lid == 0u && count == 0u) {
+        head[2u * tile] = offset;
+        head[2u * tile + 1u] = 0xffffffffu;
+    }
+#endif
+#endif
+}
+
+fn finish_total(total: u32) {
+    info[0] = total;
+    let groups = (total + params.fin_per_group - 1u) / params.fin_per_group;
+    let gy = (groups + params.max_groups - 1u) / params.max_groups;
+    info[4] = select((groups + gy - 1u) / max(gy, 1u), 0u, groups == 0u);
+    info[5] = select(gy, 0u, groups == 0u);
+    info[6] = select(1u, 0u, groups == 0u);
+}
+#endif
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32,
+#if SUBGROUPS
+        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg_size: u32,
+#endif
+        @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    g_lid = lid;
+#if SUBGROUPS
+    g_lane = lane;
+    g_sg_size = sg_size;
+#endif
+#if SINGLE_PASS
+    let tile = take_ticket(lid);
+#else
+    let tile = wid.x + wid.y * nwg.x;
+#endif
+    if (tile >= params.n_tiles) {
+        return;
+    }
+    let t0 = tile * TILE_V;
+    var f: array<u32, VPT>;
+    var pre: array<u32, VPT>;
+    var v: array<vec4<u32>, VPT>;
+#if RTS_REDUCE
+#if RLE
+#unroll I VPT
+    v[{{I}}] = load_x(t0 + vec_slot({{I}}u));
+#endunroll
+#endif
+#else
+#unroll I VPT
+    v[{{I}}] = load_x(t0 + vec_slot({{I}}u));
+#endunroll
+#endif
+#unroll I VPT
+    f[{{I}}] = slot_flags(t0 + vec_slot({{I}}u), v[{{I}}]);
+#endunroll
+    let wp = workgroup_prefix(partial_counts(&f, &pre));
+    let aggregate = wp.y;
+#unroll I VPT
+    pre[{{I}}] += wp.x;
+#endunroll
+
+#if RTS_REDUCE
+    if (lid == 0u) {
+        partials[tile] = aggregate;
+    }
+#elif RTS_DOWNSWEEP
+    let prefix = partials[tile];
+    store_tile(tile, &v, &f, &pre, prefix, aggregate);
+    if (lid == 0u && tile == params.n_tiles - 1u) {
+        finish_total(prefix + aggregate);
+    }
+#else
+    let withhold = params.withhold_period != 0u && tile % params.withhold_period == params.withhold_period - 1u;
+    var prefix = 0u;
+    var ok = true;
+    if (tile != 0u) {
+        if (lid == 0u && !withhold) {
+            publish_state(tile, FLAG_AGGREGATE, aggregate);
+        }
+        let lb = decoupled_lookback(tile, 0u, 0u, lid, params.max_steps);
+        prefix = lb.prefix;
+        ok = lb.ok;
+    }
+    if (ok) {
+        if (lid == 0u) {
+            if (!withhold) {
+                publish_state(tile, FLAG_INCLUSIVE, prefix + aggregate);
+            }
+            if (tile == params.n_tiles - 1u) {
+                finish_total(prefix + aggregate);
+            }
+        }
+        store_tile(tile, &v, &f, &pre, prefix, aggregate);
+    }
+    // Word 3 counts finished tiles (times 2) with a give-up bit in bit 0: the last tile to finish
+    // arms the repair passes when any tile gave up (as rle/fused.wgsl).
+    if (lid == 0u) {
+        if (!ok) {
+            atomicOr(&tile_state[3], 1u);
+        }
+        let total = atomicAdd(&tile_state[3], 2u) + 2u;
+        if (total >> 1u == params.n_tiles) {
+            let failed = (total & 1u) != 0u;
+            repair_args[0] = select(0u, params.repair_x, failed);
+            repair_args[1] = select(0u, params.repair_y, failed);
+            repair_args[2] = select(0u, 1u, failed);
+            repair_args[4] = select(0u, 1u, failed);
+            repair_args[5] = select(0u, 1u, failed);
+            repair_args[6] = select(0u, 1u, failed);
+        }
+    }
+#endif
+}
