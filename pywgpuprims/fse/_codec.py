@@ -247,7 +247,10 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
         k_tab = dev.kernel("fse/reftab.wgsl", defines={"WG": 32, "TSIZE": tsize})
         k_enc = dev.kernel("fse/refenc.wgsl", defines={"WG": 32, "NBLK": nblk, "TSIZE": tsize, "WRITER_ONLY": True})
     else:
-        k_enc = dev.kernel("fse/encode.wgsl", defines={"WG": lanes, "TSIZE": tsize})
+        # fse_encode_defines / fse_decode_defines: timing experiments only (NO_STORE, TABLE_ONLY
+        # give wrong output); see BENCHMARKS.md, FSE profile
+        k_enc = dev.kernel("fse/encode.wgsl", defines={"WG": lanes, "TSIZE": tsize,
+                                                       **dev.options.get("fse_encode_defines", {})})
     k_gat = dev.kernel("fse/gather.wgsl")
     for c0 in range(0, nb, cb):
         c1 = min(nb, c0 + cb)
@@ -422,7 +425,7 @@ def decompress(blob, progress=None) -> bytes:
     out = bytearray(n)
     wg = 32 if mode == 0 else lanes
     mtl = _max_block_log(tl)
-    defs = {"REF": mode == 0, "WG": wg, "TSIZE": 1 << mtl, "MAXTL": mtl}
+    defs = {"REF": mode == 0, "WG": wg, "TSIZE": 1 << mtl, "MAXTL": mtl, **dev.options.get("fse_decode_defines", {})}
     k_dec = dev.kernel("fse/decode.wgsl", defines=defs)
     k_raw = dev.kernel("fse/decode.wgsl", entry="copy", defines=defs)
     lens = np.minimum(bs, n - np.arange(nb, dtype=np.int64) * bs)
