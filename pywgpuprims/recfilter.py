@@ -36,6 +36,9 @@ _MODES = {"zero": 0, "nearest": 1, "reflect": 2, "mirror": 3, "wrap": 4}
 _LOOP_CAP = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
 _FIX_WG = 64  # fix-up workgroup size (lines per workgroup)
 _FIX_BATCH = 16  # blocks whose carries the fix-up loads at once (wgsl/sat/recfilter.wgsl FB)
+# Segmented fix-up (wgsl/sat/recfilter.wgsl SEG): (lines per workgroup, segments per line, blocks
+# loaded at once); None: a thread per line.
+_FIX_SEG: tuple[int, int, int] | None = (32, 8, 8)
 _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
 
 
@@ -188,6 +191,24 @@ def _matrices(n: int, b0: float, a: tuple) -> np.ndarray:
 
 
 @lru_cache(maxsize=256)
+def _segment_matrices(K: int, n_last: int, b0: float, a: tuple, segs: int) -> np.ndarray:
+    """The segmented fix-up's transfer matrices (row-major, float64 products): the causal map over
+    a full segment (Tf^SL) and over the last (Tl Tf^(n-1)), the anticausal ones (Rf^SL and
+    Rf^(n-1) Rl); identities when the fix-up is not segmented."""
+    if segs == 0:
+        return np.tile(np.eye(3).ravel(), 4)
+    sl = -(-K // segs)
+    n = K - (K - 1) // sl * sl  # blocks in the segment that holds the last block
+    f = _matrices(_B, b0, a).reshape(3, 3, 3)
+    last = _matrices(n_last, b0, a).reshape(3, 3, 3)
+    mp = np.linalg.matrix_power
+    tf, rf = mp(f[0], sl), mp(f[2], sl)
+    tl = last[0] @ mp(f[0], n - 1)
+    rl = mp(f[2], n - 1) @ last[2]
+    return np.concatenate([tf.ravel(), tl.ravel(), rf.ravel(), rl.ravel()])
+
+
+@lru_cache(maxsize=256)
 def _responses(n: int, b0: float, a: tuple, causal: bool, anti: bool) -> np.ndarray:
     """(64, 6): the column pass's output rows (0..n-1, zero below) for zero input from each unit
     causal prologue (columns 0-2) and anticausal epilogue (3-5)."""
@@ -237,7 +258,8 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     bpart = dev.scratch(4 * 6 * K * nlines * C)
     scratch += [carry, bpart]
     w, ranges, Mp = _boundary_weights(b0, a, rho, causal, anti, mode, N)
-    mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel()])
+    mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel(),
+                           _segment_matrices(K, N - (K - 1) * _B, b0, a, _FIX_SEG[1] if _FIX_SEG else 0)])
     mbuf = dev.create_buffer(4 * mats.size, label="recfilter mats")
     dev.write(mbuf, mats.astype(np.float32).tobytes())
     p.update(lo_L=ranges[0], hi_L=ranges[1], lo_R=ranges[2], hi_R=ranges[3])
@@ -272,8 +294,14 @@ def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
 
 def _record_fix(b, dev, st: dict) -> None:
     p = st["p"]
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True, "FB": _FIX_BATCH, "FWG": _FIX_WG}),
-               (-(-p["nlines"] // _FIX_WG), p["C"]),
+    if _FIX_SEG is None:
+        b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True, "FB": _FIX_BATCH, "FWG": _FIX_WG}),
+                   (-(-p["nlines"] // _FIX_WG), p["C"]),
+                   params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
+        return
+    lpw, segs, fb = _FIX_SEG
+    defines = {"BLOCK_FIX": True, "SEG": True, "LPW": lpw, "S": segs, "FB": fb, "SHN": 15 * lpw * segs}
+    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), (-(-p["nlines"] // lpw), p["C"]),
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 
 

@@ -328,6 +328,11 @@ fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u
     }
     var s = vec3<f32>(0.0);
     var e = vec3<f32>(0.0);
+#if NOCOMP
+    r.s = vec3<f32>(tile[base]);
+    r.e = vec3<f32>(tile[base + stride]);
+    return r;
+#endif
     if (n == B) {
         // (Without keep_anti nothing reads the tile afterwards: no write-back at all.)
         let se = reg_run(base, stride, s, e, keep_anti);
@@ -440,6 +445,244 @@ fn part3(base: u32) -> vec3<f32> {
     return vec3<f32>(bpart[base], bpart[base + nl], bpart[base + 2u * nl]);
 }
 
+#if SEG
+// Segmented fix-up: a workgroup takes LPW lines, each line's K blocks cut into S segments of SL
+// blocks, a thread per (line, segment): all S segments load their carries at once (S times the
+// loads in flight of a thread per line). The chains are affine maps, so each segment first runs
+// from a zero state, also composing its transfer matrix; the segments' incoming states then
+// follow from S small steps over workgroup memory, and each segment reruns from its true state.
+const LPW: u32 = {{LPW}}u;
+const S: u32 = {{S}}u;
+const WG: u32 = LPW * S;
+var<workgroup> sh: array<f32, {{SHN}}>;   // 15 floats (state, transfer matrix, boundary part) per thread
+
+fn put_sh(t: u32, P: vec3<f32>, T: mat3x3<f32>, b: vec3<f32>) {
+    sh[t] = P.x;
+    sh[WG + t] = P.y;
+    sh[2u * WG + t] = P.z;
+    sh[3u * WG + t] = b.x;
+    sh[4u * WG + t] = b.y;
+    sh[5u * WG + t] = b.z;
+#unroll C 3
+#unroll R 3
+    sh[(6u + {{C}}u * 3u + {{R}}u) * WG + t] = T[{{C}}][{{R}}];
+#endunroll
+#endunroll
+}
+
+fn sh_state(t: u32) -> vec3<f32> {
+    return vec3<f32>(sh[t], sh[WG + t], sh[2u * WG + t]);
+}
+
+fn sh_part(t: u32) -> vec3<f32> {
+    return vec3<f32>(sh[3u * WG + t], sh[4u * WG + t], sh[5u * WG + t]);
+}
+
+fn sh_mat(t: u32) -> mat3x3<f32> {
+    return mat3x3<f32>(sh[6u * WG + t], sh[7u * WG + t], sh[8u * WG + t],
+                       sh[9u * WG + t], sh[10u * WG + t], sh[11u * WG + t],
+                       sh[12u * WG + t], sh[13u * WG + t], sh[14u * WG + t]);
+}
+
+@compute @workgroup_size(LPW * S)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let i = t % LPW;
+    let sg = t / LPW;
+    let l = wid.x * LPW + i;
+    let ch = wid.y;
+    let live = l < params.nlines;
+    let K = params.K;
+    let nl = params.nlines;
+    let SL = (K + S - 1u) / S;
+    let k_lo = min(K, sg * SL);
+    let k_hi = min(K, k_lo + SL);
+    let cb = ch * K * 6u * nl + min(l, nl - 1u);   // carry/bpart of block k at cb + k * 6 * nl
+    let st = 6u * nl;
+    let Tf = loadm(0u);
+    let Mf = loadm(9u);
+    let Rf = loadm(18u);
+    let Tl = loadm(27u);
+    let Ml = loadm(36u);
+    let Rl = loadm(45u);
+    let Mp = loadm(54u);
+    let I3 = mat3x3<f32>(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0);
+    let causal = params.causal != 0u;
+    let anti = params.anti != 0u;
+    var P = vec3<f32>(0.0);
+    if (causal) {
+        // 1. The segment from a zero state; its share of the boundary sums.
+        var bp = vec3<f32>(0.0);
+        if (live && params.hi_L > params.lo_L) {
+            let b_lo = max(k_lo, params.lo_L / B);
+            let b_hi = min(k_hi, (params.hi_L - 1u) / B + 1u);
+            for (var k = b_lo; k < b_hi; k++) {
+                bp += part3(cb + k * st);
+            }
+        }
+        for (var k0 = k_lo; k0 < k_hi; k0 += {{FB}}u) {
+            var eb: array<vec3<f32>, {{FB}}>;
+#unroll J FB
+            {
+                let k = min(k0 + {{J}}u, k_hi - 1u);
+                eb[{{J}}] = get3(cb + k * st);
+            }
+#endunroll
+#unroll J FB
+            {
+                let k = k0 + {{J}}u;
+                if (k < k_hi) {
+                    var Tk = Tf;
+                    if (k == K - 1u) {
+                        Tk = Tl;
+                    }
+                    P = eb[{{J}}] + Tk * P;
+                }
+            }
+#endunroll
+        }
+        // The segment's transfer matrix (host float64: composing float32 matrices in a chain
+        // loses precision for poles near 1): Tf^SL, or Tl Tf^(n-1) for the last segment.
+        var T = I3;
+        if (k_hi > k_lo) {
+            T = loadm(select(63u, 72u, k_hi == K));
+        }
+        put_sh(t, P, T, bp);
+        workgroupBarrier();
+        // 2. Incoming state: the boundary sum, then the earlier segments' maps.
+        var Pin = vec3<f32>(0.0);
+        for (var j = 0u; j < S; j++) {
+            Pin += sh_part(j * LPW + i);
+        }
+        var Pend = Pin;
+        for (var j = 0u; j < S; j++) {
+            if (j == sg) {
+                Pin = Pend;
+            }
+            Pend = sh_state(j * LPW + i) + sh_mat(j * LPW + i) * Pend;
+        }
+        workgroupBarrier();
+        // 3. Rerun with the true state, writing each block's complete prologue.
+        P = Pin;
+        for (var k0 = k_lo; k0 < k_hi; k0 += {{FB}}u) {
+            var eb: array<vec3<f32>, {{FB}}>;
+#unroll J FB
+            {
+                let k = min(k0 + {{J}}u, k_hi - 1u);
+                eb[{{J}}] = get3(cb + k * st);
+            }
+#endunroll
+#unroll J FB
+            {
+                let k = k0 + {{J}}u;
+                if (k < k_hi) {
+                    if (live) {
+                        put3(cb + k * st, P);
+                    }
+                    var Tk = Tf;
+                    if (k == K - 1u) {
+                        Tk = Tl;
+                    }
+                    P = eb[{{J}}] + Tk * P;
+                }
+            }
+#endunroll
+        }
+        P = Pend;
+    }
+    if (anti) {
+        // The same from the right: e <- (bb + M pk) + R e, with pk the complete causal prologues
+        // (this thread wrote them above).
+        var e = vec3<f32>(0.0);
+        var bp = vec3<f32>(0.0);
+        if (live && params.hi_R > params.lo_R) {
+            let b_lo = max(k_lo, params.lo_R / B);
+            let b_hi = min(k_hi, (params.hi_R - 1u) / B + 1u);
+            for (var k = b_lo; k < b_hi; k++) {
+                bp += part3(cb + k * st + 3u * nl);
+            }
+        }
+        for (var q0 = k_lo; q0 < k_hi; q0 += {{FB}}u) {
+            var fb: array<vec3<f32>, {{FB}}>;
+#unroll J FB
+            {
+                let k = k_hi - 1u - min(q0 + {{J}}u - k_lo, k_hi - 1u - k_lo);
+                var Mk = Mf;
+                if (k == K - 1u) {
+                    Mk = Ml;
+                }
+                fb[{{J}}] = get3(cb + k * st + 3u * nl);
+                if (causal) {
+                    fb[{{J}}] += Mk * get3(cb + k * st);
+                }
+            }
+#endunroll
+#unroll J FB
+            {
+                let q = q0 + {{J}}u;
+                if (q < k_hi) {
+                    let k = k_hi - 1u - (q - k_lo);
+                    var Rk = Rf;
+                    if (k == K - 1u) {
+                        Rk = Rl;
+                    }
+                    e = fb[{{J}}] + Rk * e;
+                }
+            }
+#endunroll
+        }
+        var R = I3;
+        if (k_hi > k_lo) {
+            R = loadm(select(81u, 90u, k_hi == K));
+        }
+        put_sh(t, e, R, bp);
+        workgroupBarrier();
+        var ein = Mp * P;
+        for (var j = 0u; j < S; j++) {
+            ein += sh_part(j * LPW + i);
+        }
+        for (var jj = 0u; jj < S; jj++) {
+            let j = S - 1u - jj;
+            if (j == sg) {
+                break;
+            }
+            ein = sh_state(j * LPW + i) + sh_mat(j * LPW + i) * ein;
+        }
+        e = ein;
+        for (var q0 = k_lo; q0 < k_hi; q0 += {{FB}}u) {
+            var fb: array<vec3<f32>, {{FB}}>;
+#unroll J FB
+            {
+                let k = k_hi - 1u - min(q0 + {{J}}u - k_lo, k_hi - 1u - k_lo);
+                var Mk = Mf;
+                if (k == K - 1u) {
+                    Mk = Ml;
+                }
+                fb[{{J}}] = get3(cb + k * st + 3u * nl);
+                if (causal) {
+                    fb[{{J}}] += Mk * get3(cb + k * st);
+                }
+            }
+#endunroll
+#unroll J FB
+            {
+                let q = q0 + {{J}}u;
+                if (q < k_hi) {
+                    let k = k_hi - 1u - (q - k_lo);
+                    if (live) {
+                        put3(cb + k * st + 3u * nl, e);
+                    }
+                    var Rk = Rf;
+                    if (k == K - 1u) {
+                        Rk = Rl;
+                    }
+                    e = fb[{{J}}] + Rk * e;
+                }
+            }
+#endunroll
+        }
+    }
+}
+#else
 // mats: [T_FP, M, T_RE] for a full block (offsets 0, 9, 18), then for the last block (27, 36,
 // 45), then Mp (54): the causal state at N-1 -> the anticausal state at N.
 // Loads are batched FB blocks at a time so that their latencies overlap along the chain.
@@ -537,6 +780,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 #endif
+#endif
 
 #if ROW_CORR
 var<workgroup> xs: array<vec3<f32>, 24>;   // 6 vectors x (s, e, wl, wr)
@@ -553,6 +797,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let ch = wid.z;
     let nl = params.nlines;
     let x = lb * B + t;
+    // What the end needs loads now (clamped), with the column carries.
+    let y = k * B + t;
+    let nl2 = params.N;
+    let base2 = (ch * params.K2 + lb) * 6u * nl2 + min(y, nl2 - 1u);
+    var old: array<f32, 6>;
+    var f: array<f32, 6>;
+    var ro = min(y, nl2 - 1u) % B * 6u;
+    if (k == params.K - 1u) {
+        ro += B * 6u;
+    }
+#unroll C 6
+    old[{{C}}] = carry2[base2 + {{C}}u * nl2];
+    f[{{C}}] = resp[ro + {{C}}u];
+#endunroll
     for (var c = 0u; c < 6u; c++) {
         var v = 0.0;
         if (x < nl) {
@@ -571,33 +829,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         xs[t * 4u + 3u] = r.wr;
     }
     workgroupBarrier();
-    let y = k * B + t;
     if (y >= params.N) {
         return;
-    }
-    var ro = t * 6u;
-    if (k == params.K - 1u) {
-        ro += B * 6u;
     }
     var ds = vec3<f32>(0.0);
     var de = vec3<f32>(0.0);
     var dl = vec3<f32>(0.0);
     var dr = vec3<f32>(0.0);
-    for (var c = 0u; c < 6u; c++) {
-        let f = resp[ro + c];
-        ds += f * xs[c * 4u];
-        de += f * xs[c * 4u + 1u];
-        dl += f * xs[c * 4u + 2u];
-        dr += f * xs[c * 4u + 3u];
-    }
-    let nl2 = params.N;
-    let base2 = (ch * params.K2 + lb) * 6u * nl2 + y;
-    carry2[base2] += ds.x;
-    carry2[base2 + nl2] += ds.y;
-    carry2[base2 + 2u * nl2] += ds.z;
-    carry2[base2 + 3u * nl2] += de.x;
-    carry2[base2 + 4u * nl2] += de.y;
-    carry2[base2 + 5u * nl2] += de.z;
+#unroll C 6
+    ds += f[{{C}}] * xs[{{C}}u * 4u];
+    de += f[{{C}}] * xs[{{C}}u * 4u + 1u];
+    dl += f[{{C}}] * xs[{{C}}u * 4u + 2u];
+    dr += f[{{C}}] * xs[{{C}}u * 4u + 3u];
+#endunroll
+    carry2[base2] = old[0] + ds.x;
+    carry2[base2 + nl2] = old[1] + ds.y;
+    carry2[base2 + 2u * nl2] = old[2] + ds.z;
+    carry2[base2 + 3u * nl2] = old[3] + de.x;
+    carry2[base2 + 4u * nl2] = old[4] + de.y;
+    carry2[base2 + 5u * nl2] = old[5] + de.z;
     let p0 = lb * B;
     if ((p0 < rg.y && p0 + n2 > rg.x) || (p0 < rg.w && p0 + n2 > rg.z)) {
         bpart2[base2] += dl.x;
@@ -611,32 +861,49 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #endif
 
 #if BLOCK_C
+fn carry6(b: u32, stride: u32) -> array<vec3<f32>, 2> {
+    return array<vec3<f32>, 2>(vec3<f32>(carry[b], carry[b + stride], carry[b + 2u * stride]),
+                               vec3<f32>(carry[b + 3u * stride], carry[b + 4u * stride], carry[b + 5u * stride]));
+}
+
+#if OVERLAP
+fn carry6_2(b: u32, stride: u32) -> array<vec3<f32>, 2> {
+    return array<vec3<f32>, 2>(vec3<f32>(carry2[b], carry2[b + stride], carry2[b + 2u * stride]),
+                               vec3<f32>(carry2[b + 3u * stride], carry2[b + 4u * stride], carry2[b + 5u * stride]));
+}
+#endif
+
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let k = tile_k(wid);
     let lb = tile_lb(wid);
     let ch = wid.z;
-    load_tile(k, lb, ch, t);
-    workgroupBarrier();
     let l = lb * B + t;
     let n = min(B, params.N - k * B);
     let nl = params.nlines;
+    // The carries load with the tile (clamped indices, used only where valid), so that the
+    // workgroup waits on memory once.
+    let c1 = carry6((ch * params.K + k) * 6u * nl + min(l, nl - 1u), nl);
+#if OVERLAP
+    let y = k * B + t;
+    let nl2 = params.N;
+    let c2 = carry6_2((ch * params.K2 + lb) * 6u * nl2 + min(y, nl2 - 1u), nl2);
+#endif
+    load_tile(k, lb, ch, t);
+    workgroupBarrier();
+#if !NOCOMP
     if (l < nl) {
-        let base = (ch * params.K + k) * 6u * nl + l;
-        c_line(t * BP, 1u, n, vec3<f32>(carry[base], carry[base + nl], carry[base + 2u * nl]),
-               vec3<f32>(carry[base + 3u * nl], carry[base + 4u * nl], carry[base + 5u * nl]));
+        c_line(t * BP, 1u, n, c1[0], c1[1]);
     }
+#endif
 #if OVERLAP
     // Then along the rows of the tile (row y = k*64 + t, block lb), from the rows' carries.
     workgroupBarrier();
-    let y = k * B + t;
+#if !NOCOMP
     if (y < params.N) {
-        let nl2 = params.N;
-        let b2 = (ch * params.K2 + lb) * 6u * nl2 + y;
-        c_line(t, BP, min(B, nl - lb * B),
-               vec3<f32>(carry2[b2], carry2[b2 + nl2], carry2[b2 + 2u * nl2]),
-               vec3<f32>(carry2[b2 + 3u * nl2], carry2[b2 + 4u * nl2], carry2[b2 + 5u * nl2]));
+        c_line(t, BP, min(B, nl - lb * B), c2[0], c2[1]);
     }
+#endif
 #endif
     workgroupBarrier();
     store_tile(k, lb, ch, t);
