@@ -39,6 +39,7 @@ _FIX_BATCH = 16  # blocks whose carries the fix-up loads at once (wgsl/sat/recfi
 # Segmented fix-up (wgsl/sat/recfilter.wgsl SEG): (lines per workgroup, segments per line, blocks
 # loaded at once); None: a thread per line.
 _FIX_SEG: tuple[int, int, int] | None = (32, 8, 8)
+_SPLIT = True  # tile passes: two threads per tile line, 32 samples each (wgsl/sat/recfilter.wgsl SPLIT)
 _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
 
 
@@ -209,6 +210,19 @@ def _segment_matrices(K: int, n_last: int, b0: float, a: tuple, segs: int) -> np
 
 
 @lru_cache(maxsize=256)
+def _split_consts(b0: float, a: tuple) -> np.ndarray:
+    """(35, 4) float32 for SPLIT: rows 0-31 the first row of A^(j+1) (A the recursion's state
+    matrix: what a state handed over adds to the j-th sample after it), rows 32-34 A^32."""
+    out = np.zeros((35, 4))
+    zeros = np.zeros(_B // 2)
+    for j in range(3):
+        y, s = _run_causal(zeros, np.eye(3)[j], b0, a)
+        out[:32, j] = y
+        out[32:35, j] = s
+    return out.astype(np.float32)
+
+
+@lru_cache(maxsize=256)
 def _responses(n: int, b0: float, a: tuple, causal: bool, anti: bool) -> np.ndarray:
     """(64, 6): the column pass's output rows (0..n-1, zero below) for zero input from each unit
     causal prologue (columns 0-2) and anticausal epilogue (3-5)."""
@@ -267,8 +281,21 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     tiles = (K, -(-nlines // _B), C) if axis == 1 else (-(-nlines // _B), K, C)
     # One channel with rows a multiple of 4 long: the tile kernels move the image as vec4s.
     vec4 = C == 1 and shape[1] % 4 == 0
+    hbuf = None
+    if _SPLIT:
+        h = _split_consts(b0, a)
+        hbuf = dev.create_buffer(h.nbytes, label="recfilter split constants")
+        dev.write(hbuf, h.tobytes())
     return {"p": p, "carry": carry, "bpart": bpart, "mats": mbuf, "w": w, "tiles": tiles, "fast": axis == 1,
-            "vec4": vec4}
+            "vec4": vec4, "split": hbuf}
+
+
+def _tile_defines(st: dict) -> dict:
+    return {"SPLIT": st["split"] is not None, "TROWS": 8 if st["split"] is not None else 16}
+
+
+def _tile_binds(st: dict) -> dict:
+    return {"hbuf": st["split"]} if st["split"] is not None else {}
 
 
 def _weights_buffer(dev, *ws: np.ndarray):
@@ -286,9 +313,9 @@ def _record_rt(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
 
 def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
     p = st["p"]
-    defines = {"BLOCK_A": True, "FAST_POS": st["fast"], "VEC4": st["vec4"]}
+    defines = {"BLOCK_A": True, "FAST_POS": st["fast"], "VEC4": st["vec4"], **_tile_defines(st)}
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), st["tiles"], params=p, src=src,
-               carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"])
+               carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
 
 
@@ -307,8 +334,9 @@ def _record_fix(b, dev, st: dict) -> None:
 
 def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
     p = st["p"]
-    defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst, "VEC4": st["vec4"]}
-    binds = {"dst": dst, "carry": st["carry"]}
+    defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst, "VEC4": st["vec4"],
+               **_tile_defines(st)}
+    binds = {"dst": dst, "carry": st["carry"], **_tile_binds(st)}
     if src is not dst:
         binds["src"] = src
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), st["tiles"], params=p, **binds)
@@ -327,23 +355,27 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     rbuf = dev.create_buffer(4 * resp.size, label="recfilter responses")
     dev.write(rbuf, resp.astype(np.float32).tobytes())
     kern = dev.kernel
-    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"]}), st["tiles"],
-               params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"],
-               bpart2=st2["bpart"])
+    td = _tile_defines(st)
+    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"], **td}),
+               st["tiles"], params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"],
+               bpart2=st2["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
     b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_CORR": True}), st["tiles"], params=p,
                carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
     _record_fix(b, dev, st2)
     b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst,
-                                                      "VEC4": st["vec4"]}),
+                                                      "VEC4": st["vec4"], **td}),
                st["tiles"], params=p, **({"dst": dst} if src is dst else {"src": src, "dst": dst}),
-               carry=st["carry"], carry2=st2["carry"])
+               carry=st["carry"], carry2=st2["carry"], **_tile_binds(st))
 
 
-def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primitive: str) -> GpuArray:
-    """Run ``passes`` = [(b0, a, rho, causal, anti), ...] along each of ``axes`` in turn."""
+def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primitive: str,
+                out: GpuArray | None = None) -> GpuArray:
+    """Run ``passes`` = [(b0, a, rho, causal, anti), ...] along each of ``axes`` in turn (into
+    ``out``, a new array unless given: the benchmark reuses one)."""
     dev = g.device
-    out = GpuArray.empty(g.shape, np.float32, dev)
+    if out is None:
+        out = GpuArray.empty(g.shape, np.float32, dev)
     if g.size == 0:
         return out
     jobs = [(ax, *ps) for ax in axes for ps in passes]

@@ -61,6 +61,9 @@ struct Params {
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
 #elif BLOCK_A
+#if SPLIT
+@group(0) @binding(7) var<storage, read> hbuf: array<vec4<f32>>;
+#endif
 #if VEC4
 @group(0) @binding(1) var<storage, read> src: array<vec4<f32>>;
 #else
@@ -84,6 +87,9 @@ struct Params {
 @group(0) @binding(4) var<storage, read> wts: array<f32>;
 @group(0) @binding(5) var<storage, read> resp: array<f32>;
 #elif BLOCK_C
+#if SPLIT
+@group(0) @binding(5) var<storage, read> hbuf: array<vec4<f32>>;
+#endif
 #if VEC4
 #if IN_PLACE
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
@@ -106,7 +112,22 @@ struct Params {
 #endif
 
 const B: u32 = 64u;     // block length (positions) and lines per tile
+#if SMEM_RUN
+const SMEM_RUN: bool = true;    // (experiment) full lines also run from workgroup memory
+#else
+const SMEM_RUN: bool = false;
+#endif
+#if NOCOMP
+const NOCOMP: bool = true;      // (diagnostic) pass C moves the tile without filtering it
+#else
+const NOCOMP: bool = false;
+#endif
 const BP: u32 = 65u;    // padded shared-memory row
+#if SPLIT
+const TPW: u32 = 128u;  // threads per tile workgroup (BLOCK_A, BLOCK_C): two per tile line
+#else
+const TPW: u32 = 64u;
+#endif
 
 // Tile (block k along the lines, line block lb) of a workgroup. Workgroups next to each other in
 // x take tiles next to each other along the image rows (so that the tiles in flight together
@@ -293,7 +314,7 @@ fn reg_run(base: u32, stride: u32, s0: vec3<f32>, e0: vec3<f32>, write: bool) ->
 // Filter one tile line: elements tile[base + i * stride], i < n, in place; causal from state s,
 // then anticausal from state e (each when enabled).
 fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
-    if (n == B) {
+    if (n == B && !SMEM_RUN) {
         reg_run(base, stride, s0, e0, true);
         return;
     }
@@ -307,6 +328,83 @@ fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
 #endif
 #endif
 
+#if SPLIT
+#if !ROW_CORR
+// SPLIT: two threads per tile line, each with half of it (32 samples) in registers. A half runs
+// from a zero state and is then corrected by the state the other half hands over through
+// workgroup memory: sample j after the hand-over gains H[j] . state (H[j] the first row of A^(j+1),
+// A the recursion's 3 x 3 state matrix), the end state gains A^32 . state (hbuf: H[0..31], then
+// the rows of A^32; host float64). The causal chain runs half 0 then hands to half 1, the
+// anticausal one half 1 to half 0: each thread's chains are 32 steps, not 64.
+var<workgroup> xch: array<vec3<f32>, 64>;
+var<workgroup> hsh: array<vec4<f32>, 35>;
+
+fn load_h(t: u32) {
+    if (t < 35u) {
+        hsh[t] = hbuf[t];
+    }
+}
+
+fn a32(v: vec3<f32>) -> vec3<f32> {
+    return vec3<f32>(dot(hsh[32].xyz, v), dot(hsh[33].xyz, v), dot(hsh[34].xyz, v));
+}
+
+// Call from uniform control flow (it holds barriers), every thread of the workgroup: h the half,
+// li the tile line (index into xch); half h covers samples 32 h .. 32 h + 31 of the line at
+// tile[base + i * stride]. s0 / e0: the line's causal / anticausal initial states.
+fn reg_run2(base: u32, stride: u32, h: u32, li: u32, s0: vec3<f32>, e0: vec3<f32>, write: bool) -> SE {
+    var v: array<f32, 32>;
+    let o = base + 32u * h * stride;
+#unroll J 32
+    v[{{J}}] = tile[o + {{J}}u * stride];
+#endunroll
+    var s = select(vec3<f32>(0.0), s0, h == 0u);
+    if (params.causal != 0u) {
+#unroll J 32
+        s = step(s, v[{{J}}]);
+        v[{{J}}] = s.x;
+#endunroll
+    }
+    if (h == 0u) {
+        xch[li] = s;
+    }
+    workgroupBarrier();
+    if (params.causal != 0u && h == 1u) {
+        let sa = xch[li];
+#unroll J 32
+        v[{{J}}] += dot(hsh[{{J}}].xyz, sa);
+#endunroll
+        s += a32(sa);
+    }
+    workgroupBarrier();
+    var e = select(vec3<f32>(0.0), e0, h == 1u);
+    if (params.anti != 0u) {
+#unroll J 32
+        e = step(e, v[31 - {{J}}]);
+        v[31 - {{J}}] = e.x;
+#endunroll
+    }
+    if (h == 1u) {
+        xch[li] = e;
+    }
+    workgroupBarrier();
+    if (params.anti != 0u && h == 0u) {
+        let eb = xch[li];
+#unroll J 32
+        v[31 - {{J}}] += dot(hsh[{{J}}].xyz, eb);
+#endunroll
+        e += a32(eb);
+    }
+    if (write) {
+#unroll J 32
+        tile[o + {{J}}u * stride] = v[{{J}}];
+#endunroll
+    }
+    return SE(s, e);
+}
+#endif
+#endif
+
 #if !RT
 #if !BLOCK_FIX
 #if !BLOCK_C
@@ -314,18 +412,7 @@ fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
 // of N samples; boundary weights wts[woff + j * N + p]. Leaves the line filtered with zero
 // carries (causal, then anticausal too when keep_anti).
 fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u32>, keep_anti: bool) -> ALine {
-    var r: ALine;
-    r.hit = (p0 < rg.y && p0 + n > rg.x) || (p0 < rg.w && p0 + n > rg.z);
-    r.wl = vec3<f32>(0.0);
-    r.wr = vec3<f32>(0.0);
-    if (r.hit) {
-        for (var i = 0u; i < n; i++) {
-            let p = woff + p0 + i;
-            let x = tile[base + i * stride];
-            r.wl += vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]) * x;
-            r.wr += vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]) * x;
-        }
-    }
+    var r = a_weights(base, stride, n, p0, N, woff, rg);
     var s = vec3<f32>(0.0);
     var e = vec3<f32>(0.0);
 #if NOCOMP
@@ -333,7 +420,7 @@ fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u
     r.e = vec3<f32>(tile[base + stride]);
     return r;
 #endif
-    if (n == B) {
+    if (n == B && !SMEM_RUN) {
         // (Without keep_anti nothing reads the tile afterwards: no write-back at all.)
         let se = reg_run(base, stride, s, e, keep_anti);
         s = se.s;
@@ -350,72 +437,152 @@ fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u
     r.e = e;
     return r;
 }
+
+// The line's share of the boundary dot products (when the block meets their supports).
+fn a_weights(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u32>) -> ALine {
+    var r: ALine;
+    r.s = vec3<f32>(0.0);
+    r.e = vec3<f32>(0.0);
+    r.hit = (p0 < rg.y && p0 + n > rg.x) || (p0 < rg.w && p0 + n > rg.z);
+    r.wl = vec3<f32>(0.0);
+    r.wr = vec3<f32>(0.0);
+    if (r.hit) {
+        // Eight samples' weights load at once (48 loads in flight, not 6).
+        let full = n & ~7u;
+        for (var i0 = 0u; i0 < full; i0 += 8u) {
+            var wa: array<vec3<f32>, 8>;
+            var wb: array<vec3<f32>, 8>;
+#unroll J 8
+            {
+                let p = woff + p0 + i0 + {{J}}u;
+                wa[{{J}}] = vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]);
+                wb[{{J}}] = vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]);
+            }
+#endunroll
+#unroll J 8
+            {
+                let x = tile[base + (i0 + {{J}}u) * stride];
+                r.wl += wa[{{J}}] * x;
+                r.wr += wb[{{J}}] * x;
+            }
+#endunroll
+        }
+        for (var i = full; i < n; i++) {
+            let p = woff + p0 + i;
+            let x = tile[base + i * stride];
+            r.wl += vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]) * x;
+            r.wr += vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]) * x;
+        }
+    }
+    return r;
+}
 #endif
 #endif
 #endif
 
 #if BLOCK_A
+struct AOut {
+    r: ALine,
+    ws: bool,    // whether this thread writes the line's causal carry
+    we: bool,    // ... its anticausal carry and boundary parts
+}
+
+// Pass A on tile line li (valid: the line exists); every thread of the workgroup calls it (with
+// SPLIT it holds barriers). See a_line.
+fn a_tile_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u32>, keep_anti: bool,
+               li: u32, h: u32, valid: bool) -> AOut {
+    var r: ALine;
+    r.hit = false;
+#if SPLIT
+    if (n == B) {
+        if (h == 0u) {
+            r = a_weights(base, stride, n, p0, N, woff, rg);
+        }
+        let se = reg_run2(base, stride, h, li, vec3<f32>(0.0), vec3<f32>(0.0), keep_anti);
+        r.s = se.s;
+        r.e = se.e;
+        return AOut(r, valid && h == 1u, valid && h == 0u);
+    }
+    let mine = valid && h == 0u;
+#else
+    let mine = valid;
+#endif
+    if (mine) {
+        r = a_line(base, stride, n, p0, N, woff, rg, keep_anti);
+    }
+    return AOut(r, mine, mine);
+}
+
 #if OVERLAP
 const KEEP_ANTI: bool = true;
 #else
 const KEEP_ANTI: bool = false;
 #endif
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(TPW)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let k = tile_k(wid);
     let lb = tile_lb(wid);
     let ch = wid.z;
+    let li = t % B;
+    let h = t / B;
     load_tile(k, lb, ch, t);
+#if SPLIT
+    load_h(t);
+#endif
     workgroupBarrier();
-    let l = lb * B + t;
+    let l = lb * B + li;
     let n = min(B, params.N - k * B);
     let nl = params.nlines;
-    if (l < nl) {
-        let r = a_line(t * BP, 1u, n, k * B, params.N, 0u,
-                       vec4<u32>(params.lo_L, params.hi_L, params.lo_R, params.hi_R), KEEP_ANTI);
-        let base = (ch * params.K + k) * 6u * nl + l;
-        if (r.hit) {
-            bpart[base] = r.wl.x;
-            bpart[base + nl] = r.wl.y;
-            bpart[base + 2u * nl] = r.wl.z;
-            bpart[base + 3u * nl] = r.wr.x;
-            bpart[base + 4u * nl] = r.wr.y;
-            bpart[base + 5u * nl] = r.wr.z;
+    let a = a_tile_line(li * BP, 1u, n, k * B, params.N, 0u,
+                        vec4<u32>(params.lo_L, params.hi_L, params.lo_R, params.hi_R), KEEP_ANTI, li, h, l < nl);
+    let base = (ch * params.K + k) * 6u * nl + l;
+    if (a.we) {
+        if (a.r.hit) {
+            bpart[base] = a.r.wl.x;
+            bpart[base + nl] = a.r.wl.y;
+            bpart[base + 2u * nl] = a.r.wl.z;
+            bpart[base + 3u * nl] = a.r.wr.x;
+            bpart[base + 4u * nl] = a.r.wr.y;
+            bpart[base + 5u * nl] = a.r.wr.z;
         }
-        carry[base] = r.s.x;
-        carry[base + nl] = r.s.y;
-        carry[base + 2u * nl] = r.s.z;
-        carry[base + 3u * nl] = r.e.x;
-        carry[base + 4u * nl] = r.e.y;
-        carry[base + 5u * nl] = r.e.z;
+        carry[base + 3u * nl] = a.r.e.x;
+        carry[base + 4u * nl] = a.r.e.y;
+        carry[base + 5u * nl] = a.r.e.z;
+    }
+    if (a.ws) {
+        carry[base] = a.r.s.x;
+        carry[base + nl] = a.r.s.y;
+        carry[base + 2u * nl] = a.r.s.z;
     }
 #if OVERLAP
     // The tile now holds its columns filtered with zero carries; run the row pass's first stage
-    // on its rows (row y = k*64 + t; the tile is block lb along the rows). ROW_CORR later adds
+    // on its rows (row y = k*64 + li; the tile is block lb along the rows). ROW_CORR later adds
     // what the column carries contribute.
     workgroupBarrier();
-    let y = k * B + t;
+    let y = k * B + li;
     let n2 = min(B, nl - lb * B);
-    if (y < params.N) {
-        let r = a_line(t, BP, n2, lb * B, nl, params.woff2,
-                       vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2), false);
-        let nl2 = params.N;
-        let base2 = (ch * params.K2 + lb) * 6u * nl2 + y;
-        if (r.hit) {
-            bpart2[base2] = r.wl.x;
-            bpart2[base2 + nl2] = r.wl.y;
-            bpart2[base2 + 2u * nl2] = r.wl.z;
-            bpart2[base2 + 3u * nl2] = r.wr.x;
-            bpart2[base2 + 4u * nl2] = r.wr.y;
-            bpart2[base2 + 5u * nl2] = r.wr.z;
+    let a2 = a_tile_line(li, BP, n2, lb * B, nl, params.woff2,
+                         vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2), false, li, h, y < params.N);
+    let nl2 = params.N;
+    let base2 = (ch * params.K2 + lb) * 6u * nl2 + y;
+    if (a2.we) {
+        if (a2.r.hit) {
+            bpart2[base2] = a2.r.wl.x;
+            bpart2[base2 + nl2] = a2.r.wl.y;
+            bpart2[base2 + 2u * nl2] = a2.r.wl.z;
+            bpart2[base2 + 3u * nl2] = a2.r.wr.x;
+            bpart2[base2 + 4u * nl2] = a2.r.wr.y;
+            bpart2[base2 + 5u * nl2] = a2.r.wr.z;
         }
-        carry2[base2] = r.s.x;
-        carry2[base2 + nl2] = r.s.y;
-        carry2[base2 + 2u * nl2] = r.s.z;
-        carry2[base2 + 3u * nl2] = r.e.x;
-        carry2[base2 + 4u * nl2] = r.e.y;
-        carry2[base2 + 5u * nl2] = r.e.z;
+        carry2[base2 + 3u * nl2] = a2.r.e.x;
+        carry2[base2 + 4u * nl2] = a2.r.e.y;
+        carry2[base2 + 5u * nl2] = a2.r.e.z;
+    }
+    if (a2.ws) {
+        carry2[base2] = a2.r.s.x;
+        carry2[base2 + nl2] = a2.r.s.y;
+        carry2[base2 + 2u * nl2] = a2.r.s.z;
     }
 #endif
 }
@@ -873,37 +1040,51 @@ fn carry6_2(b: u32, stride: u32) -> array<vec3<f32>, 2> {
 }
 #endif
 
-@compute @workgroup_size(64)
+// Pass C on tile line li from states s0, e0; every thread of the workgroup calls it (with SPLIT
+// it holds barriers).
+fn c_tile_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>, li: u32, h: u32, valid: bool) {
+#if SPLIT
+    if (n == B && !NOCOMP) {
+        reg_run2(base, stride, h, li, s0, e0, true);
+        return;
+    }
+    let mine = valid && h == 0u && !NOCOMP;
+#else
+    let mine = valid && !NOCOMP;
+#endif
+    if (mine) {
+        c_line(base, stride, n, s0, e0);
+    }
+}
+
+@compute @workgroup_size(TPW)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let k = tile_k(wid);
     let lb = tile_lb(wid);
     let ch = wid.z;
-    let l = lb * B + t;
+    let li = t % B;
+    let h = t / B;
+    let l = lb * B + li;
     let n = min(B, params.N - k * B);
     let nl = params.nlines;
     // The carries load with the tile (clamped indices, used only where valid), so that the
     // workgroup waits on memory once.
     let c1 = carry6((ch * params.K + k) * 6u * nl + min(l, nl - 1u), nl);
 #if OVERLAP
-    let y = k * B + t;
+    let y = k * B + li;
     let nl2 = params.N;
     let c2 = carry6_2((ch * params.K2 + lb) * 6u * nl2 + min(y, nl2 - 1u), nl2);
 #endif
     load_tile(k, lb, ch, t);
-    workgroupBarrier();
-#if !NOCOMP
-    if (l < nl) {
-        c_line(t * BP, 1u, n, c1[0], c1[1]);
-    }
+#if SPLIT
+    load_h(t);
 #endif
+    workgroupBarrier();
+    c_tile_line(li * BP, 1u, n, c1[0], c1[1], li, h, l < nl);
 #if OVERLAP
-    // Then along the rows of the tile (row y = k*64 + t, block lb), from the rows' carries.
+    // Then along the rows of the tile (row y = k*64 + li, block lb), from the rows' carries.
     workgroupBarrier();
-#if !NOCOMP
-    if (y < params.N) {
-        c_line(t, BP, min(B, nl - lb * B), c2[0], c2[1]);
-    }
-#endif
+    c_tile_line(li, BP, min(B, nl - lb * B), c2[0], c2[1], li, h, y < params.N);
 #endif
     workgroupBarrier();
     store_tile(k, lb, ch, t);
