@@ -118,7 +118,7 @@ const SMEM_RUN: bool = true;    // (experiment) full lines also run from workgro
 const SMEM_RUN: bool = false;
 #endif
 #if NOCOMP
-const NOCOMP: bool = true;      // (diagnostic) pass C moves the tile without filtering it
+const NOCOMP: bool = true;      // (diagnostic) the tile passes move the tile without filtering it
 #else
 const NOCOMP: bool = false;
 #endif
@@ -494,7 +494,7 @@ fn a_tile_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: v
     var r: ALine;
     r.hit = false;
 #if SPLIT
-    if (n == B) {
+    if (n == B && !NOCOMP) {
         if (h == 0u) {
             r = a_weights(base, stride, n, p0, N, woff, rg);
         }
