@@ -1014,26 +1014,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let ch = wid.z;
     let nl = params.nlines;
     let x0 = lb0 * B;
-    // 48 loads per thread, 16 in flight at once.
-    for (var m0 = 0u; m0 < 48u; m0 += 16u) {
-        var v: array<f32, 16>;
-#unroll M 16
-        {
-            let q = t + 64u * (m0 + {{M}}u);
-            let xx = q % 512u;
-            v[{{M}}] = 0.0;
-            if (x0 + xx < nl) {
-                v[{{M}}] = carry[((ch * params.K + k) * 6u + q / 512u) * nl + x0 + xx];
-            }
+    for (var m = 0u; m < 48u; m++) {
+        let q = t + 64u * m;
+        let c = q / 512u;
+        let xx = q % 512u;
+        var v = 0.0;
+        if (x0 + xx < nl) {
+            v = carry[((ch * params.K + k) * 6u + c) * nl + x0 + xx];
         }
-#endunroll
-#unroll M 16
-        {
-            let q = t + 64u * (m0 + {{M}}u);
-            let xx = q % 512u;
-            tile[((xx / 64u) * 6u + q / 512u) * BP + xx % 64u] = v[{{M}}];
-        }
-#endunroll
+        tile[((xx / 64u) * 6u + c) * BP + xx % 64u] = v;
     }
     workgroupBarrier();
     let j = t / 8u;
