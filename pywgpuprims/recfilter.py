@@ -39,7 +39,6 @@ _FIX_BATCH = 16  # blocks whose carries the fix-up loads at once (wgsl/sat/recfi
 # Segmented fix-up (wgsl/sat/recfilter.wgsl SEG): (lines per workgroup, segments per line, blocks
 # loaded at once); None: a thread per line.
 _FIX_SEG: tuple[int, int, int] | None = (32, 8, 8)
-_ROW_X = True  # overlapped: the row fix-up adds the column carries' share itself (wgsl ROW_X, CORR)
 _SPLIT = True  # tile passes: two threads per tile line, 32 samples each (wgsl/sat/recfilter.wgsl SPLIT)
 _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
 
@@ -320,9 +319,7 @@ def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
     _record_fix(b, dev, st)
 
 
-def _record_fix(b, dev, st: dict, corr: dict | None = None) -> None:
-    """The fix-up pass; ``corr`` (segmented only): ``{"K2": column blocks, "xcorr": ..., "resp": ...}``
-    to add the column carries' contribution (ROW_X) on the way."""
+def _record_fix(b, dev, st: dict) -> None:
     p = st["p"]
     if _FIX_SEG is None:
         b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True, "FB": _FIX_BATCH, "FWG": _FIX_WG}),
@@ -331,13 +328,8 @@ def _record_fix(b, dev, st: dict, corr: dict | None = None) -> None:
         return
     lpw, segs, fb = _FIX_SEG
     defines = {"BLOCK_FIX": True, "SEG": True, "LPW": lpw, "S": segs, "FB": fb, "SHN": 15 * lpw * segs}
-    binds = {}
-    if corr is not None:
-        defines["CORR"] = True
-        p = {**p, "K2": corr["K2"]}
-        binds = {"xcorr": corr["xcorr"], "resp": corr["resp"]}
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), (-(-p["nlines"] // lpw), p["C"]),
-               params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"], **binds)
+               params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 
 
 def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
@@ -350,7 +342,7 @@ def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), st["tiles"], params=p, **binds)
 
 
-def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray, job: tuple, scratch: list) -> None:
+def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray, job: tuple) -> None:
     """A column pass then a row pass of the same filter, overlapped (Nehab et al. 2011, Alg. 5):
     the image is read twice (stage A, stage C) and written once."""
     _, b0, a, _, causal, anti = job
@@ -368,18 +360,9 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
                st["tiles"], params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"],
                bpart2=st2["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
-    if _ROW_X and _FIX_SEG is not None and 64 % _FIX_SEG[0] == 0:
-        # Row pass A on each tile's column carries, 72 numbers per tile; the row fix-up adds what
-        # they contribute to each row's carries.
-        xbuf = dev.scratch(4 * 72 * p["K"] * q["K"] * p["C"])
-        scratch.append(xbuf)
-        b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_X": True}), (-(-q["K"] // 8), p["K"], p["C"]),
-                   params=p, carry=st["carry"], xcorr=xbuf, wts=wts)
-        _record_fix(b, dev, st2, {"K2": p["K"], "xcorr": xbuf, "resp": rbuf})
-    else:
-        b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_CORR": True}), st["tiles"], params=p,
-                   carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
-        _record_fix(b, dev, st2)
+    b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_CORR": True}), st["tiles"], params=p,
+               carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
+    _record_fix(b, dev, st2)
     b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst,
                                                       "VEC4": st["vec4"], **td}),
                st["tiles"], params=p, **({"dst": dst} if src is dst else {"src": src, "dst": dst}),
@@ -426,7 +409,7 @@ def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primiti
                 # Row-column overlap: a column pass followed by a row pass with the same filter.
                 if (i + 1 < len(sts) and jobs[i][0] == 0 and jobs[i + 1][0] == 1
                         and jobs[i][1:] == jobs[i + 1][1:]):
-                    _record_overlapped(b, dev, sts[i], sts[i + 1], cur, out, jobs[i], scratch)
+                    _record_overlapped(b, dev, sts[i], sts[i + 1], cur, out, jobs[i])
                     i += 2
                 else:
                     _record_a_fix(b, dev, sts[i], cur)

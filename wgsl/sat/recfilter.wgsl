@@ -80,14 +80,6 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> carry: array<f32>;
 @group(0) @binding(2) var<storage, read> mats: array<f32>;
 @group(0) @binding(3) var<storage, read> bpart: array<f32>;
-#if CORR
-@group(0) @binding(4) var<storage, read> xcorr: array<f32>;
-@group(0) @binding(5) var<storage, read> resp: array<f32>;
-#endif
-#elif ROW_X
-@group(0) @binding(1) var<storage, read> carry: array<f32>;
-@group(0) @binding(2) var<storage, read_write> xcorr: array<f32>;
-@group(0) @binding(4) var<storage, read> wts: array<f32>;
 #elif ROW_CORR
 @group(0) @binding(1) var<storage, read> carry: array<f32>;
 @group(0) @binding(2) var<storage, read_write> carry2: array<f32>;
@@ -213,8 +205,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 #if !BLOCK_FIX
 #if ROW_CORR
 var<workgroup> tile: array<f32, 390>;    // 6 vectors x 65 (less workgroup memory: more tiles per SM)
-#elif ROW_X
-var<workgroup> tile: array<f32, 3120>;   // 8 tiles x 6 vectors x 65
 #else
 var<workgroup> tile: array<f32, 4160>;   // 64 lines x 65 (64 positions + pad)
 #endif
@@ -661,20 +651,6 @@ fn sh_mat(t: u32) -> mat3x3<f32> {
                        sh[12u * WG + t], sh[13u * WG + t], sh[14u * WG + t]);
 }
 
-#if CORR
-// Row pass fix-up after an overlapped column pass (CORR): the column carries' contribution to
-// row l's carries in block k, part q (0 causal, 1 anticausal, 2 left and 3 right boundary parts):
-// sum_c f_c xcorr[tile][q][c], f the column responses at the row (ROW_X writes xcorr).
-fn corr(xb: u32, k: u32, q: u32, f: array<f32, 6>) -> vec3<f32> {
-    let o = xb + k * 72u + q * 18u;
-    var r = vec3<f32>(0.0);
-#unroll C 6
-    r += f[{{C}}] * vec3<f32>(xcorr[o + {{C}}u], xcorr[o + 6u + {{C}}u], xcorr[o + 12u + {{C}}u]);
-#endunroll
-    return r;
-}
-#endif
-
 @compute @workgroup_size(LPW * S)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let i = t % LPW;
@@ -699,17 +675,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let I3 = mat3x3<f32>(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0);
     let causal = params.causal != 0u;
     let anti = params.anti != 0u;
-#if CORR
-    // (params.K2: the column pass's blocks; row l lies in its block l / B.)
-    let lc = min(l, nl - 1u);
-    let kr = lc / B;
-    let xb = (ch * params.K2 + kr) * K * 72u;
-    var f: array<f32, 6>;
-    let ro = (lc % B) * 6u + select(0u, B * 6u, kr == params.K2 - 1u);
-#unroll C 6
-    f[{{C}}] = resp[ro + {{C}}u];
-#endunroll
-#endif
     var P = vec3<f32>(0.0);
     if (causal) {
         // 1. The segment from a zero state; its share of the boundary sums.
@@ -719,9 +684,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let b_hi = min(k_hi, (params.hi_L - 1u) / B + 1u);
             for (var k = b_lo; k < b_hi; k++) {
                 bp += part3(cb + k * st);
-#if CORR
-                bp += corr(xb, k, 2u, f);
-#endif
             }
         }
         for (var k0 = k_lo; k0 < k_hi; k0 += {{FB}}u) {
@@ -730,9 +692,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             {
                 let k = min(k0 + {{J}}u, k_hi - 1u);
                 eb[{{J}}] = get3(cb + k * st);
-#if CORR
-                eb[{{J}}] += corr(xb, k, 0u, f);
-#endif
             }
 #endunroll
 #unroll J FB
@@ -777,9 +736,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             {
                 let k = min(k0 + {{J}}u, k_hi - 1u);
                 eb[{{J}}] = get3(cb + k * st);
-#if CORR
-                eb[{{J}}] += corr(xb, k, 0u, f);
-#endif
             }
 #endunroll
 #unroll J FB
@@ -810,9 +766,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             let b_hi = min(k_hi, (params.hi_R - 1u) / B + 1u);
             for (var k = b_lo; k < b_hi; k++) {
                 bp += part3(cb + k * st + 3u * nl);
-#if CORR
-                bp += corr(xb, k, 3u, f);
-#endif
             }
         }
         for (var q0 = k_lo; q0 < k_hi; q0 += {{FB}}u) {
@@ -825,9 +778,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     Mk = Ml;
                 }
                 fb[{{J}}] = get3(cb + k * st + 3u * nl);
-#if CORR
-                fb[{{J}}] += corr(xb, k, 1u, f);
-#endif
                 if (causal) {
                     fb[{{J}}] += Mk * get3(cb + k * st);
                 }
@@ -875,9 +825,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     Mk = Ml;
                 }
                 fb[{{J}}] = get3(cb + k * st + 3u * nl);
-#if CORR
-                fb[{{J}}] += corr(xb, k, 1u, f);
-#endif
                 if (causal) {
                     fb[{{J}}] += Mk * get3(cb + k * st);
                 }
@@ -1000,54 +947,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 #endif
-#endif
-
-#if ROW_X
-// ROW_CORR's first half for 8 tiles side by side along the rows (tiles (k, lb0 .. lb0 + 7)): row
-// pass A on each tile's 6 column-carry vectors, written as 72 numbers per tile to xcorr
-// [((ch * K + k) * K2 + lb) * 72 + (q * 3 + j) * 6 + c] (q: s, e, wl, wr; j: component; c: the
-// vector). The row fix-up (BLOCK_FIX with CORR) adds what they contribute to each row's carries.
-@compute @workgroup_size(64)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let k = wid.y;
-    let lb0 = wid.x * 8u;
-    let ch = wid.z;
-    let nl = params.nlines;
-    let x0 = lb0 * B;
-    for (var m = 0u; m < 48u; m++) {
-        let q = t + 64u * m;
-        let c = q / 512u;
-        let xx = q % 512u;
-        var v = 0.0;
-        if (x0 + xx < nl) {
-            v = carry[((ch * params.K + k) * 6u + c) * nl + x0 + xx];
-        }
-        tile[((xx / 64u) * 6u + c) * BP + xx % 64u] = v;
-    }
-    workgroupBarrier();
-    let j = t / 8u;
-    let c = t % 8u;
-    let lb = lb0 + j;
-    if (c >= 6u || lb >= params.K2) {
-        return;
-    }
-    let n2 = min(B, nl - lb * B);
-    let rg = vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2);
-    let r = a_line((j * 6u + c) * BP, 1u, n2, lb * B, nl, params.woff2, rg, false);
-    let o = ((ch * params.K + k) * params.K2 + lb) * 72u + c;
-    xcorr[o] = r.s.x;
-    xcorr[o + 6u] = r.s.y;
-    xcorr[o + 12u] = r.s.z;
-    xcorr[o + 18u] = r.e.x;
-    xcorr[o + 24u] = r.e.y;
-    xcorr[o + 30u] = r.e.z;
-    xcorr[o + 36u] = r.wl.x;
-    xcorr[o + 42u] = r.wl.y;
-    xcorr[o + 48u] = r.wl.z;
-    xcorr[o + 54u] = r.wr.x;
-    xcorr[o + 60u] = r.wr.y;
-    xcorr[o + 66u] = r.wr.z;
-}
 #endif
 
 #if ROW_CORR
