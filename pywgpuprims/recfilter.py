@@ -11,6 +11,13 @@ contribute to the row carries (six fixed column responses, so six 64-vectors per
 last pass filters down the columns then along the rows in workgroup memory: the image is read
 twice and written once. ``method="rt"`` is the readable baseline: one thread per row/column.
 
+Latency: the fix-up cuts each line's blocks into segments, a thread per (line, segment), so that
+many more carries load at once; each segment runs from a zero state, the segments' true incoming
+states follow from their end states and transfer matrices (powers of the block matrices,
+computed on the host in float64), and each segment reruns from its true state. The tile passes
+give each tile line two threads (SPLIT), each filtering half of it from a zero state and then
+adding what the other half's end state contributes, which halves the serial chain per thread.
+
 Boundary handling is exact for the infinitely extended image: the block method folds the
 extension onto the line and gets each line's initial conditions as dot products with weights
 computed on the host in float64 (truncated where the impulse response's tail is below 2**-27 of
@@ -614,6 +621,21 @@ def bspline_prefilter(img: np.ndarray | GpuArray, mode: str = "mirror", axes: in
 
 
 # ------------------------------------------------------------------------------------------ benchmark
+def _bench_run(g: GpuArray, passes: list, axes, mode: str, method: str, out: GpuArray) -> None:
+    """One benchmark run; method "old": the block method as it was before the segmented fix-up
+    and the split tile passes (a thread per line in both), for comparison in the same run."""
+    global _FIX_SEG, _SPLIT
+    if method != "old":
+        _filter_gpu(g, passes, axes, mode, method, "bench", out=out)
+        return
+    saved = _FIX_SEG, _SPLIT
+    _FIX_SEG, _SPLIT = None, False
+    try:
+        _filter_gpu(g, passes, axes, mode, "block", "bench", out=out)
+    finally:
+        _FIX_SEG, _SPLIT = saved
+
+
 def _recfilter_entry(ctx: BenchContext, n: int) -> list[dict]:
     from .sat import bench_image  # noqa: PLC0415
 
@@ -636,6 +658,7 @@ def _recfilter_entry(ctx: BenchContext, n: int) -> list[dict]:
             del x
         except Exception:
             cuda_ns = None
+    out = GpuArray.empty(g.shape, np.float32, g.device)
     gb0, ga = _gaussian_coefs(16.0)
     gb0, ga, grho = _coefs(gb0, ga, "bench")
     cases = [("order 2 c+a", [(b0, a, rho, True, True)], "zero", cuda_ns, cuda_name),
@@ -643,9 +666,10 @@ def _recfilter_entry(ctx: BenchContext, n: int) -> list[dict]:
     # (variant, axes, method): the overlapped block algorithm, the same per axis without the
     # row-column overlap (rows first), and the one-thread-per-line baseline.
     for name, passes, mode, c_ns, c_name in cases:
-        for variant, axes, method in (("block overlapped", (0, 1), "block"), ("block per axis", (1, 0), "block"),
-                                      ("rt", (0, 1), "rt")):
-            ns = ctx.gpu_ns(lambda i, ax=axes, m=method, ps=passes, md=mode: _filter_gpu(g, ps, ax, md, m, "bench"))
+        for variant, axes, method in (("block overlapped", (0, 1), "block"),
+                                      ("block overlapped, fix-up thread/line, no split", (0, 1), "old"),
+                                      ("block per axis", (1, 0), "block"), ("rt", (0, 1), "rt")):
+            ns = ctx.gpu_ns(lambda i, ax=axes, m=method, ps=passes, md=mode: _bench_run(g, ps, ax, md, m, out))
             rows.append(ctx.row("recursive_filter", f"{variant} {name} rows+cols {side}^2", n, ns,
                                 bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=c_ns, cuda_name=c_name,
                                 unit="G px/s"))

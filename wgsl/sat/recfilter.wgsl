@@ -12,15 +12,19 @@
 //              and incomplete anticausal prologue (first 3 outputs from a zero epilogue), and the
 //              tile's share of the boundary dot products. With OVERLAP (a column pass followed by
 //              a row pass): the same for the rows of the column-filtered tile (zero carries).
-//   BLOCK_FIX  one thread per line: boundary initial conditions (sums of BLOCK_A's partial dot
-//              products), then the carries across blocks with the precomputed 3 x 3 matrices
-//              (Nehab et al.'s Alg. 2 fix-up).
+//   BLOCK_FIX  boundary initial conditions (sums of BLOCK_A's partial dot products), then the
+//              carries across blocks with the precomputed 3 x 3 matrices (Nehab et al.'s Alg. 2
+//              fix-up). SEG: each line's blocks cut into S segments, a thread per (line,
+//              segment), joined through workgroup memory; else one thread per line.
 //   ROW_CORR   per tile (OVERLAP): adds to the row carries what the column carries contribute
 //              (the column carries enter a tile through 6 fixed column responses, so their effect
 //              on the rows' carries is 6 row-pass-A runs on 64-vectors per tile).
 //   BLOCK_C    per tile: the filter again, from the complete carries; writes the output. With
 //              OVERLAP: down the columns, then along the rows, in workgroup memory.
 // With OVERLAP the image is read twice and written once (Nehab et al.'s Alg. 5 overlapping).
+// SPLIT (BLOCK_A, BLOCK_C): 128 threads per tile, two per tile line, each running half of the
+// line (see reg_run2); partial tiles run a thread per line. NOCOMP (diagnostic): the tile passes
+// move the tile without filtering it (wrong results; for timing the memory traffic alone).
 //
 // Boundaries: the signal is extended past both ends (mode: 0 zero, 1 nearest, 2 reflect
 // (half-sample symmetric, scipy 'reflect'), 3 mirror (whole-sample, scipy 'mirror'), 4 wrap).
@@ -112,11 +116,6 @@ struct Params {
 #endif
 
 const B: u32 = 64u;     // block length (positions) and lines per tile
-#if SMEM_RUN
-const SMEM_RUN: bool = true;    // (experiment) full lines also run from workgroup memory
-#else
-const SMEM_RUN: bool = false;
-#endif
 #if NOCOMP
 const NOCOMP: bool = true;      // (diagnostic) the tile passes move the tile without filtering it
 #else
@@ -314,7 +313,7 @@ fn reg_run(base: u32, stride: u32, s0: vec3<f32>, e0: vec3<f32>, write: bool) ->
 // Filter one tile line: elements tile[base + i * stride], i < n, in place; causal from state s,
 // then anticausal from state e (each when enabled).
 fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
-    if (n == B && !SMEM_RUN) {
+    if (n == B) {
         reg_run(base, stride, s0, e0, true);
         return;
     }
@@ -420,7 +419,7 @@ fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u
     r.e = vec3<f32>(tile[base + stride]);
     return r;
 #endif
-    if (n == B && !SMEM_RUN) {
+    if (n == B) {
         // (Without keep_anti nothing reads the tile afterwards: no write-back at all.)
         let se = reg_run(base, stride, s, e, keep_anti);
         s = se.s;
