@@ -11,6 +11,13 @@ contribute to the row carries (six fixed column responses, so six 64-vectors per
 last pass filters down the columns then along the rows in workgroup memory: the image is read
 twice and written once. ``method="rt"`` is the readable baseline: one thread per row/column.
 
+Latency: the fix-up cuts each line's blocks into segments, a thread per (line, segment), so that
+many more carries load at once; each segment runs from a zero state, the segments' true incoming
+states follow from their end states and transfer matrices (powers of the block matrices,
+computed on the host in float64), and each segment reruns from its true state. The tile passes
+give each tile line two threads (SPLIT), each filtering half of it from a zero state and then
+adding what the other half's end state contributes, which halves the serial chain per thread.
+
 Boundary handling is exact for the infinitely extended image: the block method folds the
 extension onto the line and gets each line's initial conditions as dot products with weights
 computed on the host in float64 (truncated where the impulse response's tail is below 2**-27 of
@@ -36,6 +43,10 @@ _MODES = {"zero": 0, "nearest": 1, "reflect": 2, "mirror": 3, "wrap": 4}
 _LOOP_CAP = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
 _FIX_WG = 64  # fix-up workgroup size (lines per workgroup)
 _FIX_BATCH = 16  # blocks whose carries the fix-up loads at once (wgsl/sat/recfilter.wgsl FB)
+# Segmented fix-up (wgsl/sat/recfilter.wgsl SEG): (lines per workgroup, segments per line, blocks
+# loaded at once); None: a thread per line.
+_FIX_SEG: tuple[int, int, int] | None = (32, 8, 8)
+_SPLIT = True  # tile passes: two threads per tile line, 32 samples each (wgsl/sat/recfilter.wgsl SPLIT)
 _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
 
 
@@ -188,6 +199,37 @@ def _matrices(n: int, b0: float, a: tuple) -> np.ndarray:
 
 
 @lru_cache(maxsize=256)
+def _segment_matrices(K: int, n_last: int, b0: float, a: tuple, segs: int) -> np.ndarray:
+    """The segmented fix-up's transfer matrices (row-major, float64 products): the causal map over
+    a full segment (Tf^SL) and over the last (Tl Tf^(n-1)), the anticausal ones (Rf^SL and
+    Rf^(n-1) Rl); identities when the fix-up is not segmented."""
+    if segs == 0:
+        return np.tile(np.eye(3).ravel(), 4)
+    sl = -(-K // segs)
+    n = K - (K - 1) // sl * sl  # blocks in the segment that holds the last block
+    f = _matrices(_B, b0, a).reshape(3, 3, 3)
+    last = _matrices(n_last, b0, a).reshape(3, 3, 3)
+    mp = np.linalg.matrix_power
+    tf, rf = mp(f[0], sl), mp(f[2], sl)
+    tl = last[0] @ mp(f[0], n - 1)
+    rl = mp(f[2], n - 1) @ last[2]
+    return np.concatenate([tf.ravel(), tl.ravel(), rf.ravel(), rl.ravel()])
+
+
+@lru_cache(maxsize=256)
+def _split_consts(b0: float, a: tuple) -> np.ndarray:
+    """(35, 4) float32 for SPLIT: rows 0-31 the first row of A^(j+1) (A the recursion's state
+    matrix: what a state handed over adds to the j-th sample after it), rows 32-34 A^32."""
+    out = np.zeros((35, 4))
+    zeros = np.zeros(_B // 2)
+    for j in range(3):
+        y, s = _run_causal(zeros, np.eye(3)[j], b0, a)
+        out[:32, j] = y
+        out[32:35, j] = s
+    return out.astype(np.float32)
+
+
+@lru_cache(maxsize=256)
 def _responses(n: int, b0: float, a: tuple, causal: bool, anti: bool) -> np.ndarray:
     """(64, 6): the column pass's output rows (0..n-1, zero below) for zero input from each unit
     causal prologue (columns 0-2) and anticausal epilogue (3-5)."""
@@ -237,7 +279,8 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     bpart = dev.scratch(4 * 6 * K * nlines * C)
     scratch += [carry, bpart]
     w, ranges, Mp = _boundary_weights(b0, a, rho, causal, anti, mode, N)
-    mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel()])
+    mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel(),
+                           _segment_matrices(K, N - (K - 1) * _B, b0, a, _FIX_SEG[1] if _FIX_SEG else 0)])
     mbuf = dev.create_buffer(4 * mats.size, label="recfilter mats")
     dev.write(mbuf, mats.astype(np.float32).tobytes())
     p.update(lo_L=ranges[0], hi_L=ranges[1], lo_R=ranges[2], hi_R=ranges[3])
@@ -245,8 +288,21 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     tiles = (K, -(-nlines // _B), C) if axis == 1 else (-(-nlines // _B), K, C)
     # One channel with rows a multiple of 4 long: the tile kernels move the image as vec4s.
     vec4 = C == 1 and shape[1] % 4 == 0
+    hbuf = None
+    if _SPLIT:
+        h = _split_consts(b0, a)
+        hbuf = dev.create_buffer(h.nbytes, label="recfilter split constants")
+        dev.write(hbuf, h.tobytes())
     return {"p": p, "carry": carry, "bpart": bpart, "mats": mbuf, "w": w, "tiles": tiles, "fast": axis == 1,
-            "vec4": vec4}
+            "vec4": vec4, "split": hbuf}
+
+
+def _tile_defines(st: dict) -> dict:
+    return {"SPLIT": st["split"] is not None, "TROWS": 8 if st["split"] is not None else 16}
+
+
+def _tile_binds(st: dict) -> dict:
+    return {"hbuf": st["split"]} if st["split"] is not None else {}
 
 
 def _weights_buffer(dev, *ws: np.ndarray):
@@ -264,23 +320,30 @@ def _record_rt(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
 
 def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
     p = st["p"]
-    defines = {"BLOCK_A": True, "FAST_POS": st["fast"], "VEC4": st["vec4"]}
+    defines = {"BLOCK_A": True, "FAST_POS": st["fast"], "VEC4": st["vec4"], **_tile_defines(st)}
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), st["tiles"], params=p, src=src,
-               carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"])
+               carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
 
 
 def _record_fix(b, dev, st: dict) -> None:
     p = st["p"]
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True, "FB": _FIX_BATCH, "FWG": _FIX_WG}),
-               (-(-p["nlines"] // _FIX_WG), p["C"]),
+    if _FIX_SEG is None:
+        b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True, "FB": _FIX_BATCH, "FWG": _FIX_WG}),
+                   (-(-p["nlines"] // _FIX_WG), p["C"]),
+                   params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
+        return
+    lpw, segs, fb = _FIX_SEG
+    defines = {"BLOCK_FIX": True, "SEG": True, "LPW": lpw, "S": segs, "FB": fb, "SHN": 15 * lpw * segs}
+    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), (-(-p["nlines"] // lpw), p["C"]),
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 
 
 def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
     p = st["p"]
-    defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst, "VEC4": st["vec4"]}
-    binds = {"dst": dst, "carry": st["carry"]}
+    defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst, "VEC4": st["vec4"],
+               **_tile_defines(st)}
+    binds = {"dst": dst, "carry": st["carry"], **_tile_binds(st)}
     if src is not dst:
         binds["src"] = src
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), st["tiles"], params=p, **binds)
@@ -299,23 +362,27 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     rbuf = dev.create_buffer(4 * resp.size, label="recfilter responses")
     dev.write(rbuf, resp.astype(np.float32).tobytes())
     kern = dev.kernel
-    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"]}), st["tiles"],
-               params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"],
-               bpart2=st2["bpart"])
+    td = _tile_defines(st)
+    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"], **td}),
+               st["tiles"], params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"],
+               bpart2=st2["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
     b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_CORR": True}), st["tiles"], params=p,
                carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
     _record_fix(b, dev, st2)
     b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst,
-                                                      "VEC4": st["vec4"]}),
+                                                      "VEC4": st["vec4"], **td}),
                st["tiles"], params=p, **({"dst": dst} if src is dst else {"src": src, "dst": dst}),
-               carry=st["carry"], carry2=st2["carry"])
+               carry=st["carry"], carry2=st2["carry"], **_tile_binds(st))
 
 
-def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primitive: str) -> GpuArray:
-    """Run ``passes`` = [(b0, a, rho, causal, anti), ...] along each of ``axes`` in turn."""
+def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primitive: str,
+                out: GpuArray | None = None) -> GpuArray:
+    """Run ``passes`` = [(b0, a, rho, causal, anti), ...] along each of ``axes`` in turn (into
+    ``out``, a new array unless given: the benchmark reuses one)."""
     dev = g.device
-    out = GpuArray.empty(g.shape, np.float32, dev)
+    if out is None:
+        out = GpuArray.empty(g.shape, np.float32, dev)
     if g.size == 0:
         return out
     jobs = [(ax, *ps) for ax in axes for ps in passes]
@@ -554,6 +621,21 @@ def bspline_prefilter(img: np.ndarray | GpuArray, mode: str = "mirror", axes: in
 
 
 # ------------------------------------------------------------------------------------------ benchmark
+def _bench_run(g: GpuArray, passes: list, axes, mode: str, method: str, out: GpuArray) -> None:
+    """One benchmark run; method "old": the block method as it was before the segmented fix-up
+    and the split tile passes (a thread per line in both), for comparison in the same run."""
+    global _FIX_SEG, _SPLIT
+    if method != "old":
+        _filter_gpu(g, passes, axes, mode, method, "bench", out=out)
+        return
+    saved = _FIX_SEG, _SPLIT
+    _FIX_SEG, _SPLIT = None, False
+    try:
+        _filter_gpu(g, passes, axes, mode, "block", "bench", out=out)
+    finally:
+        _FIX_SEG, _SPLIT = saved
+
+
 def _recfilter_entry(ctx: BenchContext, n: int) -> list[dict]:
     from .sat import bench_image  # noqa: PLC0415
 
@@ -576,6 +658,7 @@ def _recfilter_entry(ctx: BenchContext, n: int) -> list[dict]:
             del x
         except Exception:
             cuda_ns = None
+    out = GpuArray.empty(g.shape, np.float32, g.device)
     gb0, ga = _gaussian_coefs(16.0)
     gb0, ga, grho = _coefs(gb0, ga, "bench")
     cases = [("order 2 c+a", [(b0, a, rho, True, True)], "zero", cuda_ns, cuda_name),
@@ -583,9 +666,10 @@ def _recfilter_entry(ctx: BenchContext, n: int) -> list[dict]:
     # (variant, axes, method): the overlapped block algorithm, the same per axis without the
     # row-column overlap (rows first), and the one-thread-per-line baseline.
     for name, passes, mode, c_ns, c_name in cases:
-        for variant, axes, method in (("block overlapped", (0, 1), "block"), ("block per axis", (1, 0), "block"),
-                                      ("rt", (0, 1), "rt")):
-            ns = ctx.gpu_ns(lambda i, ax=axes, m=method, ps=passes, md=mode: _filter_gpu(g, ps, ax, md, m, "bench"))
+        for variant, axes, method in (("block overlapped", (0, 1), "block"),
+                                      ("block overlapped, fix-up thread/line, no split", (0, 1), "old"),
+                                      ("block per axis", (1, 0), "block"), ("rt", (0, 1), "rt")):
+            ns = ctx.gpu_ns(lambda i, ax=axes, m=method, ps=passes, md=mode: _bench_run(g, ps, ax, md, m, out))
             rows.append(ctx.row("recursive_filter", f"{variant} {name} rows+cols {side}^2", n, ns,
                                 bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=c_ns, cuda_name=c_name,
                                 unit="G px/s"))

@@ -289,3 +289,18 @@ def test_long_rows_block_method(rng):
     _check(out, _lfilter_ref(x, b0, a, (1,), True, True, "reflect"))
     s = pp.summed_area_table(np.ones((2, 70_000), np.uint8))
     assert s[1, -1] == 140_000 and s[0, 12345] == 12346
+
+
+@pytest.mark.parametrize("fix_seg, split", [(None, False), ((16, 4, 2), True), ((32, 8, 8), False)])
+def test_recursive_filter_kernel_variants(fix_seg, split, monkeypatch, rng):
+    # The fix-up with a thread per line or other segmentings, and tile passes with one thread per
+    # tile line: the same results as the reference (the defaults run in every other test).
+    import pywgpuprims.recfilter as rf
+
+    monkeypatch.setattr(rf, "_FIX_SEG", fix_seg)
+    monkeypatch.setattr(rf, "_SPLIT", split)
+    b0, a = FILTERS[2]
+    for shape, axes, mode in [((200, 650), (0, 1), "reflect"), ((3, 4100), (1,), "wrap"), ((130, 67), (1, 0), "zero")]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        out = pp.recursive_filter(x, b0, a, axes=axes, boundary=mode)
+        _check(out, _lfilter_ref(x, b0, a, axes, True, True, mode))

@@ -12,15 +12,19 @@
 //              and incomplete anticausal prologue (first 3 outputs from a zero epilogue), and the
 //              tile's share of the boundary dot products. With OVERLAP (a column pass followed by
 //              a row pass): the same for the rows of the column-filtered tile (zero carries).
-//   BLOCK_FIX  one thread per line: boundary initial conditions (sums of BLOCK_A's partial dot
-//              products), then the carries across blocks with the precomputed 3 x 3 matrices
-//              (Nehab et al.'s Alg. 2 fix-up).
+//   BLOCK_FIX  boundary initial conditions (sums of BLOCK_A's partial dot products), then the
+//              carries across blocks with the precomputed 3 x 3 matrices (Nehab et al.'s Alg. 2
+//              fix-up). SEG: each line's blocks cut into S segments, a thread per (line,
+//              segment), joined through workgroup memory; else one thread per line.
 //   ROW_CORR   per tile (OVERLAP): adds to the row carries what the column carries contribute
 //              (the column carries enter a tile through 6 fixed column responses, so their effect
 //              on the rows' carries is 6 row-pass-A runs on 64-vectors per tile).
 //   BLOCK_C    per tile: the filter again, from the complete carries; writes the output. With
 //              OVERLAP: down the columns, then along the rows, in workgroup memory.
 // With OVERLAP the image is read twice and written once (Nehab et al.'s Alg. 5 overlapping).
+// SPLIT (BLOCK_A, BLOCK_C): 128 threads per tile, two per tile line, each running half of the
+// line (see reg_run2); partial tiles run a thread per line. NOCOMP (diagnostic): the tile passes
+// move the tile without filtering it (wrong results; for timing the memory traffic alone).
 //
 // Boundaries: the signal is extended past both ends (mode: 0 zero, 1 nearest, 2 reflect
 // (half-sample symmetric, scipy 'reflect'), 3 mirror (whole-sample, scipy 'mirror'), 4 wrap).
@@ -61,6 +65,9 @@ struct Params {
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
 #elif BLOCK_A
+#if SPLIT
+@group(0) @binding(7) var<storage, read> hbuf: array<vec4<f32>>;
+#endif
 #if VEC4
 @group(0) @binding(1) var<storage, read> src: array<vec4<f32>>;
 #else
@@ -84,6 +91,9 @@ struct Params {
 @group(0) @binding(4) var<storage, read> wts: array<f32>;
 @group(0) @binding(5) var<storage, read> resp: array<f32>;
 #elif BLOCK_C
+#if SPLIT
+@group(0) @binding(5) var<storage, read> hbuf: array<vec4<f32>>;
+#endif
 #if VEC4
 #if IN_PLACE
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
@@ -106,7 +116,17 @@ struct Params {
 #endif
 
 const B: u32 = 64u;     // block length (positions) and lines per tile
+#if NOCOMP
+const NOCOMP: bool = true;      // (diagnostic) the tile passes move the tile without filtering it
+#else
+const NOCOMP: bool = false;
+#endif
 const BP: u32 = 65u;    // padded shared-memory row
+#if SPLIT
+const TPW: u32 = 128u;  // threads per tile workgroup (BLOCK_A, BLOCK_C): two per tile line
+#else
+const TPW: u32 = 64u;
+#endif
 
 // Tile (block k along the lines, line block lb) of a workgroup. Workgroups next to each other in
 // x take tiles next to each other along the image rows (so that the tiles in flight together
@@ -307,6 +327,83 @@ fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
 #endif
 #endif
 
+#if SPLIT
+#if !ROW_CORR
+// SPLIT: two threads per tile line, each with half of it (32 samples) in registers. A half runs
+// from a zero state and is then corrected by the state the other half hands over through
+// workgroup memory: sample j after the hand-over gains H[j] . state (H[j] the first row of A^(j+1),
+// A the recursion's 3 x 3 state matrix), the end state gains A^32 . state (hbuf: H[0..31], then
+// the rows of A^32; host float64). The causal chain runs half 0 then hands to half 1, the
+// anticausal one half 1 to half 0: each thread's chains are 32 steps, not 64.
+var<workgroup> xch: array<vec3<f32>, 64>;
+var<workgroup> hsh: array<vec4<f32>, 35>;
+
+fn load_h(t: u32) {
+    if (t < 35u) {
+        hsh[t] = hbuf[t];
+    }
+}
+
+fn a32(v: vec3<f32>) -> vec3<f32> {
+    return vec3<f32>(dot(hsh[32].xyz, v), dot(hsh[33].xyz, v), dot(hsh[34].xyz, v));
+}
+
+// Call from uniform control flow (it holds barriers), every thread of the workgroup: h the half,
+// li the tile line (index into xch); half h covers samples 32 h .. 32 h + 31 of the line at
+// tile[base + i * stride]. s0 / e0: the line's causal / anticausal initial states.
+fn reg_run2(base: u32, stride: u32, h: u32, li: u32, s0: vec3<f32>, e0: vec3<f32>, write: bool) -> SE {
+    var v: array<f32, 32>;
+    let o = base + 32u * h * stride;
+#unroll J 32
+    v[{{J}}] = tile[o + {{J}}u * stride];
+#endunroll
+    var s = select(vec3<f32>(0.0), s0, h == 0u);
+    if (params.causal != 0u) {
+#unroll J 32
+        s = step(s, v[{{J}}]);
+        v[{{J}}] = s.x;
+#endunroll
+    }
+    if (h == 0u) {
+        xch[li] = s;
+    }
+    workgroupBarrier();
+    if (params.causal != 0u && h == 1u) {
+        let sa = xch[li];
+#unroll J 32
+        v[{{J}}] += dot(hsh[{{J}}].xyz, sa);
+#endunroll
+        s += a32(sa);
+    }
+    workgroupBarrier();
+    var e = select(vec3<f32>(0.0), e0, h == 1u);
+    if (params.anti != 0u) {
+#unroll J 32
+        e = step(e, v[31 - {{J}}]);
+        v[31 - {{J}}] = e.x;
+#endunroll
+    }
+    if (h == 1u) {
+        xch[li] = e;
+    }
+    workgroupBarrier();
+    if (params.anti != 0u && h == 0u) {
+        let eb = xch[li];
+#unroll J 32
+        v[31 - {{J}}] += dot(hsh[{{J}}].xyz, eb);
+#endunroll
+        e += a32(eb);
+    }
+    if (write) {
+#unroll J 32
+        tile[o + {{J}}u * stride] = v[{{J}}];
+#endunroll
+    }
+    return SE(s, e);
+}
+#endif
+#endif
+
 #if !RT
 #if !BLOCK_FIX
 #if !BLOCK_C
@@ -314,20 +411,14 @@ fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
 // of N samples; boundary weights wts[woff + j * N + p]. Leaves the line filtered with zero
 // carries (causal, then anticausal too when keep_anti).
 fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u32>, keep_anti: bool) -> ALine {
-    var r: ALine;
-    r.hit = (p0 < rg.y && p0 + n > rg.x) || (p0 < rg.w && p0 + n > rg.z);
-    r.wl = vec3<f32>(0.0);
-    r.wr = vec3<f32>(0.0);
-    if (r.hit) {
-        for (var i = 0u; i < n; i++) {
-            let p = woff + p0 + i;
-            let x = tile[base + i * stride];
-            r.wl += vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]) * x;
-            r.wr += vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]) * x;
-        }
-    }
+    var r = a_weights(base, stride, n, p0, N, woff, rg);
     var s = vec3<f32>(0.0);
     var e = vec3<f32>(0.0);
+#if NOCOMP
+    r.s = vec3<f32>(tile[base]);
+    r.e = vec3<f32>(tile[base + stride]);
+    return r;
+#endif
     if (n == B) {
         // (Without keep_anti nothing reads the tile afterwards: no write-back at all.)
         let se = reg_run(base, stride, s, e, keep_anti);
@@ -345,72 +436,152 @@ fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u
     r.e = e;
     return r;
 }
+
+// The line's share of the boundary dot products (when the block meets their supports).
+fn a_weights(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u32>) -> ALine {
+    var r: ALine;
+    r.s = vec3<f32>(0.0);
+    r.e = vec3<f32>(0.0);
+    r.hit = (p0 < rg.y && p0 + n > rg.x) || (p0 < rg.w && p0 + n > rg.z);
+    r.wl = vec3<f32>(0.0);
+    r.wr = vec3<f32>(0.0);
+    if (r.hit) {
+        // Eight samples' weights load at once (48 loads in flight, not 6).
+        let full = n & ~7u;
+        for (var i0 = 0u; i0 < full; i0 += 8u) {
+            var wa: array<vec3<f32>, 8>;
+            var wb: array<vec3<f32>, 8>;
+#unroll J 8
+            {
+                let p = woff + p0 + i0 + {{J}}u;
+                wa[{{J}}] = vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]);
+                wb[{{J}}] = vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]);
+            }
+#endunroll
+#unroll J 8
+            {
+                let x = tile[base + (i0 + {{J}}u) * stride];
+                r.wl += wa[{{J}}] * x;
+                r.wr += wb[{{J}}] * x;
+            }
+#endunroll
+        }
+        for (var i = full; i < n; i++) {
+            let p = woff + p0 + i;
+            let x = tile[base + i * stride];
+            r.wl += vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]) * x;
+            r.wr += vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]) * x;
+        }
+    }
+    return r;
+}
 #endif
 #endif
 #endif
 
 #if BLOCK_A
+struct AOut {
+    r: ALine,
+    ws: bool,    // whether this thread writes the line's causal carry
+    we: bool,    // ... its anticausal carry and boundary parts
+}
+
+// Pass A on tile line li (valid: the line exists); every thread of the workgroup calls it (with
+// SPLIT it holds barriers). See a_line.
+fn a_tile_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u32>, keep_anti: bool,
+               li: u32, h: u32, valid: bool) -> AOut {
+    var r: ALine;
+    r.hit = false;
+#if SPLIT
+    if (n == B && !NOCOMP) {
+        if (h == 0u) {
+            r = a_weights(base, stride, n, p0, N, woff, rg);
+        }
+        let se = reg_run2(base, stride, h, li, vec3<f32>(0.0), vec3<f32>(0.0), keep_anti);
+        r.s = se.s;
+        r.e = se.e;
+        return AOut(r, valid && h == 1u, valid && h == 0u);
+    }
+    let mine = valid && h == 0u;
+#else
+    let mine = valid;
+#endif
+    if (mine) {
+        r = a_line(base, stride, n, p0, N, woff, rg, keep_anti);
+    }
+    return AOut(r, mine, mine);
+}
+
 #if OVERLAP
 const KEEP_ANTI: bool = true;
 #else
 const KEEP_ANTI: bool = false;
 #endif
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(TPW)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let k = tile_k(wid);
     let lb = tile_lb(wid);
     let ch = wid.z;
+    let li = t % B;
+    let h = t / B;
     load_tile(k, lb, ch, t);
+#if SPLIT
+    load_h(t);
+#endif
     workgroupBarrier();
-    let l = lb * B + t;
+    let l = lb * B + li;
     let n = min(B, params.N - k * B);
     let nl = params.nlines;
-    if (l < nl) {
-        let r = a_line(t * BP, 1u, n, k * B, params.N, 0u,
-                       vec4<u32>(params.lo_L, params.hi_L, params.lo_R, params.hi_R), KEEP_ANTI);
-        let base = (ch * params.K + k) * 6u * nl + l;
-        if (r.hit) {
-            bpart[base] = r.wl.x;
-            bpart[base + nl] = r.wl.y;
-            bpart[base + 2u * nl] = r.wl.z;
-            bpart[base + 3u * nl] = r.wr.x;
-            bpart[base + 4u * nl] = r.wr.y;
-            bpart[base + 5u * nl] = r.wr.z;
+    let a = a_tile_line(li * BP, 1u, n, k * B, params.N, 0u,
+                        vec4<u32>(params.lo_L, params.hi_L, params.lo_R, params.hi_R), KEEP_ANTI, li, h, l < nl);
+    let base = (ch * params.K + k) * 6u * nl + l;
+    if (a.we) {
+        if (a.r.hit) {
+            bpart[base] = a.r.wl.x;
+            bpart[base + nl] = a.r.wl.y;
+            bpart[base + 2u * nl] = a.r.wl.z;
+            bpart[base + 3u * nl] = a.r.wr.x;
+            bpart[base + 4u * nl] = a.r.wr.y;
+            bpart[base + 5u * nl] = a.r.wr.z;
         }
-        carry[base] = r.s.x;
-        carry[base + nl] = r.s.y;
-        carry[base + 2u * nl] = r.s.z;
-        carry[base + 3u * nl] = r.e.x;
-        carry[base + 4u * nl] = r.e.y;
-        carry[base + 5u * nl] = r.e.z;
+        carry[base + 3u * nl] = a.r.e.x;
+        carry[base + 4u * nl] = a.r.e.y;
+        carry[base + 5u * nl] = a.r.e.z;
+    }
+    if (a.ws) {
+        carry[base] = a.r.s.x;
+        carry[base + nl] = a.r.s.y;
+        carry[base + 2u * nl] = a.r.s.z;
     }
 #if OVERLAP
     // The tile now holds its columns filtered with zero carries; run the row pass's first stage
-    // on its rows (row y = k*64 + t; the tile is block lb along the rows). ROW_CORR later adds
+    // on its rows (row y = k*64 + li; the tile is block lb along the rows). ROW_CORR later adds
     // what the column carries contribute.
     workgroupBarrier();
-    let y = k * B + t;
+    let y = k * B + li;
     let n2 = min(B, nl - lb * B);
-    if (y < params.N) {
-        let r = a_line(t, BP, n2, lb * B, nl, params.woff2,
-                       vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2), false);
-        let nl2 = params.N;
-        let base2 = (ch * params.K2 + lb) * 6u * nl2 + y;
-        if (r.hit) {
-            bpart2[base2] = r.wl.x;
-            bpart2[base2 + nl2] = r.wl.y;
-            bpart2[base2 + 2u * nl2] = r.wl.z;
-            bpart2[base2 + 3u * nl2] = r.wr.x;
-            bpart2[base2 + 4u * nl2] = r.wr.y;
-            bpart2[base2 + 5u * nl2] = r.wr.z;
+    let a2 = a_tile_line(li, BP, n2, lb * B, nl, params.woff2,
+                         vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2), false, li, h, y < params.N);
+    let nl2 = params.N;
+    let base2 = (ch * params.K2 + lb) * 6u * nl2 + y;
+    if (a2.we) {
+        if (a2.r.hit) {
+            bpart2[base2] = a2.r.wl.x;
+            bpart2[base2 + nl2] = a2.r.wl.y;
+            bpart2[base2 + 2u * nl2] = a2.r.wl.z;
+            bpart2[base2 + 3u * nl2] = a2.r.wr.x;
+            bpart2[base2 + 4u * nl2] = a2.r.wr.y;
+            bpart2[base2 + 5u * nl2] = a2.r.wr.z;
         }
-        carry2[base2] = r.s.x;
-        carry2[base2 + nl2] = r.s.y;
-        carry2[base2 + 2u * nl2] = r.s.z;
-        carry2[base2 + 3u * nl2] = r.e.x;
-        carry2[base2 + 4u * nl2] = r.e.y;
-        carry2[base2 + 5u * nl2] = r.e.z;
+        carry2[base2 + 3u * nl2] = a2.r.e.x;
+        carry2[base2 + 4u * nl2] = a2.r.e.y;
+        carry2[base2 + 5u * nl2] = a2.r.e.z;
+    }
+    if (a2.ws) {
+        carry2[base2] = a2.r.s.x;
+        carry2[base2 + nl2] = a2.r.s.y;
+        carry2[base2 + 2u * nl2] = a2.r.s.z;
     }
 #endif
 }
@@ -440,6 +611,244 @@ fn part3(base: u32) -> vec3<f32> {
     return vec3<f32>(bpart[base], bpart[base + nl], bpart[base + 2u * nl]);
 }
 
+#if SEG
+// Segmented fix-up: a workgroup takes LPW lines, each line's K blocks cut into S segments of SL
+// blocks, a thread per (line, segment): all S segments load their carries at once (S times the
+// loads in flight of a thread per line). The chains are affine maps, so each segment first runs
+// from a zero state, also composing its transfer matrix; the segments' incoming states then
+// follow from S small steps over workgroup memory, and each segment reruns from its true state.
+const LPW: u32 = {{LPW}}u;
+const S: u32 = {{S}}u;
+const WG: u32 = LPW * S;
+var<workgroup> sh: array<f32, {{SHN}}>;   // 15 floats (state, transfer matrix, boundary part) per thread
+
+fn put_sh(t: u32, P: vec3<f32>, T: mat3x3<f32>, b: vec3<f32>) {
+    sh[t] = P.x;
+    sh[WG + t] = P.y;
+    sh[2u * WG + t] = P.z;
+    sh[3u * WG + t] = b.x;
+    sh[4u * WG + t] = b.y;
+    sh[5u * WG + t] = b.z;
+#unroll C 3
+#unroll R 3
+    sh[(6u + {{C}}u * 3u + {{R}}u) * WG + t] = T[{{C}}][{{R}}];
+#endunroll
+#endunroll
+}
+
+fn sh_state(t: u32) -> vec3<f32> {
+    return vec3<f32>(sh[t], sh[WG + t], sh[2u * WG + t]);
+}
+
+fn sh_part(t: u32) -> vec3<f32> {
+    return vec3<f32>(sh[3u * WG + t], sh[4u * WG + t], sh[5u * WG + t]);
+}
+
+fn sh_mat(t: u32) -> mat3x3<f32> {
+    return mat3x3<f32>(sh[6u * WG + t], sh[7u * WG + t], sh[8u * WG + t],
+                       sh[9u * WG + t], sh[10u * WG + t], sh[11u * WG + t],
+                       sh[12u * WG + t], sh[13u * WG + t], sh[14u * WG + t]);
+}
+
+@compute @workgroup_size(LPW * S)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let i = t % LPW;
+    let sg = t / LPW;
+    let l = wid.x * LPW + i;
+    let ch = wid.y;
+    let live = l < params.nlines;
+    let K = params.K;
+    let nl = params.nlines;
+    let SL = (K + S - 1u) / S;
+    let k_lo = min(K, sg * SL);
+    let k_hi = min(K, k_lo + SL);
+    let cb = ch * K * 6u * nl + min(l, nl - 1u);   // carry/bpart of block k at cb + k * 6 * nl
+    let st = 6u * nl;
+    let Tf = loadm(0u);
+    let Mf = loadm(9u);
+    let Rf = loadm(18u);
+    let Tl = loadm(27u);
+    let Ml = loadm(36u);
+    let Rl = loadm(45u);
+    let Mp = loadm(54u);
+    let I3 = mat3x3<f32>(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0);
+    let causal = params.causal != 0u;
+    let anti = params.anti != 0u;
+    var P = vec3<f32>(0.0);
+    if (causal) {
+        // 1. The segment from a zero state; its share of the boundary sums.
+        var bp = vec3<f32>(0.0);
+        if (live && params.hi_L > params.lo_L) {
+            let b_lo = max(k_lo, params.lo_L / B);
+            let b_hi = min(k_hi, (params.hi_L - 1u) / B + 1u);
+            for (var k = b_lo; k < b_hi; k++) {
+                bp += part3(cb + k * st);
+            }
+        }
+        for (var k0 = k_lo; k0 < k_hi; k0 += {{FB}}u) {
+            var eb: array<vec3<f32>, {{FB}}>;
+#unroll J FB
+            {
+                let k = min(k0 + {{J}}u, k_hi - 1u);
+                eb[{{J}}] = get3(cb + k * st);
+            }
+#endunroll
+#unroll J FB
+            {
+                let k = k0 + {{J}}u;
+                if (k < k_hi) {
+                    var Tk = Tf;
+                    if (k == K - 1u) {
+                        Tk = Tl;
+                    }
+                    P = eb[{{J}}] + Tk * P;
+                }
+            }
+#endunroll
+        }
+        // The segment's transfer matrix (host float64: composing float32 matrices in a chain
+        // loses precision for poles near 1): Tf^SL, or Tl Tf^(n-1) for the last segment.
+        var T = I3;
+        if (k_hi > k_lo) {
+            T = loadm(select(63u, 72u, k_hi == K));
+        }
+        put_sh(t, P, T, bp);
+        workgroupBarrier();
+        // 2. Incoming state: the boundary sum, then the earlier segments' maps.
+        var Pin = vec3<f32>(0.0);
+        for (var j = 0u; j < S; j++) {
+            Pin += sh_part(j * LPW + i);
+        }
+        var Pend = Pin;
+        for (var j = 0u; j < S; j++) {
+            if (j == sg) {
+                Pin = Pend;
+            }
+            Pend = sh_state(j * LPW + i) + sh_mat(j * LPW + i) * Pend;
+        }
+        workgroupBarrier();
+        // 3. Rerun with the true state, writing each block's complete prologue.
+        P = Pin;
+        for (var k0 = k_lo; k0 < k_hi; k0 += {{FB}}u) {
+            var eb: array<vec3<f32>, {{FB}}>;
+#unroll J FB
+            {
+                let k = min(k0 + {{J}}u, k_hi - 1u);
+                eb[{{J}}] = get3(cb + k * st);
+            }
+#endunroll
+#unroll J FB
+            {
+                let k = k0 + {{J}}u;
+                if (k < k_hi) {
+                    if (live) {
+                        put3(cb + k * st, P);
+                    }
+                    var Tk = Tf;
+                    if (k == K - 1u) {
+                        Tk = Tl;
+                    }
+                    P = eb[{{J}}] + Tk * P;
+                }
+            }
+#endunroll
+        }
+        P = Pend;
+    }
+    if (anti) {
+        // The same from the right: e <- (bb + M pk) + R e, with pk the complete causal prologues
+        // (this thread wrote them above).
+        var e = vec3<f32>(0.0);
+        var bp = vec3<f32>(0.0);
+        if (live && params.hi_R > params.lo_R) {
+            let b_lo = max(k_lo, params.lo_R / B);
+            let b_hi = min(k_hi, (params.hi_R - 1u) / B + 1u);
+            for (var k = b_lo; k < b_hi; k++) {
+                bp += part3(cb + k * st + 3u * nl);
+            }
+        }
+        for (var q0 = k_lo; q0 < k_hi; q0 += {{FB}}u) {
+            var fb: array<vec3<f32>, {{FB}}>;
+#unroll J FB
+            {
+                let k = k_hi - 1u - min(q0 + {{J}}u - k_lo, k_hi - 1u - k_lo);
+                var Mk = Mf;
+                if (k == K - 1u) {
+                    Mk = Ml;
+                }
+                fb[{{J}}] = get3(cb + k * st + 3u * nl);
+                if (causal) {
+                    fb[{{J}}] += Mk * get3(cb + k * st);
+                }
+            }
+#endunroll
+#unroll J FB
+            {
+                let q = q0 + {{J}}u;
+                if (q < k_hi) {
+                    let k = k_hi - 1u - (q - k_lo);
+                    var Rk = Rf;
+                    if (k == K - 1u) {
+                        Rk = Rl;
+                    }
+                    e = fb[{{J}}] + Rk * e;
+                }
+            }
+#endunroll
+        }
+        var R = I3;
+        if (k_hi > k_lo) {
+            R = loadm(select(81u, 90u, k_hi == K));
+        }
+        put_sh(t, e, R, bp);
+        workgroupBarrier();
+        var ein = Mp * P;
+        for (var j = 0u; j < S; j++) {
+            ein += sh_part(j * LPW + i);
+        }
+        for (var jj = 0u; jj < S; jj++) {
+            let j = S - 1u - jj;
+            if (j == sg) {
+                break;
+            }
+            ein = sh_state(j * LPW + i) + sh_mat(j * LPW + i) * ein;
+        }
+        e = ein;
+        for (var q0 = k_lo; q0 < k_hi; q0 += {{FB}}u) {
+            var fb: array<vec3<f32>, {{FB}}>;
+#unroll J FB
+            {
+                let k = k_hi - 1u - min(q0 + {{J}}u - k_lo, k_hi - 1u - k_lo);
+                var Mk = Mf;
+                if (k == K - 1u) {
+                    Mk = Ml;
+                }
+                fb[{{J}}] = get3(cb + k * st + 3u * nl);
+                if (causal) {
+                    fb[{{J}}] += Mk * get3(cb + k * st);
+                }
+            }
+#endunroll
+#unroll J FB
+            {
+                let q = q0 + {{J}}u;
+                if (q < k_hi) {
+                    let k = k_hi - 1u - (q - k_lo);
+                    if (live) {
+                        put3(cb + k * st + 3u * nl, e);
+                    }
+                    var Rk = Rf;
+                    if (k == K - 1u) {
+                        Rk = Rl;
+                    }
+                    e = fb[{{J}}] + Rk * e;
+                }
+            }
+#endunroll
+        }
+    }
+}
+#else
 // mats: [T_FP, M, T_RE] for a full block (offsets 0, 9, 18), then for the last block (27, 36,
 // 45), then Mp (54): the causal state at N-1 -> the anticausal state at N.
 // Loads are batched FB blocks at a time so that their latencies overlap along the chain.
@@ -537,6 +946,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 #endif
+#endif
 
 #if ROW_CORR
 var<workgroup> xs: array<vec3<f32>, 24>;   // 6 vectors x (s, e, wl, wr)
@@ -553,6 +963,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let ch = wid.z;
     let nl = params.nlines;
     let x = lb * B + t;
+    // What the end needs loads now (clamped), with the column carries.
+    let y = k * B + t;
+    let nl2 = params.N;
+    let base2 = (ch * params.K2 + lb) * 6u * nl2 + min(y, nl2 - 1u);
+    var old: array<f32, 6>;
+    var f: array<f32, 6>;
+    var ro = min(y, nl2 - 1u) % B * 6u;
+    if (k == params.K - 1u) {
+        ro += B * 6u;
+    }
+#unroll C 6
+    old[{{C}}] = carry2[base2 + {{C}}u * nl2];
+    f[{{C}}] = resp[ro + {{C}}u];
+#endunroll
     for (var c = 0u; c < 6u; c++) {
         var v = 0.0;
         if (x < nl) {
@@ -571,33 +995,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         xs[t * 4u + 3u] = r.wr;
     }
     workgroupBarrier();
-    let y = k * B + t;
     if (y >= params.N) {
         return;
-    }
-    var ro = t * 6u;
-    if (k == params.K - 1u) {
-        ro += B * 6u;
     }
     var ds = vec3<f32>(0.0);
     var de = vec3<f32>(0.0);
     var dl = vec3<f32>(0.0);
     var dr = vec3<f32>(0.0);
-    for (var c = 0u; c < 6u; c++) {
-        let f = resp[ro + c];
-        ds += f * xs[c * 4u];
-        de += f * xs[c * 4u + 1u];
-        dl += f * xs[c * 4u + 2u];
-        dr += f * xs[c * 4u + 3u];
-    }
-    let nl2 = params.N;
-    let base2 = (ch * params.K2 + lb) * 6u * nl2 + y;
-    carry2[base2] += ds.x;
-    carry2[base2 + nl2] += ds.y;
-    carry2[base2 + 2u * nl2] += ds.z;
-    carry2[base2 + 3u * nl2] += de.x;
-    carry2[base2 + 4u * nl2] += de.y;
-    carry2[base2 + 5u * nl2] += de.z;
+#unroll C 6
+    ds += f[{{C}}] * xs[{{C}}u * 4u];
+    de += f[{{C}}] * xs[{{C}}u * 4u + 1u];
+    dl += f[{{C}}] * xs[{{C}}u * 4u + 2u];
+    dr += f[{{C}}] * xs[{{C}}u * 4u + 3u];
+#endunroll
+    carry2[base2] = old[0] + ds.x;
+    carry2[base2 + nl2] = old[1] + ds.y;
+    carry2[base2 + 2u * nl2] = old[2] + ds.z;
+    carry2[base2 + 3u * nl2] = old[3] + de.x;
+    carry2[base2 + 4u * nl2] = old[4] + de.y;
+    carry2[base2 + 5u * nl2] = old[5] + de.z;
     let p0 = lb * B;
     if ((p0 < rg.y && p0 + n2 > rg.x) || (p0 < rg.w && p0 + n2 > rg.z)) {
         bpart2[base2] += dl.x;
@@ -611,32 +1027,63 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #endif
 
 #if BLOCK_C
-@compute @workgroup_size(64)
+fn carry6(b: u32, stride: u32) -> array<vec3<f32>, 2> {
+    return array<vec3<f32>, 2>(vec3<f32>(carry[b], carry[b + stride], carry[b + 2u * stride]),
+                               vec3<f32>(carry[b + 3u * stride], carry[b + 4u * stride], carry[b + 5u * stride]));
+}
+
+#if OVERLAP
+fn carry6_2(b: u32, stride: u32) -> array<vec3<f32>, 2> {
+    return array<vec3<f32>, 2>(vec3<f32>(carry2[b], carry2[b + stride], carry2[b + 2u * stride]),
+                               vec3<f32>(carry2[b + 3u * stride], carry2[b + 4u * stride], carry2[b + 5u * stride]));
+}
+#endif
+
+// Pass C on tile line li from states s0, e0; every thread of the workgroup calls it (with SPLIT
+// it holds barriers).
+fn c_tile_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>, li: u32, h: u32, valid: bool) {
+#if SPLIT
+    if (n == B && !NOCOMP) {
+        reg_run2(base, stride, h, li, s0, e0, true);
+        return;
+    }
+    let mine = valid && h == 0u && !NOCOMP;
+#else
+    let mine = valid && !NOCOMP;
+#endif
+    if (mine) {
+        c_line(base, stride, n, s0, e0);
+    }
+}
+
+@compute @workgroup_size(TPW)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let k = tile_k(wid);
     let lb = tile_lb(wid);
     let ch = wid.z;
-    load_tile(k, lb, ch, t);
-    workgroupBarrier();
-    let l = lb * B + t;
+    let li = t % B;
+    let h = t / B;
+    let l = lb * B + li;
     let n = min(B, params.N - k * B);
     let nl = params.nlines;
-    if (l < nl) {
-        let base = (ch * params.K + k) * 6u * nl + l;
-        c_line(t * BP, 1u, n, vec3<f32>(carry[base], carry[base + nl], carry[base + 2u * nl]),
-               vec3<f32>(carry[base + 3u * nl], carry[base + 4u * nl], carry[base + 5u * nl]));
-    }
+    // The carries load with the tile (clamped indices, used only where valid), so that the
+    // workgroup waits on memory once.
+    let c1 = carry6((ch * params.K + k) * 6u * nl + min(l, nl - 1u), nl);
 #if OVERLAP
-    // Then along the rows of the tile (row y = k*64 + t, block lb), from the rows' carries.
+    let y = k * B + li;
+    let nl2 = params.N;
+    let c2 = carry6_2((ch * params.K2 + lb) * 6u * nl2 + min(y, nl2 - 1u), nl2);
+#endif
+    load_tile(k, lb, ch, t);
+#if SPLIT
+    load_h(t);
+#endif
     workgroupBarrier();
-    let y = k * B + t;
-    if (y < params.N) {
-        let nl2 = params.N;
-        let b2 = (ch * params.K2 + lb) * 6u * nl2 + y;
-        c_line(t, BP, min(B, nl - lb * B),
-               vec3<f32>(carry2[b2], carry2[b2 + nl2], carry2[b2 + 2u * nl2]),
-               vec3<f32>(carry2[b2 + 3u * nl2], carry2[b2 + 4u * nl2], carry2[b2 + 5u * nl2]));
-    }
+    c_tile_line(li * BP, 1u, n, c1[0], c1[1], li, h, l < nl);
+#if OVERLAP
+    // Then along the rows of the tile (row y = k*64 + li, block lb), from the rows' carries.
+    workgroupBarrier();
+    c_tile_line(li, BP, min(B, nl - lb * B), c2[0], c2[1], li, h, y < params.N);
 #endif
     workgroupBarrier();
     store_tile(k, lb, ch, t);

@@ -3,9 +3,9 @@
 // (filtering along rows), so thread t takes position t; otherwise thread t takes line t.
 
 #if VEC4
-// VEC4 (one channel, rows a multiple of 4 long): the 64 threads move the tile together, image
-// row by image row, as 16 vec4 per row (thread t: vec4 column t % 16, rows t / 16 + 4 i), all 16
-// loads in flight per thread. The tile keeps its [line][position] layout.
+// VEC4 (one channel, rows a multiple of 4 long): the TPW threads move the tile together, image
+// row by image row, as 16 vec4 per row (thread t: vec4 column t % 16, rows t / 16 + TPW / 16 * i),
+// all TROWS = 1024 / TPW loads in flight per thread. The tile keeps its [line][position] layout.
 fn tile_src(a: u32) -> vec4<f32> {
 #if IN_PLACE
     return dst[a];
@@ -59,18 +59,18 @@ fn load_tile(k: u32, lb: u32, ch: u32, t: u32) {
     let g = geo(k, lb);
     let x4 = g.X0 / 4u + t % 16u;
     let xok = x4 < g.W4;
-    var v: array<vec4<f32>, 16>;
-#unroll J 16
+    var v: array<vec4<f32>, {{TROWS}}>;
+#unroll J TROWS
     {
-        let yl = {{J}}u * 4u + t / 16u;
+        let yl = {{J}}u * (TPW / 16u) + t / 16u;
         v[{{J}}] = vec4<f32>(0.0);
         if (xok && g.Y0 + yl < g.H) {
             v[{{J}}] = tile_src((g.Y0 + yl) * g.W4 + x4);
         }
     }
 #endunroll
-#unroll J 16
-    put4({{J}}u * 4u + t / 16u, (t % 16u) * 4u, v[{{J}}]);
+#unroll J TROWS
+    put4({{J}}u * (TPW / 16u) + t / 16u, (t % 16u) * 4u, v[{{J}}]);
 #endunroll
 }
 
@@ -79,8 +79,8 @@ fn store_tile(k: u32, lb: u32, ch: u32, t: u32) {
     let g = geo(k, lb);
     let x4 = g.X0 / 4u + t % 16u;
     if (x4 < g.W4) {
-        for (var i = 0u; i < 16u; i++) {
-            let yl = i * 4u + t / 16u;
+        for (var i = 0u; i < {{TROWS}}u; i++) {
+            let yl = i * (TPW / 16u) + t / 16u;
             if (g.Y0 + yl < g.H) {
                 dst[(g.Y0 + yl) * g.W4 + x4] = get4(yl, (t % 16u) * 4u);
             }
@@ -98,7 +98,11 @@ fn tile_src(a: u32) -> f32 {
 }
 
 // Loads go 8 at a time into registers before any is used, so that 8 are in flight per thread.
+// (Threads 64 and up, when the workgroup has them, do not take part.)
 fn load_tile(k: u32, lb: u32, ch: u32, t: u32) {
+    if (t >= B) {
+        return;
+    }
     for (var j0 = 0u; j0 < B; j0 += 8u) {
         var v: array<f32, 8>;
 #unroll JJ 8
@@ -132,6 +136,9 @@ fn load_tile(k: u32, lb: u32, ch: u32, t: u32) {
 
 #if BLOCK_C
 fn store_tile(k: u32, lb: u32, ch: u32, t: u32) {
+    if (t >= B) {
+        return;
+    }
     for (var j = 0u; j < B; j++) {
 #if FAST_POS
         let lo = j;
