@@ -331,6 +331,29 @@ class Device:
         return Batch(self)
 
     @contextmanager
+    def using(self, **options: Any) -> Iterator[Device]:
+        """Set entries of :attr:`options` (tuning and test switches) for the block, then restore
+        them all (entries set inside the block too).
+
+        Examples
+        --------
+        >>> import pywgpuprims as pp
+        >>> dev = pp.device()
+        >>> with dev.using(scan_method="rts"):
+        ...     dev.options["scan_method"]
+        'rts'
+        >>> "scan_method" in dev.options
+        False
+        """
+        saved = dict(self.options)
+        self.options.update(options)
+        try:
+            yield self
+        finally:
+            self.options.clear()
+            self.options.update(saved)
+
+    @contextmanager
     def timer(self) -> Iterator[_Timer]:
         """Time GPU work: every batch submitted inside the block gets timestamp queries.
 

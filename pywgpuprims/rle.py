@@ -71,7 +71,6 @@ Inputs must fit one storage binding (no chunking; ``DeviceLimitError`` otherwise
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -724,17 +723,6 @@ def _numpy_rle(x: np.ndarray):
     return x[st], np.diff(np.append(st, x.size)).astype(np.uint32)
 
 
-@contextmanager
-def _options(dev: Device, opts: dict):
-    saved = dict(dev.options)
-    dev.options.update(opts)
-    try:
-        yield
-    finally:
-        dev.options.clear()
-        dev.options.update(saved)
-
-
 def _variants(dev: Device, primitive: str) -> list[tuple[str, str, dict]]:
     """(row name, method, device options) for the encode ("rle") or compact rows."""
     vpt_opt = "rle_vpt" if primitive == "rle" else "rle_compact_vpt"
@@ -788,7 +776,7 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
     for name, m, opts in _variants(dev, "rle"):
         if m == "parle" and res.starts is None:
             continue  # the run starts with their sentinel do not fit one binding
-        with _options(dev, opts):
+        with dev.using(**opts):
             ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_rle(b, g, res, m, s)))
             _run(dev, lambda b, s, m=m: _record_rle(b, g, res, m, s))
         rows.append(ctx.row("rle_encode", f"{name} int32 {label}", n, ns, bytes_moved=4 * n, baseline_ns=copy_ns,
@@ -812,7 +800,7 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
                         baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave",
                         cpu_ns=ctx.cpu_ns(lambda: np.repeat(vals, cnts)), cpu_name="numpy repeat"))
     assert np.array_equal(out.numpy(), x), "rle_decode bench result is wrong"
-    with _options(dev, {"rle_decode_method": "old"}):
+    with dev.using(rle_decode_method="old"):
         ns = ctx.gpu_ns(lambda i: _run(dev, decode))
         rows.append(ctx.row("rle_decode", f"int32 {label} (scan + previous expand)", n, ns, bytes_moved=4 * n,
                             baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave"))
@@ -851,7 +839,7 @@ def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
         del a, mk
     cpu_ns = ctx.cpu_ns(lambda: x[mask])
     for name, m, opts in _variants(dev, "compact"):
-        with _options(dev, opts):
+        with dev.using(**opts):
             ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_compact(b, "compact", g, gm, res, m, s)))
             _run(dev, lambda b, s, m=m: _record_compact(b, "compact", g, gm, res, m, s))
         rows.append(ctx.row("compact", f"{name} int32 half kept", n, ns, bytes_moved=5 * n + 2 * n,

@@ -376,18 +376,13 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
                       {"scan_no_lookback_timing_only": True, "scan_tile_by_id": True})]
     if not dev.has_subgroups:
         variants = variants[1:]
-    saved = dict(dev.options)
     stats = GpuArray.empty((4 * 64,), np.uint32, dev)
     for name, opts in variants:
-        dev.options.update(opts)
-        try:
+        with dev.using(**opts):
             ns = ctx.gpu_ns(lambda i: scan(inputs[i % 2], out=out))
             dev.options["scan_stats_buffer"] = stats.buffer
             scan(inputs[0], out=out)
             fallbacks = int(stats.numpy()[2])
-        finally:
-            dev.options.clear()
-            dev.options.update(saved)
         rows.append(ctx.row("scan", name, n, ns, bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
                             cuda_name="torch.cumsum", cpu_ns=cpu_ns))
         rows[-1]["fallbacks"] = fallbacks

@@ -538,13 +538,11 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
     link = GpuArray.empty((n,), np.int32, dev)
     depth = GpuArray.empty((n,), np.int32, dev)
     g = GpuArray.empty((n,), np.uint8, dev)
-    saved = dict(dev.options)
     for name, x in cases.items():
         dev.write(g.buffer, x.view(np.uint8).tobytes() + b"\0" * (-n % 4))
         cuda_ns = _torch_match_ns(ctx, x)
         want = _fast_reference(x) if n <= 1 << 24 else None
         for wg, sg, stage in variants:
-            dev.options.update(stack_wg=wg, stack_subgroups=sg, stack_stage_stores=stage)
             info = dev.scratch(16)
 
             def run(i, info=info):
@@ -553,10 +551,9 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
                 b.submit()
 
             try:
-                ns = ctx.gpu_ns(run)
+                with dev.using(stack_wg=wg, stack_subgroups=sg, stack_stage_stores=stage):
+                    ns = ctx.gpu_ns(run)
             finally:
-                dev.options.clear()
-                dev.options.update(saved)
                 dev.release(info)
             rows.append(ctx.row("bracket_match", f"{name}, partition {wg * EPT}{'' if sg else ', no subgroups'}"
                                 f"{'' if stage else ', direct stores'}",

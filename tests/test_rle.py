@@ -3,7 +3,6 @@ both local-scan paths, tile boundaries, forced fallback, forced repair, poisoned
 thread counts and bad input."""
 
 import textwrap
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -25,16 +24,8 @@ def sizes_for(dtype):
     return [0, 1, 2, 3, 5, t - 1, t, t + 1, 3 * t + 7]
 
 
-@contextmanager
 def options(**kw):
-    dev = pp.device()
-    saved = dict(dev.options)
-    dev.options.update(kw)
-    try:
-        yield dev
-    finally:
-        dev.options.clear()
-        dev.options.update(saved)
+    return pp.device().using(**kw)
 
 
 def bits(x):

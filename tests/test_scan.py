@@ -2,7 +2,6 @@
 forced fallback, forced repair, chunking past the binding limit, batched rows, thread counts."""
 
 import textwrap
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -62,16 +61,8 @@ def check(got, x, op, exclusive):
                                f"want {ref.ravel()[mism[:5]]}"
 
 
-@contextmanager
 def options(**kw):
-    dev = pp.device()
-    saved = dict(dev.options)
-    dev.options.update(kw)
-    try:
-        yield dev
-    finally:
-        dev.options.clear()
-        dev.options.update(saved)
+    return pp.device().using(**kw)
 
 
 PATHS = ["subgroups", "wgmem"]

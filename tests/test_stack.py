@@ -3,7 +3,6 @@ sequences, nesting at and around partition sizes, partition-count boundaries, ma
 (spine chunks > 1), input dtypes, poisoned outputs, clip/blend boxes, lavapipe thread counts."""
 
 import textwrap
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -56,16 +55,8 @@ def check(x, **kw):
     return link, depth
 
 
-@contextmanager
 def options(**kw):
-    dev = pp.device()
-    saved = dict(dev.options)
-    dev.options.update(kw)
-    try:
-        yield dev
-    finally:
-        dev.options.clear()
-        dev.options.update(saved)
+    return pp.device().using(**kw)
 
 
 def test_doc_example():

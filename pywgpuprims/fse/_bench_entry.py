@@ -42,14 +42,8 @@ def _fse_entry(ctx: BenchContext, n: int) -> list[dict]:
         # the mean of REPLAY timed copies. Timed once, an H100 ran these batches at 345 MHz: the
         # host work between them (read-backs, normalisation) leaves it idle long enough to drop.
         fn()
-        saved = dict(dev.options)
-        dev.options.update(timing_replay=REPLAY, timing_warm=WARM)
-        try:
-            with dev.timer() as t:
-                fn()
-        finally:
-            dev.options.clear()
-            dev.options.update(saved)
+        with dev.using(timing_replay=REPLAY, timing_warm=WARM), dev.timer() as t:
+            fn()
         return float(t.ns)
 
     copy_ns = ctx.copy_ns(n)
