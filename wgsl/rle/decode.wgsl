@@ -45,23 +45,7 @@ fn end_of(r: u32) -> u32 {
     return ends[min(r, n_runs - 1u) + params.shift];
 }
 
-// First run in [lo, hi) whose end exceeds p; hi when there is none.
-fn search(lo_in: u32, hi_in: u32, p: u32) -> u32 {
-    var lo = lo_in;
-    var hi = hi_in;
-    for (var s = 0u; s < 33u; s++) {
-        if (lo >= hi) {
-            break;
-        }
-        let mid = lo + (hi - lo) / 2u;
-        if (end_of(mid) > p) {
-            hi = mid;
-        } else {
-            lo = mid + 1u;
-        }
-    }
-    return lo;
-}
+#include "rle/run_search.wgsl"
 
 #if PARTITION
 // parts[t] = the run holding element t * WG * EPI (n_runs past the last run), for t <= n_groups.

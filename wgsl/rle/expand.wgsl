@@ -55,23 +55,7 @@ fn value_of(r: u32) -> u32 {
     return select(0u, values[min(r, max(n_runs, 1u) - 1u)], r < n_runs);
 }
 
-// First run in [lo, hi) whose end exceeds p; hi when there is none.
-fn search(lo_in: u32, hi_in: u32, p: u32) -> u32 {
-    var lo = lo_in;
-    var hi = hi_in;
-    for (var s = 0u; s < 33u; s++) {
-        if (lo >= hi) {
-            break;
-        }
-        let mid = lo + (hi - lo) / 2u;
-        if (end_of(mid) > p) {
-            hi = mid;
-        } else {
-            lo = mid + 1u;
-        }
-    }
-    return lo;
-}
+#include "rle/run_search.wgsl"
 
 fn write_vec4(q: u32, p0: u32, r: vec4<u32>) {
     let p = vec4<u32>(p0) + vec4<u32>(0u, 1u, 2u, 3u);
