@@ -70,17 +70,11 @@ def _max_block_log(table_log: int) -> int:
 
 
 def _chunk_blocks(dev: Device, block_size: int, per_block_bytes: int, n_blocks: int) -> int:
-    limit = min(dev.max_binding, dev.max_buffer, 1 << 30)
+    # chunks of up to 2 GiB: the reference-mode coders are latency-bound, and every block of a chunk
+    # is a coder in flight
+    limit = min(dev.max_binding, dev.max_buffer, 2 << 30)
     cb = max(4, (limit // max(per_block_bytes, block_size)) // 4 * 4)
     return min(cb, max(4, -(-n_blocks // 4) * 4))
-
-
-def _blocks_per_group(dev: Device, table_bytes: int, option: str) -> int:
-    """Reference-mode blocks coded by one workgroup (one per invocation): as many block tables as
-    fit the workgroup storage limit, at most 32 (``dev.options[option]`` overrides, for tuning)."""
-    limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
-    n = int(dev.options.get(option, 0)) or limit // table_bytes
-    return max(1, min(32, n, limit // table_bytes))
 
 
 def _u32_view(data: bytes) -> np.ndarray:
@@ -243,9 +237,10 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
     tw = 256 + tsize // 2
     cb = _chunk_blocks(dev, block_size, max(4 * stage_words, 4 * tw if mode == "reference" else 0), nb)
     if mode == "reference":
-        nblk = _blocks_per_group(dev, 4 * (tw + 1), "fse_ref_enc_blocks")
-        k_tab = dev.kernel("fse/reftab.wgsl", defines={"WG": 32, "TSIZE": tsize})
-        k_enc = dev.kernel("fse/refenc.wgsl", defines={"WG": 32, "NBLK": nblk, "TSIZE": tsize, "WRITER_ONLY": True})
+        nblk = 32
+        k_tab = dev.kernel("fse/reftab.wgsl", defines={"WG": 32, "TSIZE": tsize,
+                                                       **dev.options.get("fse_reftab_defines", {})})
+        k_enc = dev.kernel("fse/refenc.wgsl", defines={"WG": 32, "TSIZE": tsize, "WRITER_ONLY": True, "NBLK": nblk})
     else:
         # fse_encode_defines / fse_decode_defines: timing experiments only (NO_STORE, TABLE_ONLY
         # give wrong output); see BENCHMARKS.md, FSE profile
@@ -292,6 +287,9 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
                 tabs = _buffer(dev, 4 * tw * ncb)
                 b.dispatch(k_tab, ncb, params={"n_blocks": ncb, "stage_words": stage_words},
                            plan=plan_buf, stage=stage, status=status_buf, tabs=tabs)
+                if dev.options.get("fse_split_batches"):   # profiling: time the table build on its own
+                    b.submit()
+                    b = dev.batch()
                 b.dispatch(k_enc, -(-ncb // nblk), params={"n_bytes": nbytes, "block_size": block_size,
                                                            "n_blocks": ncb, "stage_words": stage_words},
                            src=src, plan=plan_buf, tabs=tabs, stage=stage, status=status_buf)
@@ -304,7 +302,7 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
         csize = np.where(kind == RAW, lens, 1).astype(np.int64)
         aux = np.zeros(ncb, np.int64)
         if mode == "reference":
-            fs = status[:, 0].astype(np.int64)
+            fs = status[:, 1].astype(np.int64)
             ok = (kind == FSE_REF) & (fs != 0xFFFFFFFF) & (fs < lens - 1)
             csize[ok] = fs[ok]
             aux[ok] = fs[ok]
@@ -426,10 +424,13 @@ def decompress(blob, progress=None) -> bytes:
     wg = 32 if mode == 0 else lanes
     mtl = _max_block_log(tl)
     defs = {"REF": mode == 0, "WG": wg, "TSIZE": 1 << mtl, "MAXTL": mtl, **dev.options.get("fse_decode_defines", {})}
+    if mode == 0:
+        defs = {"NBLK": 32, **defs, **dev.options.get("fse_ref_dec_defines", {})}
+        k_tab = dev.kernel("fse/decode.wgsl", entry="ref_tables", defines=defs)
     k_dec = dev.kernel("fse/decode.wgsl", defines=defs)
     k_raw = dev.kernel("fse/decode.wgsl", entry="copy", defines=defs)
     lens = np.minimum(bs, n - np.arange(nb, dtype=np.int64) * bs)
-    cb = _chunk_blocks(dev, bs, 2 * bs, nb)
+    cb = _chunk_blocks(dev, bs, bs, nb)
     for c0 in range(0, nb, cb):
         c1 = min(nb, c0 + cb)
         ncb = c1 - c0
@@ -461,8 +462,19 @@ def decompress(blob, progress=None) -> bytes:
         params = {"n_bytes": nbytes, "block_size": bs, "n_blocks": ncb, "comp_words": len(comp) // 4 + 1}
         b = dev.batch()
         b.clear(status_buf)
-        b.dispatch(k_dec, ncb, params=params, comp=comp_buf, plan=plan_buf, dst=out_buf, status=status_buf)
-        b.dispatch(k_raw, ncb, params=params, comp=comp_buf, plan=plan_buf, dst=out_buf, status=status_buf)
+        io = {"params": params, "comp": comp_buf, "plan": plan_buf, "dst": out_buf, "status": status_buf}
+        if mode == 0:
+            # every declared binding is bound: the one not used by an entry gets a stand-in
+            dtabs = _buffer(dev, 4 * (1 << mtl) * ncb)
+            io.update(rec=_buffer(dev, 16 * ncb), dtabs_out=_buffer(dev, 16), dtabs=_buffer(dev, 16))
+            b.dispatch(k_tab, ncb, **{**io, "dtabs_out": dtabs})
+            if dev.options.get("fse_split_batches"):   # profiling: time the table build on its own
+                b.submit()
+                b = dev.batch()
+            b.dispatch(k_dec, -(-ncb // defs["NBLK"]), **{**io, "dtabs": dtabs})
+        else:
+            b.dispatch(k_dec, ncb, **io)
+        b.dispatch(k_raw, ncb, **io)
         b.submit()
         status = _read_u32(dev, status_buf, ncb)
         bad = np.flatnonzero(status != 0)

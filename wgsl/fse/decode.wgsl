@@ -19,6 +19,18 @@ struct Params {
 @group(0) @binding(2) var<storage, read> plan: array<u32>;
 @group(0) @binding(3) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(4) var<storage, read_write> status: array<u32>;
+#if REF
+// REF runs in two entries: `ref_tables` (one workgroup per block: header, decoding table, checks)
+// writes the table to `dtabs` and the reader's start to `rec`; `main` then decodes NBLK blocks per
+// workgroup, one per invocation, reading the tables through the cache hierarchy. (The NVIDIA
+// Vulkan driver gives workgroup memory a carve-out of about 48 KiB per SM: with its own table in
+// workgroup memory, only about 4 coders ran per SM.)
+// rec[4b .. 4b+4) = (start bit or 0xffffffff, stop bit, table log, prefetch sink).
+@group(0) @binding(5) var<storage, read_write> rec: array<u32>;
+@group(0) @binding(6) var<storage, read_write> dtabs_out: array<u32>;
+@group(0) @binding(7) var<storage, read> dtabs: array<u32>;
+const NBLK: u32 = {{NBLK}}u;
+#endif
 
 const WG: u32 = {{WG}}u;
 const TSIZE: u32 = {{TSIZE}}u;
@@ -26,7 +38,9 @@ const MAXTL: u32 = {{MAXTL}}u;
 
 var<workgroup> normv: array<i32, 256>;
 var<workgroup> nxt: array<u32, 256>;
+#if !REF
 var<workgroup> dtab: array<u32, TSIZE>;   // new_state | symbol << 16 | nb_bits << 24
+#endif
 var<workgroup> sh_kind: u32;
 var<workgroup> sh_ok: u32;
 var<workgroup> sh_tl: u32;
@@ -35,8 +49,8 @@ var<workgroup> lerr: atomic<u32>;
 var<workgroup> sh_maxsv: u32;
 #if !REF
 var<workgroup> loff: array<u32, WG + 1u>;
-#include "fse/spread.wgsl"
 #endif
+#include "fse/spread.wgsl"
 
 var<private> err: u32;
 var<private> maxsv: u32;
@@ -136,45 +150,39 @@ fn parse_ncount(bw: u32, limit: u32) -> u32 {
     return p;
 }
 
-fn build_dtable(tl: u32) {
+#if REF
+var<private> dtab_base: u32;   // REF: the table goes straight to dtabs_out[dtab_base + slot]
+fn dtab_put(u: u32, v: u32) {
+    dtabs_out[dtab_base + u] = v;
+}
+#else
+fn dtab_put(u: u32, v: u32) {
+    dtab[u] = v;
+}
+#endif
+
+// The decoding table built by all WG (>= 32) invocations together after the header is parsed
+// (normv, sh_tl filled): the spread in parallel, then the first 32 invocations fill the entries,
+// invocation lid owning the symbols s % 32 == lid (each symbol's slots in increasing order).
+fn build_dtable_parallel(lid: u32, tl: u32, msv: u32) {
     let size = 1u << tl;
-    let mask = size - 1u;
-    var high = size - 1u;
-    for (var s = 0u; s <= maxsv; s++) {
-        let v = normv[s];
-        if (v == -1) {
-            dtab[high & mask] = s << 16u;
-            high -= 1u;
-            nxt[s] = 1u;
-        } else {
-            nxt[s] = u32(max(v, 0));
-        }
+    for (var s = lid; s <= msv; s += WG) {
+        nxt[s] = select(u32(max(normv[s], 0)), 1u, normv[s] == -1);
     }
-    let step = (size >> 1u) + (size >> 3u) + 3u;
-    var pos = 0u;
-    var guard = 0u;
-    for (var s = 0u; s <= maxsv; s++) {
-        let v = u32(max(normv[s], 0));
-        for (var k = 0u; k < v && guard < 2u * size; k++) {
-            dtab[pos] = s << 16u;
-            pos = (pos + step) & mask;
-            guard += 1u;
-            while (pos > high && guard < 2u * size) {
-                pos = (pos + step) & mask;
-                guard += 1u;
+    parallel_spread(lid, tl, msv);
+    if (lid < 32u) {
+        for (var w = 0u; w < size / 4u; w++) {
+            let word = atomicLoad(&spr[w]);
+            for (var q = 0u; q < 4u; q++) {
+                let s = (word >> (8u * q)) & 255u;
+                if ((s & 31u) == lid) {
+                    let x = max(nxt[s], 1u);
+                    nxt[s] = x + 1u;
+                    let nb = min(tl - min(highbit(x), tl), 15u);
+                    dtab_put(4u * w + q, (((x << nb) - size) & 0xffffu) | (s << 16u) | (nb << 24u));
+                }
             }
         }
-    }
-    if (pos != 0u) {
-        err = 5u;
-        return;
-    }
-    for (var u = 0u; u < size; u++) {
-        let s = (dtab[u] >> 16u) & 255u;
-        let x = max(nxt[s], 1u);
-        nxt[s] = x + 1u;
-        let nb = min(tl - min(highbit(x), tl), 15u);
-        dtab[u] = (((x << nb) - size) & 0xffffu) | (s << 16u) | (nb << 24u);
     }
 }
 
@@ -189,6 +197,8 @@ struct Rb {
     p1: u32,
     hi: u32,
     lo: u32,
+    nx: u32,   // word p1 - 2, loaded a word ahead so that no read waits on memory
+    touch: u32,
 }
 
 fn rb_init(bw: u32, pos: u32, sb: u32) -> Rb {
@@ -199,11 +209,15 @@ fn rb_init(bw: u32, pos: u32, sb: u32) -> Rb {
     r.p1 = (max(pos, 1u) - 1u) >> 5u;
     r.hi = cw(bw + r.p1);
     r.lo = select(0u, cw(bw + r.p1 - 1u), r.p1 > 0u);
+    r.nx = select(0u, cw(bw + r.p1 - 2u), r.p1 > 1u);
+    r.touch = 0u;
     return r;
 }
 
 // No per-read underflow test: a stream that reads past its start leaves pos != sb at the
-// end (checked by the caller), and every load stays bounded meanwhile.
+// end (checked by the caller), and every load stays bounded meanwhile. Each refill also touches
+// the word 8 below, so the next 32-byte sector is on its way before it is needed (`touch` must
+// be stored somewhere by the caller, or the load is optimised away).
 fn rb_read(rb: ptr<function, Rb>, k: u32) -> u32 {
     let pos = (*rb).pos - k;
     (*rb).pos = pos;
@@ -216,24 +230,30 @@ fn rb_read(rb: ptr<function, Rb>, k: u32) -> u32 {
     if (pos > 0u && ((pos - 1u) >> 5u) < p1) {
         (*rb).p1 = p1 - 1u;
         (*rb).hi = lo;
-        (*rb).lo = select(0u, cw((*rb).bw + p1 - 2u), p1 > 1u);
+        (*rb).lo = (*rb).nx;
+        (*rb).nx = select(0u, cw((*rb).bw + p1 - 3u), p1 > 2u);
+        (*rb).touch ^= select(0u, cw((*rb).bw + p1 - 11u), p1 > 10u);
     }
     return v & ((1u << k) - 1u);
 }
 
 #if REF
-fn sym(rb: ptr<function, Rb>, s1: ptr<function, u32>, s2: ptr<function, u32>, tmask: u32, i: u32, n: u32) -> u32 {
+fn dt(i: u32) -> u32 {
+    return dtabs[i];
+}
+
+fn sym(rb: ptr<function, Rb>, s1: ptr<function, u32>, s2: ptr<function, u32>, tb: u32, tmask: u32, i: u32, n: u32) -> u32 {
     if (i >= n) {
         return 0u;
     }
     if ((i & 1u) == 0u) {
-        let e = dtab[*s1 & tmask];
+        let e = dt(tb + (*s1 & tmask));
         if (i + 2u < n) {
             *s1 = (e & 0xffffu) + rb_read(rb, e >> 24u);
         }
         return (e >> 16u) & 255u;
     }
-    let e = dtab[*s2 & tmask];
+    let e = dt(tb + (*s2 & tmask));
     if (i + 2u < n) {
         *s2 = (e & 0xffffu) + rb_read(rb, e >> 24u);
     }
@@ -241,6 +261,110 @@ fn sym(rb: ptr<function, Rb>, s1: ptr<function, u32>, s2: ptr<function, u32>, tm
 }
 #endif
 
+#if REF
+@compute @workgroup_size(WG)
+fn ref_tables(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) lid: u32) {
+    let b = wid.x + wid.y * nwg.x;
+    if (b >= params.n_blocks) {
+        return;
+    }
+    if (lid == 0u) {
+        var start_bit = 0xffffffffu;
+        let kind = plan[3u * b];
+        let bw = plan[3u * b + 1u];
+        let csize = plan[3u * b + 2u];
+        let len = min(params.block_size, params.n_bytes - b * params.block_size);
+        err = 0u;
+        if (kind >= 2u) {
+            if (kind != 2u || csize < 2u) {
+                err = 10u;
+            }
+            var hbits = 0u;
+            if (err == 0u) {
+                hbits = parse_ncount(bw, 8u * csize);
+            }
+            let hb = (hbits + 7u) / 8u;
+            let lb = (cw(bw + (csize - 1u) / 4u) >> (8u * ((csize - 1u) & 3u))) & 255u;
+            if (err == 0u && (hb >= csize || lb == 0u || len < 3u)) {
+                err = 7u;
+            }
+            if (err != 0u) {
+                status[b] = err;
+            } else {
+                start_bit = (csize - 1u) * 8u + highbit(lb);
+                rec[4u * b + 1u] = hb * 8u;
+                rec[4u * b + 2u] = sh_tl;
+            }
+        }
+        rec[4u * b] = start_bit;
+        sh_maxsv = maxsv;
+        sh_ok = select(0u, 1u, start_bit != 0xffffffffu);
+    }
+    if (workgroupUniformLoad(&sh_ok) == 0u) {
+        return;
+    }
+    dtab_base = b * TSIZE;
+    build_dtable_parallel(lid, sh_tl, sh_maxsv);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let b = (wid.x + wid.y * nwg.x) * NBLK + lid;
+    if (lid >= NBLK || b >= params.n_blocks) {
+        return;
+    }
+    let start_bit = rec[4u * b];
+    if (start_bit == 0xffffffffu) {
+        return;
+    }
+    let bw = plan[3u * b + 1u];
+    let tl = min(rec[4u * b + 2u], MAXTL);
+    let len = min(params.block_size, params.n_bytes - b * params.block_size);
+    let ow = b * params.block_size / 4u;
+    let nd = arrayLength(&dst);
+    let tb = b * TSIZE;
+    let tmask = (1u << tl) - 1u;
+    err = 0u;
+    var rb = rb_init(bw, start_bit, rec[4u * b + 1u]);
+    var s1 = rb_read(&rb, tl);
+    var s2 = rb_read(&rb, tl);
+    let nw = (len + 3u) / 4u;
+    // words whose 4 symbols are all followed by a state update (4q + 5 < len): no tests
+    let nfast = select(0u, (len - 2u) / 4u, len >= 6u);
+    for (var q = 0u; q < nfast; q++) {
+        let e1 = dt(tb + (s1 & tmask));
+        s1 = (e1 & 0xffffu) + rb_read(&rb, e1 >> 24u);
+        let e2 = dt(tb + (s2 & tmask));
+        s2 = (e2 & 0xffffu) + rb_read(&rb, e2 >> 24u);
+        let e3 = dt(tb + (s1 & tmask));
+        s1 = (e3 & 0xffffu) + rb_read(&rb, e3 >> 24u);
+        let e4 = dt(tb + (s2 & tmask));
+        s2 = (e4 & 0xffffu) + rb_read(&rb, e4 >> 24u);
+        let w = ((e1 >> 16u) & 255u) | (((e2 >> 16u) & 255u) << 8u) | (((e3 >> 16u) & 255u) << 16u)
+              | (((e4 >> 16u) & 255u) << 24u);
+        if (ow + q < nd) {
+            dst[ow + q] = w;
+        }
+    }
+    for (var q = nfast; q < nw; q++) {
+        let i = 4u * q;
+        var w = sym(&rb, &s1, &s2, tb, tmask, i, len);
+        w |= sym(&rb, &s1, &s2, tb, tmask, i + 1u, len) << 8u;
+        w |= sym(&rb, &s1, &s2, tb, tmask, i + 2u, len) << 16u;
+        w |= sym(&rb, &s1, &s2, tb, tmask, i + 3u, len) << 24u;
+        if (ow + q < nd) {
+            dst[ow + q] = w;
+        }
+    }
+    if (err == 0u && rb.pos != rb.sb) {
+        err = 8u;
+    }
+    rec[4u * b + 3u] = rb.touch;   // keeps the prefetching loads
+    status[b] = err;
+}
+#else
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -263,65 +387,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let ow = start / 4u;
     let nd = arrayLength(&dst);
     err = 0u;
-#if REF
-    if (lid != 0u) {
-        return;
-    }
-    if (kind != 2u || csize < 2u) {
-        status[b] = 10u;
-        return;
-    }
-    let hbits = parse_ncount(bw, 8u * csize);
-    let tl = sh_tl;
-    if (err == 0u) {
-        build_dtable(tl);
-    }
-    let hb = (hbits + 7u) / 8u;
-    let lb = (cw(bw + (csize - 1u) / 4u) >> (8u * ((csize - 1u) & 3u))) & 255u;
-    if (err == 0u && (hb >= csize || lb == 0u || len < 3u)) {
-        err = 7u;
-    }
-    if (err != 0u) {
-        status[b] = err;
-        return;
-    }
-    let tmask = (1u << tl) - 1u;
-    var rb = rb_init(bw, (csize - 1u) * 8u + highbit(lb), hb * 8u);
-    var s1 = rb_read(&rb, tl);
-    var s2 = rb_read(&rb, tl);
-    let nw = (len + 3u) / 4u;
-    // words whose 4 symbols are all followed by a state update (4q + 5 < len): no tests
-    let nfast = select(0u, (len - 2u) / 4u, len >= 6u);
-    for (var q = 0u; q < nfast; q++) {
-        let e1 = dtab[s1 & tmask];
-        s1 = (e1 & 0xffffu) + rb_read(&rb, e1 >> 24u);
-        let e2 = dtab[s2 & tmask];
-        s2 = (e2 & 0xffffu) + rb_read(&rb, e2 >> 24u);
-        let e3 = dtab[s1 & tmask];
-        s1 = (e3 & 0xffffu) + rb_read(&rb, e3 >> 24u);
-        let e4 = dtab[s2 & tmask];
-        s2 = (e4 & 0xffffu) + rb_read(&rb, e4 >> 24u);
-        let w = ((e1 >> 16u) & 255u) | (((e2 >> 16u) & 255u) << 8u) | (((e3 >> 16u) & 255u) << 16u)
-              | (((e4 >> 16u) & 255u) << 24u);
-        if (ow + q < nd) {
-            dst[ow + q] = w;
-        }
-    }
-    for (var q = nfast; q < nw; q++) {
-        let i = 4u * q;
-        var w = sym(&rb, &s1, &s2, tmask, i, len);
-        w |= sym(&rb, &s1, &s2, tmask, i + 1u, len) << 8u;
-        w |= sym(&rb, &s1, &s2, tmask, i + 2u, len) << 16u;
-        w |= sym(&rb, &s1, &s2, tmask, i + 3u, len) << 24u;
-        if (ow + q < nd) {
-            dst[ow + q] = w;
-        }
-    }
-    if (err == 0u && rb.pos != rb.sb) {
-        err = 8u;
-    }
-    status[b] = err;
-#else
     if (lid == 0u) {
         var ok = kind == 3u && csize % 4u == 0u;
         if (ok) {
@@ -338,30 +403,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (workgroupUniformLoad(&sh_ok) == 0u) {
         return;
     }
-    // decoding table, built by all invocations; the first 32 fill it, lid owning symbols s % 32 == lid
-    {
-        let tl = sh_tl;
-        let msv = sh_maxsv;
-        let size = 1u << tl;
-        for (var s = lid; s <= msv; s += WG) {
-            nxt[s] = select(u32(max(normv[s], 0)), 1u, normv[s] == -1);
-        }
-        parallel_spread(lid, tl, msv);
-        if (lid < 32u) {
-            for (var w = 0u; w < size / 4u; w++) {
-                let word = atomicLoad(&spr[w]);
-                for (var q = 0u; q < 4u; q++) {
-                    let s = (word >> (8u * q)) & 255u;
-                    if ((s & 31u) == lid) {
-                        let x = max(nxt[s], 1u);
-                        nxt[s] = x + 1u;
-                        let nb = min(tl - min(highbit(x), tl), 15u);
-                        dtab[4u * w + q] = (((x << nb) - size) & 0xffffu) | (s << 16u) | (nb << 24u);
-                    }
-                }
-            }
-        }
-    }
+    build_dtable_parallel(lid, sh_tl, sh_maxsv);
     loff[lid] = (cw(bw + sh_hw + lid / 2u) >> (16u * (lid & 1u))) & 0xffffu;
     workgroupBarrier();
     if (lid == 0u) {
@@ -463,8 +505,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (lid == 0u) {
         status[b] = atomicLoad(&lerr);
     }
-#endif
 }
+#endif
 
 @compute @workgroup_size(WG)
 fn copy(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

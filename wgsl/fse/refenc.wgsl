@@ -1,8 +1,9 @@
 // Reference mode, encoding, phase 2: each workgroup codes NBLK blocks, one per invocation, with
-// the tables phase 1 (reftab.wgsl) built, copied into workgroup memory. Invocation t codes block
+// the tables phase 1 (reftab.wgsl) built. Invocation t codes block
 // wid * NBLK + t exactly as the reference block compressor: two interleaved states, the block
 // read backwards, the bitstream appended to the NCount header that phase 1 wrote.
-// status[2b]: in: header bytes; out: header + stream bytes, 0xffffffff = ran past the slot.
+// status[2b]: in: header bytes; status[2b + 1]: out: header + stream bytes, 0xffffffff = ran past
+// the slot (a separate word, so that a batch replayed for timing reads the same input).
 
 struct Params {
     n_bytes: u32,
@@ -24,25 +25,32 @@ const TSIZE: u32 = {{TSIZE}}u;
 const TW: u32 = 256u + TSIZE / 2u;
 const PLAN: u32 = 129u;
 
-const TWP: u32 = TW + 1u;   // odd stride: the same symbol in different blocks falls in different banks
-
-var<workgroup> tab: array<u32, NBLK * TWP>;
+// Tables read from `tabs` through the cache hierarchy: the NVIDIA Vulkan driver gives workgroup
+// memory a carve-out of about 48 KiB per SM, so per-block tables (5 KiB) held there let only ~10
+// coders run per SM; from global memory every block of the chunk is a coder in flight.
+fn tab_at(i: u32) -> u32 {
+    return tabs[i];
+}
 
 #include "fse/bitwriter.wgsl"
 
 fn next_state(tb: u32, i: u32) -> u32 {
-    return (tab[tb + 256u + (i >> 1u)] >> (16u * (i & 1u))) & 0xffffu;
+    return (tab_at(tb + 256u + (i >> 1u)) >> (16u * (i & 1u))) & 0xffffu;
 }
 
 fn init_state(tb: u32, tmask: u32, s: u32) -> u32 {
-    let t = tab[tb + s];
+    let t = tab_at(tb + s);
     let mbo = t & 15u;
     let thr = (t >> 4u) & 0x3fffu;
     return next_state(tb, ((thr >> mbo) + (t >> 18u)) & tmask);
 }
 
 fn enc(w: ptr<function, Bw>, tb: u32, tmask: u32, state: u32, s: u32) -> u32 {
-    let t = tab[tb + s];
+    return enc_t(w, tb, tmask, state, tab_at(tb + s));
+}
+
+// t = the symbol's entry, loaded ahead by the caller (it does not depend on the state)
+fn enc_t(w: ptr<function, Bw>, tb: u32, tmask: u32, state: u32, t: u32) -> u32 {
     let nb = (t & 15u) - select(0u, 1u, state < ((t >> 4u) & 0x3fffu));
     bw_put(w, state, nb);
     return next_state(tb, ((state >> nb) + (t >> 18u)) & tmask);
@@ -56,11 +64,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (b0 >= params.n_blocks) {
         return;
     }
-    let nt = min(NBLK, params.n_blocks - b0) * TW;
-    for (var i = lid; i < nt; i += WG) {
-        tab[(i / TW) * TWP + i % TW] = tabs[b0 * TW + i];
-    }
-    workgroupBarrier();
     let b = b0 + lid;
     if (lid >= NBLK || b >= params.n_blocks) {
         return;
@@ -68,11 +71,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let p0 = plan[b * PLAN];
     let hbytes = status[2u * b];
     if (p0 == 0u || hbytes == 0xffffffffu) {
+        status[2u * b + 1u] = 0xffffffffu;
         return;
     }
     let tl = clamp(p0 & 255u, 5u, countTrailingZeros(TSIZE));
     let tmask = (1u << tl) - 1u;
-    let tb = lid * TWP;
+    let tb = b * TW;
     let base = b * params.stage_words;
     var w: Bw;
     w.base = base;
@@ -109,18 +113,56 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         i -= 1;
     }
-    var xn = src[w0 + u32(max((i + 1) / 4 - 1, 0))];   // one word loaded ahead
-    for (var q = (i + 1) / 4 - 1; q >= 0; q--) {
-        let x4 = xn;
-        xn = src[w0 + u32(max(q - 1, 0))];
+    // whole words, top byte first; eight words (one 32-byte sector) loaded a group ahead
+    var q = (i + 1) / 4 - 1;
+    loop {
+        if (q < 0 || (q & 7) == 7) {
+            break;
+        }
+        let x4 = src[w0 + u32(q)];
         s2 = enc(&w, tb, tmask, s2, x4 >> 24u);
         s1 = enc(&w, tb, tmask, s1, (x4 >> 16u) & 255u);
         s2 = enc(&w, tb, tmask, s2, (x4 >> 8u) & 255u);
         s1 = enc(&w, tb, tmask, s1, x4 & 255u);
+        q -= 1;
+    }
+    var nx: array<u32, 8>;
+    if (q >= 7) {
+        let g = w0 + u32(q) - 7u;
+#unroll K 8
+        nx[{{K}}] = src[g + {{K}}u];
+#endunroll
+    }
+    loop {
+        if (q < 7) {
+            break;
+        }
+        let cur = nx;
+        if (q >= 15) {
+            let g = w0 + u32(q) - 15u;
+#unroll K 8
+            nx[{{K}}] = src[g + {{K}}u];
+#endunroll
+        }
+        // the symbol entries of a whole sector first: none of them waits on a state
+        var te: array<u32, 32>;
+#unroll K 8
+        te[4 * {{K}}] = tab_at(tb + (cur[7 - {{K}}] >> 24u));
+        te[4 * {{K}} + 1] = tab_at(tb + ((cur[7 - {{K}}] >> 16u) & 255u));
+        te[4 * {{K}} + 2] = tab_at(tb + ((cur[7 - {{K}}] >> 8u) & 255u));
+        te[4 * {{K}} + 3] = tab_at(tb + (cur[7 - {{K}}] & 255u));
+#endunroll
+#unroll K 8
+        s2 = enc_t(&w, tb, tmask, s2, te[4 * {{K}}]);
+        s1 = enc_t(&w, tb, tmask, s1, te[4 * {{K}} + 1]);
+        s2 = enc_t(&w, tb, tmask, s2, te[4 * {{K}} + 2]);
+        s1 = enc_t(&w, tb, tmask, s1, te[4 * {{K}} + 3]);
+#endunroll
+        q -= 8;
     }
     bw_put(&w, s2, tl);
     bw_put(&w, s1, tl);
     bw_put(&w, 1u, 1u);
     let bits = bw_finish(&w);
-    status[2u * b] = select((bits + 7u) / 8u, 0xffffffffu, w.over != 0u);
+    status[2u * b + 1u] = select((bits + 7u) / 8u, 0xffffffffu, w.over != 0u);
 }

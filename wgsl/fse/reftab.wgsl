@@ -7,7 +7,7 @@
 //   deltaNbBits = (mbo << 16) - thr, so nbBits(state) = mbo - (state < thr), and dfs is
 //   deltaFindState (taken mod the table size when used).
 // tabs[b * TW + 256 + i]: next states of slots 2i, 2i + 1 as u16 pairs.
-// status[2b] = header bytes (byte-padded), read and replaced by phase 2.
+// status[2b] = header bytes (byte-padded), read by phase 2.
 
 struct Params {
     n_blocks: u32,
@@ -52,7 +52,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         normv[2u * k + 1u] = i32(w >> 16u) - 1;
     }
     workgroupBarrier();
+#if STOP1
+    return;
+#endif
     build_ctable(lid, tl, maxsv);
+#if STOP2
+    return;
+#endif
     let size = 1u << tl;
     let tb = b * TW;
     for (var s = lid; s < 256u; s += WG) {
@@ -65,6 +71,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     for (var i = lid; i < TSIZE / 2u; i += WG) {
         tabs[tb + 256u + i] = (stab[(2u * i) & (size - 1u)] & 0xffffu) | (stab[(2u * i + 1u) & (size - 1u)] << 16u);
     }
+#if STOP3
+    return;
+#endif
     if (lid == 0u) {
         writer(b * params.stage_words, params.stage_words);
         write_ncount(tl, maxsv);
