@@ -232,6 +232,7 @@ class Device:
         self._pool_bytes = 0
         self.pool_limit_bytes = 256 << 20
         self._timers: list[_Timer] = []
+        self._batch_ns: dict = {}   # GPU ns of the last timing of each batch shape (timing_warm_ms)
         self.lost: str | None = None  # why the device was lost, once it is
         _LostWatcher.watch(self)
         #: Test and benchmark switches, read by primitives (see each primitive's docs).
@@ -367,9 +368,10 @@ class Device:
             yield t
         finally:
             self._timers.remove(t)
-            for buf, reps in t.pending:
+            for buf, reps, key in t.pending:
                 begin, end = struct.unpack("<QQ", bytes(self.read(buf, 0, 16)))
                 t._each.append((end - begin) // reps)
+                self._batch_ns[key] = t._each[-1]
             t._ns = sum(t._each)
 
     def _check_alive(self, what: str) -> None:
@@ -398,6 +400,11 @@ class Device:
         # (timing_warm = W more replays run untimed first, to bring the clock up)
         reps = max(1, int(self.options.get("timing_replay", 1))) if timer is not None else 1
         warm = max(0, int(self.options.get("timing_warm", 0))) if reps > 1 else 0
+        # timing_warm_ms = M: at least M ms of untimed replays, from this batch's last timing (a
+        # 0.7 ms batch needs hundreds of replays before the clock is up; a 50 ms one, a few)
+        key = tuple((c[1].kernel.name, c[1].groups) for c in batch.commands if c[0] == "dispatch")
+        if reps > 1 and self.options.get("timing_warm_ms") and self._batch_ns.get(key):
+            warm = max(warm, min(2000, -(-int(self.options["timing_warm_ms"] * 1e6) // self._batch_ns[key])))
         commands = []
         for r in range(warm + reps):
             commands += [("break", r == warm)] + list(batch.commands)  # a pass ends between replays
@@ -449,7 +456,7 @@ class Device:
             if query_set is not None:
                 qbuf = raw.create_buffer(size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
                 enc.resolve_query_set(query_set, 0, 2, qbuf, 0)
-                timer.pending.append((qbuf, reps))
+                timer.pending.append((qbuf, reps, key))
             self.queue.submit([enc.finish()])
         except wgpu.GPUError as exc:
             raise ShaderError(", ".join(names) or "batch", f"the GPU rejected the work: {exc}") from exc

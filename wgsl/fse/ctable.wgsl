@@ -1,21 +1,34 @@
 // FSE encoding table built in workgroup memory from a block's normalised counts.
 // Needs: WG, TSIZE constants; normv (loaded by the caller, then a barrier).
-// All invocations build the spread (fse/spread.wgsl); the first 32 fill the state table, each
-// owning the symbols s with s % 32 == lid (WG >= 32). Writes only inside the workgroup arrays.
+// All invocations build the spread (fse/spread.wgsl), then fill the state table chunk by chunk
+// (spread_chunk). Writes only inside the workgroup arrays (or through put_tt / put_stab).
 
 var<workgroup> normv: array<i32, 256>;
 var<workgroup> cumul: array<u32, 257>;
-var<workgroup> tt: array<vec2<u32>, 256>;        // (deltaNbBits, deltaFindState as u32)
 #include "fse/spread.wgsl"
+#if !CTABLE_OUT
+// The table in workgroup memory. An includer defining CTABLE_OUT provides put_tt / put_stab
+// itself (reftab.wgsl writes straight to global memory: workgroup memory is scarce, see there).
+var<workgroup> tt: array<vec2<u32>, 256>;        // (deltaNbBits, deltaFindState as u32)
 var<workgroup> stab: array<u32, TSIZE>;          // next states
 
-fn highbit(x: u32) -> u32 {
-    return 31u - countLeadingZeros(x);
+fn put_tt(s: u32, dnb: u32, dfs: u32) {
+    tt[s] = vec2<u32>(dnb, dfs);
+}
+
+fn put_stab(i: u32, state: u32) {
+    stab[i] = state;
 }
 
 fn get16(i: u32) -> u32 {
     return stab[i];
 }
+#endif
+
+fn highbit(x: u32) -> u32 {
+    return 31u - countLeadingZeros(x);
+}
+
 
 fn build_ctable(lid: u32, tl: u32, maxsv: u32) {
     let size = 1u << tl;
@@ -41,24 +54,29 @@ fn build_ctable(lid: u32, tl: u32, maxsv: u32) {
             dnb = (mbo << 16u) - (u32(v) << mbo);
             dfs = cumul[s] - u32(v);
         }
-        tt[s] = vec2<u32>(dnb, dfs);
+        put_tt(s, dnb, dfs);
     }
     workgroupBarrier();
+#if STOP_A
+    return;
+#endif
     parallel_spread(lid, tl, maxsv);
+#if STOP_B
+    return;
+#endif
     let mask = size - 1u;
-    // only the first 32 invocations scan the spread (each owns the symbols s % 32 == lid): the
-    // scan is the same length for any owner count, so more owners only cost issue slots
-    if (lid < 32u) {
-        for (var w = 0u; w < size / 4u; w++) {
-            let word = atomicLoad(&spr[w]);
-            for (var q = 0u; q < 4u; q++) {
-                let s = (word >> (8u * q)) & 255u;
-                if ((s & 31u) == lid) {
-                    let idx = cumul[s];
-                    cumul[s] = idx + 1u;
-                    stab[idx & mask] = size + 4u * w + q;
-                }
+    // slot u of symbol s: the next state at index cumul[s] + (slots of s before u)
+    for (var c = 0u; c < size; c += WG) {
+        let u = c + lid;
+        let r = spread_chunk(lid, u, size);
+        let s = min(r.x, 255u);
+        let idx = cumul[s] + r.y;
+        workgroupBarrier();
+        if (r.x < 256u) {
+            if (r.y == 0u) {
+                cumul[s] += r.z;
             }
+            put_stab(idx & mask, size + u);
         }
     }
     workgroupBarrier();

@@ -161,27 +161,27 @@ fn dtab_put(u: u32, v: u32) {
 }
 #endif
 
-// The decoding table built by all WG (>= 32) invocations together after the header is parsed
-// (normv, sh_tl filled): the spread in parallel, then the first 32 invocations fill the entries,
-// invocation lid owning the symbols s % 32 == lid (each symbol's slots in increasing order).
+// The decoding table built by all WG invocations together after the header is parsed (normv
+// filled; tl and msv uniform): the spread in parallel, then the entries chunk by chunk. Slot u of
+// symbol s gets x = nxt[s] + (slots of s before u), nxt starting at the symbol's count.
 fn build_dtable_parallel(lid: u32, tl: u32, msv: u32) {
     let size = 1u << tl;
     for (var s = lid; s <= msv; s += WG) {
         nxt[s] = select(u32(max(normv[s], 0)), 1u, normv[s] == -1);
     }
     parallel_spread(lid, tl, msv);
-    if (lid < 32u) {
-        for (var w = 0u; w < size / 4u; w++) {
-            let word = atomicLoad(&spr[w]);
-            for (var q = 0u; q < 4u; q++) {
-                let s = (word >> (8u * q)) & 255u;
-                if ((s & 31u) == lid) {
-                    let x = max(nxt[s], 1u);
-                    nxt[s] = x + 1u;
-                    let nb = min(tl - min(highbit(x), tl), 15u);
-                    dtab_put(4u * w + q, (((x << nb) - size) & 0xffffu) | (s << 16u) | (nb << 24u));
-                }
+    for (var c = 0u; c < size; c += WG) {
+        let u = c + lid;
+        let r = spread_chunk(lid, u, size);
+        let s = min(r.x, 255u);
+        let x = max(nxt[s], 1u) + r.y;
+        workgroupBarrier();
+        if (r.x < 256u) {
+            if (r.y == 0u) {
+                nxt[s] = max(nxt[s], 1u) + r.z;
             }
+            let nb = min(tl - min(highbit(x), tl), 15u);
+            dtab_put(u, (((x << nb) - size) & 0xffffu) | (s << 16u) | (nb << 24u));
         }
     }
 }
@@ -232,7 +232,9 @@ fn rb_read(rb: ptr<function, Rb>, k: u32) -> u32 {
         (*rb).hi = lo;
         (*rb).lo = (*rb).nx;
         (*rb).nx = select(0u, cw((*rb).bw + p1 - 3u), p1 > 2u);
+#if !NO_TOUCH
         (*rb).touch ^= select(0u, cw((*rb).bw + p1 - 11u), p1 > 10u);
+#endif
     }
     return v & ((1u << k) - 1u);
 }
@@ -269,6 +271,9 @@ fn ref_tables(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if (b >= params.n_blocks) {
         return;
     }
+#if STOP_0
+    return;
+#endif
     if (lid == 0u) {
         var start_bit = 0xffffffffu;
         let kind = plan[3u * b];
@@ -304,8 +309,11 @@ fn ref_tables(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if (workgroupUniformLoad(&sh_ok) == 0u) {
         return;
     }
+#if STOP_A
+    return;
+#endif
     dtab_base = b * TSIZE;
-    build_dtable_parallel(lid, sh_tl, sh_maxsv);
+    build_dtable_parallel(lid, workgroupUniformLoad(&sh_tl), workgroupUniformLoad(&sh_maxsv));
 }
 
 @compute @workgroup_size(WG)
@@ -403,7 +411,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (workgroupUniformLoad(&sh_ok) == 0u) {
         return;
     }
-    build_dtable_parallel(lid, sh_tl, sh_maxsv);
+    build_dtable_parallel(lid, workgroupUniformLoad(&sh_tl), workgroupUniformLoad(&sh_maxsv));
     loff[lid] = (cw(bw + sh_hw + lid / 2u) >> (16u * (lid & 1u))) & 0xffffu;
     workgroupBarrier();
     if (lid == 0u) {

@@ -1,7 +1,7 @@
 // Reference mode, encoding, phase 1: one workgroup of WG invocations per block builds the
-// block's encoding table in workgroup memory (the parallel build of ctable.wgsl), writes the
-// NCount header at the start of the block's stage slot and stores the table compactly in `tabs`
-// (TW words per block) for phase 2 (refenc.wgsl), which codes many blocks per workgroup.
+// block's encoding table (the parallel build of ctable.wgsl) compactly into `tabs` (TW words per
+// block), and writes the NCount header at the start of the block's stage slot, for phase 2
+// (refenc.wgsl), which codes one block per invocation. Needs CTABLE_OUT.
 //
 // tabs[b * TW + s], s < 256: mbo | thr << 4 | (dfs mod 8192) << 18, where the reference's
 //   deltaNbBits = (mbo << 16) - thr, so nbBits(state) = mbo - (state < thr), and dfs is
@@ -18,12 +18,27 @@ struct Params {
 @group(0) @binding(1) var<storage, read> plan: array<u32>;
 @group(0) @binding(2) var<storage, read_write> stage: array<u32>;
 @group(0) @binding(3) var<storage, read_write> status: array<u32>;
-@group(0) @binding(4) var<storage, read_write> tabs: array<u32>;
+@group(0) @binding(4) var<storage, read_write> tabs: array<atomic<u32>>;
 
 const WG: u32 = {{WG}}u;
 const TSIZE: u32 = {{TSIZE}}u;
 const TW: u32 = 256u + TSIZE / 2u;
 const PLAN: u32 = 129u;
+
+// The table goes straight to `tabs`: held in workgroup memory (10 KiB) it let only 3 workgroups
+// run per SM (the NVIDIA Vulkan driver's carve-out is about 48 KiB per SM).
+var<private> tab_base: u32;
+
+fn put_tt(s: u32, dnb: u32, dfs: u32) {
+    // deltaNbBits = (mbo << 16) - thr with 0 < thr <= 2 * size: recover mbo and thr
+    let mbo = (dnb + 0xffffu) >> 16u;
+    let thr = (mbo << 16u) - dnb;
+    atomicStore(&tabs[tab_base + s], (mbo & 15u) | ((thr & 0x3fffu) << 4u) | ((dfs & 0x1fffu) << 18u));
+}
+
+fn put_stab(i: u32, state: u32) {
+    atomicOr(&tabs[tab_base + 256u + (i >> 1u)], (state & 0xffffu) << (16u * (i & 1u)));
+}
 
 #include "fse/ctable.wgsl"
 #include "fse/bitwriter.wgsl"
@@ -52,28 +67,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         normv[2u * k + 1u] = i32(w >> 16u) - 1;
     }
     workgroupBarrier();
-#if STOP1
-    return;
-#endif
-    build_ctable(lid, tl, maxsv);
-#if STOP2
-    return;
-#endif
-    let size = 1u << tl;
-    let tb = b * TW;
-    for (var s = lid; s < 256u; s += WG) {
-        let t = tt[s];
-        // deltaNbBits = (mbo << 16) - thr with 0 < thr <= 2 * size: recover mbo and thr
-        let mbo = (t.x + 0xffffu) >> 16u;
-        let thr = (mbo << 16u) - t.x;
-        tabs[tb + s] = (mbo & 15u) | ((thr & 0x3fffu) << 4u) | ((t.y & 0x1fffu) << 18u);
-    }
+    tab_base = b * TW;
     for (var i = lid; i < TSIZE / 2u; i += WG) {
-        tabs[tb + 256u + i] = (stab[(2u * i) & (size - 1u)] & 0xffffu) | (stab[(2u * i + 1u) & (size - 1u)] << 16u);
+        atomicStore(&tabs[tab_base + 256u + i], 0u);
     }
-#if STOP3
-    return;
-#endif
+    storageBarrier();
+    build_ctable(lid, tl, maxsv);
     if (lid == 0u) {
         writer(b * params.stage_words, params.stage_words);
         write_ncount(tl, maxsv);

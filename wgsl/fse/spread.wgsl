@@ -84,3 +84,22 @@ fn parallel_spread(lid: u32, tl: u32, maxsv: u32) {
     }
     workgroupBarrier();
 }
+
+// For slot u = c + lid of the chunk of WG slots starting at c: (symbol, rank among the chunk's
+// slots of that symbol, their count); symbol 256 for u >= size. Reuses kcnt, so call it after
+// parallel_spread, from uniform control flow. Building a table chunk by chunk with it keeps every
+// invocation busy: ranks are counted, not found by one owner walking the whole spread.
+fn spread_chunk(lid: u32, u: u32, size: u32) -> vec3<u32> {
+    let s = select(256u, spr_get(u), u < size);
+    kcnt[lid] = s;
+    workgroupBarrier();
+    var rank = 0u;
+    var tot = 0u;
+    for (var i = 0u; i < WG; i++) {
+        let same = kcnt[i] == s;
+        rank += select(0u, 1u, same && i < lid);
+        tot += select(0u, 1u, same);
+    }
+    workgroupBarrier();
+    return vec3<u32>(s, rank, tot);
+}
