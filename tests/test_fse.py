@@ -125,6 +125,19 @@ def test_block_boundaries_and_table_logs(rng, mode):
             assert fse.decompress(blob) == x.tobytes(), (n, tl)
 
 
+def test_reference_mixed_blocks_across_workgroups(rng):
+    # reference decoding runs 32 blocks per workgroup, one per invocation: FSE, raw and
+    # single-symbol blocks side by side, tables of different logs, a partial last workgroup
+    bs = 1024
+    kinds = [lambda: _skewed(rng, bs), lambda: np.full(bs, 9, np.uint8),
+             lambda: rng.integers(0, 256, bs, dtype=np.uint8), lambda: _dist(rng, bs, 3, 0.3)]
+    parts = [kinds[int(k)]() for k in rng.integers(0, 4, 75)]
+    data = np.concatenate(parts + [_skewed(rng, 333)]).tobytes()
+    blob = fse.compress(data, mode="reference", block_size=bs)
+    assert fse.decompress(blob) == data
+    assert blob == fse.compress(np.frombuffer(data, np.uint8), mode="reference", block_size=bs)
+
+
 @pytest.mark.parametrize("lanes", [32, 256])
 def test_interleaved_short_blocks(rng, lanes):
     """Blocks with fewer words than lanes (idle lanes, empty streams) and partial last words."""

@@ -239,8 +239,7 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
     cb = _chunk_blocks(dev, block_size, max(4 * stage_words, 4 * tw if mode == "reference" else 0), nb)
     if mode == "reference":
         nblk = 32
-        k_tab = dev.kernel("fse/reftab.wgsl", defines={"WG": TABLE_WG, "TSIZE": tsize, "CTABLE_OUT": True,
-                                                       **dev.options.get("fse_reftab_defines", {})})
+        k_tab = dev.kernel("fse/reftab.wgsl", defines={"WG": TABLE_WG, "TSIZE": tsize, "CTABLE_OUT": True})
         k_enc = dev.kernel("fse/refenc.wgsl", defines={"WG": 32, "TSIZE": tsize, "WRITER_ONLY": True, "NBLK": nblk})
     else:
         # fse_encode_defines / fse_decode_defines: timing experiments only (NO_STORE, TABLE_ONLY
@@ -426,9 +425,9 @@ def decompress(blob, progress=None) -> bytes:
     mtl = _max_block_log(tl)
     defs = {"REF": mode == 0, "WG": wg, "TSIZE": 1 << mtl, "MAXTL": mtl, **dev.options.get("fse_decode_defines", {})}
     if mode == 0:
-        defs = {"NBLK": 32, **defs, **dev.options.get("fse_ref_dec_defines", {})}
+        defs = {"NBLK": 32, **defs}
         k_tab = dev.kernel("fse/decode.wgsl", entry="ref_tables",
-                           defines={**defs, "WG": TABLE_WG, **dev.options.get("fse_dtab_defines", {})})
+                           defines={**defs, "WG": TABLE_WG})
     k_dec = dev.kernel("fse/decode.wgsl", defines=defs)
     k_raw = dev.kernel("fse/decode.wgsl", entry="copy", defines=defs)
     lens = np.minimum(bs, n - np.arange(nb, dtype=np.int64) * bs)

@@ -57,13 +57,7 @@ fn build_ctable(lid: u32, tl: u32, maxsv: u32) {
         put_tt(s, dnb, dfs);
     }
     workgroupBarrier();
-#if STOP_A
-    return;
-#endif
     parallel_spread(lid, tl, maxsv);
-#if STOP_B
-    return;
-#endif
     let mask = size - 1u;
     // slot u of symbol s: the next state at index cumul[s] + (slots of s before u)
     for (var c = 0u; c < size; c += WG) {

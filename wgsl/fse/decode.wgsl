@@ -232,9 +232,7 @@ fn rb_read(rb: ptr<function, Rb>, k: u32) -> u32 {
         (*rb).hi = lo;
         (*rb).lo = (*rb).nx;
         (*rb).nx = select(0u, cw((*rb).bw + p1 - 3u), p1 > 2u);
-#if !NO_TOUCH
         (*rb).touch ^= select(0u, cw((*rb).bw + p1 - 11u), p1 > 10u);
-#endif
     }
     return v & ((1u << k) - 1u);
 }
@@ -271,9 +269,6 @@ fn ref_tables(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if (b >= params.n_blocks) {
         return;
     }
-#if STOP_0
-    return;
-#endif
     if (lid == 0u) {
         var start_bit = 0xffffffffu;
         let kind = plan[3u * b];
@@ -309,9 +304,6 @@ fn ref_tables(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if (workgroupUniformLoad(&sh_ok) == 0u) {
         return;
     }
-#if STOP_A
-    return;
-#endif
     dtab_base = b * TSIZE;
     build_dtable_parallel(lid, workgroupUniformLoad(&sh_tl), workgroupUniformLoad(&sh_maxsv));
 }
