@@ -25,6 +25,7 @@ LANES_ALLOWED = (32, 64, 128, 256)
 DEFAULT_BLOCK = {"reference": 32 << 10, "interleaved": 1 << 20}
 MAX_REF_BLOCK = 128 << 10
 TABLE_WG = 64  # invocations building one reference-mode block table (H100: 32 -> 8.6 ms, 64 -> 4.8 ms a GiB)
+REF_CODERS = 32  # reference-mode blocks per coding workgroup, one per invocation
 MAX_IL_BLOCK = 4 << 20
 _poison_outputs = False     # tests: fill decode outputs with 0xDEADBEEF first, so unwritten words show
 
@@ -238,9 +239,8 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
     tw = 256 + tsize // 2
     cb = _chunk_blocks(dev, block_size, max(4 * stage_words, 4 * tw if mode == "reference" else 0), nb)
     if mode == "reference":
-        nblk = 32
         k_tab = dev.kernel("fse/reftab.wgsl", defines={"WG": TABLE_WG, "TSIZE": tsize, "CTABLE_OUT": True})
-        k_enc = dev.kernel("fse/refenc.wgsl", defines={"WG": 32, "TSIZE": tsize, "WRITER_ONLY": True, "NBLK": nblk})
+        k_enc = dev.kernel("fse/refenc.wgsl", defines={"WG": REF_CODERS, "TSIZE": tsize, "WRITER_ONLY": True})
     else:
         # fse_encode_defines / fse_decode_defines: timing experiments only (NO_STORE, TABLE_ONLY
         # give wrong output); see BENCHMARKS.md, FSE profile
@@ -290,7 +290,7 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
                 if dev.options.get("fse_split_batches"):   # profiling: time the table build on its own
                     b.submit()
                     b = dev.batch()
-                b.dispatch(k_enc, -(-ncb // nblk), params={"n_bytes": nbytes, "block_size": block_size,
+                b.dispatch(k_enc, -(-ncb // REF_CODERS), params={"n_bytes": nbytes, "block_size": block_size,
                                                            "n_blocks": ncb, "stage_words": stage_words},
                            src=src, plan=plan_buf, tabs=tabs, stage=stage, status=status_buf)
             else:
@@ -421,13 +421,13 @@ def decompress(blob, progress=None) -> bytes:
     if n == 0:
         return b""
     out = bytearray(n)
-    wg = 32 if mode == 0 else lanes
+    wg = REF_CODERS if mode == 0 else lanes
     mtl = _max_block_log(tl)
-    defs = {"REF": mode == 0, "WG": wg, "TSIZE": 1 << mtl, "MAXTL": mtl, **dev.options.get("fse_decode_defines", {})}
+    # TABLES: the entry builds tables (interleaved: main; reference: ref_tables, not main)
+    defs = {"REF": mode == 0, "TABLES": mode != 0, "WG": wg, "TSIZE": 1 << mtl, "MAXTL": mtl,
+            **dev.options.get("fse_decode_defines", {})}
     if mode == 0:
-        defs = {"NBLK": 32, **defs}
-        k_tab = dev.kernel("fse/decode.wgsl", entry="ref_tables",
-                           defines={**defs, "WG": TABLE_WG})
+        k_tab = dev.kernel("fse/decode.wgsl", entry="ref_tables", defines={**defs, "WG": TABLE_WG, "TABLES": True})
     k_dec = dev.kernel("fse/decode.wgsl", defines=defs)
     k_raw = dev.kernel("fse/decode.wgsl", entry="copy", defines=defs)
     lens = np.minimum(bs, n - np.arange(nb, dtype=np.int64) * bs)
@@ -465,14 +465,12 @@ def decompress(blob, progress=None) -> bytes:
         b.clear(status_buf)
         io = {"params": params, "comp": comp_buf, "plan": plan_buf, "dst": out_buf, "status": status_buf}
         if mode == 0:
-            # every declared binding is bound: the one not used by an entry gets a stand-in
-            dtabs = _buffer(dev, 4 * (1 << mtl) * ncb)
-            io.update(rec=_buffer(dev, 16 * ncb), dtabs_out=_buffer(dev, 16), dtabs=_buffer(dev, 16))
-            b.dispatch(k_tab, ncb, **{**io, "dtabs_out": dtabs})
+            io.update(rec=_buffer(dev, 16 * ncb), dtabs=_buffer(dev, 4 * (1 << mtl) * ncb))
+            b.dispatch(k_tab, ncb, **io)
             if dev.options.get("fse_split_batches"):   # profiling: time the table build on its own
                 b.submit()
                 b = dev.batch()
-            b.dispatch(k_dec, -(-ncb // defs["NBLK"]), **{**io, "dtabs": dtabs})
+            b.dispatch(k_dec, -(-ncb // wg), **io)
         else:
             b.dispatch(k_dec, ncb, **io)
         b.dispatch(k_raw, ncb, **io)

@@ -4,7 +4,6 @@
 // (spread_chunk). Writes only inside the workgroup arrays (or through put_tt / put_stab).
 
 var<workgroup> normv: array<i32, 256>;
-var<workgroup> cumul: array<u32, 257>;
 #include "fse/spread.wgsl"
 #if !CTABLE_OUT
 // The table in workgroup memory. An includer defining CTABLE_OUT provides put_tt / put_stab
@@ -29,17 +28,16 @@ fn highbit(x: u32) -> u32 {
     return 31u - countLeadingZeros(x);
 }
 
-
 fn build_ctable(lid: u32, tl: u32, maxsv: u32) {
     let size = 1u << tl;
     if (lid == 0u) {
         var c = 0u;
         for (var s = 0u; s <= maxsv; s++) {
-            cumul[s] = c;
+            snext[s] = c;
             let v = normv[s];
             c += select(u32(max(v, 0)), 1u, v == -1);
         }
-        cumul[maxsv + 1u] = c;
+        snext[maxsv + 1u] = c;
     }
     workgroupBarrier();
     for (var s = lid; s < 256u; s += WG) {
@@ -48,29 +46,23 @@ fn build_ctable(lid: u32, tl: u32, maxsv: u32) {
         var dfs = 0u;
         if (s <= maxsv && (v == -1 || v == 1)) {
             dnb = (tl << 16u) - size;
-            dfs = cumul[s] - 1u;
+            dfs = snext[s] - 1u;
         } else if (s <= maxsv && v > 1) {
             let mbo = tl - highbit(u32(v) - 1u);
             dnb = (mbo << 16u) - (u32(v) << mbo);
-            dfs = cumul[s] - u32(v);
+            dfs = snext[s] - u32(v);
         }
         put_tt(s, dnb, dfs);
     }
     workgroupBarrier();
     parallel_spread(lid, tl, maxsv);
     let mask = size - 1u;
-    // slot u of symbol s: the next state at index cumul[s] + (slots of s before u)
+    // slot u of symbol s: the next state at index cumul[s] + (slots of s before u) (snext starts
+    // as the cumulative counts)
     for (var c = 0u; c < size; c += WG) {
-        let u = c + lid;
-        let r = spread_chunk(lid, u, size);
-        let s = min(r.x, 255u);
-        let idx = cumul[s] + r.y;
-        workgroupBarrier();
-        if (r.x < 256u) {
-            if (r.y == 0u) {
-                cumul[s] += r.z;
-            }
-            put_stab(idx & mask, size + u);
+        let q = spread_next(lid, c + lid, size);
+        if (q.x < 256u) {
+            put_stab(q.y & mask, size + c + lid);
         }
     }
     workgroupBarrier();

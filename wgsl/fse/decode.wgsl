@@ -20,16 +20,18 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> dst: array<u32>;
 @group(0) @binding(4) var<storage, read_write> status: array<u32>;
 #if REF
-// REF runs in two entries: `ref_tables` (one workgroup per block: header, decoding table, checks)
-// writes the table to `dtabs` and the reader's start to `rec`; `main` then decodes NBLK blocks per
-// workgroup, one per invocation, reading the tables through the cache hierarchy. (The NVIDIA
-// Vulkan driver gives workgroup memory a carve-out of about 48 KiB per SM: with its own table in
-// workgroup memory, only about 4 coders ran per SM.)
+// REF runs in two entries: `ref_tables` (compiled with TABLES; one workgroup per block: header,
+// decoding table, checks) writes the table to `dtabs` and the reader's start to `rec`; `main`
+// then decodes WG blocks per workgroup, one per invocation, reading the tables through the cache
+// hierarchy. (The NVIDIA Vulkan driver gives workgroup memory a carve-out of about 48 KiB per SM:
+// with its own table in workgroup memory, only about 4 coders ran per SM.)
 // rec[4b .. 4b+4) = (start bit or 0xffffffff, stop bit, table log, prefetch sink).
 @group(0) @binding(5) var<storage, read_write> rec: array<u32>;
-@group(0) @binding(6) var<storage, read_write> dtabs_out: array<u32>;
-@group(0) @binding(7) var<storage, read> dtabs: array<u32>;
-const NBLK: u32 = {{NBLK}}u;
+#if TABLES
+@group(0) @binding(6) var<storage, read_write> dtabs: array<u32>;
+#else
+@group(0) @binding(6) var<storage, read> dtabs: array<u32>;
+#endif
 #endif
 
 const WG: u32 = {{WG}}u;
@@ -37,7 +39,6 @@ const TSIZE: u32 = {{TSIZE}}u;
 const MAXTL: u32 = {{MAXTL}}u;
 
 var<workgroup> normv: array<i32, 256>;
-var<workgroup> nxt: array<u32, 256>;
 #if !REF
 var<workgroup> dtab: array<u32, TSIZE>;   // new_state | symbol << 16 | nb_bits << 24
 #endif
@@ -150,10 +151,11 @@ fn parse_ncount(bw: u32, limit: u32) -> u32 {
     return p;
 }
 
+#if TABLES
 #if REF
-var<private> dtab_base: u32;   // REF: the table goes straight to dtabs_out[dtab_base + slot]
+var<private> dtab_base: u32;   // REF: the table goes straight to dtabs[dtab_base + slot]
 fn dtab_put(u: u32, v: u32) {
-    dtabs_out[dtab_base + u] = v;
+    dtabs[dtab_base + u] = v;
 }
 #else
 fn dtab_put(u: u32, v: u32) {
@@ -163,28 +165,23 @@ fn dtab_put(u: u32, v: u32) {
 
 // The decoding table built by all WG invocations together after the header is parsed (normv
 // filled; tl and msv uniform): the spread in parallel, then the entries chunk by chunk. Slot u of
-// symbol s gets x = nxt[s] + (slots of s before u), nxt starting at the symbol's count.
+// symbol s gets x = count(s) + (slots of s before u).
 fn build_dtable_parallel(lid: u32, tl: u32, msv: u32) {
     let size = 1u << tl;
     for (var s = lid; s <= msv; s += WG) {
-        nxt[s] = select(u32(max(normv[s], 0)), 1u, normv[s] == -1);
+        snext[s] = select(u32(max(normv[s], 0)), 1u, normv[s] == -1);
     }
     parallel_spread(lid, tl, msv);
     for (var c = 0u; c < size; c += WG) {
-        let u = c + lid;
-        let r = spread_chunk(lid, u, size);
-        let s = min(r.x, 255u);
-        let x = max(nxt[s], 1u) + r.y;
-        workgroupBarrier();
-        if (r.x < 256u) {
-            if (r.y == 0u) {
-                nxt[s] = max(nxt[s], 1u) + r.z;
-            }
+        let q = spread_next(lid, c + lid, size);
+        if (q.x < 256u) {
+            let x = q.y;
             let nb = min(tl - min(highbit(x), tl), 15u);
-            dtab_put(u, (((x << nb) - size) & 0xffffu) | (s << 16u) | (nb << 24u));
+            dtab_put(c + lid, (((x << nb) - size) & 0xffffu) | (q.x << 16u) | (nb << 24u));
         }
     }
 }
+#endif
 
 // Backward bit reader over the stream at word bw: fields are read from bit `pos` downwards,
 // never below bit `sb`. A two-word window (hi = word p1, lo = word p1 - 1) is refilled one
@@ -238,22 +235,18 @@ fn rb_read(rb: ptr<function, Rb>, k: u32) -> u32 {
 }
 
 #if REF
-fn dt(i: u32) -> u32 {
-    return dtabs[i];
-}
-
 fn sym(rb: ptr<function, Rb>, s1: ptr<function, u32>, s2: ptr<function, u32>, tb: u32, tmask: u32, i: u32, n: u32) -> u32 {
     if (i >= n) {
         return 0u;
     }
     if ((i & 1u) == 0u) {
-        let e = dt(tb + (*s1 & tmask));
+        let e = dtabs[tb + (*s1 & tmask)];
         if (i + 2u < n) {
             *s1 = (e & 0xffffu) + rb_read(rb, e >> 24u);
         }
         return (e >> 16u) & 255u;
     }
-    let e = dt(tb + (*s2 & tmask));
+    let e = dtabs[tb + (*s2 & tmask)];
     if (i + 2u < n) {
         *s2 = (e & 0xffffu) + rb_read(rb, e >> 24u);
     }
@@ -262,6 +255,7 @@ fn sym(rb: ptr<function, Rb>, s1: ptr<function, u32>, s2: ptr<function, u32>, tb
 #endif
 
 #if REF
+#if TABLES
 @compute @workgroup_size(WG)
 fn ref_tables(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
               @builtin(local_invocation_index) lid: u32) {
@@ -307,12 +301,13 @@ fn ref_tables(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     dtab_base = b * TSIZE;
     build_dtable_parallel(lid, workgroupUniformLoad(&sh_tl), workgroupUniformLoad(&sh_maxsv));
 }
+#endif
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let b = (wid.x + wid.y * nwg.x) * NBLK + lid;
-    if (lid >= NBLK || b >= params.n_blocks) {
+    let b = (wid.x + wid.y * nwg.x) * WG + lid;
+    if (b >= params.n_blocks) {
         return;
     }
     let start_bit = rec[4u * b];
@@ -334,13 +329,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // words whose 4 symbols are all followed by a state update (4q + 5 < len): no tests
     let nfast = select(0u, (len - 2u) / 4u, len >= 6u);
     for (var q = 0u; q < nfast; q++) {
-        let e1 = dt(tb + (s1 & tmask));
+        let e1 = dtabs[tb + (s1 & tmask)];
         s1 = (e1 & 0xffffu) + rb_read(&rb, e1 >> 24u);
-        let e2 = dt(tb + (s2 & tmask));
+        let e2 = dtabs[tb + (s2 & tmask)];
         s2 = (e2 & 0xffffu) + rb_read(&rb, e2 >> 24u);
-        let e3 = dt(tb + (s1 & tmask));
+        let e3 = dtabs[tb + (s1 & tmask)];
         s1 = (e3 & 0xffffu) + rb_read(&rb, e3 >> 24u);
-        let e4 = dt(tb + (s2 & tmask));
+        let e4 = dtabs[tb + (s2 & tmask)];
         s2 = (e4 & 0xffffu) + rb_read(&rb, e4 >> 24u);
         let w = ((e1 >> 16u) & 255u) | (((e2 >> 16u) & 255u) << 8u) | (((e3 >> 16u) & 255u) << 16u)
               | (((e4 >> 16u) & 255u) << 24u);

@@ -1,6 +1,6 @@
-// Reference mode, encoding, phase 2: each workgroup codes NBLK blocks, one per invocation, with
+// Reference mode, encoding, phase 2: each workgroup codes WG blocks, one per invocation, with
 // the tables phase 1 (reftab.wgsl) built. Invocation t codes block
-// wid * NBLK + t exactly as the reference block compressor: two interleaved states, the block
+// wid * WG + t exactly as the reference block compressor: two interleaved states, the block
 // read backwards, the bitstream appended to the NCount header that phase 1 wrote.
 // status[2b]: in: header bytes; status[2b + 1]: out: header + stream bytes, 0xffffffff = ran past
 // the slot (a separate word, so that a batch replayed for timing reads the same input).
@@ -20,33 +20,29 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> status: array<u32>;
 
 const WG: u32 = {{WG}}u;
-const NBLK: u32 = {{NBLK}}u;
 const TSIZE: u32 = {{TSIZE}}u;
 const TW: u32 = 256u + TSIZE / 2u;
 const PLAN: u32 = 129u;
 
-// Tables read from `tabs` through the cache hierarchy: the NVIDIA Vulkan driver gives workgroup
-// memory a carve-out of about 48 KiB per SM, so per-block tables (5 KiB) held there let only ~10
-// coders run per SM; from global memory every block of the chunk is a coder in flight.
-fn tab_at(i: u32) -> u32 {
-    return tabs[i];
-}
+// Tables are read from `tabs` through the cache hierarchy: the NVIDIA Vulkan driver gives
+// workgroup memory a carve-out of about 48 KiB per SM, so per-block tables (5 KiB) held there let
+// only ~10 coders run per SM; from global memory every block of the chunk is a coder in flight.
 
 #include "fse/bitwriter.wgsl"
 
 fn next_state(tb: u32, i: u32) -> u32 {
-    return (tab_at(tb + 256u + (i >> 1u)) >> (16u * (i & 1u))) & 0xffffu;
+    return (tabs[tb + 256u + (i >> 1u)] >> (16u * (i & 1u))) & 0xffffu;
 }
 
 fn init_state(tb: u32, tmask: u32, s: u32) -> u32 {
-    let t = tab_at(tb + s);
+    let t = tabs[tb + s];
     let mbo = t & 15u;
     let thr = (t >> 4u) & 0x3fffu;
     return next_state(tb, ((thr >> mbo) + (t >> 18u)) & tmask);
 }
 
 fn enc(w: ptr<function, Bw>, tb: u32, tmask: u32, state: u32, s: u32) -> u32 {
-    return enc_t(w, tb, tmask, state, tab_at(tb + s));
+    return enc_t(w, tb, tmask, state, tabs[tb + s]);
 }
 
 // t = the symbol's entry, loaded ahead by the caller (it does not depend on the state)
@@ -60,12 +56,8 @@ fn enc_t(w: ptr<function, Bw>, tb: u32, tmask: u32, state: u32, t: u32) -> u32 {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let g = wid.x + wid.y * nwg.x;
-    let b0 = g * NBLK;
-    if (b0 >= params.n_blocks) {
-        return;
-    }
-    let b = b0 + lid;
-    if (lid >= NBLK || b >= params.n_blocks) {
+    let b = g * WG + lid;
+    if (b >= params.n_blocks) {
         return;
     }
     let p0 = plan[b * PLAN];
@@ -147,10 +139,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // the symbol entries of a whole sector first: none of them waits on a state
         var te: array<u32, 32>;
 #unroll K 8
-        te[4 * {{K}}] = tab_at(tb + (cur[7 - {{K}}] >> 24u));
-        te[4 * {{K}} + 1] = tab_at(tb + ((cur[7 - {{K}}] >> 16u) & 255u));
-        te[4 * {{K}} + 2] = tab_at(tb + ((cur[7 - {{K}}] >> 8u) & 255u));
-        te[4 * {{K}} + 3] = tab_at(tb + (cur[7 - {{K}}] & 255u));
+        te[4 * {{K}}] = tabs[tb + (cur[7 - {{K}}] >> 24u)];
+        te[4 * {{K}} + 1] = tabs[tb + ((cur[7 - {{K}}] >> 16u) & 255u)];
+        te[4 * {{K}} + 2] = tabs[tb + ((cur[7 - {{K}}] >> 8u) & 255u)];
+        te[4 * {{K}} + 3] = tabs[tb + (cur[7 - {{K}}] & 255u)];
 #endunroll
 #unroll K 8
         s2 = enc_t(&w, tb, tmask, s2, te[4 * {{K}}]);

@@ -68,7 +68,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
     tab_base = b * TW;
-    for (var i = lid; i < TSIZE / 2u; i += WG) {
+    for (var i = lid; i < (1u << tl) / 2u; i += WG) {   // put_stab ORs u16 halves in
         atomicStore(&tabs[tab_base + 256u + i], 0u);
     }
     storageBarrier();

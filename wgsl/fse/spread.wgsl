@@ -10,6 +10,7 @@ var<workgroup> spr: array<atomic<u32>, TSIZE / 4u>;   // 4 slots per word
 var<workgroup> cpos: array<u32, 257>;                 // cumulative positive counts
 var<workgroup> kcnt: array<u32, WG>;
 var<workgroup> sh_high: u32;
+var<workgroup> snext: array<u32, 257>;                // per-symbol cursor of spread_next
 
 fn spr_get(u: u32) -> u32 {
     return (atomicLoad(&spr[u >> 2u]) >> (8u * (u & 3u))) & 255u;
@@ -85,11 +86,12 @@ fn parallel_spread(lid: u32, tl: u32, maxsv: u32) {
     workgroupBarrier();
 }
 
-// For slot u = c + lid of the chunk of WG slots starting at c: (symbol, rank among the chunk's
-// slots of that symbol, their count); symbol 256 for u >= size. Reuses kcnt, so call it after
-// parallel_spread, from uniform control flow. Building a table chunk by chunk with it keeps every
-// invocation busy: ranks are counted, not found by one owner walking the whole spread.
-fn spread_chunk(lid: u32, u: u32, size: u32) -> vec3<u32> {
+// Walks the table chunk by chunk (call with u = c + lid, c = 0, WG, ... < size, from uniform
+// control flow, after parallel_spread): returns (symbol of slot u, or 256 past the table;
+// snext[symbol] + the slots of that symbol before u) and advances snext[symbol] past the chunk.
+// The includer fills snext with each symbol's first value. Every invocation stays busy: ranks
+// within a chunk are counted, not found by one owner walking the whole spread. Reuses kcnt.
+fn spread_next(lid: u32, u: u32, size: u32) -> vec2<u32> {
     let s = select(256u, spr_get(u), u < size);
     kcnt[lid] = s;
     workgroupBarrier();
@@ -100,6 +102,10 @@ fn spread_chunk(lid: u32, u: u32, size: u32) -> vec3<u32> {
         rank += select(0u, 1u, same && i < lid);
         tot += select(0u, 1u, same);
     }
+    let x = snext[min(s, 255u)] + rank;
     workgroupBarrier();
-    return vec3<u32>(s, rank, tot);
+    if (s < 256u && rank == 0u) {
+        snext[s] = x + tot;
+    }
+    return vec2<u32>(s, x);
 }
