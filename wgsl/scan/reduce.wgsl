@@ -31,6 +31,7 @@ struct Params {
 
 const WG: u32 = {{WG}}u;
 const CHUNK: u32 = WG * 4u * {{LOADS}}u;  // elements per workgroup
+const FINAL_LOADS: u32 = 8u;  // = the unroll count below
 
 var<workgroup> wg_red: array<Elem, WG>;
 
@@ -104,9 +105,18 @@ fn main(@builtin(local_invocation_index) lid: u32,
         partials[g] = to_bits(total);
     }
 #else
+    // FINAL_LOADS independent loads per round keep the lone workgroup from paying a memory
+    // latency per partial (8192 partials: 32 dependent loads were about 6% of a 2^28 reduce).
     let n = params.chunks_per_row;
-    for (var i = lid; i < n; i += WG) {
-        acc = combine(acc, from_bits(partials[g * n + i]));
+    let last = g * n + n - 1u;
+    for (var i0 = lid; i0 < n; i0 += WG * FINAL_LOADS) {
+        var p: array<Elem, FINAL_LOADS>;
+#unroll K 8
+        p[{{K}}] = select(identity(), from_bits(partials[min(g * n + i0 + {{K}}u * WG, last)]), i0 + {{K}}u * WG < n);
+#endunroll
+#unroll K 8
+        acc = combine(acc, p[{{K}}]);
+#endunroll
     }
     let total = workgroup_reduce(acc, lid, sg_size);
     if (lid == 0u) {
