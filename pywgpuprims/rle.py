@@ -272,6 +272,7 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     subgroups = dev.has_subgroups and _opt(dev, "rle_subgroups", True)
     spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
     base = dict(monoid_defines("add", np.uint32, "rle"), WG=WG, VPT=vpt, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
+                SG_LOOKBACK=subgroups and bool(_opt(dev, "rle_sg_lookback", True)),
                 LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=idx is not None, WRITE_VALUES=val is not None,
                 RLE_COUNTS=counts is not None, STAGE_POSITIONS=idx is not None or counts is not None,
                 STAGE=min(int(_opt(dev, "rle_stage", STAGE)), WG * vpt * (16 if eb8 else 4)), **flags)

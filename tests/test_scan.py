@@ -218,6 +218,18 @@ def test_reduce(dtype, op, rng):
     assert isinstance(g, pp.GpuArray) and g.shape == (37,)
 
 
+@pytest.mark.parametrize("op", ["add", "max"])
+def test_reduce_many_partials(op, rng):
+    """Past 8 x 256 partials the final pass takes several rounds of loads (and masks the last)."""
+    with options(reduce_loads=1):  # 1024 elements per partial
+        for n in [2048 * 1024, 2048 * 1024 + 1, 5000 * 1024 + 3]:
+            x = random_input(rng, (n,), "int32", op)
+            assert pp.reduce(x, op=op) == UFUNC[op].reduce(x, dtype=x.dtype), n
+        rows = random_input(rng, (3, 2049 * 1024), "uint32", op)
+        ref = UFUNC[op].reduce(rows, axis=-1, dtype=rows.dtype)
+        np.testing.assert_array_equal(pp.reduce(rows, op=op, axis=-1), ref)
+
+
 def test_reduce_empty_and_deterministic(rng):
     assert pp.reduce(np.zeros(0, np.uint32)) == 0
     assert pp.reduce(np.zeros(0, np.int32), op="and") == -1
@@ -240,7 +252,8 @@ _THREAD_SCRIPT = textwrap.dedent("""
     import numpy as np, pywgpuprims as pp
     rng = np.random.default_rng()
     dev = pp.device()
-    for opts in ({}, {"scan_subgroups": False}, {"scan_withhold_period": 2}, {"scan_withhold_period": 1}):
+    for opts in ({}, {"scan_subgroups": False}, {"scan_sg_lookback": False}, {"scan_withhold_period": 2},
+                 {"scan_withhold_period": 1}):
         dev.options.clear(); dev.options.update(opts)
         for n in (4096 * 50 + 7, 1 << 20):
             for _ in range(3):
@@ -276,7 +289,7 @@ def test_max_steps_is_within_lavapipe_loop_cap():
 
 
 @pytest.mark.parametrize("carry_shuffle", [True, False])
-@pytest.mark.parametrize("vpt,wg", [(1, 256), (2, 256), (4, 256), (8, 256), (8, 128), (4, 512)])
+@pytest.mark.parametrize("vpt,wg", [(1, 256), (2, 256), (4, 256), (8, 256), (8, 128), (4, 512), (3, 64)])
 def test_other_tile_sizes(vpt, wg, carry_shuffle, rng):
     if not carry_shuffle and "llvmpipe" not in pp.device().adapter_summary:
         pytest.skip("the reduce-based subgroup carry is miscompiled on NVIDIA; only the default is used there")
@@ -288,5 +301,7 @@ def test_other_tile_sizes(vpt, wg, carry_shuffle, rng):
             x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
             check(pp.scan(x), x, "add", False)
             check(pp.scan(x.view(np.int32), op="min", exclusive=True), x.view(np.int32), "min", True)
+            f = rng.standard_normal(n).astype(np.float32)
+            check(pp.scan(f), f, "add", False)
         rows = rng.integers(0, 99, (5, 2 * tile + 3)).astype(np.int32)
         check(pp.scan(rows), rows, "add", False)

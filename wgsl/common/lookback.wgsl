@@ -8,6 +8,11 @@
 // so a fallback's late AGGREGATE can never overwrite an INCLUSIVE. Two writers of one flag always
 // write the same bits: the fallback recomputes a tile's aggregate with the owner's exact code.
 //
+// Two ways to walk back, both bounded: WINDOW invocations poll a window of predecessors and
+// invocation 0 combines them through workgroup memory (any device), or, with SG_LOOKBACK (needs
+// subgroups: g_lane, g_sg_size, sg_inclusive), the first subgroup polls one predecessor per lane and
+// combines them with a ballot and a subgroup scan, with no barrier inside a step.
+//
 // The including kernel provides `fn fallback_aggregate(tile: u32) -> Elem`, called by the whole
 // workgroup, which reduces a predecessor's input itself when that tile has not published.
 // Every loop is bounded: lavapipe silently cuts loops past 65,535 trips per invocation.
@@ -32,10 +37,9 @@ fn poll_state(tile: u32) -> vec2<u32> {
     let lo = atomicLoad(&tile_state[w]);
     let hi = atomicLoad(&tile_state[w + 1u]);
     let flag = lo >> 16u;
-    if (flag == 0u || flag != (hi >> 16u)) {
-        return vec2<u32>(0u, 0u);
-    }
-    return vec2<u32>(flag, (lo & 0xffffu) | (hi << 16u));
+    // select, not if: subgroup operations follow in the subgroup lookback, and a divergent branch
+    // before them has miscompiled on NVIDIA.
+    return select(vec2<u32>(flag, (lo & 0xffffu) | (hi << 16u)), vec2<u32>(0u, 0u), flag != (hi >> 16u));
 }
 
 // The workgroup's tile, taken from an atomic ticket so that predecessors started earlier
@@ -67,11 +71,75 @@ var<workgroup> lb_acc: u32;
 // predecessors at once (spinning at most SPIN_LIMIT times each); invocation 0 combines them
 // nearest first until an INCLUSIVE, the segment start, or a tile that has published nothing, which
 // the whole workgroup then reduces itself (the decoupled fallback) before going on.
+#if SG_LOOKBACK
+// One step of the lookback by the first subgroup alone, a predecessor per lane: the nearest lane
+// that stops the walk (silent, inclusive, or the segment start) is found with a ballot and the
+// lanes before it are combined with a subgroup reduction (the monoids here are commutative).
+// Returns (LB_*, tiles consumed before a stall, combined bits) from lane 0's point of view.
+fn sg_lookback_step(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32) -> vec3<u32> {
+    let valid = look >= seg_first + lane;
+    let t = select(seg_first, look - lane, valid);
+    var st = poll_state(t);
+    for (var s = 1u; s < SPIN_LIMIT; s++) {
+        if (subgroupAll(st.x != 0u || !valid)) {
+            break;
+        }
+        st = poll_state(t);
+    }
+    let at_start = valid && t == seg_first;
+    let stop = valid && (st.x != FLAG_AGGREGATE || at_start);
+    let b = subgroupBallot(stop);
+    var first = size;
+    if (b.w != 0u) { first = 96u + firstTrailingBit(b.w); }
+    if (b.z != 0u) { first = 64u + firstTrailingBit(b.z); }
+    if (b.y != 0u) { first = 32u + firstTrailingBit(b.y); }
+    if (b.x != 0u) { first = firstTrailingBit(b.x); }
+    let first_flag = subgroupShuffle(st.x, min(first, size - 1u));
+    var result = LB_CONTINUE;
+    var upto = size;  // lanes below this are combined
+    if (first < size) {
+        if (first_flag == 0u) {
+            result = LB_STALL;
+            upto = first;
+        } else {
+            result = LB_DONE;
+            upto = first + 1u;
+        }
+    }
+    var mine = select(identity(), from_bits(st.y), lane < upto && valid);
+    if (result == LB_DONE && lane == first && at_start && st.x != FLAG_INCLUSIVE) {
+        mine = combine(seed, mine);
+    }
+    // The total from the inclusive scan's last lane, as the tile scan takes it (a subgroup
+    // reduction there gave wrong carries on an H100).
+    let total = subgroupShuffle(sg_inclusive(mine, lane, size), size - 1u);
+    return vec3<u32>(result, first, to_bits(total));
+}
+
+var<workgroup> lb_step: vec3<u32>;
+#endif
+
 fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps: u32) -> Lookback {
     var prefix = identity();
     var look = tile - 1u;  // nearest tile not yet combined
     var done = false;
     for (var step = 0u; step < max_steps; step++) {
+#if SG_LOOKBACK
+        if (lid < g_sg_size) {
+            let r = sg_lookback_step(look, seg_first, seed, g_lane, g_sg_size);
+            if (lid == 0u) {
+                lb_step = r;
+            }
+        }
+        let r3 = workgroupUniformLoad(&lb_step);
+        let r = r3.xy;
+        prefix = combine(from_bits(r3.z), prefix);
+        if (r.x == LB_DONE) {
+            done = true;
+        } else if (r.x == LB_CONTINUE) {
+            look -= g_sg_size;
+        } else {
+#else
         if (lid < WINDOW) {
             var st = vec2<u32>(0u, 0u);
             if (look >= seg_first + lid) {
@@ -117,6 +185,7 @@ fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps
         } else if (r.x == LB_CONTINUE) {
             look -= WINDOW;
         } else {
+#endif
             // Decoupled fallback: reduce the silent predecessor ourselves and publish it, so the
             // scan never waits on a workgroup that may never be scheduled.
             look -= r.y;

@@ -61,15 +61,25 @@ fn sg_total(r: Elem, incl: Elem) -> Elem {
     return sg_reduce(r);
 #endif
 }
+
+// A subgroup's exclusive scan of `r` and its total, in one go. Owner and fallback both take their
+// totals from here, so a tile's aggregate has the same bits whoever computes it.
+struct SgScan {
+    ex: Elem,
+    total: Elem,
+}
+
+fn sg_scan_total(r: Elem) -> SgScan {
+    let incl = sg_inclusive(r, g_lane, g_sg_size);
+    return SgScan(sg_exclusive_of(incl, g_lane), sg_total(r, incl));
+}
 #endif
 
 fn reduce4(x: vec4<Elem>) -> Elem {
     return combine(combine(combine(x.x, x.y), x.z), x.w);
 }
 
-// Scans the tile held in `v` within the workgroup: `pre[i]` receives the combined value of every
-// element of the tile before vec4 i; returns the tile's aggregate. Called by the whole workgroup.
-// Owner and fallback both use this, so a tile's aggregate has the same bits whoever computes it.
+// A workgroup's combination of its partial totals.
 struct WorkgroupPrefix {
     before: Elem,     // combined partial totals of the subgroups (invocations) before this one's
     aggregate: Elem,  // all of them: the tile's aggregate
@@ -86,9 +96,10 @@ fn workgroup_prefix(run: Elem) -> WorkgroupPrefix {
         wg_scan[sgid] = run;
     }
     workgroupBarrier();
+    let nsg = WG / g_sg_size;
     if (g_lid == 0u) {
         var acc = identity();
-        for (var s = 0u; s < WG / g_sg_size; s++) {
+        for (var s = 0u; s < nsg; s++) {
             let t = wg_scan[s];
             wg_scan[s] = acc;
             acc = combine(acc, t);
@@ -118,62 +129,64 @@ fn workgroup_prefix(run: Elem) -> WorkgroupPrefix {
 #endif
 }
 
-// Scans the tile held in `v` within the workgroup: `pre[i]` receives the combined value of every
-// element of the tile before vec4 i; returns the tile's aggregate. Called by the whole workgroup.
-fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array<Elem, VPT>>) -> Elem {
+// Scans the tile held in `v` in place: afterwards each element holds the combination of the
+// elements of its subgroup's run (its invocation's run, without subgroups) up to and including it
+// (excluding it, with EXCLUSIVE); the result's `before` goes in front of all of them. Rewriting the
+// tile instead of keeping a prefix per vec4 saves VPT registers across the lookback. The aggregate
+// is combined exactly as fallback_aggregate does, so both give the same bits, floats included.
+// Called by the whole workgroup.
+fn scan4(seed: Elem, x: vec4<Elem>) -> vec4<Elem> {
+    var y: vec4<Elem>;
+#if EXCLUSIVE
+    y.x = seed;
+    y.y = combine(y.x, x.x);
+    y.z = combine(y.y, x.y);
+    y.w = combine(y.z, x.z);
+#else
+    y.x = combine(seed, x.x);
+    y.y = combine(y.x, x.y);
+    y.z = combine(y.y, x.z);
+    y.w = combine(y.z, x.w);
+#endif
+    return y;
+}
+
+fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>) -> WorkgroupPrefix {
     var run = identity();
 #if SUBGROUPS
 #unroll I VPT
     {
-        let r = reduce4((*v)[{{I}}]);
-        let incl = sg_inclusive(r, g_lane, g_sg_size);
-        (*pre)[{{I}}] = combine(run, sg_exclusive_of(incl, g_lane));
-        run = combine(run, sg_total(r, incl));
+        let x = (*v)[{{I}}];
+        let sc = sg_scan_total(reduce4(x));
+        (*v)[{{I}}] = scan4(combine(run, sc.ex), x);
+        run = combine(run, sc.total);
     }
 #endunroll
 #else
 #unroll I VPT
-    (*pre)[{{I}}] = run;
-    run = combine(run, reduce4((*v)[{{I}}]));
+    {
+        let x = (*v)[{{I}}];
+        (*v)[{{I}}] = scan4(run, x);
+        run = combine(run, reduce4(x));
+    }
 #endunroll
 #endif
     let wp = workgroup_prefix(run);
-#unroll I VPT
-    (*pre)[{{I}}] = combine(wp.before, (*pre)[{{I}}]);
-#endunroll
 #if !SUBGROUPS
     workgroupBarrier();  // wg_scan may be reused by the next local_scan
 #endif
-    return wp.aggregate;
+    return wp;
 }
 
 #if !RTS_REDUCE
-fn store_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>, pre: ptr<function, array<Elem, VPT>>,
-              prefix: Elem) {
+// Writes the scanned tile: element = prefix (tiles before) + before (runs before in the tile) + v.
+fn store_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>, prefix: Elem) {
     let o = tile_origin(tile);
 #unroll I VPT
     {
         let e = vec_slot({{I}}u) * 4u;
         let x = (*v)[{{I}}];
-        var run = combine(prefix, (*pre)[{{I}}]);
-        var y: vec4<Elem>;
-#if EXCLUSIVE
-        y.x = run;
-        run = combine(run, x.x);
-        y.y = run;
-        run = combine(run, x.y);
-        y.z = run;
-        run = combine(run, x.z);
-        y.w = run;
-#else
-        run = combine(run, x.x);
-        y.x = run;
-        run = combine(run, x.y);
-        y.y = run;
-        run = combine(run, x.z);
-        y.z = run;
-        y.w = combine(run, x.w);
-#endif
+        let y = vec4<Elem>(combine(prefix, x.x), combine(prefix, x.y), combine(prefix, x.z), combine(prefix, x.w));
 #if SCALAR
         if (e < o.y) { output[o.x + e] = y.x; }
         if (e + 1u < o.y) { output[o.x + e + 1u] = y.y; }
@@ -198,8 +211,7 @@ fn fallback_aggregate(tile: u32) -> Elem {
 #unroll I VPT
 #if SUBGROUPS
     {
-        let r = reduce4(load_vec4(o, vec_slot({{I}}u)));
-        run = combine(run, sg_total(r, sg_inclusive(r, g_lane, g_sg_size)));
+        run = combine(run, sg_scan_total(reduce4(load_vec4(o, vec_slot({{I}}u)))).total);
     }
 #else
     run = combine(run, reduce4(load_vec4(o, vec_slot({{I}}u))));
@@ -233,16 +245,16 @@ fn main(@builtin(local_invocation_index) lid: u32,
         return;
     }
     var v: array<vec4<Elem>, VPT>;
-    var pre: array<Elem, VPT>;
     load_tile(tile, &v);
-    let aggregate = local_scan(&v, &pre);
+    let wp = local_scan(&v);
+    let aggregate = wp.aggregate;
 
 #if RTS_REDUCE
     if (lid == 0u) {
         partials[tile] = to_bits(aggregate);
     }
 #elif RTS_DOWNSWEEP
-    store_tile(tile, &v, &pre, from_bits(partials[tile]));
+    store_tile(tile, &v, combine(from_bits(partials[tile]), wp.before));
 #else
     let seg_first = tile - tile % params.tiles_per_row;
     let withhold = params.withhold_period != 0u && tile % params.withhold_period == params.withhold_period - 1u;
@@ -274,7 +286,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
                 carry[params.chunk] = to_bits(inclusive);
             }
         }
-        store_tile(tile, &v, &pre, prefix);
+        store_tile(tile, &v, combine(prefix, wp.before));
     } else if (lid == 0u) {
         // Arm the repair dispatches (their arguments were cleared to zero: no workgroups). Every
         // tile that gives up writes the same values, so no ordering is needed.
