@@ -26,21 +26,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         return;
     }
     let base = group * WG * VPT + lid;
+    // Every load is issued before the first store or combine: without that the compiler may keep
+    // one load in flight per invocation (src and dst could alias), and the yardstick then depends
+    // on memory latency, which varied from buffer to buffer on an H100.
+    let last = params.n_vec4 - 1u;
+    var v: array<vec4<u32>, VPT>;
+#unroll K VECS_PER_THREAD
+    v[{{K}}] = src[min(base + {{K}}u * WG, last)];
+#endunroll
 #if COPY
-    for (var k = 0u; k < VPT; k++) {
-        let i = base + k * WG;
-        if (i < params.n_vec4) {
-            dst[i] = src[i];
-        }
+#unroll K VECS_PER_THREAD
+    if (base + {{K}}u * WG <= last) {
+        dst[base + {{K}}u * WG] = v[{{K}}];
     }
+#endunroll
 #else
     var acc = vec4<u32>(0u);
-    for (var k = 0u; k < VPT; k++) {
-        let i = base + k * WG;
-        if (i < params.n_vec4) {
-            acc ^= src[i];
-        }
-    }
+#unroll K VECS_PER_THREAD
+    acc ^= v[{{K}}];
+#endunroll
     // A write that depends on every load keeps the compiler from dropping them; it almost never happens.
     if (all(acc == vec4<u32>(0x9e3779b9u))) {
         partials[group] = acc.x;
