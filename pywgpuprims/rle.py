@@ -55,7 +55,8 @@ int64); sizes are limited to fewer than 2^32 - 2^16 elements.
 
 Test and benchmark switches in ``device().options``: ``rle_withhold_period`` (every k-th tile
 withholds its lookback state, forcing the fallback), ``rle_max_steps`` (lookback budget; 0 forces
-the repair), ``rle_subgroups`` (False: the workgroup-memory path), ``rle_vpt`` (vec4 words per
+the repair), ``rle_subgroups`` (False: the workgroup-memory path), ``rle_sg_lookback`` (False:
+the windowed lookback through workgroup memory even with subgroups), ``rle_vpt`` (vec4 words per
 invocation of RLE for 32-bit values, 12), ``rle_compact_vpt`` (of compact, 8),
 ``rle_compact_store`` / ``rle_encode_store`` ("direct", "vec4" or "scalar"),
 ``rle_compact_stage`` (staging entries of compact.wgsl), ``rle_counts_vec4``,

@@ -309,10 +309,10 @@ def test_two_dimensional_grids(method, rng, monkeypatch):
         np.testing.assert_array_equal(pp.nonzero(m, method=method), np.flatnonzero(m))
 
 
-PATHS = [{"rle_subgroups": True}, {"rle_subgroups": False}]
+PATHS = [{"rle_subgroups": True}, {"rle_subgroups": True, "rle_sg_lookback": False}, {"rle_subgroups": False}]
 
 
-@pytest.mark.parametrize("path", PATHS, ids=["subgroups", "wgmem"])
+@pytest.mark.parametrize("path", PATHS, ids=["subgroups", "subgroups-window", "wgmem"])
 @pytest.mark.parametrize("period", [1, 2, 3])
 def test_forced_fallback(period, path, rng):
     """Withholding tiles publish nothing: successors must re-count them themselves."""
