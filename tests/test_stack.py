@@ -318,6 +318,9 @@ def test_clip_bboxes_with_a_depth_bound(rng):
     """A caller that knows the nesting depth skips the readback; any bound >= the depth is exact."""
     k, b = random_clips(rng, 20_000)
     want = clip_reference(k, b, (0, 0, 900, 900), "intersect")
-    depth = int(np.max(np.cumsum(np.where(k == pp.CLIP_BEGIN, 1, np.where(k == pp.CLIP_END, -1, 0)))))
+    walk = np.cumsum(np.where(k == pp.CLIP_BEGIN, 1, np.where(k == pp.CLIP_END, -1, 0)))
+    # Unmatched ends pop nothing: the depth is the walk clamped at zero, not its raw maximum (which
+    # once gave a bound of 1 for a depth of 95, seed 1914455479).
+    depth = int(np.max(walk - np.minimum(np.minimum.accumulate(walk), 0)))
     for bound in (depth, depth + 1, 4 * depth + 7):
         np.testing.assert_array_equal(pp.clip_bboxes(k, b, (0, 0, 900, 900), max_depth=bound), want)
