@@ -44,17 +44,11 @@ def raise_gpu_clock(dev: Device, seconds: float | None = None) -> None:
     if time.monotonic() - _last_clock_warm[0] < 1.0 or dev.info.get("adapter_type") == "CPU":
         return
     src, dst = dev.scratch(_CLOCK_WARM_BYTES), dev.scratch(_CLOCK_WARM_BYTES)
-    k = dev.kernel("bench/copy.wgsl", defines={"COPY": True, "WG": 256, "VECS_PER_THREAD": 4})
-    n_vec4 = _CLOCK_WARM_BYTES // 16
-    groups = -(-n_vec4 // 1024)
     if seconds is None:
         seconds = 2.0 if _last_clock_warm[0] == 0.0 else 0.5
     start = time.monotonic()
     for _ in range(400):  # batches of 100 copies (5-8 ms of GPU time each), queued back to back
-        b = dev.batch()
-        for _ in range(100):
-            b.dispatch(k, groups, params={"n_vec4": n_vec4, "n_groups": groups}, src=src, dst=dst)
-        b.submit()
+        copy_pass(dev, src, dst, _CLOCK_WARM_BYTES // 16, times=100)
         if time.monotonic() - start > seconds:
             break
     dev.sync()
@@ -185,11 +179,14 @@ class BenchContext:
         return r
 
 
-def copy_pass(dev: Device, src, dst, n_vec4: int, copy: bool = True, wg: int = 256, vpt: int = 4) -> None:
-    """Record and submit the baseline copy (or read-only) kernel over ``n_vec4`` vec4 words."""
+def copy_pass(dev: Device, src, dst, n_vec4: int, copy: bool = True, wg: int = 256, vpt: int = 4,
+              times: int = 1) -> None:
+    """Record and submit the baseline copy (or read-only) kernel over ``n_vec4`` vec4 words,
+    ``times`` dispatches in one batch."""
     k = dev.kernel("bench/copy.wgsl", defines={"COPY": copy, "WG": wg, "VECS_PER_THREAD": vpt})
     groups = -(-n_vec4 // (wg * vpt))
     b = dev.batch()
-    b.dispatch(k, groups, params={"n_vec4": n_vec4, "n_groups": groups}, src=src, **(
-        {"dst": dst} if copy else {"partials": dst}))
+    for _ in range(times):
+        b.dispatch(k, groups, params={"n_vec4": n_vec4, "n_groups": groups}, src=src, **(
+            {"dst": dst} if copy else {"partials": dst}))
     b.submit()
