@@ -42,6 +42,7 @@ SG_CARRY_SHUFFLE = True
 LOOKBACK_WINDOW = 8  # predecessors polled at once (H100 sweep: 8, 16, 32 within 3%)
 MAX_STEPS = 512  # lookback steps; with spins, window and fallbacks well under lavapipe's 65,535 loop trips
 REDUCE_LOADS = 32  # vec4 loads per invocation in the first pass (H100 sweep: 4, 8, 16, 24, 32)
+FINAL_LOADS = 8  # partials per invocation loaded at once in the final pass
 SCAN_DTYPES = tuple(WGSL_TYPE)
 
 __all__ = ["scan", "reduce"]
@@ -318,7 +319,7 @@ def encode_reduce(b, g: GpuArray, dst: GpuArray, op: str, defs: dict, rows: int,
     dev = g.device
     scalar = rows > 1 and row_len % 4 != 0
     loads = int(dev.options.get("reduce_loads", REDUCE_LOADS))
-    base = dict(defs, WG=WG, LOADS=loads, SUBGROUPS=_use_subgroups(dev), SCALAR=scalar)
+    base = dict(defs, WG=WG, LOADS=loads, FINAL_LOADS=FINAL_LOADS, SUBGROUPS=_use_subgroups(dev), SCALAR=scalar)
     k_part = dev.kernel("scan/reduce.wgsl", defines=dict(base, PARTIALS=True))
     k_final = dev.kernel("scan/reduce.wgsl", defines=dict(base, FINAL=True, SCALAR=False))
     chunk = WG * 4 * loads

@@ -31,7 +31,7 @@ struct Params {
 
 const WG: u32 = {{WG}}u;
 const CHUNK: u32 = WG * 4u * {{LOADS}}u;  // elements per workgroup
-const FINAL_LOADS: u32 = 8u;  // = the unroll count below
+const FINAL_LOADS: u32 = {{FINAL_LOADS}}u;
 
 var<workgroup> wg_red: array<Elem, WG>;
 
@@ -111,10 +111,10 @@ fn main(@builtin(local_invocation_index) lid: u32,
     let last = g * n + n - 1u;
     for (var i0 = lid; i0 < n; i0 += WG * FINAL_LOADS) {
         var p: array<Elem, FINAL_LOADS>;
-#unroll K 8
+#unroll K FINAL_LOADS
         p[{{K}}] = select(identity(), from_bits(partials[min(g * n + i0 + {{K}}u * WG, last)]), i0 + {{K}}u * WG < n);
 #endunroll
-#unroll K 8
+#unroll K FINAL_LOADS
         acc = combine(acc, p[{{K}}]);
 #endunroll
     }
