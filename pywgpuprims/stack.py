@@ -72,7 +72,7 @@ CLIP_END = 2
 
 WG = 256
 EPT = 16
-SPINE_WG = 1024
+SPINE_WG = 256
 # Leaf outputs go through workgroup memory so that stores are contiguous per subgroup instruction.
 STAGE_STORES = True
 
@@ -84,9 +84,9 @@ class BracketInfo(NamedTuple):
     unclosed_opens: int
 
 
-def _leaf_storage_bytes(wg: int) -> int:
-    """Workgroup memory of the leaf kernel: scan (2 WG), tree (2 WG), open lists (8 WG), slice (16 WG + 1)."""
-    return 4 * (28 * wg + 2)
+def _leaf_storage_bytes(wg: int, staged: bool = STAGE_STORES) -> int:
+    """Workgroup memory of the leaf kernel: scan (2 WG), walks (3 WG), block minima, staged stores (16 WG)."""
+    return 4 * (5 * wg + wg // 32 + (16 * wg if staged else 0))
 
 
 def _wg(dev: Device) -> int:
@@ -98,12 +98,9 @@ def _wg(dev: Device) -> int:
 
 
 def _spine_wg(dev: Device) -> int:
-    """The spine's workgroup: 1024 invocations where the device allows (fewer serial trips)."""
-    if "stack_spine_wg" in dev.options:
-        return int(dev.options["stack_spine_wg"])
-    lim = min(int(dev.limits.get("max-compute-invocations-per-workgroup", 256)),
-              int(dev.limits.get("max-compute-workgroup-size-x", 256)))
-    return SPINE_WG if lim >= SPINE_WG else 256
+    """The spine's workgroup: 256 invocations, chunks of 1024 partitions (tests shrink it to get
+    several chunks at small sizes)."""
+    return int(dev.options.get("stack_spine_wg", SPINE_WG))
 
 
 def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, info) -> None:
@@ -118,20 +115,35 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             "SUBGROUPS": dev.has_subgroups and bool(dev.options.get("stack_subgroups", True)),
             "STAGE_STORES": bool(dev.options.get("stack_stage_stores", STAGE_STORES))}
     k_red = dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True))
+    k_chain = dev.kernel("stack/bracket.wgsl", defines={"WG": 256, "CHAIN": True})
     k_leaf = dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True))
     swg = _spine_wg(dev)
-    k_spine = dev.kernel("stack/spine.wgsl", defines={"WG": swg})
+    chunk = min(4 * swg, tree_size)
+    n_chunks = tree_size // chunk
+    if n_chunks > 4 * swg:  # the top pass holds 4 chunks per invocation
+        swg = 256
+        chunk = min(4 * swg, tree_size)
+        n_chunks = tree_size // chunk
+    k_up, k_top, k_down = (dev.kernel("stack/spine.wgsl", defines={"WG": swg, m: True}) for m in ("UP", "TOP", "DOWN"))
     part_bic = dev.scratch(8 * n_parts)
     part_start = dev.scratch(4 * n_parts)
     opens = dev.scratch(4 * n_parts * P)
     tree = dev.scratch(8 * tree_size)
+    chain = dev.scratch(16 * n_parts)
+    chunk_bic = dev.scratch(8 * n_chunks)
+    chunk_start = dev.scratch(4 * n_chunks)
     params = {"n": n, "n_parts": n_parts, "n_groups": n_parts, "tree_size": tree_size}
+    sp = {"n_parts": n_parts, "tree_size": tree_size, "chunk": chunk, "n_chunks": n_chunks}
     b.dispatch(k_red, n_parts, params=params, input=g, part_bic=part_bic, opens_out=opens)
-    b.dispatch(k_spine, 1, params={"n_parts": n_parts, "chunk": -(-n_parts // (4 * swg)) * 4, "tree_size": tree_size,
-                                   "pad": 0}, part_bic=part_bic, part_start=part_start, tree=tree, info=info)
-    b.dispatch(k_leaf, n_parts, params=params, input=g, part_start=part_start, opens_out=opens, tree=tree,
+    b.dispatch(k_up, n_chunks, params=sp, part_bic=part_bic, chunk_bic=chunk_bic)
+    b.dispatch(k_top, 1, params=sp, part_bic=part_bic, chunk_bic=chunk_bic, chunk_start=chunk_start, tree=tree,
+               info=info)
+    b.dispatch(k_down, n_chunks, params=sp, part_bic=part_bic, chunk_start=chunk_start, part_start=part_start,
+               tree=tree)
+    b.dispatch(k_chain, -(-n_parts // 256), params=params, part_start=part_start, tree=tree, chain=chain)
+    b.dispatch(k_leaf, n_parts, params=params, input=g, opens_out=opens, tree=tree, chain=chain,
                link=link, depth=depth)
-    for buf in (part_bic, part_start, opens, tree):
+    for buf in (part_bic, part_start, opens, tree, chain, chunk_bic, chunk_start):
         dev.release(buf)
 
 

@@ -26,18 +26,26 @@ const P: u32 = WG * EPT;
 const INF: u32 = 0xffffffffu;
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> input: array<vec4<u32>>;
 #if REDUCE
+@group(0) @binding(1) var<storage, read> input: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read_write> part_bic: array<vec2<u32>>;
 @group(0) @binding(3) var<storage, read_write> opens_out: array<u32>;
-#else
+#endif
+#if CHAIN
 @group(0) @binding(2) var<storage, read> part_start: array<u32>;
+@group(0) @binding(4) var<storage, read> tree: array<u32>;
+@group(0) @binding(7) var<storage, read_write> chain: array<vec4<u32>>;
+#endif
+#if LEAF
+@group(0) @binding(1) var<storage, read> input: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> opens_out: array<u32>;
 @group(0) @binding(4) var<storage, read> tree: array<u32>;
 @group(0) @binding(5) var<storage, read_write> link: array<vec4<i32>>;
 @group(0) @binding(6) var<storage, read_write> depth: array<vec4<i32>>;
+@group(0) @binding(7) var<storage, read> chain: array<vec4<u32>>;
 #endif
 
+#if !CHAIN
 // (open mask, close mask) of one element word: MODE_U8 bytes (nonzero = open), MODE_U32 words
 // (nonzero = open), MODE_KIND words (1 = open, 2 = close, anything else = neither).
 fn word_bits(w: u32) -> vec2<u32> {
@@ -88,6 +96,8 @@ fn load_masks(p: u32, t: u32) -> vec2<u32> {
     let keep = select((1u << valid) - 1u, 0xffffu, valid >= 16u);
     return vec2<u32>(om & keep, cm & keep);
 }
+
+#endif
 
 // Bicyclic monoid: (a, b) = (closes popped from before, opens left open); x then y.
 fn bic_combine(x: vec2<u32>, y: vec2<u32>) -> vec2<u32> {
@@ -266,13 +276,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 }
 #endif
 
-#if LEAF
-const SH_TREE: u32 = 2u * WG;
-var<workgroup> sh_tree: array<u32, SH_TREE>;        // min tree over the invocations' minima
-var<workgroup> sh_uo: array<u32, P / 2u>;            // unmatched opens of invocation j, u16 pairs: word w at w * WG + j
-var<workgroup> sh_slice: array<u32, P + 1u>;         // incoming stack entries at heights lo .. hi
-var<workgroup> sh_lo: u32;
-
+#if !REDUCE
 // Largest leaf index q < start with leaf value < h in a min tree (leaves at [size, 2 size)), or -1.
 // The prefix [0, start) is covered by at most one node per level, (y >> k) - 1 where y >> k is odd
 // (y = size + start): all of them are loaded at once (independent loads, one round trip), the
@@ -307,35 +311,71 @@ fn gtree_query(start: u32, h: u32) -> i32 {
     }
     return i32(node - size);
 }
+#endif
 
-fn stree_query(start: u32, h: u32) -> i32 {
-    if (start == 0u) {
+#if CHAIN
+// Per partition q: (M[q] = its minimum stack size, parent(q) = nearest earlier partition with a
+// smaller minimum, first(q) = nearest earlier partition with a minimum below q's start height,
+// q's start height); INF for "none". The leaf walks first(p), parent(first(p)), ... to find the
+// owner of each height of the incoming stack it needs: heights only decrease along a partition.
+@compute @workgroup_size(WG)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let q = gid.x + gid.y * nwg.x * WG;
+    if (q >= params.n_parts) {
+        return;
+    }
+    let m = tree[params.tree_size + q];
+    let bp = part_start[q];
+    chain[q] = vec4<u32>(m, bitcast<u32>(gtree_query(q, m)), bitcast<u32>(gtree_query(q, bp)), bp);
+}
+#endif
+
+#if LEAF
+const NBLK: u32 = WG / 32u;                           // blocks of 32 invocations (any subgroup size)
+var<workgroup> sh_tmin: array<vec4<u32>, WG / 4u>;    // each invocation's minimum of B[0..16]
+var<workgroup> sh_surv: array<vec2<u32>, WG>;         // its unmatched opens (element offsets, 4 bits each) by height above that minimum
+var<workgroup> sh_bmin: array<u32, NBLK>;             // minimum of sh_tmin over each block
+#if STAGE_STORES
+var<workgroup> sh_stage: array<u32, P>;
+#endif
+
+// Last invocation l < limit of block `blk` with minimum < h (as an invocation index), or -1:
+// the block's 32 minima in 8 vector loads, then constant-indexed compares.
+fn block_last_below(blk: u32, limit: u32, h: u32) -> i32 {
+    var best = -1;
+#unroll K 8
+    {
+        let v = sh_tmin[blk * 8u + {{K}}u];
+#unroll C 4
+        if ({{K}}u * 4u + {{C}}u < limit && v[{{C}}] < h) {
+            best = i32(blk * 32u + {{K}}u * 4u + {{C}}u);
+        }
+#endunroll
+    }
+#endunroll
+    return best;
+}
+
+// Nearest invocation j < before whose elements hold a stack size below h, or -1.
+fn owner_search(before: u32, h: u32) -> i32 {
+    if (before == 0u) {
         return -1;
     }
-    var node = WG + start - 1u;
-    var found = false;
-    for (var it = 0u; it < 40u; it++) {
-        if (sh_tree[node] < h) {
-            found = true;
-            break;
-        }
-        node = node >> countTrailingZeros(node);
-        if (node <= 1u) {
-            break;
-        }
-        node -= 1u;
+    let blk = (before - 1u) / 32u;
+    let j = block_last_below(blk, before - blk * 32u, h);
+    if (j >= 0) {
+        return j;
     }
-    if (!found) {
+    var b = -1;
+    for (var k = 0u; k < blk; k++) {
+        if (sh_bmin[k] < h) {
+            b = i32(k);
+        }
+    }
+    if (b < 0) {
         return -1;
     }
-    for (var it = 0u; it < 40u; it++) {
-        if (node >= WG) {
-            break;
-        }
-        let r = 2u * node + 1u;
-        node = select(2u * node, r, sh_tree[r] < h);
-    }
-    return i32(node - WG);
+    return block_last_below(u32(b), 32u, h);
 }
 
 @compute @workgroup_size(WG)
@@ -362,7 +402,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 #endunroll
     var bic = vec2<u32>(u32(-smin), u32(s - smin));
     let pre = bic_exclusive(lid, bic);
-    let bp = part_start[p];
+    let own = chain[p];
+    let bp = own.w;
     // B[e]: stack size before element e; B[16] after the invocation's last element.
     var B: array<u32, 17>;
     B[0] = max(bp, pre.x) - pre.x + pre.y;
@@ -376,148 +417,147 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         tmin = min(tmin, B[{{E}} + 1]);
     }
 #endunroll
-    // Min tree over the invocations' minima (ends included); the root is the partition's minimum.
-    sh_tree[WG + lid] = tmin;
-    workgroupBarrier();
-    for (var level = WG >> 1u; level >= 1u; level = level >> 1u) {
-        if (lid < level) {
-            sh_tree[level + lid] = min(sh_tree[2u * (level + lid)], sh_tree[2u * (level + lid) + 1u]);
-        }
-        workgroupBarrier();
-    }
-    // This invocation's unmatched opens, by height above its minimum (at most 16: 8 words).
-#unroll W 8
-    sh_uo[{{W}}u * WG + lid] = 0u;
-#endunroll
+    // Unmatched opens: an open survives iff it is below everything after it in the invocation.
+    var surv = vec2<u32>(0u);
     var run = B[16];
 #unroll E 16
     {
         const e: u32 = 15u - {{E}}u;
-        if (((m.x >> e) & 1u) != 0u && B[e] < run) {
-            let idx = B[e] - tmin;
-            sh_uo[(idx / 2u) * WG + lid] |= (lid * EPT + e) << (16u * (idx & 1u));
-        }
+        let idx = B[e] - tmin;
+        let bits = select(0u, e << (4u * (idx & 7u)), ((m.x >> e) & 1u) != 0u && B[e] < run);
+        surv.x |= select(bits, 0u, idx >= 8u);
+        surv.y |= select(0u, bits, idx >= 8u);
         run = min(run, B[e]);
     }
 #endunroll
-    // The incoming stack slice this partition may need: heights lo .. hi (at most P + 1 of them).
-    let pmin = sh_tree[1];
-    let lo = max(pmin, 1u);
-    let hi = bp;
-    var count = 0u;
-    if (hi >= lo) {
-        count = min(hi - lo + 1u, P + 1u);
-    }
-    // Heights hi - lid - r * WG (r < 17): each invocation's heights descend, so its owner only
-    // moves left; neighbouring invocations read neighbouring list entries.
-    var q = i32(p);
-    var qm = 0u;
-    var have = false;
-    for (var r = 0u; r < 17u; r++) {
-        let k = lid + r * WG;
-        if (k >= count) {
-            break;
+    sh_tmin[lid / 4u][lid % 4u] = tmin;
+    sh_surv[lid] = surv;
+    workgroupBarrier();
+    if (lid < NBLK) {
+        var bm = INF;
+#unroll K 8
+        {
+            let v = sh_tmin[lid * 8u + {{K}}u];
+            bm = min(bm, min(min(v.x, v.y), min(v.z, v.w)));
         }
-        let h = hi - k;
-        if (!have || qm >= h) {
-            q = gtree_query(u32(q), h);
-            have = q >= 0;
-            if (have) {
-                qm = tree[params.tree_size + u32(q)];
-            }
-        }
-        var pos = INF;
-        if (have) {
-            pos = opens_out[u32(q) * P + (h - 1u - qm)];
-        }
-        sh_slice[h - lo] = pos;
-        if (!have) {
-            q = i32(p);
-        }
+#endunroll
+        sh_bmin[lid] = bm;
     }
     workgroupBarrier();
-    // Links: nearest k < i with B(k) < B(i).
+    // Links: nearest k < i with B(k) < B(i). First within the invocation (registers, constant
+    // indices); what is left are the elements that lower the invocation's running minimum, one for
+    // each height from B[0] down to its minimum, so those heights are looked up once each, in a loop
+    // (one copy of the lookup code), and handed to their elements.
     let base = p * P + lid * EPT;
-    var jq = -2;  // owner of the last unresolved target: -2 none yet, -1 before the partition
+    var lk: array<i32, 16>;
+    var pending = 0u;
+#unroll E 16
+    {
+        let t = B[{{E}}];
+        var cand = -1;
+#unroll F 16
+        if ({{F}} < {{E}}) {
+            if (B[{{F}}] < t) {
+                cand = {{F}};
+            }
+        }
+#endunroll
+        lk[{{E}}] = select(-1, i32(base) + cand, cand >= 0);
+        pending |= select(0u, 1u << {{E}}u, cand < 0 && t > 0u);
+    }
+#endunroll
+    // Heights only decrease here, so the owner invocation (then the owner partition) only moves
+    // left: it is searched again only when it stops qualifying.
+    var jo = -2;  // owner invocation: -2 not searched yet, -1 before the partition
+    var jmin = 0u;
+    var js = vec2<u32>(0u);
+    var q = -2;   // owner partition: -2 not looked up yet, -1 none
+    var qm = 0u;
+    var qpar = 0u;
+    for (var h = B[0]; pending != 0u && h > 0u; h--) {
+        var l = -1;
+        if (jo == -2 || (jo >= 0 && jmin >= h)) {
+            jo = owner_search(select(lid, u32(jo), jo >= 0), h);
+            if (jo >= 0) {
+                js = sh_surv[u32(jo)];
+                jmin = sh_tmin[u32(jo) / 4u][u32(jo) % 4u];
+            }
+        }
+        if (jo >= 0) {
+            // The open at height h is j's unmatched open at h - 1 - (j's minimum).
+            let idx = h - 1u - jmin;
+            l = i32(p * P + u32(jo) * EPT + ((select(js.x, js.y, idx >= 8u) >> (4u * (idx & 7u))) & 15u));
+        } else {
+            // Before the partition: the open at height h of the incoming stack, in the list of
+            // the nearest earlier partition whose minimum is below h.
+            if (q == -2) {
+                q = bitcast<i32>(own.z);
+                if (q >= 0) {
+                    let c = chain[u32(q)];
+                    qm = c.x;
+                    qpar = c.y;
+                }
+            }
+            for (var hop = 0u; hop < 8u; hop++) {
+                if (q < 0 || qm < h) {
+                    break;
+                }
+                q = bitcast<i32>(qpar);
+                if (q >= 0) {
+                    let c = chain[u32(q)];
+                    qm = c.x;
+                    qpar = c.y;
+                }
+            }
+            if (q >= 0 && qm >= h) {  // a long chain: the tree instead
+                q = gtree_query(u32(q), h);
+                if (q >= 0) {
+                    let c = chain[u32(q)];
+                    qm = c.x;
+                    qpar = c.y;
+                }
+            }
+            if (q >= 0) {
+                l = i32(opens_out[u32(q) * P + (h - 1u - qm)]);
+            }
+        }
+#unroll E 16
+        if (((pending >> {{E}}u) & 1u) != 0u && B[{{E}}] == h) {
+            lk[{{E}}] = l;
+            pending &= ~(1u << {{E}}u);
+        }
+#endunroll
+    }
     let n_vec = (params.n + 3u) / 4u;
-#if STAGE_STORES
-    var lks: array<vec4<i32>, 4>;
-#endif
+#if !STAGE_STORES
 #unroll V 4
     {
-        var lk = vec4<i32>(-1);
-        var dp = vec4<i32>(0);
-#unroll E4 4
-        {
-            const e: u32 = {{V}}u * 4u + {{E4}}u;
-            let t = B[e];
-            var cand = -1;
-#unroll F 16
-            if ({{F}}u < e) {
-                if (B[{{F}}] < t) {
-                    cand = {{F}};
-                }
-            }
-#endunroll
-            var l = -1;
-            if (cand >= 0) {
-                l = i32(base) + cand;
-            } else if (t > 0u) {
-                // Unresolved targets only decrease along the invocation, so their owner thread
-                // only moves left: query only when the last owner no longer qualifies.
-                var need = jq == -2;
-                if (jq >= 0) {
-                    need = sh_tree[WG + u32(jq)] >= t;
-                }
-                if (need) {
-                    jq = stree_query(select(lid, u32(jq), jq >= 0), t);
-                }
-                let j = jq;
-                if (j >= 0) {
-                    let idx = t - 1u - sh_tree[WG + u32(j)];
-                    let w = sh_uo[(idx / 2u) * WG + u32(j)];
-                    l = i32(p * P + ((w >> (16u * (idx & 1u))) & 0xffffu));
-                } else if (t >= lo && t - lo < count) {
-                    l = i32(sh_slice[t - lo]);
-                }
-            }
-            lk[{{E4}}] = l;
-            dp[{{E4}}] = i32(min(t, B[e + 1u]));
-        }
-#endunroll
-#if STAGE_STORES
-        lks[{{V}}] = lk;
-#else
         let vi = base / 4u + {{V}}u;
         if (vi < n_vec) {
-            link[vi] = lk;
-            depth[vi] = dp;
+            link[vi] = vec4<i32>(lk[{{V}} * 4], lk[{{V}} * 4 + 1], lk[{{V}} * 4 + 2], lk[{{V}} * 4 + 3]);
+            depth[vi] = vec4<i32>(i32(min(B[{{V}} * 4], B[{{V}} * 4 + 1])), i32(min(B[{{V}} * 4 + 1], B[{{V}} * 4 + 2])),
+                                  i32(min(B[{{V}} * 4 + 2], B[{{V}} * 4 + 3])), i32(min(B[{{V}} * 4 + 3], B[{{V}} * 4 + 4])));
         }
-#endif
     }
 #endunroll
+#endif
 #if STAGE_STORES
-    // Through workgroup memory (the slice's, free now), so that each store instruction of a
-    // subgroup writes one contiguous span. Element w sits at w ^ ((w >> 4) & 15) (low 4 bits): at
-    // most 2-way bank conflicts on the invocation-major writes.
-    workgroupBarrier();
-    stage_store(lid, lks, p, n_vec, true);
-    var dps: array<vec4<i32>, 4>;  // depths rebuilt from B here: fewer registers live above
-#unroll V 4
-#unroll C 4
-    dps[{{V}}][{{C}}] = i32(min(B[{{V}} * 4 + {{C}}], B[{{V}} * 4 + {{C}} + 1]));
+    // Through workgroup memory, so that each store instruction of a subgroup writes one contiguous
+    // span. Element w sits at w ^ ((w >> 4) & 15) (low 4 bits): at most 2-way bank conflicts on the
+    // invocation-major writes.
+    var v: array<i32, 16>;
+#unroll E 16
+    v[{{E}}] = i32(min(B[{{E}}], B[{{E}} + 1]));
 #endunroll
-#endunroll
-    stage_store(lid, dps, p, n_vec, false);
+    stage_store(lid, lk, p, n_vec, true);
+    stage_store(lid, v, p, n_vec, false);
 #endif
 }
 
 #if STAGE_STORES
-fn stage_store(lid: u32, v: array<vec4<i32>, 4>, p: u32, n_vec: u32, is_link: bool) {
-#unroll V 4
-#unroll C 4
-    sh_slice[lid * 16u + (({{V}}u * 4u + {{C}}u) ^ (lid & 15u))] = bitcast<u32>(v[{{V}}][{{C}}]);
-#endunroll
+fn stage_store(lid: u32, v: array<i32, 16>, p: u32, n_vec: u32, is_link: bool) {
+#unroll E 16
+    sh_stage[lid * 16u + ({{E}}u ^ (lid & 15u))] = bitcast<u32>(v[{{E}}]);
 #endunroll
     workgroupBarrier();
 #unroll K 4
@@ -527,7 +567,7 @@ fn stage_store(lid: u32, v: array<vec4<i32>, 4>, p: u32, n_vec: u32, is_link: bo
 #unroll C 4
         {
             let w = 4u * q + {{C}}u;
-            o[{{C}}] = bitcast<i32>(sh_slice[(w & ~15u) | ((w & 15u) ^ ((w >> 4u) & 15u))]);
+            o[{{C}}] = bitcast<i32>(sh_stage[(w & ~15u) | ((w & 15u) ^ ((w >> 4u) & 15u))]);
         }
 #endunroll
         let vi = p * (P / 4u) + q;
