@@ -11,44 +11,48 @@ alone. ``B(i)`` is the stack size just before element ``i``.
 - ``depth[i] = min(B(i), B(i+1))``: for an open the number of opens enclosing it, for a matched
   close the depth of its open, for a draw the number of enclosing opens, for an unmatched close 0.
 
-Algorithm (``wgsl/stack/``), three dispatches, no inter-workgroup waiting at all:
+Algorithm (``wgsl/stack/``), six small dispatches, no inter-workgroup waiting at all:
 
-1. ``bracket.wgsl`` REDUCE: each partition of ``P = 16 * WG`` elements (4096 by default; 2048
-   where workgroup memory is under 28.7 KiB) computes its bicyclic summary (closes it pops from
-   outside, opens it leaves open) and scatters the global indices of the opens it leaves open into
-   a scratch list, slot = height above the partition's minimum (no compaction needed).
-2. ``spine.wgsl``: one workgroup (1024 invocations where allowed) scans the summaries into the
-   stack size at each partition start and each partition's minimum stack size ``M[q]``, and builds
-   a min segment tree over ``M``.
-3. ``bracket.wgsl`` LEAF: each partition recomputes ``B`` for its elements and answers
+1. ``bracket.wgsl`` REDUCE: each partition of ``P = 16 * WG`` elements (512 by default, larger
+   only past 2^29 elements) computes its bicyclic summary (closes it pops from outside, opens it
+   leaves open) and scatters the global indices of the opens it leaves open into a scratch list,
+   slot = height above the partition's minimum (no compaction needed).
+2. ``spine.wgsl`` UP, TOP, DOWN: chunks of 1024 partitions scan the summaries into the stack size
+   at each partition start and each partition's minimum stack size ``M[q]``, and build a min
+   segment tree over ``M``.
+3. ``bracket.wgsl`` CHAIN: per partition, its start size, ``parent(q)`` = nearest earlier partition
+   with a smaller minimum, and ``first(q)`` = nearest earlier partition with a minimum below its
+   start size (two tree queries).
+4. ``bracket.wgsl`` LEAF: each partition recomputes ``B`` for its elements and answers
    ``link[i]`` = nearest ``k < i`` with ``B(k) < B(i)`` (that ``k`` is the open at height ``B(i)``):
 
-   - within the invocation's 16 elements (registers, constant indices);
-   - else through a min tree over the invocations' minima in workgroup memory, and the owner's
-     list of unmatched opens (each invocation's targets only decrease, so its owner only moves
-     left and is re-queried only when it stops qualifying);
-   - else from a slice of the incoming stack, heights ``max(1, min B)`` to ``B(start)`` (at most
-     ``P + 1`` entries), which the workgroup materialises first: the owner partition of height
-     ``h`` is the nearest ``q < p`` with ``M[q] < h``, found in the global tree (the climb path is
-     loaded at once, then one load per level down), and the entry is read from ``q``'s list.
+   - within the invocation's 16 elements: a stack of 4-bit offsets in two registers;
+   - else (the element found that stack empty: one element per height from ``B(start)`` down to
+     the invocation's minimum) from the nearest earlier invocation whose minimum is below the
+     height, found in workgroup memory (its block of 32 minima, then block minima), which serves
+     every height down to its minimum from its own stack of unmatched opens;
+   - else from the nearest earlier partition ``q`` with ``M[q] < h``: walk ``first(p)``,
+     ``parent(...)`` (up to 8 hops, then the tree), and read ``q``'s list; ``q`` also serves a
+     whole range of heights.
 
    Scans use subgroup shuffles where the device has subgroups (one or two barriers), Hillis-Steele
-   in workgroup memory otherwise (the GL backend). Outputs are staged through workgroup memory so
-   that every store instruction writes a contiguous span.
+   in workgroup memory otherwise (the GL backend). Each invocation stores its own 16 outputs
+   (staging them through workgroup memory for contiguous stores cost occupancy: slower at random
+   input on an H100, faster at deep nesting).
 
-Depth is unbounded: no stack is capped at a partition's size (the slice covers any depth, the
-tree any distance); every loop has a constant bound (largest: 17 slice entries per invocation,
-tree walks <= 40 steps) far under lavapipe's 65,535 trips. Work is O(n) plus O(log n) per slice
-entry. Because no workgroup ever waits on another, there is no decoupled lookback and so no
-fallback to force: any schedule, any order of workgroups gives the same result; the price is
-reading the input twice (1 byte per element each time for bool/uint8 input).
+Depth is unbounded: no stack is capped at a partition's size (the lists cover any depth, the chain
+and tree any distance); every loop has a constant bound (owner rounds <= 17 per invocation, chain
+hops <= 8, tree walks <= 40 steps) far under lavapipe's 65,535 trips. Because no workgroup ever
+waits on another, there is no decoupled lookback and so no fallback to force: any schedule, any
+order of workgroups gives the same result; the price is reading the input twice (1 byte per element
+each time for bool/uint8 input).
 
-Limits: n < 2^31 - 2^16 (int32 indices); at most 2^20 partitions; the link/depth outputs and the
-scratch list (4 bytes per element) must fit the device's largest storage binding (no chunking).
+Limits: n < 2^31 - 2^16 (int32 indices); the link/depth outputs and the scratch list (4 bytes per
+element) must fit the device's largest storage binding (no chunking).
 
 Test and benchmark switches in ``device().options``: ``stack_wg`` (invocations per partition
-workgroup), ``stack_subgroups`` (False: workgroup-memory scans), ``stack_stage_stores`` (False:
-each invocation stores its own 16 outputs), ``stack_spine_wg``.
+workgroup), ``stack_subgroups`` (False: workgroup-memory scans), ``stack_stage_stores`` (True:
+outputs staged through workgroup memory), ``stack_spine_wg`` (spine chunks of 4 x that).
 """
 
 from __future__ import annotations
@@ -70,11 +74,11 @@ CLIP_DRAW = 0
 CLIP_BEGIN = 1
 CLIP_END = 2
 
-WG = 256
+WG = 32  # partition workgroup up to 2^29 elements (see _wg)
 EPT = 16
 SPINE_WG = 256
-# Leaf outputs go through workgroup memory so that stores are contiguous per subgroup instruction.
-STAGE_STORES = True
+# Leaf outputs through workgroup memory (contiguous stores) or each invocation's own stores.
+STAGE_STORES = False
 
 
 class BracketInfo(NamedTuple):
@@ -89,11 +93,16 @@ def _leaf_storage_bytes(wg: int, staged: bool = STAGE_STORES) -> int:
     return 4 * (5 * wg + wg // 32 + (16 * wg if staged else 0))
 
 
-def _wg(dev: Device) -> int:
-    """Invocations per partition workgroup (partition = 16 x that): 128 (2048-element partitions
-    ran 1.45x faster than 4096 on an H100 at 2^28, random and 2^20-deep alike)."""
+def _wg(dev: Device, n: int) -> int:
+    """Invocations per partition workgroup (partition = 16 x that): the smallest of 32, 64, 128
+    that keeps the partitions within 2^20 (the tree's reach). On an H100 at 2^28 random brackets
+    32 ran 117 G el/s, 64 114 (the owner searches are shorter; the spine is a few microseconds
+    either way)."""
     if "stack_wg" in dev.options:
         return int(dev.options["stack_wg"])
+    for wg in (32, 64):
+        if -(-n // (wg * EPT)) <= 1 << 20:
+            return wg
     return 128
 
 
@@ -107,7 +116,7 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     """Record bracket matching of ``g`` (mode "u8", "u32" or "kind") into ``link``/``depth``."""
     dev = g.device
     n = g.size
-    wg = _wg(dev)
+    wg = _wg(dev, n)
     P = wg * EPT
     n_parts = -(-n // P)
     tree_size = 1 << max(0, (n_parts - 1).bit_length())
@@ -181,7 +190,7 @@ def encode_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArr
 def _check_size(dev: Device, n: int, primitive: str) -> None:
     if n >= 2**31 - 2**16:
         raise InputError(primitive, f"{n} elements: indices must fit int32")
-    P = _wg(dev) * EPT
+    P = _wg(dev, n) * EPT
     if -(-n // P) > 1 << 20:  # the leaf's global tree walk covers 2^20 partitions
         raise InputError(primitive, f"{n} elements: at most {P << 20} with partitions of {P}")
     if 4 * (-(-n // P)) * P > dev.max_binding:
@@ -543,10 +552,10 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
     }
     copy_ns = ctx.copy_ns(9 * n // 2)
     limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
-    wgs = list(dict.fromkeys(w for w in (_wg(dev), 256, 64) if _leaf_storage_bytes(w) <= limit))
-    variants = [(w, True, True) for w in wgs] + [(wgs[0], True, False)]
+    wgs = list(dict.fromkeys(w for w in (_wg(dev, n), 64, 128) if _leaf_storage_bytes(w) <= limit))
+    variants = [(w, True, False) for w in wgs] + [(wgs[0], True, True)]
     if dev.has_subgroups:
-        variants.append((wgs[0], False, True))
+        variants.append((wgs[0], False, False))
     link = GpuArray.empty((n,), np.int32, dev)
     depth = GpuArray.empty((n,), np.int32, dev)
     g = GpuArray.empty((n,), np.uint8, dev)
@@ -568,7 +577,7 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
             finally:
                 dev.release(info)
             rows.append(ctx.row("bracket_match", f"{name}, partition {wg * EPT}{'' if sg else ', no subgroups'}"
-                                f"{'' if stage else ', direct stores'}",
+                                f"{', staged stores' if stage else ''}",
                                 n, ns, bytes_moved=9 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
                                 cuda_name="torch cumsum + stable sort by depth"))
             if want is not None:  # the last timed run's result against the vectorised reference

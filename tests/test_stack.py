@@ -11,7 +11,7 @@ from conftest import poisoned, run_with_lavapipe_threads
 import pywgpuprims as pp
 from pywgpuprims.stack import EPT, WG
 
-P = WG * EPT  # partition size (4096)
+P = WG * EPT  # default partition size (512)
 
 
 def reference(x):
@@ -139,7 +139,19 @@ def test_many_partitions_small_workgroups(rng):
         check(np.concatenate([[True], dyck(rng, 300_000), [False]]))
 
 
-@pytest.mark.parametrize("wg", [64, 256])
+@pytest.mark.parametrize("wg", [32, 64])
+def test_chain_past_eight_hops(wg, rng):
+    """Partitions that each leave two opens (a staircase of minima), then a run of closes: an
+    invocation's 16 targets lie in 8 partitions and later invocations start 8+ hops from their
+    partition's first owner, so the leaf falls back to the tree."""
+    p = wg * EPT
+    with options(stack_wg=wg, stack_spine_wg=32):
+        steps = [np.concatenate([[True], dyck(rng, p - 2), [True]]) for _ in range(80)]
+        x = np.concatenate(steps + [np.zeros(2 * p + 5, bool), rng.random(3 * p) < 0.5])
+        check(x)
+
+
+@pytest.mark.parametrize("wg", [32, 64, 256])
 def test_workgroup_memory_path(wg, rng):
     """The scans without subgroups (the GL backend's path; also the default where subgroups are absent)."""
     with options(stack_subgroups=False, stack_wg=wg):
@@ -153,9 +165,9 @@ def test_workgroup_memory_path(wg, rng):
                                       clip_reference(kinds, boxes, (0, 0, 900, 900), "intersect"))
 
 
-def test_direct_stores(rng):
-    """The variant that stores each invocation's outputs itself (no staging in workgroup memory)."""
-    with options(stack_stage_stores=False):
+def test_staged_stores(rng):
+    """The variant that stages the outputs through workgroup memory (contiguous stores)."""
+    with options(stack_stage_stores=True):
         for n in (P - 1, 3 * P + 2, 100_003):
             check(rng.random(n) < 0.5)
         check(np.concatenate([np.ones(60_000, bool), np.zeros(60_001, bool)]))

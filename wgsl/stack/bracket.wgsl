@@ -1,15 +1,17 @@
-// Bracket matching / stack monoid over partitions of P = WG * 16 elements, in three dispatches:
+// Bracket matching / stack monoid over partitions of P = WG * 16 elements (with stack/spine.wgsl):
 //   REDUCE: each partition's bicyclic summary (a = closes it pops from outside, b = opens it leaves
 //           open) and, scattered directly by height, the global indices of those b unmatched opens.
-//   stack/spine.wgsl: one workgroup scans the summaries (stack size at each partition start, min
-//           stack size inside each partition) and builds a min segment tree over partition minima.
+//   stack/spine.wgsl: the stack size at each partition start, each partition's minimum M[q], and a
+//           min segment tree over M.
+//   CHAIN:  per partition q: M[q], parent(q) (nearest earlier partition with a smaller minimum),
+//           first(q) (nearest earlier partition with a minimum below q's start size), start size.
 //   LEAF:   each partition recomputes its stack sizes B(i) (stack size before element i) and finds,
-//           for every element, the nearest k < i with B(k) < B(i): in the invocation's registers,
-//           then through a min tree over the invocations' minima in workgroup memory, then through a
-//           slice of the incoming stack materialised from the global tree (heights m_p..B_start).
+//           for every element, the nearest k < i with B(k) < B(i): in the invocation's registers (a
+//           stack of 4-bit offsets), else from the nearest earlier invocation whose minimum is below
+//           B(i) (workgroup memory), else from the owner partition reached along the chain.
 // No workgroup waits on another (no lookback), so nothing depends on forward progress; every loop
 // has a constant or small bound. Depth is unbounded (u32 stack sizes).
-// Defines: WG (invocations; P = 16 * WG), MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | LEAF,
+// Defines: WG (invocations; P = 16 * WG), MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | CHAIN | LEAF,
 // SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
 // STAGE_STORES (outputs through workgroup memory, for contiguous stores).
 
@@ -237,10 +239,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         @builtin(num_workgroups) nwg: vec3<u32>) {
 #if SUBGROUPS
     g_lane = lane;
-    g_sg = sg_size;
+    g_sg = min(sg_size, WG);  // a workgroup smaller than the subgroup fills only part of it
 #endif
     let p = wid.x + wid.y * nwg.x;
-    if (p >= params.n_groups) {
+    if (p >= params.n_parts) {
         return;
     }
     let m = load_masks(p, lid);
@@ -333,7 +335,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 #if LEAF
 const NBLK: u32 = WG / 32u;                           // blocks of 32 invocations (any subgroup size)
 var<workgroup> sh_tmin: array<vec4<u32>, WG / 4u>;    // each invocation's minimum of B[0..16]
-var<workgroup> sh_surv: array<vec2<u32>, WG>;         // its unmatched opens (element offsets, 4 bits each) by height above that minimum
+var<workgroup> sh_surv: array<vec4<u32>, WG>;         // its unmatched opens (element offsets, 4 bits each, top first), B[16]
 var<workgroup> sh_bmin: array<u32, NBLK>;             // minimum of sh_tmin over each block
 #if STAGE_STORES
 var<workgroup> sh_stage: array<u32, P>;
@@ -386,7 +388,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         @builtin(num_workgroups) nwg: vec3<u32>) {
 #if SUBGROUPS
     g_lane = lane;
-    g_sg = sg_size;
+    g_sg = min(sg_size, WG);  // a workgroup smaller than the subgroup fills only part of it
 #endif
     let p = wid.x + wid.y * nwg.x;
     if (p >= params.n_groups) {
@@ -417,21 +419,30 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         tmin = min(tmin, B[{{E}} + 1]);
     }
 #endunroll
-    // Unmatched opens: an open survives iff it is below everything after it in the invocation.
-    var surv = vec2<u32>(0u);
-    var run = B[16];
+    // Links within the invocation: an element stack of offsets, 4 bits each (top in the low bits of
+    // a 64-bit shift register in two words). An element finding it empty is pending: its target is
+    // the open at height B[e] of the stack on entry. What is left at the end are the invocation's
+    // unmatched opens, heights B[16] - 1 (top) down to its minimum.
+    let base = p * P + lid * EPT;
+    var lk: array<i32, 16>;
+    var pending = 0u;
+    var lo = 0u;
+    var hi = 0u;
+    var sz = 0u;
 #unroll E 16
     {
-        const e: u32 = 15u - {{E}}u;
-        let idx = B[e] - tmin;
-        let bits = select(0u, e << (4u * (idx & 7u)), ((m.x >> e) & 1u) != 0u && B[e] < run);
-        surv.x |= select(bits, 0u, idx >= 8u);
-        surv.y |= select(0u, bits, idx >= 8u);
-        run = min(run, B[e]);
+        let o = ((m.x >> {{E}}u) & 1u) != 0u;
+        let popped = ((m.y >> {{E}}u) & 1u) != 0u && sz > 0u;
+        lk[{{E}}] = select(-1, i32(base + (lo & 15u)), sz > 0u);
+        pending |= select(0u, 1u << {{E}}u, sz == 0u && B[{{E}}] > 0u);
+        let nlo = select(select(lo, (lo >> 4u) | (hi << 28u), popped), (lo << 4u) | {{E}}u, o);
+        hi = select(select(hi, hi >> 4u, popped), (hi << 4u) | (lo >> 28u), o);
+        lo = nlo;
+        sz = select(select(sz, sz - 1u, popped), sz + 1u, o);
     }
 #endunroll
     sh_tmin[lid / 4u][lid % 4u] = tmin;
-    sh_surv[lid] = surv;
+    sh_surv[lid] = vec4<u32>(lo, hi, B[16], 0u);
     workgroupBarrier();
     if (lid < NBLK) {
         var bm = INF;
@@ -444,52 +455,36 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         sh_bmin[lid] = bm;
     }
     workgroupBarrier();
-    // Links: nearest k < i with B(k) < B(i). First within the invocation (registers, constant
-    // indices); what is left are the elements that lower the invocation's running minimum, one for
-    // each height from B[0] down to its minimum, so those heights are looked up once each, in a loop
-    // (one copy of the lookup code), and handed to their elements.
-    let base = p * P + lid * EPT;
-    var lk: array<i32, 16>;
-    var pending = 0u;
-#unroll E 16
-    {
-        let t = B[{{E}}];
-        var cand = -1;
-#unroll F 16
-        if ({{F}} < {{E}}) {
-            if (B[{{F}}] < t) {
-                cand = {{F}};
-            }
-        }
-#endunroll
-        lk[{{E}}] = select(-1, i32(base) + cand, cand >= 0);
-        pending |= select(0u, 1u << {{E}}u, cand < 0 && t > 0u);
-    }
-#endunroll
-    // Heights only decrease here, so the owner invocation (then the owner partition) only moves
-    // left: it is searched again only when it stops qualifying.
+    // The owners of the pending heights, highest first: an owner invocation j serves every height
+    // in (its minimum, h], an owner partition q every height in (M[q], h]; each round hands a whole
+    // range to its elements. Heights only decrease, so owners only move left.
+    var h = B[0];
     var jo = -2;  // owner invocation: -2 not searched yet, -1 before the partition
-    var jmin = 0u;
-    var js = vec2<u32>(0u);
     var q = -2;   // owner partition: -2 not looked up yet, -1 none
     var qm = 0u;
     var qpar = 0u;
-    for (var h = B[0]; pending != 0u && h > 0u; h--) {
-        var l = -1;
-        if (jo == -2 || (jo >= 0 && jmin >= h)) {
+    for (var round = 0u; round < 17u && pending != 0u && h > 0u; round++) {
+        if (jo != -1) {
             jo = owner_search(select(lid, u32(jo), jo >= 0), h);
-            if (jo >= 0) {
-                js = sh_surv[u32(jo)];
-                jmin = sh_tmin[u32(jo) / 4u][u32(jo) % 4u];
-            }
         }
         if (jo >= 0) {
-            // The open at height h is j's unmatched open at h - 1 - (j's minimum).
-            let idx = h - 1u - jmin;
-            l = i32(p * P + u32(jo) * EPT + ((select(js.x, js.y, idx >= 8u) >> (4u * (idx & 7u))) & 15u));
+            let js = sh_surv[u32(jo)];
+            let jmin = sh_tmin[u32(jo) / 4u][u32(jo) % 4u];
+            let jbase = i32(p * P + u32(jo) * EPT);
+            // The open at height t is j's unmatched open number B_j[16] - t from the top.
+#unroll E 16
+            {
+                let k = js.z - B[{{E}}];
+                if (((pending >> {{E}}u) & 1u) != 0u && B[{{E}}] > jmin) {
+                    lk[{{E}}] = jbase + i32((select(js.x, js.y, k >= 8u) >> (4u * (k & 7u))) & 15u);
+                    pending &= ~(1u << {{E}}u);
+                }
+            }
+#endunroll
+            h = jmin;
         } else {
-            // Before the partition: the open at height h of the incoming stack, in the list of
-            // the nearest earlier partition whose minimum is below h.
+            // Before the partition: the open at height t of the incoming stack, in the list of the
+            // nearest earlier partition whose minimum is below t.
             if (q == -2) {
                 q = bitcast<i32>(own.z);
                 if (q >= 0) {
@@ -517,16 +512,18 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
                     qpar = c.y;
                 }
             }
-            if (q >= 0) {
-                l = i32(opens_out[u32(q) * P + (h - 1u - qm)]);
+            if (q < 0) {
+                break;  // inconsistent summaries; cannot happen for t > 0
             }
-        }
+            let qbase = u32(q) * P - 1u - qm;
 #unroll E 16
-        if (((pending >> {{E}}u) & 1u) != 0u && B[{{E}}] == h) {
-            lk[{{E}}] = l;
-            pending &= ~(1u << {{E}}u);
-        }
+            if (((pending >> {{E}}u) & 1u) != 0u && B[{{E}}] > qm) {
+                lk[{{E}}] = i32(opens_out[qbase + B[{{E}}]]);
+                pending &= ~(1u << {{E}}u);
+            }
 #endunroll
+            h = qm;
+        }
     }
     let n_vec = (params.n + 3u) / 4u;
 #if !STAGE_STORES
