@@ -89,8 +89,9 @@ class BracketInfo(NamedTuple):
 
 
 def _leaf_storage_bytes(wg: int, staged: bool = STAGE_STORES) -> int:
-    """Workgroup memory of the leaf kernel: scan (2 WG), walks (3 WG), block minima, staged stores (16 WG)."""
-    return 4 * (5 * wg + wg // 32 + (16 * wg if staged else 0))
+    """Workgroup memory of the leaf kernel in bytes: scan (2 WG words), minima (WG), unmatched-open
+    stacks (4 WG), block minima, staged stores (16 WG)."""
+    return 4 * (7 * wg + wg // 32 + (16 * wg if staged else 0))
 
 
 def _wg(dev: Device, n: int) -> int:

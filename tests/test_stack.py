@@ -123,9 +123,9 @@ def test_unbalanced(rng):
 
 
 def test_many_partitions_small_workgroups(rng):
-    """WG = 64 (partitions of 1024), spine of 32 invocations: spine chunks > 4 and a deeper global
-    tree at modest sizes."""
-    with options(stack_wg=64, stack_spine_wg=32):  # spine: several trips of 4 per invocation
+    """WG = 64 (partitions of 1024), spine of 32 invocations: several spine chunks (of 128
+    partitions) and a deeper global tree at modest sizes."""
+    with options(stack_wg=64, stack_spine_wg=32):
         p = 64 * EPT
         for parts in (255, 256, 257, 700):
             check(rng.random(parts * p + int(rng.integers(-1, 2))) < 0.5)

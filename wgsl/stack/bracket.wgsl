@@ -380,6 +380,14 @@ fn owner_search(before: u32, h: u32) -> i32 {
     return block_last_below(u32(b), 32u, h);
 }
 
+// Partition q's (minimum M[q], parent(q)); (INF, INF) for none (q < 0).
+fn chain_entry(q: i32) -> vec2<u32> {
+    if (q < 0) {
+        return vec2<u32>(INF);
+    }
+    return chain[u32(q)].xy;
+}
+
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
 #if SUBGROUPS
@@ -402,8 +410,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     s += i32((m.x >> {{E}}u) & 1u) - i32((m.y >> {{E}}u) & 1u);
     smin = min(smin, s);
 #endunroll
-    var bic = vec2<u32>(u32(-smin), u32(s - smin));
-    let pre = bic_exclusive(lid, bic);
+    let pre = bic_exclusive(lid, vec2<u32>(u32(-smin), u32(s - smin)));
     let own = chain[p];
     let bp = own.w;
     // B[e]: stack size before element e; B[16] after the invocation's last element.
@@ -461,8 +468,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var h = B[0];
     var jo = -2;  // owner invocation: -2 not searched yet, -1 before the partition
     var q = -2;   // owner partition: -2 not looked up yet, -1 none
-    var qm = 0u;
-    var qpar = 0u;
+    var qc = vec2<u32>(0u);  // its (minimum, parent)
     for (var round = 0u; round < 17u && pending != 0u && h > 0u; round++) {
         if (jo != -1) {
             jo = owner_search(select(lid, u32(jo), jo >= 0), h);
@@ -487,34 +493,23 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             // nearest earlier partition whose minimum is below t.
             if (q == -2) {
                 q = bitcast<i32>(own.z);
-                if (q >= 0) {
-                    let c = chain[u32(q)];
-                    qm = c.x;
-                    qpar = c.y;
-                }
+                qc = chain_entry(q);
             }
             for (var hop = 0u; hop < 8u; hop++) {
-                if (q < 0 || qm < h) {
+                if (q < 0 || qc.x < h) {
                     break;
                 }
-                q = bitcast<i32>(qpar);
-                if (q >= 0) {
-                    let c = chain[u32(q)];
-                    qm = c.x;
-                    qpar = c.y;
-                }
+                q = bitcast<i32>(qc.y);
+                qc = chain_entry(q);
             }
-            if (q >= 0 && qm >= h) {  // a long chain: the tree instead
+            if (q >= 0 && qc.x >= h) {  // a long chain: the tree instead
                 q = gtree_query(u32(q), h);
-                if (q >= 0) {
-                    let c = chain[u32(q)];
-                    qm = c.x;
-                    qpar = c.y;
-                }
+                qc = chain_entry(q);
             }
             if (q < 0) {
                 break;  // inconsistent summaries; cannot happen for t > 0
             }
+            let qm = qc.x;
             let qbase = u32(q) * P - 1u - qm;
 #unroll E 16
             if (((pending >> {{E}}u) & 1u) != 0u && B[{{E}}] > qm) {

@@ -4,7 +4,7 @@
 // leaves = INF, node k = min(node 2k, node 2k + 1).
 //   UP:   each chunk's bicyclic summary.
 //   TOP:  one workgroup scans the chunk summaries (stack size at each chunk's start), and builds
-//         the tree's levels above the chunks (a chunk's minimum is its start minus its pops,
+//         the tree's levels above the chunk roots (a chunk's minimum is its start minus its pops,
 //         clamped at 0); info[0] = closes left unmatched, info[1] = opens left unclosed.
 //   DOWN: each chunk rescans its partitions from its start, writes their start sizes and its
 //         subtree (leaves up to its root).
@@ -147,8 +147,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
             chunk_start[c] = stack;
             let low = max(stack, v[{{K}}].x) - v[{{K}}].x;
             let m = select(INF, low, c * params.chunk < params.n_parts);
-            sh_heap[nc + c] = m;
-            tree[nc + c] = m;
+            sh_heap[nc + c] = m;  // the chunk roots themselves are DOWN's to write
             stack = bic_apply(stack, v[{{K}}]);
         }
     }
