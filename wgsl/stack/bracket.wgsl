@@ -15,12 +15,25 @@
 // SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
 // STAGE_STORES (outputs through workgroup memory, for contiguous stores).
 
+#if ONEPASS
+struct Params {
+    n: u32,               // elements
+    n_parts: u32,         // partitions
+    n_groups: u32,        // workgroups asked for (the grid may round up)
+    tag: u32,             // high bits of this call's list entries: (0x80000 | epoch) << 12
+    withhold_period: u32, // test switch: partition t with t % period == period - 1 publishes no state
+    withhold_lists: u32,  // test switch: 1 = no partition writes its list (readers rebuild entries)
+    max_hops: u32,        // owner-walk budget; past it the repair passes take over
+    max_steps: u32,       // lookback budget (steps of WG predecessors)
+}
+#else
 struct Params {
     n: u32,          // elements
     n_parts: u32,    // partitions
     n_groups: u32,   // workgroups asked for (the grid may round up)
     tree_size: u32,  // leaves of the global min tree (a power of two >= n_parts)
 }
+#endif
 
 const WG: u32 = {{WG}}u;
 const EPT: u32 = 16u;
@@ -186,7 +199,7 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
 }
 #endif
 
-#if LEAF
+#if SCAN_INV
 // Exclusive bicyclic scan over the workgroup's invocations.
 fn bic_exclusive(lid: u32, bic: vec2<u32>) -> vec2<u32> {
 #if SUBGROUPS
@@ -278,7 +291,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 }
 #endif
 
-#if !REDUCE
+#if GTREE
 // Largest leaf index q < start with leaf value < h in a min tree (leaves at [size, 2 size)), or -1.
 // The prefix [0, start) is covered by at most one node per level, (y >> k) - 1 where y >> k is odd
 // (y = size + start): all of them are loaded at once (independent loads, one round trip), the
@@ -332,7 +345,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 #endif
 
-#if LEAF
+#if OWNERS
 const NBLK: u32 = WG / 32u;                           // blocks of 32 invocations (any subgroup size)
 var<workgroup> sh_tmin: array<vec4<u32>, WG / 4u>;    // each invocation's minimum of B[0..16]
 var<workgroup> sh_surv: array<vec4<u32>, WG>;         // its unmatched opens (element offsets, 4 bits each, top first), B[16]
@@ -380,6 +393,126 @@ fn owner_search(before: u32, h: u32) -> i32 {
     return block_last_below(u32(b), 32u, h);
 }
 
+#endif
+
+#if OWNERS
+// The invocation's bicyclic summary: (closes it pops from before it, opens it leaves open).
+fn inv_summary(m: vec2<u32>) -> vec2<u32> {
+    var s = 0;
+    var smin = 0;
+#unroll E 16
+    s += i32((m.x >> {{E}}u) & 1u) - i32((m.y >> {{E}}u) & 1u);
+    smin = min(smin, s);
+#endunroll
+    return vec2<u32>(u32(-smin), u32(s - smin));
+}
+
+// Stack sizes: B[e] before element e (B[16] after the last) from B[0] = b0; returns their minimum.
+fn inv_heights(m: vec2<u32>, b0: u32, B: ptr<function, array<u32, 17>>) -> u32 {
+    (*B)[0] = b0;
+    var tmin = b0;
+#unroll E 16
+    {
+        let cur = (*B)[{{E}}];
+        let o = (m.x >> {{E}}u) & 1u;
+        let c = (m.y >> {{E}}u) & 1u;
+        (*B)[{{E}} + 1] = select(select(cur, max(cur, 1u) - 1u, c != 0u), cur + 1u, o != 0u);
+        tmin = min(tmin, (*B)[{{E}} + 1]);
+    }
+#endunroll
+    return tmin;
+}
+
+// Links within the invocation: an element stack of offsets, 4 bits each (top in the low bits of a
+// 64-bit shift register in two words). Returns (mask of the elements that found that stack empty,
+// lo, hi, size): what is left are the invocation's unmatched opens, top first. An element that
+// found the stack empty is pending when B[e] > 0: its target is the open at height B[e] of the
+// stack on entry.
+fn inv_links(m: vec2<u32>, base: u32, lk: ptr<function, array<i32, 16>>) -> vec4<u32> {
+    var empty = 0u;
+    var lo = 0u;
+    var hi = 0u;
+    var sz = 0u;
+#unroll E 16
+    {
+        let o = ((m.x >> {{E}}u) & 1u) != 0u;
+        let popped = ((m.y >> {{E}}u) & 1u) != 0u && sz > 0u;
+        (*lk)[{{E}}] = select(-1, i32(base + (lo & 15u)), sz > 0u);
+        empty |= select(0u, 1u << {{E}}u, sz == 0u);
+        let nlo = select(select(lo, (lo >> 4u) | (hi << 28u), popped), (lo << 4u) | {{E}}u, o);
+        hi = select(select(hi, hi >> 4u, popped), (hi << 4u) | (lo >> 28u), o);
+        lo = nlo;
+        sz = select(select(sz, sz - 1u, popped), sz + 1u, o);
+    }
+#endunroll
+    return vec4<u32>(empty, lo, hi, sz);
+}
+
+fn positive_mask(B: ptr<function, array<u32, 17>>) -> u32 {
+    var mask = 0u;
+#unroll E 16
+    mask |= select(0u, 1u << {{E}}u, (*B)[{{E}}] > 0u);
+#endunroll
+    return mask;
+}
+
+// Publishes the invocation's minimum and unmatched opens to the workgroup, then the block minima.
+fn share_invocations(lid: u32, tmin: u32, st: vec4<u32>, b16: u32) {
+    sh_tmin[lid / 4u][lid % 4u] = tmin;
+    sh_surv[lid] = vec4<u32>(st.y, st.z, b16, 0u);
+    workgroupBarrier();
+    if (lid < NBLK) {
+        var bm = INF;
+#unroll K 8
+        {
+            let v = sh_tmin[lid * 8u + {{K}}u];
+            bm = min(bm, min(min(v.x, v.y), min(v.z, v.w)));
+        }
+#endunroll
+        sh_bmin[lid] = bm;
+    }
+    workgroupBarrier();
+}
+
+// Hands every pending height above invocation jo's minimum to jo (whose minimum is below the
+// current height): the open at height t is jo's unmatched open number B_jo[16] - t from the top.
+// Returns jo's minimum.
+fn serve_from_invocation(p: u32, jo: u32, B: ptr<function, array<u32, 17>>, lk: ptr<function, array<i32, 16>>,
+                         pending: ptr<function, u32>) -> u32 {
+    let js = sh_surv[jo];
+    let jmin = sh_tmin[jo / 4u][jo % 4u];
+    let jbase = i32(p * P + jo * EPT);
+#unroll E 16
+    {
+        let k = js.z - (*B)[{{E}}];
+        if ((((*pending) >> {{E}}u) & 1u) != 0u && (*B)[{{E}}] > jmin) {
+            (*lk)[{{E}}] = jbase + i32((select(js.x, js.y, k >= 8u) >> (4u * (k & 7u))) & 15u);
+            *pending &= ~(1u << {{E}}u);
+        }
+    }
+#endunroll
+    return jmin;
+}
+
+// Each invocation's own 16 links and depths (depth = min(B[e], B[e + 1])).
+fn store_direct(base: u32, lk: ptr<function, array<i32, 16>>, B: ptr<function, array<u32, 17>>) {
+    let n_vec = (params.n + 3u) / 4u;
+#unroll V 4
+    {
+        let vi = base / 4u + {{V}}u;
+        if (vi < n_vec) {
+            link[vi] = vec4<i32>((*lk)[{{V}} * 4], (*lk)[{{V}} * 4 + 1], (*lk)[{{V}} * 4 + 2], (*lk)[{{V}} * 4 + 3]);
+            depth[vi] = vec4<i32>(i32(min((*B)[{{V}} * 4], (*B)[{{V}} * 4 + 1])),
+                                  i32(min((*B)[{{V}} * 4 + 1], (*B)[{{V}} * 4 + 2])),
+                                  i32(min((*B)[{{V}} * 4 + 2], (*B)[{{V}} * 4 + 3])),
+                                  i32(min((*B)[{{V}} * 4 + 3], (*B)[{{V}} * 4 + 4])));
+        }
+    }
+#endunroll
+}
+#endif
+
+#if LEAF
 // Partition q's (minimum M[q], parent(q)); (INF, INF) for none (q < 0).
 fn chain_entry(q: i32) -> vec2<u32> {
     if (q < 0) {
@@ -403,65 +536,16 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         return;
     }
     let m = load_masks(p, lid);
-    // The invocation's bicyclic summary.
-    var s = 0;
-    var smin = 0;
-#unroll E 16
-    s += i32((m.x >> {{E}}u) & 1u) - i32((m.y >> {{E}}u) & 1u);
-    smin = min(smin, s);
-#endunroll
-    let pre = bic_exclusive(lid, vec2<u32>(u32(-smin), u32(s - smin)));
+    let pre = bic_exclusive(lid, inv_summary(m));
     let own = chain[p];
     let bp = own.w;
-    // B[e]: stack size before element e; B[16] after the invocation's last element.
     var B: array<u32, 17>;
-    B[0] = max(bp, pre.x) - pre.x + pre.y;
-    var tmin = B[0];
-#unroll E 16
-    {
-        let cur = B[{{E}}];
-        let o = (m.x >> {{E}}u) & 1u;
-        let c = (m.y >> {{E}}u) & 1u;
-        B[{{E}} + 1] = select(select(cur, max(cur, 1u) - 1u, c != 0u), cur + 1u, o != 0u);
-        tmin = min(tmin, B[{{E}} + 1]);
-    }
-#endunroll
-    // Links within the invocation: an element stack of offsets, 4 bits each (top in the low bits of
-    // a 64-bit shift register in two words). An element finding it empty is pending: its target is
-    // the open at height B[e] of the stack on entry. What is left at the end are the invocation's
-    // unmatched opens, heights B[16] - 1 (top) down to its minimum.
+    let tmin = inv_heights(m, max(bp, pre.x) - pre.x + pre.y, &B);
     let base = p * P + lid * EPT;
     var lk: array<i32, 16>;
-    var pending = 0u;
-    var lo = 0u;
-    var hi = 0u;
-    var sz = 0u;
-#unroll E 16
-    {
-        let o = ((m.x >> {{E}}u) & 1u) != 0u;
-        let popped = ((m.y >> {{E}}u) & 1u) != 0u && sz > 0u;
-        lk[{{E}}] = select(-1, i32(base + (lo & 15u)), sz > 0u);
-        pending |= select(0u, 1u << {{E}}u, sz == 0u && B[{{E}}] > 0u);
-        let nlo = select(select(lo, (lo >> 4u) | (hi << 28u), popped), (lo << 4u) | {{E}}u, o);
-        hi = select(select(hi, hi >> 4u, popped), (hi << 4u) | (lo >> 28u), o);
-        lo = nlo;
-        sz = select(select(sz, sz - 1u, popped), sz + 1u, o);
-    }
-#endunroll
-    sh_tmin[lid / 4u][lid % 4u] = tmin;
-    sh_surv[lid] = vec4<u32>(lo, hi, B[16], 0u);
-    workgroupBarrier();
-    if (lid < NBLK) {
-        var bm = INF;
-#unroll K 8
-        {
-            let v = sh_tmin[lid * 8u + {{K}}u];
-            bm = min(bm, min(min(v.x, v.y), min(v.z, v.w)));
-        }
-#endunroll
-        sh_bmin[lid] = bm;
-    }
-    workgroupBarrier();
+    let st = inv_links(m, base, &lk);
+    var pending = st.x & positive_mask(&B);
+    share_invocations(lid, tmin, st, B[16]);
     // The owners of the pending heights, highest first: an owner invocation j serves every height
     // in (its minimum, h], an owner partition q every height in (M[q], h]; each round hands a whole
     // range to its elements. Heights only decrease, so owners only move left.
@@ -474,20 +558,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             jo = owner_search(select(lid, u32(jo), jo >= 0), h);
         }
         if (jo >= 0) {
-            let js = sh_surv[u32(jo)];
-            let jmin = sh_tmin[u32(jo) / 4u][u32(jo) % 4u];
-            let jbase = i32(p * P + u32(jo) * EPT);
-            // The open at height t is j's unmatched open number B_j[16] - t from the top.
-#unroll E 16
-            {
-                let k = js.z - B[{{E}}];
-                if (((pending >> {{E}}u) & 1u) != 0u && B[{{E}}] > jmin) {
-                    lk[{{E}}] = jbase + i32((select(js.x, js.y, k >= 8u) >> (4u * (k & 7u))) & 15u);
-                    pending &= ~(1u << {{E}}u);
-                }
-            }
-#endunroll
-            h = jmin;
+            h = serve_from_invocation(p, u32(jo), &B, &lk, &pending);
         } else {
             // Before the partition: the open at height t of the incoming stack, in the list of the
             // nearest earlier partition whose minimum is below t.
@@ -520,23 +591,14 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             h = qm;
         }
     }
-    let n_vec = (params.n + 3u) / 4u;
 #if !STAGE_STORES
-#unroll V 4
-    {
-        let vi = base / 4u + {{V}}u;
-        if (vi < n_vec) {
-            link[vi] = vec4<i32>(lk[{{V}} * 4], lk[{{V}} * 4 + 1], lk[{{V}} * 4 + 2], lk[{{V}} * 4 + 3]);
-            depth[vi] = vec4<i32>(i32(min(B[{{V}} * 4], B[{{V}} * 4 + 1])), i32(min(B[{{V}} * 4 + 1], B[{{V}} * 4 + 2])),
-                                  i32(min(B[{{V}} * 4 + 2], B[{{V}} * 4 + 3])), i32(min(B[{{V}} * 4 + 3], B[{{V}} * 4 + 4])));
-        }
-    }
-#endunroll
+    store_direct(base, &lk, &B);
 #endif
 #if STAGE_STORES
     // Through workgroup memory, so that each store instruction of a subgroup writes one contiguous
     // span. Element w sits at w ^ ((w >> 4) & 15) (low 4 bits): at most 2-way bank conflicts on the
     // invocation-major writes.
+    let n_vec = (params.n + 3u) / 4u;
     var v: array<i32, 16>;
 #unroll E 16
     v[{{E}}] = i32(min(B[{{E}}], B[{{E}} + 1]));
