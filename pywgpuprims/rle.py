@@ -57,7 +57,8 @@ Test and benchmark switches in ``device().options``: ``rle_withhold_period`` (ev
 withholds its lookback state, forcing the fallback), ``rle_max_steps`` (lookback budget; 0 forces
 the repair), ``rle_subgroups`` (False: the workgroup-memory path), ``rle_sg_lookback`` (False:
 the windowed lookback through workgroup memory even with subgroups), ``rle_vpt`` (vec4 words per
-invocation of RLE for 32-bit values, 12), ``rle_compact_vpt`` (of compact, 8),
+invocation of RLE for 32-bit values, 13), ``rle_prev_shuffle`` (False: each vec4's previous word
+is loaded, not shuffled from the lane before), ``rle_compact_vpt`` (of compact, 8),
 ``rle_compact_store`` / ``rle_encode_store`` ("direct", "vec4" or "scalar"),
 ``rle_compact_stage`` (staging entries of compact.wgsl), ``rle_counts_vec4``,
 ``rle_compact_kernel`` / ``rle_encode_kernel`` (False: the fused.wgsl pass instead),
@@ -65,7 +66,8 @@ invocation of RLE for 32-bit values, 12), ``rle_compact_vpt`` (of compact, 8),
 ``rle_decode_method`` ("scan": expand.wgsl; "old": decode.wgsl, as for uint8),
 ``rle_decode_vpt``, ``rle_decode_add``, ``rle_decode_cap``, ``rle_method`` (the default method),
 ``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket, gave-up,
-fallbacks, finished).
+fallbacks, finished), ``rle_no_lookback`` (timing only, wrong results: the single pass without its
+lookback).
 
 Inputs must fit one storage binding (no chunking; ``DeviceLimitError`` otherwise).
 """
@@ -99,10 +101,14 @@ TILE = WG * VPT * 4  # elements per tile of the fused pass for 32-bit values (ui
 # / 16): workgroup memory costs occupancy, and the L2 merges the direct stores' partial lines.
 # rle_encode, runs of ~16 / random 0..9: staged vec4, 12 vec4, 2048 entries 284 / 129; values
 # direct (run starts staged) 247-253 / 118-139 (8 or 12 vec4, 1024-4096 entries), 185 / 80 (16).
+# Session 6: 12 vec4 326 / 146; 13 vec4 332 / 145, and with the previous word of each vec4 taken
+# from the lane before (PREV_SHUFFLE) 339-340 / 148; 14 vec4 falls off the register cliff (85);
+# without the lookback's wait (timing only) 439 / 183; staging the first round before the lookback
+# 198 (registers). 2048 vs 1024 staging entries: equal; 4096: 218.
 COMPACT_VPT = 8
 COMPACT_STORE = "direct"
 COMPACT_STAGE = 4096
-ENCODE_VPT = 12
+ENCODE_VPT = 13
 ENCODE_STORE = "vec4"
 RLE_STAGE = 2048
 
@@ -274,6 +280,8 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
     base = dict(monoid_defines("add", np.uint32, "rle"), WG=WG, VPT=vpt, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
                 SG_LOOKBACK=subgroups and bool(_opt(dev, "rle_sg_lookback", True)),
+                NO_LOOKBACK=bool(_opt(dev, "rle_no_lookback", False)),
+                PREV_SHUFFLE=subgroups and bool(_opt(dev, "rle_prev_shuffle", True)),
                 LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=idx is not None, WRITE_VALUES=val is not None,
                 RLE_COUNTS=counts is not None, STAGE_POSITIONS=idx is not None or counts is not None,
                 STAGE=min(int(_opt(dev, "rle_stage", STAGE)), WG * vpt * (16 if eb8 else 4)), **flags)

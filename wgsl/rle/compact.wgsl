@@ -103,7 +103,15 @@ fn slot_flags(gv: u32, v: vec4<u32>) -> u32 {
 #if RLE
     // the word before this vec4; at the very start one that differs from the first element
     let last = max(params.n_vec4, 1u) - 1u;
+#if PREV_SHUFFLE
+    // A lane's previous word is the lane before's last one (the slots of one load are
+    // consecutive); lane 0's is the word before the span, one broadcast load for the subgroup.
+    let bw = x[max(min(gv - g_lane, last), 1u) - 1u].w;
+    let up = subgroupShuffleUp(v.w, 1u);
+    let pw = select(select(bw, ~v.x, gv == 0u), up, g_lane > 0u);
+#else
     let pw = select(x[max(min(gv, last), 1u) - 1u].w, ~v.x, gv == 0u);
+#endif
     let d = v ^ vec4<u32>(pw, v.x, v.y, v.z);
     var bits = select(0u, 1u, d.x != 0u) | select(0u, 2u, d.y != 0u) | select(0u, 4u, d.z != 0u)
         | select(0u, 8u, d.w != 0u);
