@@ -11,7 +11,8 @@ the result: no wrong result leaves the library, for numpy and GpuArray outputs a
 Test and benchmark switches live in ``device().options``:
 ``scan_method`` ("single_pass" or "rts"), ``scan_subgroups`` (False forces the workgroup-memory
 path), ``scan_sg_lookback`` (False: the lookback polls through workgroup memory even with
-subgroups), ``scan_withhold_period`` (every k-th tile withholds its state so successors must take the
+subgroups), ``scan_lb_depth`` (predecessors each lane of the subgroup lookback polls per step, 1),
+``scan_withhold_period`` (every k-th tile withholds its state so successors must take the
 fallback), ``scan_max_steps`` (lookback budget; 0 forces the repair), ``scan_max_binding`` (bytes
 per chunk, to test chunking of inputs past the device's largest storage binding).
 """
@@ -39,6 +40,9 @@ SG_LOOKBACK = True
 # subgroup reduction gave wrong carries on an H100 (Vulkan, driver 580) with 4 vec4 per invocation
 # only (1, 2, 8, 16 were right; lavapipe always right): a driver miscompile we step around.
 SG_CARRY_SHUFFLE = True
+# Subgroup lookback: predecessors polled per lane and step. H100, 2^28: the scan 322 (1) / 225 (2:
+# past the register cliff); rle_encode runs~16 336 / 350 / 210 (1 / 2 / 4), hence RLE_LB_DEPTH.
+LB_DEPTH = 1
 LOOKBACK_WINDOW = 8  # predecessors polled at once (H100 sweep: 8, 16, 32 within 3%)
 MAX_STEPS = 512  # lookback steps; with spins, window and fallbacks well under lavapipe's 65,535 loop trips
 REDUCE_LOADS = 32  # vec4 loads per invocation in the first pass (H100 sweep: 4, 8, 16, 24, 32)
@@ -66,6 +70,11 @@ def _use_subgroups(dev: Device) -> bool:
     return dev.has_subgroups and dev.options.get("scan_subgroups", True)
 
 
+def lb_defines(depth: int) -> dict:
+    """Defines of common/lookback.wgsl's subgroup step: ``depth`` predecessors polled per lane."""
+    return {"LB_DEEP": depth > 1, "LB_DEPTH": max(1, depth)}
+
+
 def _defines(dev: Device, op: str, dtype, scalar: bool, **extra) -> dict:
     d = monoid_defines(op, dtype, "scan")
     d.update(WG=_wg(dev), VPT=_vpt(dev), SUBGROUPS=_use_subgroups(dev), SCALAR=scalar,
@@ -75,6 +84,7 @@ def _defines(dev: Device, op: str, dtype, scalar: bool, **extra) -> dict:
              NO_LOOKBACK=bool(dev.options.get("scan_no_lookback_timing_only", False)),
              SG_CARRY_SHUFFLE=bool(dev.options.get("scan_sg_carry_shuffle", SG_CARRY_SHUFFLE)))
     d["SG_LOOKBACK"] = bool(dev.options.get("scan_sg_lookback", SG_LOOKBACK)) and d["SUBGROUPS"]
+    d.update(lb_defines(int(dev.options.get("scan_lb_depth", LB_DEPTH))))
     d.update(extra)
     return d
 

@@ -65,13 +65,14 @@ def options(**kw):
     return pp.device().using(**kw)
 
 
-PATHS = ["subgroups", "wgmem"]
+PATHS = ["subgroups", "wgmem", "subgroups-deep"]
 
 
 def path_options(path):
-    if path == "subgroups" and not pp.device().has_subgroups:
+    """subgroups-deep: the subgroup lookback polling three predecessors per lane and step."""
+    if path.startswith("subgroups") and not pp.device().has_subgroups:
         pytest.skip("adapter has no subgroup feature")
-    return {"scan_subgroups": path == "subgroups"}
+    return {"scan_subgroups": path != "wgmem", "scan_lb_depth": 3 if path == "subgroups-deep" else 1}
 
 
 @pytest.mark.parametrize("path", PATHS)

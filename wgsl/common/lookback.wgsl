@@ -11,7 +11,8 @@
 // Two ways to walk back, both bounded: WINDOW invocations poll a window of predecessors and
 // invocation 0 combines them through workgroup memory (any device), or, with SG_LOOKBACK (needs
 // subgroups: g_lane, g_sg_size, sg_inclusive), the first subgroup polls one predecessor per lane and
-// combines them with a ballot and a subgroup scan, with no barrier inside a step.
+// combines them with a ballot and a subgroup scan, with no barrier inside a step; LB_DEEP polls
+// LB_DEPTH predecessors per lane at once.
 //
 // The including kernel provides `fn fallback_aggregate(tile: u32) -> Elem`, called by the whole
 // workgroup, which reduces a predecessor's input itself when that tile has not published.
@@ -72,6 +73,16 @@ var<workgroup> lb_acc: u32;
 // nearest first until an INCLUSIVE, the segment start, or a tile that has published nothing, which
 // the whole workgroup then reduces itself (the decoupled fallback) before going on.
 #if SG_LOOKBACK
+// The lowest lane set in a ballot, or `size` if none.
+fn first_lane(b: vec4<u32>, size: u32) -> u32 {
+    var first = size;
+    if (b.w != 0u) { first = 96u + firstTrailingBit(b.w); }
+    if (b.z != 0u) { first = 64u + firstTrailingBit(b.z); }
+    if (b.y != 0u) { first = 32u + firstTrailingBit(b.y); }
+    if (b.x != 0u) { first = firstTrailingBit(b.x); }
+    return first;
+}
+
 // One step of the lookback by the first subgroup alone, a predecessor per lane: the nearest lane
 // that stops the walk (silent, inclusive, or the segment start) is found with a ballot and the
 // lanes before it are combined with a subgroup reduction (the monoids here are commutative).
@@ -89,11 +100,7 @@ fn sg_lookback_step(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32)
     let at_start = valid && t == seg_first;
     let stop = valid && (st.x != FLAG_AGGREGATE || at_start);
     let b = subgroupBallot(stop);
-    var first = size;
-    if (b.w != 0u) { first = 96u + firstTrailingBit(b.w); }
-    if (b.z != 0u) { first = 64u + firstTrailingBit(b.z); }
-    if (b.y != 0u) { first = 32u + firstTrailingBit(b.y); }
-    if (b.x != 0u) { first = firstTrailingBit(b.x); }
+    let first = first_lane(b, size);
     let first_flag = subgroupShuffle(st.x, min(first, size - 1u));
     var result = LB_CONTINUE;
     var upto = size;  // lanes below this are combined
@@ -116,6 +123,77 @@ fn sg_lookback_step(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32)
     return vec3<u32>(result, first, to_bits(total));
 }
 
+#if LB_DEEP
+// The same with LB_DEPTH groups of a predecessor per lane (group g, lane l: tile look - g size - l),
+// all polled at once, so one round trip covers LB_DEPTH * size predecessors when the nearest
+// inclusive value lags far behind: the nearest group holding a stop decides, every earlier group
+// is combined whole. (The plain step above keeps the scan kernel within its registers.)
+const LB_DEPTH: u32 = {{LB_DEPTH}}u;
+
+fn sg_lookback_step_deep(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32) -> vec3<u32> {
+    var st: array<vec2<u32>, LB_DEPTH>;
+    var ok_all = true;
+#unroll G LB_DEPTH
+    {
+        let off = {{G}}u * size + lane;
+        let valid = look >= seg_first + off;
+        st[{{G}}] = poll_state(select(seg_first, look - off, valid));
+    }
+#endunroll
+    for (var s = 1u; s < SPIN_LIMIT; s++) {
+        var mine = true;
+#unroll G LB_DEPTH
+        mine = mine && (st[{{G}}].x != 0u || look < seg_first + {{G}}u * size + lane);
+#endunroll
+        if (subgroupAll(mine)) {
+            break;
+        }
+#unroll G LB_DEPTH
+        {
+            let off = {{G}}u * size + lane;
+            let valid = look >= seg_first + off;
+            st[{{G}}] = select(st[{{G}}], poll_state(select(seg_first, look - off, valid)), st[{{G}}].x == 0u);
+        }
+#endunroll
+    }
+    var result = LB_CONTINUE;
+    var consumed = 0u;
+    var acc = identity();
+#unroll G LB_DEPTH
+    if (result == LB_CONTINUE) {
+        let off = {{G}}u * size + lane;
+        let valid = look >= seg_first + off;
+        let t = select(seg_first, look - off, valid);
+        let at_start = valid && t == seg_first;
+        let stop = valid && (st[{{G}}].x != FLAG_AGGREGATE || at_start);
+        let b = subgroupBallot(stop);
+        let first = first_lane(b, size);
+        let first_flag = subgroupShuffle(st[{{G}}].x, min(first, size - 1u));
+        var upto = size;  // lanes below this are combined
+        if (first < size) {
+            if (first_flag == 0u) {
+                result = LB_STALL;
+                upto = first;
+            } else {
+                result = LB_DONE;
+                upto = first + 1u;
+            }
+        }
+        var mine = select(identity(), from_bits(st[{{G}}].y), lane < upto && valid);
+        if (result == LB_DONE && lane == first && at_start && st[{{G}}].x != FLAG_INCLUSIVE) {
+            mine = combine(seed, mine);
+        }
+        // The total from the inclusive scan's last lane, as the tile scan takes it (a subgroup
+        // reduction there gave wrong carries on an H100).
+        acc = combine(acc, subgroupShuffle(sg_inclusive(mine, lane, size), size - 1u));
+        consumed = {{G}}u * size + first;
+    }
+#endunroll
+    return vec3<u32>(result, consumed, to_bits(acc));
+}
+
+#endif
+
 var<workgroup> lb_step: vec3<u32>;
 #endif
 
@@ -126,7 +204,11 @@ fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps
     for (var step = 0u; step < max_steps; step++) {
 #if SG_LOOKBACK
         if (lid < g_sg_size) {
+#if LB_DEEP
+            let r = sg_lookback_step_deep(look, seg_first, seed, g_lane, g_sg_size);
+#else
             let r = sg_lookback_step(look, seg_first, seed, g_lane, g_sg_size);
+#endif
             if (lid == 0u) {
                 lb_step = r;
             }
@@ -137,7 +219,11 @@ fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps
         if (r.x == LB_DONE) {
             done = true;
         } else if (r.x == LB_CONTINUE) {
+#if LB_DEEP
+            look -= g_sg_size * LB_DEPTH;
+#else
             look -= g_sg_size;
+#endif
         } else {
 #else
         if (lid < WINDOW) {
