@@ -67,6 +67,7 @@ is loaded, not shuffled from the lane before), ``rle_compact_vpt`` (of compact, 
 ``rle_decode_vpt``, ``rle_decode_add``, ``rle_decode_cap``, ``rle_method`` (the default method),
 ``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket, gave-up,
 fallbacks, finished), ``rle_lb_depth`` (predecessors polled per lane in a lookback step, 2),
+``rle_wg`` (invocations per workgroup of the kernels, 256: 512 and 128 ran slower on an H100),
 ``rle_no_lookback`` (timing only, wrong results: the single pass without its
 lookback).
 
@@ -115,6 +116,11 @@ ENCODE_STORE = "vec4"
 RLE_STAGE = 2048
 
 
+def _wg(dev: Device) -> int:
+    """Invocations per workgroup of the encode and compaction kernels (option ``rle_wg``)."""
+    return int(dev.options.get("rle_wg", WG))
+
+
 def _vpt(dev: Device, dtype) -> int:
     """vec4 words per invocation of the pass that run-length encodes ``dtype``: 1 for uint8 (a tile
     of 4096 elements), else ENCODE_VPT (the scan-like kernel) or VPT (the fused pass, when
@@ -126,7 +132,7 @@ def _vpt(dev: Device, dtype) -> int:
 
 
 def _tile(dev: Device, dtype) -> int:
-    return WG * _vpt(dev, dtype) * (16 if np.dtype(dtype) == np.uint8 else 4)
+    return _wg(dev) * _vpt(dev, dtype) * (16 if np.dtype(dtype) == np.uint8 else 4)
 
 
 def _compact_vpt(dev: Device) -> int:
@@ -138,7 +144,7 @@ def _compact_stage(dev: Device, vpt: int, per_item: int, default: int) -> int:
     ``rle_compact_stage`` says otherwise, within the device's workgroup memory."""
     room = (dev.limits["max-compute-workgroup-storage-size"] - 4096) // per_item
     want = int(dev.options.get("rle_compact_stage", default))
-    return max(1024, min(want, room, WG * vpt * 4))
+    return max(1024, min(want, room, _wg(dev) * vpt * 4))
 
 
 FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
@@ -277,17 +283,18 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         vpt = 1 if eb8 else int(_opt(dev, "rle_vpt", VPT))
     store = _opt(dev, "rle_encode_store", ENCODE_STORE) if rle_kernel else _opt(dev, "rle_compact_store",
                                                                                   COMPACT_STORE)
-    n_tiles = -(-n_vec4 // (WG * vpt))
+    wg = _wg(dev)
+    n_tiles = -(-n_vec4 // (wg * vpt))
     subgroups = dev.has_subgroups and _opt(dev, "rle_subgroups", True)
     spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
-    base = dict(monoid_defines("add", np.uint32, "rle"), WG=WG, VPT=vpt, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
+    base = dict(monoid_defines("add", np.uint32, "rle"), WG=wg, VPT=vpt, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
                 SG_LOOKBACK=subgroups and bool(_opt(dev, "rle_sg_lookback", True)),
                 **lb_defines(int(_opt(dev, "rle_lb_depth", RLE_LB_DEPTH))),
                 NO_LOOKBACK=bool(_opt(dev, "rle_no_lookback", False)),
                 PREV_SHUFFLE=subgroups and bool(_opt(dev, "rle_prev_shuffle", True)),
                 LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=idx is not None, WRITE_VALUES=val is not None,
                 RLE_COUNTS=counts is not None, STAGE_POSITIONS=idx is not None or counts is not None,
-                STAGE=min(int(_opt(dev, "rle_stage", STAGE)), WG * vpt * (16 if eb8 else 4)), **flags)
+                STAGE=min(int(_opt(dev, "rle_stage", STAGE)), wg * vpt * (16 if eb8 else 4)), **flags)
     grid = dev.grid(n_tiles)
     params = {"n": n, "n_vec4": n_vec4, "n_mask_words": 0 if mask is None else max(1, _words(n, mask.dtype)),
               "n_tiles": n_tiles, "n_groups": n_tiles,

@@ -270,8 +270,9 @@ def test_other_tile_sizes(vpt, stage, rng):
     {"rle_prev_shuffle": False, "rle_vpt": 12},
     {"rle_lb_depth": 1},
     {"rle_lb_depth": 4, "rle_vpt": 2},
+    {"rle_wg": 128, "rle_vpt": 3, "rle_compact_vpt": 3},
 ], ids=["vec4-rounds", "scalar", "direct", "fused-only", "direct-scalar-counts", "decode-search", "decode-add",
-        "decode-old", "rle-prev-loaded", "lookback-depth-1", "lookback-depth-4"])
+        "decode-old", "rle-prev-loaded", "lookback-depth-1", "lookback-depth-4", "workgroup-128"])
 def test_store_and_decode_switches(opts, rng):
     """Every store flavour of rle/compact.wgsl (rounds through a small staging buffer included),
     the fused pass it replaced for 32-bit values, and every decode expand (rle/expand.wgsl with

@@ -12,9 +12,10 @@ from pywgpuprims import rle
 from pywgpuprims._array import GpuArray, asarray
 from pywgpuprims._bench import BenchContext
 
-VARIANTS = [{}, {"rle_no_lookback": True}, {"rle_vpt": 12, "rle_prev_shuffle": False}, {"rle_vpt": 12},
-            {"rle_vpt": 13, "rle_prev_shuffle": False}, {"rle_vpt": 8}, {"rle_vpt": 14},
-            {"rle_compact_stage": 1024}, {"rle_compact_stage": 4096}]
+VARIANTS = [{}, {"rle_no_lookback": True}, {"rle_lb_depth": 1}, {"rle_vpt": 12, "rle_prev_shuffle": False},
+            {"rle_wg": 512, "rle_vpt": 6}, {"rle_wg": 512, "rle_vpt": 7},
+            {"rle_wg": 512, "rle_vpt": 7, "rle_lb_depth": 1},
+            {"rle_wg": 1024, "rle_vpt": 3}, {"rle_wg": 128, "rle_vpt": 13}, {"rle_compact_stage": 1024}]
 
 
 def main(n: int = 1 << 28) -> None:
