@@ -66,7 +66,8 @@ is loaded, not shuffled from the lane before), ``rle_compact_vpt`` (of compact, 
 ``rle_decode_method`` ("scan": expand.wgsl; "old": decode.wgsl, as for uint8),
 ``rle_decode_vpt``, ``rle_decode_add``, ``rle_decode_cap``, ``rle_method`` (the default method),
 ``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket, gave-up,
-fallbacks, finished), ``rle_lb_depth`` (predecessors polled per lane in a lookback step, 2),
+fallbacks, finished), ``rle_lb_depth`` / ``rle_compact_lb_depth`` (predecessors polled per lane in
+a lookback step of encoding / compaction, 2 / 1),
 ``rle_wg`` (invocations per workgroup of the kernels, 256: 512 and 128 ran slower on an H100),
 ``rle_no_lookback`` (timing only, wrong results: the single pass without its
 lookback).
@@ -111,7 +112,9 @@ COMPACT_VPT = 8
 COMPACT_STORE = "direct"
 COMPACT_STAGE = 4096
 ENCODE_VPT = 13
-RLE_LB_DEPTH = 2  # predecessors per lane in each lookback step (scan.LB_DEPTH); 350 vs 336 on the H100
+# Predecessors per lane in each lookback step (scan.LB_DEPTH), H100 2^28: rle_encode runs~16 350 at
+# 2 vs 336 at 1; compact half kept 282 at 2 vs 299 at 1, so compaction keeps 1.
+RLE_LB_DEPTH = 2
 ENCODE_STORE = "vec4"
 RLE_STAGE = 2048
 
@@ -289,7 +292,8 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
     base = dict(monoid_defines("add", np.uint32, "rle"), WG=wg, VPT=vpt, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
                 SG_LOOKBACK=subgroups and bool(_opt(dev, "rle_sg_lookback", True)),
-                **lb_defines(int(_opt(dev, "rle_lb_depth", RLE_LB_DEPTH))),
+                **lb_defines(int(_opt(dev, "rle_lb_depth", RLE_LB_DEPTH)) if mode == "rle"
+                             else int(_opt(dev, "rle_compact_lb_depth", 1))),
                 NO_LOOKBACK=bool(_opt(dev, "rle_no_lookback", False)),
                 PREV_SHUFFLE=subgroups and bool(_opt(dev, "rle_prev_shuffle", True)),
                 LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=idx is not None, WRITE_VALUES=val is not None,

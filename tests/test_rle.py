@@ -268,8 +268,8 @@ def test_other_tile_sizes(vpt, stage, rng):
     {"rle_decode_add": True, "rle_decode_vpt": 3},
     {"rle_decode_method": "old", "rle_decode_vpt": 1},
     {"rle_prev_shuffle": False, "rle_vpt": 12},
-    {"rle_lb_depth": 1},
-    {"rle_lb_depth": 4, "rle_vpt": 2},
+    {"rle_lb_depth": 1, "rle_compact_lb_depth": 2},
+    {"rle_lb_depth": 4, "rle_vpt": 2, "rle_compact_lb_depth": 3},
     {"rle_wg": 128, "rle_vpt": 3, "rle_compact_vpt": 3},
 ], ids=["vec4-rounds", "scalar", "direct", "fused-only", "direct-scalar-counts", "decode-search", "decode-add",
         "decode-old", "rle-prev-loaded", "lookback-depth-1", "lookback-depth-4", "workgroup-128"])
