@@ -83,24 +83,12 @@ fn first_lane(b: vec4<u32>, size: u32) -> u32 {
     return first;
 }
 
-// One step of the lookback by the first subgroup alone, a predecessor per lane: the nearest lane
-// that stops the walk (silent, inclusive, or the segment start) is found with a ballot and the
-// lanes before it are combined with a subgroup reduction (the monoids here are commutative).
-// Returns (LB_*, tiles consumed before a stall, combined bits) from lane 0's point of view.
-fn sg_lookback_step(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32) -> vec3<u32> {
-    let valid = look >= seg_first + lane;
-    let t = select(seg_first, look - lane, valid);
-    var st = poll_state(t);
-    for (var s = 1u; s < SPIN_LIMIT; s++) {
-        if (subgroupAll(st.x != 0u || !valid)) {
-            break;
-        }
-        st = poll_state(t);
-    }
-    let at_start = valid && t == seg_first;
+// One group of polled predecessors, a lane each: the nearest lane that stops the walk (silent,
+// inclusive, or the segment start) by a ballot, the lanes before it (and it, when inclusive)
+// combined by a subgroup scan. Returns (LB_*, that lane or size, combined bits).
+fn sg_group(st: vec2<u32>, valid: bool, at_start: bool, seed: Elem, lane: u32, size: u32) -> vec3<u32> {
     let stop = valid && (st.x != FLAG_AGGREGATE || at_start);
-    let b = subgroupBallot(stop);
-    let first = first_lane(b, size);
+    let first = first_lane(subgroupBallot(stop), size);
     let first_flag = subgroupShuffle(st.x, min(first, size - 1u));
     var result = LB_CONTINUE;
     var upto = size;  // lanes below this are combined
@@ -121,6 +109,23 @@ fn sg_lookback_step(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32)
     // reduction there gave wrong carries on an H100).
     let total = subgroupShuffle(sg_inclusive(mine, lane, size), size - 1u);
     return vec3<u32>(result, first, to_bits(total));
+}
+
+// One step of the lookback by the first subgroup alone, a predecessor per lane: the nearest lane
+// that stops the walk (silent, inclusive, or the segment start) is found with a ballot and the
+// lanes before it are combined with a subgroup reduction (the monoids here are commutative).
+// Returns (LB_*, tiles consumed before a stall, combined bits) from lane 0's point of view.
+fn sg_lookback_step(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32) -> vec3<u32> {
+    let valid = look >= seg_first + lane;
+    let t = select(seg_first, look - lane, valid);
+    var st = poll_state(t);
+    for (var s = 1u; s < SPIN_LIMIT; s++) {
+        if (subgroupAll(st.x != 0u || !valid)) {
+            break;
+        }
+        st = poll_state(t);
+    }
+    return sg_group(st, valid, valid && t == seg_first, seed, lane, size);
 }
 
 #if LB_DEEP
@@ -163,30 +168,10 @@ fn sg_lookback_step_deep(look: u32, seg_first: u32, seed: Elem, lane: u32, size:
     if (result == LB_CONTINUE) {
         let off = {{G}}u * size + lane;
         let valid = look >= seg_first + off;
-        let t = select(seg_first, look - off, valid);
-        let at_start = valid && t == seg_first;
-        let stop = valid && (st[{{G}}].x != FLAG_AGGREGATE || at_start);
-        let b = subgroupBallot(stop);
-        let first = first_lane(b, size);
-        let first_flag = subgroupShuffle(st[{{G}}].x, min(first, size - 1u));
-        var upto = size;  // lanes below this are combined
-        if (first < size) {
-            if (first_flag == 0u) {
-                result = LB_STALL;
-                upto = first;
-            } else {
-                result = LB_DONE;
-                upto = first + 1u;
-            }
-        }
-        var mine = select(identity(), from_bits(st[{{G}}].y), lane < upto && valid);
-        if (result == LB_DONE && lane == first && at_start && st[{{G}}].x != FLAG_INCLUSIVE) {
-            mine = combine(seed, mine);
-        }
-        // The total from the inclusive scan's last lane, as the tile scan takes it (a subgroup
-        // reduction there gave wrong carries on an H100).
-        acc = combine(acc, subgroupShuffle(sg_inclusive(mine, lane, size), size - 1u));
-        consumed = {{G}}u * size + first;
+        let r = sg_group(st[{{G}}], valid, valid && look - off == seg_first, seed, lane, size);
+        result = r.x;
+        acc = combine(acc, from_bits(r.z));
+        consumed = {{G}}u * size + r.y;
     }
 #endunroll
     return vec3<u32>(result, consumed, to_bits(acc));
