@@ -125,8 +125,8 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             "SUBGROUPS": dev.has_subgroups and bool(dev.options.get("stack_subgroups", True)),
             "STAGE_STORES": bool(dev.options.get("stack_stage_stores", STAGE_STORES))}
     k_red = dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True))
-    k_chain = dev.kernel("stack/bracket.wgsl", defines={"WG": 256, "CHAIN": True, "GTREE": True})
-    k_leaf = dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True, GTREE=True, SCAN_INV=True, OWNERS=True))
+    k_chain = dev.kernel("stack/bracket.wgsl", defines={"WG": 256, "CHAIN": True})
+    k_leaf = dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True))
     swg = _spine_wg(dev)
     chunk = min(4 * swg, tree_size)
     n_chunks = tree_size // chunk

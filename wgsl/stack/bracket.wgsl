@@ -15,25 +15,12 @@
 // SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
 // STAGE_STORES (outputs through workgroup memory, for contiguous stores).
 
-#if ONEPASS
-struct Params {
-    n: u32,               // elements
-    n_parts: u32,         // partitions
-    n_groups: u32,        // workgroups asked for (the grid may round up)
-    tag: u32,             // high bits of this call's list entries: (0x80000 | epoch) << 12
-    withhold_period: u32, // test switch: partition t with t % period == period - 1 publishes no state
-    withhold_lists: u32,  // test switch: 1 = no partition writes its list (readers rebuild entries)
-    max_hops: u32,        // owner-walk budget; past it the repair passes take over
-    max_steps: u32,       // lookback budget (steps of WG predecessors)
-}
-#else
 struct Params {
     n: u32,          // elements
     n_parts: u32,    // partitions
     n_groups: u32,   // workgroups asked for (the grid may round up)
     tree_size: u32,  // leaves of the global min tree (a power of two >= n_parts)
 }
-#endif
 
 const WG: u32 = {{WG}}u;
 const EPT: u32 = 16u;
@@ -199,7 +186,7 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
 }
 #endif
 
-#if SCAN_INV
+#if LEAF
 // Exclusive bicyclic scan over the workgroup's invocations.
 fn bic_exclusive(lid: u32, bic: vec2<u32>) -> vec2<u32> {
 #if SUBGROUPS
@@ -291,7 +278,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
 }
 #endif
 
-#if GTREE
+#if !REDUCE
 // Largest leaf index q < start with leaf value < h in a min tree (leaves at [size, 2 size)), or -1.
 // The prefix [0, start) is covered by at most one node per level, (y >> k) - 1 where y >> k is odd
 // (y = size + start): all of them are loaded at once (independent loads, one round trip), the
@@ -345,7 +332,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 #endif
 
-#if OWNERS
+#if LEAF
 const NBLK: u32 = WG / 32u;                           // blocks of 32 invocations (any subgroup size)
 var<workgroup> sh_tmin: array<vec4<u32>, WG / 4u>;    // each invocation's minimum of B[0..16]
 var<workgroup> sh_surv: array<vec4<u32>, WG>;         // its unmatched opens (element offsets, 4 bits each, top first), B[16]
@@ -393,9 +380,7 @@ fn owner_search(before: u32, h: u32) -> i32 {
     return block_last_below(u32(b), 32u, h);
 }
 
-#endif
 
-#if OWNERS
 // The invocation's bicyclic summary: (closes it pops from before it, opens it leaves open).
 fn inv_summary(m: vec2<u32>) -> vec2<u32> {
     var s = 0;
@@ -510,9 +495,7 @@ fn store_direct(base: u32, lk: ptr<function, array<i32, 16>>, B: ptr<function, a
     }
 #endunroll
 }
-#endif
 
-#if LEAF
 // Partition q's (minimum M[q], parent(q)); (INF, INF) for none (q < 0).
 fn chain_entry(q: i32) -> vec2<u32> {
     if (q < 0) {
