@@ -73,6 +73,8 @@ var<workgroup> lb_acc: u32;
 // nearest first until an INCLUSIVE, the segment start, or a tile that has published nothing, which
 // the whole workgroup then reduces itself (the decoupled fallback) before going on.
 #if SG_LOOKBACK
+const LB_DEPTH: u32 = {{LB_DEPTH}}u;  // predecessors per lane and step (1 unless LB_DEEP)
+
 // The lowest lane set in a ballot, or `size` if none.
 fn first_lane(b: vec4<u32>, size: u32) -> u32 {
     var first = size;
@@ -111,10 +113,9 @@ fn sg_group(st: vec2<u32>, valid: bool, at_start: bool, seed: Elem, lane: u32, s
     return vec3<u32>(result, first, to_bits(total));
 }
 
-// One step of the lookback by the first subgroup alone, a predecessor per lane: the nearest lane
-// that stops the walk (silent, inclusive, or the segment start) is found with a ballot and the
-// lanes before it are combined with a subgroup reduction (the monoids here are commutative).
-// Returns (LB_*, tiles consumed before a stall, combined bits) from lane 0's point of view.
+// One step of the lookback by the first subgroup alone, a predecessor per lane, evaluated by
+// sg_group (the monoids here are commutative). Returns (LB_*, tiles consumed before a stall,
+// combined bits) from lane 0's point of view.
 fn sg_lookback_step(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32) -> vec3<u32> {
     let valid = look >= seg_first + lane;
     let t = select(seg_first, look - lane, valid);
@@ -133,11 +134,9 @@ fn sg_lookback_step(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32)
 // all polled at once, so one round trip covers LB_DEPTH * size predecessors when the nearest
 // inclusive value lags far behind: the nearest group holding a stop decides, every earlier group
 // is combined whole. (The plain step above keeps the scan kernel within its registers.)
-const LB_DEPTH: u32 = {{LB_DEPTH}}u;
 
 fn sg_lookback_step_deep(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32) -> vec3<u32> {
     var st: array<vec2<u32>, LB_DEPTH>;
-    var ok_all = true;
 #unroll G LB_DEPTH
     {
         let off = {{G}}u * size + lane;
@@ -204,11 +203,7 @@ fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps
         if (r.x == LB_DONE) {
             done = true;
         } else if (r.x == LB_CONTINUE) {
-#if LB_DEEP
             look -= g_sg_size * LB_DEPTH;
-#else
-            look -= g_sg_size;
-#endif
         } else {
 #else
         if (lid < WINDOW) {
