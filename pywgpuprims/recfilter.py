@@ -45,7 +45,7 @@ _FIX_WG = 64  # fix-up workgroup size (lines per workgroup)
 _FIX_BATCH = 16  # blocks whose carries the fix-up loads at once (wgsl/sat/recfilter.wgsl FB)
 # Segmented fix-up (wgsl/sat/recfilter.wgsl SEG): (lines per workgroup, segments per line, blocks
 # loaded at once); None: a thread per line.
-_FIX_SEG: tuple[int, int, int] | None = (32, 8, 8)
+_FIX_SEG: tuple[int, int, int] | None = (32, 16, 4)
 _SPLIT = True  # tile passes: two threads per tile line, 32 samples each (wgsl/sat/recfilter.wgsl SPLIT)
 _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
 
@@ -363,17 +363,33 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     dev.write(rbuf, resp.astype(np.float32).tobytes())
     kern = dev.kernel
     td = _tile_defines(st)
-    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"], **td}),
-               st["tiles"], params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"],
-               bpart2=st2["bpart"], **_tile_binds(st))
+    # Full tiles run with the tile in registers (recfilter_reg.wgsl: more workgroups per SM), the
+    # tiles cut by the image's edges in recfilter.wgsl (EDGES).
+    W, H, C = p["nlines"], p["N"], p["C"]
+    full = (W // _B, H // _B, C)
+    reg = st["split"] is not None and full[0] * full[1] > 0 and dev.options.get("recfilter_regtile", True)
+    edges = not reg or W % _B != 0 or H % _B != 0
+    io = {"dst": dst} if src is dst else {"src": src, "dst": dst}
+    rd = {"ORDER3": a[2] != 0.0, **dev.options.get("recfilter_reg_defines", {})}
+    if reg:
+        b.dispatch(kern("sat/recfilter_reg.wgsl", defines={"PASS_A": True, **rd}), full, params=p, src=src,
+                   carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
+    if edges:
+        b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"],
+                                                          "EDGES": reg, **td}),
+                   st["tiles"], params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"],
+                   carry2=st2["carry"], bpart2=st2["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
     b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_CORR": True}), st["tiles"], params=p,
                carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
     _record_fix(b, dev, st2)
-    b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst,
-                                                      "VEC4": st["vec4"], **td}),
-               st["tiles"], params=p, **({"dst": dst} if src is dst else {"src": src, "dst": dst}),
-               carry=st["carry"], carry2=st2["carry"], **_tile_binds(st))
+    if reg:
+        b.dispatch(kern("sat/recfilter_reg.wgsl", defines={"PASS_C": True, "IN_PLACE": src is dst, **rd}), full,
+                   params=p, **io, carry=st["carry"], carry2=st2["carry"])
+    if edges:
+        b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst,
+                                                          "VEC4": st["vec4"], "EDGES": reg, **td}),
+                   st["tiles"], params=p, **io, carry=st["carry"], carry2=st2["carry"], **_tile_binds(st))
 
 
 def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primitive: str,

@@ -304,3 +304,20 @@ def test_recursive_filter_kernel_variants(fix_seg, split, monkeypatch, rng):
         x = rng.standard_normal(shape).astype(np.float32)
         out = pp.recursive_filter(x, b0, a, axes=axes, boundary=mode)
         _check(out, _lfilter_ref(x, b0, a, axes, True, True, mode))
+
+
+@pytest.mark.parametrize("regtile", [True, False])
+@pytest.mark.parametrize("filt", FILTERS, ids=["order1", "order2", "order3"])
+def test_overlapped_register_tiles(filt, regtile, rng):
+    # Full tiles of the overlapped column-row passes run with the tile in registers
+    # (wgsl/sat/recfilter_reg.wgsl), the image's edge tiles in recfilter.wgsl (EDGES); off, every
+    # tile runs there. Sizes: exact tiles, edges on either axis or both, channels, one-sided filters.
+    b0, a = filt
+    cases = [((64, 64), "zero", True, True), ((128, 192), "reflect", True, True), ((129, 64), "wrap", True, True),
+             ((64, 191), "nearest", True, True), ((193, 130, 2), "mirror", True, True),
+             ((128, 128), "reflect", True, False), ((128, 128), "reflect", False, True)]
+    with pp.device().using(recfilter_regtile=regtile):
+        for shape, mode, causal, anti in cases:
+            x = rng.standard_normal(shape).astype(np.float32)
+            out = pp.recursive_filter(x, b0, a, boundary=mode, causal=causal, anticausal=anti)
+            _check(out, _lfilter_ref(x, b0, a, (0, 1), causal, anti, mode))

@@ -25,6 +25,8 @@
 // SPLIT (BLOCK_A, BLOCK_C): 128 threads per tile, two per tile line, each running half of the
 // line (see reg_run2); partial tiles run a thread per line. NOCOMP (diagnostic): the tile passes
 // move the tile without filtering it (wrong results; for timing the memory traffic alone).
+// EDGES (BLOCK_A, BLOCK_C with OVERLAP): only tiles cut by the image's edges; recfilter_reg.wgsl
+// runs the full ones with the tile in registers.
 //
 // Boundaries: the signal is extended past both ends (mode: 0 zero, 1 nearest, 2 reflect
 // (half-sample symmetric, scipy 'reflect'), 3 mirror (whole-sample, scipy 'mirror'), 4 wrap).
@@ -33,34 +35,7 @@
 // error is below float32 rounding. The block method gets the same initial conditions as dot
 // products of the line with weights the host folds from the infinite extension (wts).
 
-struct Params {
-    N: u32,            // positions per line
-    nlines: u32,       // lines per channel
-    C: u32,            // channels (interleaved)
-    pos_stride: u32,
-    line_stride: u32,
-    K: u32,            // blocks of 64 positions
-    mode: u32,
-    padlen: u32,
-    causal: u32,
-    anti: u32,
-    lo_L: u32,         // block method: supports of the boundary weights (left, right)
-    hi_L: u32,
-    lo_R: u32,
-    hi_R: u32,
-    K2: u32,           // OVERLAP: the row pass's blocks, weight supports and weights offset
-    lo_L2: u32,
-    hi_L2: u32,
-    lo_R2: u32,
-    hi_R2: u32,
-    woff2: u32,
-    b0: f32,
-    a1: f32,
-    a2: f32,
-    a3: f32,
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
+#include "sat/recfilter_common.wgsl"
 #if RT
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
@@ -147,19 +122,9 @@ fn tile_lb(wid: vec3<u32>) -> u32 {
 #endif
 }
 
-fn addr(l: u32, ch: u32, p: u32) -> u32 {
-    return l * params.line_stride + ch + p * params.pos_stride;
-}
-
-// Causal step, in cascade form: a first-order section u[p] = x[p] - a3 u[p-1] feeding a
-// second-order one y[p] = b0 u[p] - a1 y[p-1] - a2 y[p-2] (the host factors a third-order
-// denominator so; a direct form with poles near 1 loses float32 precision). For order <= 2, a3 = 0
-// and u = x. State s = (y[p-1], y[p-2], u[p-1]) -> (y[p], y[p-1], u[p]).
-fn step(s: vec3<f32>, x: f32) -> vec3<f32> {
-    // Written so that each chain (u, y) waits on one fused multiply-add per step.
-    let u = fma(-params.a3, s.z, x);
-    let y = fma(-params.a1, s.x, fma(-params.a2, s.y, params.b0 * u));
-    return vec3<f32>(y, s.x, u);
+// EDGES (OVERLAP): this dispatch takes only the tiles cut by the image's edges.
+fn full_tile(k: u32, lb: u32) -> bool {
+    return (k + 1u) * B <= params.N && (lb + 1u) * B <= params.nlines;
 }
 
 #if RT
@@ -522,6 +487,11 @@ const KEEP_ANTI: bool = false;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let k = tile_k(wid);
     let lb = tile_lb(wid);
+#if EDGES
+    if (full_tile(k, lb)) {
+        return;  // recfilter_reg.wgsl took it
+    }
+#endif
     let ch = wid.z;
     let li = t % B;
     let h = t / B;
@@ -1060,6 +1030,11 @@ fn c_tile_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>, li:
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let k = tile_k(wid);
     let lb = tile_lb(wid);
+#if EDGES
+    if (full_tile(k, lb)) {
+        return;  // recfilter_reg.wgsl took it
+    }
+#endif
     let ch = wid.z;
     let li = t % B;
     let h = t / B;

@@ -1,0 +1,46 @@
+// Shared by recfilter.wgsl and recfilter_reg.wgsl: the parameters of one axis pass, element
+// addressing and the recursion's step.
+
+struct Params {
+    N: u32,            // positions per line
+    nlines: u32,       // lines per channel
+    C: u32,            // channels (interleaved)
+    pos_stride: u32,
+    line_stride: u32,
+    K: u32,            // blocks of 64 positions
+    mode: u32,
+    padlen: u32,
+    causal: u32,
+    anti: u32,
+    lo_L: u32,         // block method: supports of the boundary weights (left, right)
+    hi_L: u32,
+    lo_R: u32,
+    hi_R: u32,
+    K2: u32,           // OVERLAP: the row pass's blocks, weight supports and weights offset
+    lo_L2: u32,
+    hi_L2: u32,
+    lo_R2: u32,
+    hi_R2: u32,
+    woff2: u32,
+    b0: f32,
+    a1: f32,
+    a2: f32,
+    a3: f32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+
+fn addr(l: u32, ch: u32, p: u32) -> u32 {
+    return l * params.line_stride + ch + p * params.pos_stride;
+}
+
+// Causal step, in cascade form: a first-order section u[p] = x[p] - a3 u[p-1] feeding a
+// second-order one y[p] = b0 u[p] - a1 y[p-1] - a2 y[p-2] (the host factors a third-order
+// denominator so; a direct form with poles near 1 loses float32 precision). For order <= 2, a3 = 0
+// and u = x. State s = (y[p-1], y[p-2], u[p-1]) -> (y[p], y[p-1], u[p]).
+fn step(s: vec3<f32>, x: f32) -> vec3<f32> {
+    // Written so that each chain (u, y) waits on one fused multiply-add per step.
+    let u = fma(-params.a3, s.z, x);
+    let y = fma(-params.a1, s.x, fma(-params.a2, s.y, params.b0 * u));
+    return vec3<f32>(y, s.x, u);
+}

@@ -1,0 +1,276 @@
+// Overlapped column-then-row passes A and C of recfilter.wgsl (BLOCK_A / BLOCK_C with OVERLAP and
+// SPLIT) for full 64 x 64 tiles, with the tile in registers instead of workgroup memory.
+//
+// Why: NVIDIA's Vulkan driver leaves about 48 KiB of workgroup memory per SM, so recfilter.wgsl's
+// 18 KiB tile allowed two 128-invocation workgroups per SM, too few to hide memory latency. Here
+// workgroup memory holds a quarter of the tile in transit (4.2 KiB) and the halves' hand-over.
+//
+// Invocation t is, for the column stage, column c = t % 64, half h = t / 64 (tile rows 32 h ..
+// 32 h + 31, loaded straight from memory: a group of 32 invocations reads 32 adjacent columns), and
+// for the row stage tile row 32 (t / 64) + t % 32, half (t / 32) % 2. So each group of 32
+// invocations (a subgroup on NVIDIA) holds the same 32 x 32 block in both stages, as columns and
+// then as rows, and transposes it through `quarter` (the groups take turns: four rounds), without
+// ever holding both forms (registers decide how many workgroups share an SM).
+//
+// A line's two halves run one after the other (half 0 hands its causal end state to half 1, half
+// 1 its anticausal start state to half 0): half the instructions of running both from zero states
+// and correcting them (recfilter.wgsl SPLIT), and faster on the H100 (BENCHMARKS.md); the waiting
+// half's groups leave the SM to other workgroups.
+//
+// Entries: PASS_A (the carries of both stages from zero states and the boundary dot products, as
+// BLOCK_A with OVERLAP) and PASS_C (both stages from their complete carries; writes the output).
+// Partial tiles (the image's edges) run recfilter.wgsl with EDGES.
+
+#include "sat/recfilter_common.wgsl"
+#if PASS_A
+@group(0) @binding(1) var<storage, read> src: array<f32>;
+@group(0) @binding(2) var<storage, read_write> carry: array<f32>;
+@group(0) @binding(3) var<storage, read> wts: array<f32>;
+@group(0) @binding(4) var<storage, read_write> bpart: array<f32>;
+@group(0) @binding(5) var<storage, read_write> carry2: array<f32>;
+@group(0) @binding(6) var<storage, read_write> bpart2: array<f32>;
+#else
+#if IN_PLACE
+@group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+#else
+@group(0) @binding(1) var<storage, read> src: array<f32>;
+@group(0) @binding(2) var<storage, read_write> dst: array<f32>;
+#endif
+@group(0) @binding(3) var<storage, read> carry: array<f32>;
+@group(0) @binding(4) var<storage, read> carry2: array<f32>;
+#endif
+
+const B: u32 = 64u;
+var<workgroup> xch: array<vec3<f32>, 64>;     // a half's end state for the other half, per line
+var<workgroup> quarter: array<f32, 1056>;     // a 32 x 32 block in transit, rows of 33 words
+
+fn load_src(a: u32) -> f32 {
+#if IN_PLACE
+    return dst[a];
+#else
+    return src[a];
+#endif
+}
+
+// Causal step (recfilter_common.wgsl step): without ORDER3 (a3 = 0, u = x) one chain fewer.
+fn step_fast(s: vec3<f32>, x: f32) -> vec3<f32> {
+#if ORDER3
+    return step(s, x);
+#else
+    return vec3<f32>(fma(-params.a1, s.x, fma(-params.a2, s.y, params.b0 * x)), s.x, x);
+#endif
+}
+
+struct SE {
+    s: vec3<f32>,
+    e: vec3<f32>,
+}
+
+// Half h of a 64-sample line (xi its index in xch), in place: causal from s0, anticausal from e0.
+// Returns the causal end state (valid in half 1) and the anticausal start state (valid in half 0).
+// Call from uniform control flow, every invocation of the workgroup.
+fn run_half(v: ptr<function, array<f32, 32>>, h: u32, xi: u32, s0: vec3<f32>, e0: vec3<f32>) -> SE {
+#if KO_RUN
+    // (diagnostic, wrong results) no recursion: times the passes' data movement alone
+    var z = s0;
+#unroll J 32
+    z.x += (*v)[{{J}}];
+#endunroll
+    return SE(z, e0);
+#endif
+    var s = s0;
+    if (params.causal != 0u && h == 0u) {
+#unroll J 32
+        s = step_fast(s, (*v)[{{J}}]);
+        (*v)[{{J}}] = s.x;
+#endunroll
+        xch[xi] = s;
+    }
+    workgroupBarrier();
+    var e = e0;
+    if (h == 1u) {
+        if (params.causal != 0u) {
+            s = xch[xi];
+#unroll J 32
+            s = step_fast(s, (*v)[{{J}}]);
+            (*v)[{{J}}] = s.x;
+#endunroll
+        }
+        if (params.anti != 0u) {
+#unroll J 32
+            e = step_fast(e, (*v)[31 - {{J}}]);
+            (*v)[31 - {{J}}] = e.x;
+#endunroll
+            xch[xi] = e;
+        }
+    }
+    workgroupBarrier();
+    if (params.anti != 0u && h == 0u) {
+        e = xch[xi];
+#unroll J 32
+        e = step_fast(e, (*v)[31 - {{J}}]);
+        (*v)[31 - {{J}}] = e.x;
+#endunroll
+    }
+    return SE(s, e);
+}
+
+// This group's 32 x 32 block from column halves (v) to row halves (returned), or back: the groups
+// take turns with `quarter`. Uniform control flow.
+fn transpose_block(v: ptr<function, array<f32, 32>>, t: u32) -> array<f32, 32> {
+    var u: array<f32, 32>;
+    let lane = t % 32u;
+#unroll Q 4
+    {
+        if (t / 32u == {{Q}}u) {
+#unroll J 32
+            quarter[{{J}}u * 33u + lane] = (*v)[{{J}}];
+#endunroll
+        }
+        workgroupBarrier();
+        if (t / 32u == {{Q}}u) {
+#unroll J 32
+            u[{{J}}] = quarter[lane * 33u + {{J}}u];
+#endunroll
+        }
+        workgroupBarrier();
+    }
+#endunroll
+    return u;
+}
+
+#if PASS_A
+// This half's share of a line's boundary dot products (samples x at positions p0 + j), summed over
+// both halves through `quarter` (the half-1 invocation of line xi hands over); valid in half 0.
+// Call only where the block meets the weights' supports (uniform).
+fn half_weights(v: ptr<function, array<f32, 32>>, p0: u32, N: u32, woff: u32, h: u32, xi: u32) -> array<vec3<f32>, 2> {
+    var wl = vec3<f32>(0.0);
+    var wr = vec3<f32>(0.0);
+#unroll J 32
+    {
+        let p = woff + p0 + {{J}}u;
+        let x = (*v)[{{J}}];
+        wl += vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]) * x;
+        wr += vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]) * x;
+    }
+#endunroll
+    workgroupBarrier();   // `quarter` may still be read by the previous round
+    if (h == 1u) {
+        quarter[xi * 6u] = wl.x;
+        quarter[xi * 6u + 1u] = wl.y;
+        quarter[xi * 6u + 2u] = wl.z;
+        quarter[xi * 6u + 3u] = wr.x;
+        quarter[xi * 6u + 4u] = wr.y;
+        quarter[xi * 6u + 5u] = wr.z;
+    }
+    workgroupBarrier();
+    if (h == 0u) {
+        wl += vec3<f32>(quarter[xi * 6u], quarter[xi * 6u + 1u], quarter[xi * 6u + 2u]);
+        wr += vec3<f32>(quarter[xi * 6u + 3u], quarter[xi * 6u + 4u], quarter[xi * 6u + 5u]);
+    }
+    workgroupBarrier();
+    return array<vec3<f32>, 2>(wl, wr);
+}
+
+fn meets(p0: u32, rg: vec4<u32>) -> bool {
+    return (p0 < rg.y && p0 + B > rg.x) || (p0 < rg.w && p0 + B > rg.z);
+}
+
+// Carries (and boundary parts when hit) of one line at index base, lines nl apart, into carry /
+// bpart (the column stage) or carry2 / bpart2 (row): the half-1 invocation holds the causal end
+// state, the half-0 one the anticausal start state.
+fn put_carries(rows: bool, base: u32, nl: u32, h: u32, se: SE, hit: bool, w: array<vec3<f32>, 2>) {
+    let vals = array<f32, 6>(se.s.x, se.s.y, se.s.z, se.e.x, se.e.y, se.e.z);
+    let parts = array<f32, 6>(w[0].x, w[0].y, w[0].z, w[1].x, w[1].y, w[1].z);
+    for (var m = 0u; m < 6u; m++) {
+        let i = base + m * nl;
+        if ((m < 3u) == (h == 1u)) {
+            if (rows) {
+                carry2[i] = vals[m];
+            } else {
+                carry[i] = vals[m];
+            }
+        }
+        if (hit && h == 0u) {
+            if (rows) {
+                bpart2[i] = parts[m];
+            } else {
+                bpart[i] = parts[m];
+            }
+        }
+    }
+}
+#endif
+
+#if PASS_C
+fn carry6(b: u32, stride: u32) -> SE {
+    return SE(vec3<f32>(carry[b], carry[b + stride], carry[b + 2u * stride]),
+              vec3<f32>(carry[b + 3u * stride], carry[b + 4u * stride], carry[b + 5u * stride]));
+}
+
+fn carry6_2(b: u32, stride: u32) -> SE {
+    return SE(vec3<f32>(carry2[b], carry2[b + stride], carry2[b + 2u * stride]),
+              vec3<f32>(carry2[b + 3u * stride], carry2[b + 4u * stride], carry2[b + 5u * stride]));
+}
+#endif
+
+// Workgroup (x: column block lb, y: row block k, z: channel), as recfilter.wgsl's column pass.
+@compute @workgroup_size(128)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let lb = wid.x;
+    let k = wid.y;
+    let ch = wid.z;
+    let c = t % B;
+    let h = t / B;
+    let r = 32u * (t / 64u) + t % 32u;
+    let h2 = t / 32u % 2u;
+    let nl = params.nlines;   // columns (the column stage's lines)
+    let nl2 = params.N;       // rows
+    let l = lb * B + c;
+    let y = k * B + r;
+    var v: array<f32, 32>;
+    let a0 = addr(l, ch, k * B + 32u * h);
+#unroll J 32
+    v[{{J}}] = load_src(a0 + {{J}}u * params.pos_stride);
+#endunroll
+#if PASS_C
+    let c1 = carry6((ch * params.K + k) * 6u * nl + l, nl);
+    let c2 = carry6_2((ch * params.K2 + lb) * 6u * nl2 + y, nl2);
+#else
+    let c1 = SE(vec3<f32>(0.0), vec3<f32>(0.0));
+    let c2 = c1;
+#endif
+
+    // Column stage.
+#if PASS_A
+    let hit = meets(k * B, vec4<u32>(params.lo_L, params.hi_L, params.lo_R, params.hi_R));
+    var w = array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
+    if (hit) {
+        w = half_weights(&v, k * B + 32u * h, params.N, 0u, h, c);
+    }
+#endif
+    let se = run_half(&v, h, c, c1.s, c1.e);
+#if PASS_A
+    put_carries(false, (ch * params.K + k) * 6u * nl + l, nl, h, se, hit, w);
+#endif
+    var u = transpose_block(&v, t);
+
+    // Row stage (tile row r, half h2).
+#if PASS_A
+    let hit2 = meets(lb * B, vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2));
+    var w2 = array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
+    if (hit2) {
+        w2 = half_weights(&u, lb * B + 32u * h2, nl, params.woff2, h2, r);
+    }
+    let se2 = run_half(&u, h2, r, c2.s, c2.e);
+    put_carries(true, (ch * params.K2 + lb) * 6u * nl2 + y, nl2, h2, se2, hit2, w2);
+#else
+    _ = run_half(&u, h2, r, c2.s, c2.e);
+    // Back to column halves for the store (coalesced).
+    v = transpose_block(&u, t);
+    let ob = addr(l, ch, k * B + 32u * h);
+#unroll J 32
+    dst[ob + {{J}}u * params.pos_stride] = v[{{J}}];
+#endunroll
+#endif
+}
