@@ -9,7 +9,10 @@ same filter is overlapped (their Alg. 5): the first pass also runs the row stage
 filtered down its columns with zero carries, a small per-tile pass adds what the column carries
 contribute to the row carries (six fixed column responses, so six 64-vectors per tile), and the
 last pass filters down the columns then along the rows in workgroup memory: the image is read
-twice and written once. ``method="rt"`` is the readable baseline: one thread per row/column.
+twice and written once. Full tiles of those two overlapped passes run with the tile in registers
+(``wgsl/sat/recfilter_reg.wgsl``: little workgroup memory, so many more workgroups per SM), the
+tiles cut by the image's edges in ``recfilter.wgsl``. ``method="rt"`` is the readable baseline: one
+thread per row/column.
 
 Latency: the fix-up cuts each line's blocks into segments, a thread per (line, segment), so that
 many more carries load at once; each segment runs from a zero state, the segments' true incoming
