@@ -26,7 +26,11 @@ extension onto the line and gets each line's initial conditions as dot products 
 computed on the host in float64 (truncated where the impulse response's tail is below 2**-27 of
 its total; for the periodic and symmetric modes the folding sums every period up to there); the
 RT baseline runs the recursion over the same length of extension instead.
-Kernels: ``wgsl/sat/recfilter.wgsl``.
+Kernels: ``wgsl/sat/recfilter.wgsl``, ``wgsl/sat/recfilter_reg.wgsl``.
+
+Test and benchmark switches live in ``device().options``: ``recfilter_regtile`` (False: every tile
+of the overlapped passes in workgroup memory), ``recfilter_reg_defines`` (extra defines for
+recfilter_reg.wgsl, e.g. the timing probe ``KO_RUN``: no recursion, wrong results).
 """
 
 from __future__ import annotations
@@ -367,20 +371,22 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     kern = dev.kernel
     td = _tile_defines(st)
     # Full tiles run with the tile in registers (recfilter_reg.wgsl: more workgroups per SM), the
-    # tiles cut by the image's edges in recfilter.wgsl (EDGES).
+    # tiles cut by the image's edges in recfilter.wgsl (EDGES: one dispatch over every tile, full
+    # ones return at once; two strip dispatches measured slower on the H100, 228 us against 214 at
+    # 4100^2).
     W, H, C = p["nlines"], p["N"], p["C"]
     full = (W // _B, H // _B, C)
-    reg = st["split"] is not None and full[0] * full[1] > 0 and dev.options.get("recfilter_regtile", True)
-    edges = not reg or W % _B != 0 or H % _B != 0
+    reg = full[0] * full[1] > 0 and dev.options.get("recfilter_regtile", True)
+    edge_grids = [] if reg and W % _B == 0 and H % _B == 0 else [st["tiles"]]
     io = {"dst": dst} if src is dst else {"src": src, "dst": dst}
     rd = {"ORDER3": a[2] != 0.0, **dev.options.get("recfilter_reg_defines", {})}
     if reg:
         b.dispatch(kern("sat/recfilter_reg.wgsl", defines={"PASS_A": True, **rd}), full, params=p, src=src,
                    carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
-    if edges:
+    for groups in edge_grids:
         b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"],
                                                           "EDGES": reg, **td}),
-                   st["tiles"], params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"],
+                   groups, params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"],
                    carry2=st2["carry"], bpart2=st2["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
     b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_CORR": True}), st["tiles"], params=p,
@@ -389,10 +395,10 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     if reg:
         b.dispatch(kern("sat/recfilter_reg.wgsl", defines={"PASS_C": True, "IN_PLACE": src is dst, **rd}), full,
                    params=p, **io, carry=st["carry"], carry2=st2["carry"])
-    if edges:
+    for groups in edge_grids:
         b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst,
                                                           "VEC4": st["vec4"], "EDGES": reg, **td}),
-                   st["tiles"], params=p, **io, carry=st["carry"], carry2=st2["carry"], **_tile_binds(st))
+                   groups, params=p, **io, carry=st["carry"], carry2=st2["carry"], **_tile_binds(st))
 
 
 def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primitive: str,
@@ -641,8 +647,9 @@ def bspline_prefilter(img: np.ndarray | GpuArray, mode: str = "mirror", axes: in
 
 # ------------------------------------------------------------------------------------------ benchmark
 def _bench_run(g: GpuArray, passes: list, axes, mode: str, method: str, out: GpuArray) -> None:
-    """One benchmark run; method "old": the block method as it was before the segmented fix-up
-    and the split tile passes (a thread per line in both), for comparison in the same run."""
+    """One benchmark run; method "old": the block method as it was before the segmented fix-up,
+    the split tile passes and the register tiles (a thread per line, tiles in workgroup memory),
+    for comparison in the same run."""
     global _FIX_SEG, _SPLIT
     if method != "old":
         _filter_gpu(g, passes, axes, mode, method, "bench", out=out)
@@ -650,7 +657,8 @@ def _bench_run(g: GpuArray, passes: list, axes, mode: str, method: str, out: Gpu
     saved = _FIX_SEG, _SPLIT
     _FIX_SEG, _SPLIT = None, False
     try:
-        _filter_gpu(g, passes, axes, mode, "block", "bench", out=out)
+        with g.device.using(recfilter_regtile=False):
+            _filter_gpu(g, passes, axes, mode, "block", "bench", out=out)
     finally:
         _FIX_SEG, _SPLIT = saved
 

@@ -300,10 +300,12 @@ def test_recursive_filter_kernel_variants(fix_seg, split, monkeypatch, rng):
     monkeypatch.setattr(rf, "_FIX_SEG", fix_seg)
     monkeypatch.setattr(rf, "_SPLIT", split)
     b0, a = FILTERS[2]
-    for shape, axes, mode in [((200, 650), (0, 1), "reflect"), ((3, 4100), (1,), "wrap"), ((130, 67), (1, 0), "zero")]:
-        x = rng.standard_normal(shape).astype(np.float32)
-        out = pp.recursive_filter(x, b0, a, axes=axes, boundary=mode)
-        _check(out, _lfilter_ref(x, b0, a, axes, True, True, mode))
+    cases = [((200, 650), (0, 1), "reflect"), ((3, 4100), (1,), "wrap"), ((130, 67), (1, 0), "zero")]
+    with pp.device().using(recfilter_regtile=False):  # every tile through the variants
+        for shape, axes, mode in cases:
+            x = rng.standard_normal(shape).astype(np.float32)
+            out = pp.recursive_filter(x, b0, a, axes=axes, boundary=mode)
+            _check(out, _lfilter_ref(x, b0, a, axes, True, True, mode))
 
 
 @pytest.mark.parametrize("regtile", [True, False])

@@ -154,7 +154,7 @@ fn half_weights(v: ptr<function, array<f32, 32>>, p0: u32, N: u32, woff: u32, h:
         wr += vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]) * x;
     }
 #endunroll
-    workgroupBarrier();   // `quarter` may still be read by the previous round
+    // (Nothing reads `quarter` here: before the column stage, or after transpose_block's barrier.)
     if (h == 1u) {
         quarter[xi * 6u] = wl.x;
         quarter[xi * 6u + 1u] = wl.y;
