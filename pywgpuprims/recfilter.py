@@ -17,7 +17,8 @@ thread per row/column.
 Latency: the fix-up cuts each line's blocks into segments, a thread per (line, segment), so that
 many more carries load at once; each segment runs from a zero state, the segments' true incoming
 states follow from their end states and transfer matrices (powers of the block matrices,
-computed on the host in float64), and each segment reruns from its true state. The tile passes
+computed on the host in float64), and each segment reruns from its true state, its carries held
+in registers when it has at most ``_FIX_REG_MAX`` blocks (one load and one store each). The tile passes
 give each tile line two threads (SPLIT), each filtering half of it from a zero state and then
 adding what the other half's end state contributes, which halves the serial chain per thread.
 
@@ -53,6 +54,9 @@ _FIX_BATCH = 16  # blocks whose carries the fix-up loads at once (wgsl/sat/recfi
 # Segmented fix-up (wgsl/sat/recfilter.wgsl SEG): (lines per workgroup, segments per line, blocks
 # loaded at once); None: a thread per line.
 _FIX_SEG: tuple[int, int, int] | None = (32, 16, 4)
+# Segments of at most this many blocks keep their carries in registers (REGSEG: one load and one
+# store per carry); longer ones loop over FB blocks at a time.
+_FIX_REG_MAX = 8
 _SPLIT = True  # tile passes: two threads per tile line, 32 samples each (wgsl/sat/recfilter.wgsl SPLIT)
 _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
 
@@ -254,6 +258,20 @@ def _responses(n: int, b0: float, a: tuple, causal: bool, anti: bool) -> np.ndar
     return out
 
 
+@lru_cache(maxsize=256)
+def _carry_weights(n: int, b0: float, a: tuple, causal: bool, anti: bool) -> np.ndarray:
+    """(64, 6): pass A's carries of a line of ``n`` samples (zero below) as weights of its samples:
+    row i holds the causal end state (3) and the anticausal start state (3) of a unit sample at i."""
+    out = np.zeros((_B, 6))
+    for i in range(n):
+        y = np.eye(n)[i]
+        if causal:
+            y, out[i, :3] = _run_causal(y, np.zeros(3), b0, a)
+        if anti:
+            out[i, 3:] = _run_anti(y, np.zeros(3), b0, a)
+    return out
+
+
 # ------------------------------------------------------------------------------------------ GPU
 def _axis_geometry(shape: tuple[int, ...], axis: int) -> dict:
     H, W = shape[0], shape[1]
@@ -341,7 +359,10 @@ def _record_fix(b, dev, st: dict) -> None:
                    params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
         return
     lpw, segs, fb = _FIX_SEG
-    defines = {"BLOCK_FIX": True, "SEG": True, "LPW": lpw, "S": segs, "FB": fb, "SHN": 15 * lpw * segs}
+    sl = -(-p["K"] // segs)
+    reg = sl <= _FIX_REG_MAX
+    defines = {"BLOCK_FIX": True, "SEG": True, "REGSEG": reg, "LPW": lpw, "S": segs, "FB": sl if reg else fb,
+               "SHN": 15 * lpw * segs}
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), (-(-p["nlines"] // lpw), p["C"]),
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 
@@ -365,7 +386,9 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     p.update(K2=q["K"], lo_L2=q["lo_L"], hi_L2=q["hi_L"], lo_R2=q["lo_R"], hi_R2=q["hi_R"], woff2=st["w"].size)
     wts = _weights_buffer(dev, st["w"], st2["w"])
     H = p["N"]
-    resp = np.concatenate([_responses(_B, b0, a, causal, anti), _responses(H - (p["K"] - 1) * _B, b0, a, causal, anti)])
+    resp = np.concatenate([_responses(_B, b0, a, causal, anti), _responses(H - (p["K"] - 1) * _B, b0, a, causal, anti),
+                           _carry_weights(_B, b0, a, causal, anti),
+                           _carry_weights(q["N"] - (q["K"] - 1) * _B, b0, a, causal, anti)])
     rbuf = dev.create_buffer(4 * resp.size, label="recfilter responses")
     dev.write(rbuf, resp.astype(np.float32).tobytes())
     kern = dev.kernel

@@ -18,7 +18,8 @@
 //              segment), joined through workgroup memory; else one thread per line.
 //   ROW_CORR   per tile (OVERLAP): adds to the row carries what the column carries contribute
 //              (the column carries enter a tile through 6 fixed column responses, so their effect
-//              on the rows' carries is 6 row-pass-A runs on 64-vectors per tile).
+//              on the rows' carries is row pass A on 6 vectors per tile: 36 dot products with
+//              weights the host computes, plus the boundary dot products).
 //   BLOCK_C    per tile: the filter again, from the complete carries; writes the output. With
 //              OVERLAP: down the columns, then along the rows, in workgroup memory.
 // With OVERLAP the image is read twice and written once (Nehab et al.'s Alg. 5 overlapping).
@@ -620,6 +621,149 @@ fn sh_mat(t: u32) -> mat3x3<f32> {
                        sh[12u * WG + t], sh[13u * WG + t], sh[14u * WG + t]);
 }
 
+// The earlier segments' maps applied to the line's incoming causal state (the boundary sums);
+// returns (this segment's incoming state, the line's end state). Reads what put_sh wrote.
+fn causal_in(i: u32, sg: u32) -> array<vec3<f32>, 2> {
+    var Pin = vec3<f32>(0.0);
+    for (var j = 0u; j < S; j++) {
+        Pin += sh_part(j * LPW + i);
+    }
+    var Pend = Pin;
+    for (var j = 0u; j < S; j++) {
+        if (j == sg) {
+            Pin = Pend;
+        }
+        Pend = sh_state(j * LPW + i) + sh_mat(j * LPW + i) * Pend;
+    }
+    return array<vec3<f32>, 2>(Pin, Pend);
+}
+
+// The same from the right for the anticausal chain, from e_end (what enters the line's end).
+fn anti_in(i: u32, sg: u32, e_end: vec3<f32>) -> vec3<f32> {
+    var ein = e_end;
+    for (var j = 0u; j < S; j++) {
+        ein += sh_part(j * LPW + i);
+    }
+    for (var jj = 0u; jj < S; jj++) {
+        let j = S - 1u - jj;
+        if (j == sg) {
+            break;
+        }
+        ein = sh_state(j * LPW + i) + sh_mat(j * LPW + i) * ein;
+    }
+    return ein;
+}
+
+#if REGSEG
+// A segment's transfer matrix (host float64 powers: Tf^SL or Tl Tf^(n-1) at o = 63 / 72,
+// Rf^SL or Rf^(n-1) Rl at 81 / 90); the identity for an empty segment.
+fn seg_map(o: u32, nb: u32) -> mat3x3<f32> {
+    if (nb == 0u) {
+        return mat3x3<f32>(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0);
+    }
+    return loadm(o);
+}
+
+// Block k's causal (0), anticausal-from-causal (9) or anticausal (18) matrix, loaded where used
+// (loaded once into registers, or staged in workgroup memory, both measured slower on the H100).
+fn bm(which: u32, k: u32) -> mat3x3<f32> {
+    return loadm(which + select(0u, 27u, k == params.K - 1u));
+}
+
+// REGSEG: every segment has at most FB blocks (the host checks), so a thread loads its carries
+// once, keeps them in registers and writes each carry once: two global round trips on the chain
+// instead of six (the fix-up is latency-bound: one workgroup alone takes nearly as long as the
+// whole grid). The complete causal prologues' share of the anticausal chain goes into F at once.
+@compute @workgroup_size(LPW * S)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let i = t % LPW;
+    let sg = t / LPW;
+    let l = wid.x * LPW + i;
+    let ch = wid.y;
+    let live = l < params.nlines;
+    let K = params.K;
+    let nl = params.nlines;
+    let SL = (K + S - 1u) / S;
+    let k_lo = min(K, sg * SL);
+    let k_hi = min(K, k_lo + SL);
+    let nb = k_hi - k_lo;
+    let cb = ch * K * 6u * nl + min(l, nl - 1u);
+    let st = 6u * nl;
+    var E: array<vec3<f32>, {{FB}}>;    // incomplete causal epilogues
+    var F: array<vec3<f32>, {{FB}}>;    // incomplete anticausal prologues
+#unroll J FB
+    {
+        let k = min(k_lo + {{J}}u, K - 1u);
+        E[{{J}}] = get3(cb + k * st);
+        F[{{J}}] = get3(cb + k * st + 3u * nl);
+    }
+#endunroll
+    var bpL = vec3<f32>(0.0);
+    var bpR = vec3<f32>(0.0);
+    let kL = vec2<u32>(params.lo_L / B, select(0u, (params.hi_L - 1u) / B + 1u, params.hi_L > params.lo_L));
+    let kR = vec2<u32>(params.lo_R / B, select(0u, (params.hi_R - 1u) / B + 1u, params.hi_R > params.lo_R));
+    if (live) {
+        for (var k = max(k_lo, kL.x); k < min(k_hi, kL.y); k++) {
+            bpL += part3(cb + k * st);
+        }
+        for (var k = max(k_lo, kR.x); k < min(k_hi, kR.y); k++) {
+            bpR += part3(cb + k * st + 3u * nl);
+        }
+    }
+    let last = k_hi == K;
+    var Pend = vec3<f32>(0.0);
+    if (params.causal != 0u) {
+        var P = vec3<f32>(0.0);
+#unroll J FB
+        if ({{J}}u < nb) {
+            P = E[{{J}}] + bm(0u, k_lo + {{J}}u) * P;
+        }
+#endunroll
+        put_sh(t, P, seg_map(select(63u, 72u, last), nb), bpL);
+        workgroupBarrier();
+        let io = causal_in(i, sg);
+        Pend = io[1];
+        workgroupBarrier();
+        P = io[0];
+        // Complete prologues; what they add to the anticausal chain goes into F at once.
+#unroll J FB
+        if ({{J}}u < nb) {
+            if (live) {
+                put3(cb + (k_lo + {{J}}u) * st, P);
+            }
+            F[{{J}}] += bm(9u, k_lo + {{J}}u) * P;
+            P = E[{{J}}] + bm(0u, k_lo + {{J}}u) * P;
+        }
+#endunroll
+    }
+    if (params.anti != 0u) {
+        // e <- (F + M p) + R e from the right.
+        var e = vec3<f32>(0.0);
+#unroll J FB
+        {
+            const j = {{FB}}u - 1u - {{J}}u;
+            if (j < nb) {
+                e = F[j] + bm(18u, k_lo + j) * e;
+            }
+        }
+#endunroll
+        put_sh(t, e, seg_map(select(81u, 90u, last), nb), bpR);
+        workgroupBarrier();
+        e = anti_in(i, sg, loadm(54u) * Pend);
+#unroll J FB
+        {
+            const j = {{FB}}u - 1u - {{J}}u;
+            if (j < nb) {
+                if (live) {
+                    put3(cb + (k_lo + j) * st + 3u * nl, e);
+                }
+                e = F[j] + bm(18u, k_lo + j) * e;
+            }
+        }
+#endunroll
+    }
+}
+#else
 @compute @workgroup_size(LPW * S)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let i = t % LPW;
@@ -685,20 +829,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         put_sh(t, P, T, bp);
         workgroupBarrier();
         // 2. Incoming state: the boundary sum, then the earlier segments' maps.
-        var Pin = vec3<f32>(0.0);
-        for (var j = 0u; j < S; j++) {
-            Pin += sh_part(j * LPW + i);
-        }
-        var Pend = Pin;
-        for (var j = 0u; j < S; j++) {
-            if (j == sg) {
-                Pin = Pend;
-            }
-            Pend = sh_state(j * LPW + i) + sh_mat(j * LPW + i) * Pend;
-        }
+        let io = causal_in(i, sg);
+        let Pend = io[1];
         workgroupBarrier();
         // 3. Rerun with the true state, writing each block's complete prologue.
-        P = Pin;
+        P = io[0];
         for (var k0 = k_lo; k0 < k_hi; k0 += {{FB}}u) {
             var eb: array<vec3<f32>, {{FB}}>;
 #unroll J FB
@@ -772,18 +907,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         put_sh(t, e, R, bp);
         workgroupBarrier();
-        var ein = Mp * P;
-        for (var j = 0u; j < S; j++) {
-            ein += sh_part(j * LPW + i);
-        }
-        for (var jj = 0u; jj < S; jj++) {
-            let j = S - 1u - jj;
-            if (j == sg) {
-                break;
-            }
-            ein = sh_state(j * LPW + i) + sh_mat(j * LPW + i) * ein;
-        }
-        e = ein;
+        e = anti_in(i, sg, Mp * P);
         for (var q0 = k_lo; q0 < k_hi; q0 += {{FB}}u) {
             var fb: array<vec3<f32>, {{FB}}>;
 #unroll J FB
@@ -818,6 +942,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
 }
+#endif
 #else
 // mats: [T_FP, M, T_RE] for a full block (offsets 0, 9, 18), then for the last block (27, 36,
 // 45), then Mp (54): the causal state at N-1 -> the anticausal state at N.
@@ -919,13 +1044,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 #endif
 
 #if ROW_CORR
-var<workgroup> xs: array<vec3<f32>, 24>;   // 6 vectors x (s, e, wl, wr)
+var<workgroup> xs: array<f32, 72>;   // per column vector: row pass A's s, e, wl, wr (3 each)
 
 // The column pass's complete carries for tile (k, lb): 6 numbers per column (causal prologue,
 // anticausal epilogue). They enter the column-filtered tile as sum_c P_c(col) F_c(row) +
 // e_c(col) R_c(row), F_c and R_c the column pass's responses (resp: 64 x 6 per row, full tile
 // then last tile row). Row pass A being linear, the rows' carries gain
-// sum_c F_c(row) A(P_c) + R_c(row) A(e_c), A run on the 6 vectors over the tile's columns.
+// sum_c F_c(row) A(P_c) + R_c(row) A(e_c), A run on the 6 vectors over the tile's columns. A is a
+// dot product per output (resp holds next the 64 x 6 weights of s and e for a full row tile, then
+// the last one; wts the boundary ones): 36 of them at once rather than 6 serial recursions.
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let k = tile_k(wid);
@@ -957,12 +1084,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     workgroupBarrier();
     let n2 = min(B, nl - lb * B);
     let rg = vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2);
-    if (t < 6u) {
-        let r = a_line(t * BP, 1u, n2, lb * B, nl, params.woff2, rg, false);
-        xs[t * 4u] = r.s;
-        xs[t * 4u + 1u] = r.e;
-        xs[t * 4u + 2u] = r.wl;
-        xs[t * 4u + 3u] = r.wr;
+    let p0 = lb * B;
+    let hit = (p0 < rg.y && p0 + n2 > rg.x) || (p0 < rg.w && p0 + n2 > rg.z);
+    if (t < 36u) {
+        // Invocation t: output o of vector c (zeros past the line's end, in tile and weights).
+        let c = t / 6u;
+        let o = t % 6u;
+        let wo = select(12u, 18u, lb == params.K2 - 1u) * B + o;
+        var acc = vec4<f32>(0.0);
+        for (var i = 0u; i < B; i += 4u) {
+            let v = vec4<f32>(tile[c * BP + i], tile[c * BP + i + 1u], tile[c * BP + i + 2u], tile[c * BP + i + 3u]);
+            acc = fma(v, vec4<f32>(resp[wo + 6u * i], resp[wo + 6u * i + 6u], resp[wo + 6u * i + 12u],
+                                   resp[wo + 6u * i + 18u]), acc);
+        }
+        xs[c * 12u + o] = acc.x + acc.y + acc.z + acc.w;
+        var w = 0.0;
+        if (hit) {
+            let wb = params.woff2 + o * nl + p0;
+            for (var i = 0u; i < n2; i++) {
+                w = fma(wts[wb + i], tile[c * BP + i], w);
+            }
+        }
+        xs[c * 12u + 6u + o] = w;
     }
     workgroupBarrier();
     if (y >= params.N) {
@@ -973,10 +1116,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var dl = vec3<f32>(0.0);
     var dr = vec3<f32>(0.0);
 #unroll C 6
-    ds += f[{{C}}] * xs[{{C}}u * 4u];
-    de += f[{{C}}] * xs[{{C}}u * 4u + 1u];
-    dl += f[{{C}}] * xs[{{C}}u * 4u + 2u];
-    dr += f[{{C}}] * xs[{{C}}u * 4u + 3u];
+    ds += f[{{C}}] * vec3<f32>(xs[{{C}}u * 12u], xs[{{C}}u * 12u + 1u], xs[{{C}}u * 12u + 2u]);
+    de += f[{{C}}] * vec3<f32>(xs[{{C}}u * 12u + 3u], xs[{{C}}u * 12u + 4u], xs[{{C}}u * 12u + 5u]);
+    dl += f[{{C}}] * vec3<f32>(xs[{{C}}u * 12u + 6u], xs[{{C}}u * 12u + 7u], xs[{{C}}u * 12u + 8u]);
+    dr += f[{{C}}] * vec3<f32>(xs[{{C}}u * 12u + 9u], xs[{{C}}u * 12u + 10u], xs[{{C}}u * 12u + 11u]);
 #endunroll
     carry2[base2] = old[0] + ds.x;
     carry2[base2 + nl2] = old[1] + ds.y;
@@ -984,8 +1127,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     carry2[base2 + 3u * nl2] = old[3] + de.x;
     carry2[base2 + 4u * nl2] = old[4] + de.y;
     carry2[base2 + 5u * nl2] = old[5] + de.z;
-    let p0 = lb * B;
-    if ((p0 < rg.y && p0 + n2 > rg.x) || (p0 < rg.w && p0 + n2 > rg.z)) {
+    if (hit) {
         bpart2[base2] += dl.x;
         bpart2[base2 + nl2] += dl.y;
         bpart2[base2 + 2u * nl2] += dl.z;
