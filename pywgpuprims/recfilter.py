@@ -264,7 +264,8 @@ def _carry_weights(n: int, b0: float, a: tuple, causal: bool, anti: bool) -> np.
     row i holds the causal end state (3) and the anticausal start state (3) of a unit sample at i."""
     out = np.zeros((_B, 6))
     for i in range(n):
-        y = np.eye(n)[i]
+        y = np.zeros(n)
+        y[i] = 1.0
         if causal:
             y, out[i, :3] = _run_causal(y, np.zeros(3), b0, a)
         if anti:
