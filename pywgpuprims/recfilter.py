@@ -386,10 +386,10 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     q = st2["p"]
     p.update(K2=q["K"], lo_L2=q["lo_L"], hi_L2=q["hi_L"], lo_R2=q["lo_R"], hi_R2=q["hi_R"], woff2=st["w"].size)
     wts = _weights_buffer(dev, st["w"], st2["w"])
-    H = p["N"]
+    W, H, C = p["nlines"], p["N"], p["C"]
     resp = np.concatenate([_responses(_B, b0, a, causal, anti), _responses(H - (p["K"] - 1) * _B, b0, a, causal, anti),
                            _carry_weights(_B, b0, a, causal, anti),
-                           _carry_weights(q["N"] - (q["K"] - 1) * _B, b0, a, causal, anti)])
+                           _carry_weights(W - (q["K"] - 1) * _B, b0, a, causal, anti)])
     rbuf = dev.create_buffer(4 * resp.size, label="recfilter responses")
     dev.write(rbuf, resp.astype(np.float32).tobytes())
     kern = dev.kernel
@@ -398,7 +398,6 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     # tiles cut by the image's edges in recfilter.wgsl (EDGES: one dispatch over every tile, full
     # ones return at once; two strip dispatches measured slower on the H100, 228 us against 214 at
     # 4100^2).
-    W, H, C = p["nlines"], p["N"], p["C"]
     full = (W // _B, H // _B, C)
     reg = full[0] * full[1] > 0 and dev.options.get("recfilter_regtile", True)
     edge_grids = [] if reg and W % _B == 0 and H % _B == 0 else [st["tiles"]]

@@ -134,7 +134,6 @@ fn sg_lookback_step(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32)
 // all polled at once, so one round trip covers LB_DEPTH * size predecessors when the nearest
 // inclusive value lags far behind: the nearest group holding a stop decides, every earlier group
 // is combined whole. (The plain step above keeps the scan kernel within its registers.)
-
 fn sg_lookback_step_deep(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32) -> vec3<u32> {
     var st: array<vec2<u32>, LB_DEPTH>;
 #unroll G LB_DEPTH

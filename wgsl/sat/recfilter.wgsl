@@ -185,6 +185,7 @@ var<workgroup> tile: array<f32, 4160>;   // 64 lines x 65 (64 positions + pad)
 
 #if !RT
 #if !BLOCK_FIX
+#if !ROW_CORR
 struct ALine {
     s: vec3<f32>,    // causal state at the block's end, from a zero prologue
     e: vec3<f32>,    // anticausal state at its start, from a zero epilogue (on the causal output)
@@ -292,6 +293,7 @@ fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
 }
 #endif
 #endif
+#endif
 
 #if SPLIT
 #if !ROW_CORR
@@ -370,9 +372,7 @@ fn reg_run2(base: u32, stride: u32, h: u32, li: u32, s0: vec3<f32>, e0: vec3<f32
 #endif
 #endif
 
-#if !RT
-#if !BLOCK_FIX
-#if !BLOCK_C
+#if BLOCK_A
 // Pass A on one tile line: elements tile[base + i * stride], i < n, at positions p0 + i of a line
 // of N samples; boundary weights wts[woff + j * N + p]. Leaves the line filtered with zero
 // carries (causal, then anticausal too when keep_anti).
@@ -441,8 +441,6 @@ fn a_weights(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec
     }
     return r;
 }
-#endif
-#endif
 #endif
 
 #if BLOCK_A

@@ -380,7 +380,6 @@ fn owner_search(before: u32, h: u32) -> i32 {
     return block_last_below(u32(b), 32u, h);
 }
 
-
 // The invocation's bicyclic summary: (closes it pops from before it, opens it leaves open).
 fn inv_summary(m: vec2<u32>) -> vec2<u32> {
     var s = 0;
