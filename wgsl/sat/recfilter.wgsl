@@ -619,37 +619,44 @@ fn sh_mat(t: u32) -> mat3x3<f32> {
                        sh[12u * WG + t], sh[13u * WG + t], sh[14u * WG + t]);
 }
 
-// The earlier segments' maps applied to the line's incoming causal state (the boundary sums);
-// returns (this segment's incoming state, the line's end state). Reads what put_sh wrote.
-fn causal_in(i: u32, sg: u32) -> array<vec3<f32>, 2> {
-    var Pin = vec3<f32>(0.0);
+fn set_state(t: u32, P: vec3<f32>) {
+    sh[t] = P.x;
+    sh[WG + t] = P.y;
+    sh[2u * WG + t] = P.z;
+}
+
+// Run by the segment-0 invocation of line i only (the others would repeat it: the fix-up is
+// latency-bound, and 16 copies of a serial chain cost issue slots): the line's incoming causal
+// state (the boundary sums) through the segments' maps. Over what put_sh wrote, leaves each
+// segment's incoming state in its state slot and the line's end state in slot i's part.
+fn causal_chain(i: u32) {
+    var P = vec3<f32>(0.0);
     for (var j = 0u; j < S; j++) {
-        Pin += sh_part(j * LPW + i);
+        P += sh_part(j * LPW + i);
     }
-    var Pend = Pin;
     for (var j = 0u; j < S; j++) {
-        if (j == sg) {
-            Pin = Pend;
-        }
-        Pend = sh_state(j * LPW + i) + sh_mat(j * LPW + i) * Pend;
+        let slot = j * LPW + i;
+        let next = sh_state(slot) + sh_mat(slot) * P;
+        set_state(slot, P);
+        P = next;
     }
-    return array<vec3<f32>, 2>(Pin, Pend);
+    sh[3u * WG + i] = P.x;
+    sh[4u * WG + i] = P.y;
+    sh[5u * WG + i] = P.z;
 }
 
 // The same from the right for the anticausal chain, from e_end (what enters the line's end).
-fn anti_in(i: u32, sg: u32, e_end: vec3<f32>) -> vec3<f32> {
-    var ein = e_end;
+fn anti_chain(i: u32, e_end: vec3<f32>) {
+    var e = e_end;
     for (var j = 0u; j < S; j++) {
-        ein += sh_part(j * LPW + i);
+        e += sh_part(j * LPW + i);
     }
     for (var jj = 0u; jj < S; jj++) {
-        let j = S - 1u - jj;
-        if (j == sg) {
-            break;
-        }
-        ein = sh_state(j * LPW + i) + sh_mat(j * LPW + i) * ein;
+        let slot = (S - 1u - jj) * LPW + i;
+        let next = sh_state(slot) + sh_mat(slot) * e;
+        set_state(slot, e);
+        e = next;
     }
-    return ein;
 }
 
 #if REGSEG
@@ -719,10 +726,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #endunroll
         put_sh(t, P, seg_map(select(63u, 72u, last), nb), bpL);
         workgroupBarrier();
-        let io = causal_in(i, sg);
-        Pend = io[1];
+        if (sg == 0u) {
+            causal_chain(i);
+        }
         workgroupBarrier();
-        P = io[0];
+        P = sh_state(t);
+        Pend = sh_part(i);
+        workgroupBarrier();
         // Complete prologues; what they add to the anticausal chain goes into F at once.
 #unroll J FB
         if ({{J}}u < nb) {
@@ -747,7 +757,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #endunroll
         put_sh(t, e, seg_map(select(81u, 90u, last), nb), bpR);
         workgroupBarrier();
-        e = anti_in(i, sg, loadm(54u) * Pend);
+        if (sg == 0u) {
+            anti_chain(i, loadm(54u) * Pend);
+        }
+        workgroupBarrier();
+        e = sh_state(t);
 #unroll J FB
         {
             const j = {{FB}}u - 1u - {{J}}u;
@@ -827,11 +841,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         put_sh(t, P, T, bp);
         workgroupBarrier();
         // 2. Incoming state: the boundary sum, then the earlier segments' maps.
-        let io = causal_in(i, sg);
-        let Pend = io[1];
+        if (sg == 0u) {
+            causal_chain(i);
+        }
+        workgroupBarrier();
+        let Pend = sh_part(i);
+        P = sh_state(t);
         workgroupBarrier();
         // 3. Rerun with the true state, writing each block's complete prologue.
-        P = io[0];
         for (var k0 = k_lo; k0 < k_hi; k0 += {{FB}}u) {
             var eb: array<vec3<f32>, {{FB}}>;
 #unroll J FB
@@ -905,7 +922,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         put_sh(t, e, R, bp);
         workgroupBarrier();
-        e = anti_in(i, sg, Mp * P);
+        if (sg == 0u) {
+            anti_chain(i, Mp * P);
+        }
+        workgroupBarrier();
+        e = sh_state(t);
         for (var q0 = k_lo; q0 < k_hi; q0 += {{FB}}u) {
             var fb: array<vec3<f32>, {{FB}}>;
 #unroll J FB
@@ -1043,6 +1064,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 #if ROW_CORR
 var<workgroup> xs: array<f32, 72>;   // per column vector: row pass A's s, e, wl, wr (3 each)
+var<workgroup> wsh: array<f32, 390>;  // row pass A's weights for this tile column, 6 x 65 (padded)
+var<workgroup> bsh: array<f32, 390>;  // the boundary weights, where the tile meets their supports
 
 // The column pass's complete carries for tile (k, lb): 6 numbers per column (causal prologue,
 // anticausal epilogue). They enter the column-filtered tile as sum_c P_c(col) F_c(row) +
@@ -1050,7 +1073,10 @@ var<workgroup> xs: array<f32, 72>;   // per column vector: row pass A's s, e, wl
 // then last tile row). Row pass A being linear, the rows' carries gain
 // sum_c F_c(row) A(P_c) + R_c(row) A(e_c), A run on the 6 vectors over the tile's columns. A is a
 // dot product per output (resp holds next the 64 x 6 weights of s and e for a full row tile, then
-// the last one; wts the boundary ones): 36 of them at once rather than 6 serial recursions.
+// the last one; wts the boundary ones): 36 of them at once rather than 6 serial recursions. The
+// weights go through workgroup memory with the carries, so the dot products wait on no global load
+// (H100, 4096^2, in context: 20.8 -> 18.3 us for order 2; 27.6 -> 20.5 with reflect boundaries,
+// whose loop ran one global load per step).
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let k = tile_k(wid);
@@ -1058,7 +1084,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let ch = wid.z;
     let nl = params.nlines;
     let x = lb * B + t;
-    // What the end needs loads now (clamped), with the column carries.
+    // What the end needs loads now (clamped), with the column carries and the weights.
     let y = k * B + t;
     let nl2 = params.N;
     let base2 = (ch * params.K2 + lb) * 6u * nl2 + min(y, nl2 - 1u);
@@ -1072,38 +1098,44 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     old[{{C}}] = carry2[base2 + {{C}}u * nl2];
     f[{{C}}] = resp[ro + {{C}}u];
 #endunroll
-    for (var c = 0u; c < 6u; c++) {
-        var v = 0.0;
-        if (x < nl) {
-            v = carry[((ch * params.K + k) * 6u + c) * nl + x];
-        }
-        tile[c * BP + t] = v;
-    }
-    workgroupBarrier();
     let n2 = min(B, nl - lb * B);
     let rg = vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2);
     let p0 = lb * B;
     let hit = (p0 < rg.y && p0 + n2 > rg.x) || (p0 < rg.w && p0 + n2 > rg.z);
+    let wo = select(12u, 18u, lb == params.K2 - 1u) * B + 6u * t;
+#unroll C 6
+    {
+        var v = 0.0;
+        var bw = 0.0;
+        if (x < nl) {
+            v = carry[((ch * params.K + k) * 6u + {{C}}u) * nl + x];
+            if (hit) {
+                bw = wts[params.woff2 + {{C}}u * nl + x];
+            }
+        }
+        tile[{{C}}u * BP + t] = v;
+        wsh[{{C}}u * BP + t] = resp[wo + {{C}}u];
+        bsh[{{C}}u * BP + t] = bw;
+    }
+#endunroll
+    workgroupBarrier();
     if (t < 36u) {
         // Invocation t: output o of vector c (zeros past the line's end, in tile and weights).
         let c = t / 6u;
         let o = t % 6u;
-        let wo = select(12u, 18u, lb == params.K2 - 1u) * B + o;
         var acc = vec4<f32>(0.0);
+        var wacc = vec4<f32>(0.0);
         for (var i = 0u; i < B; i += 4u) {
             let v = vec4<f32>(tile[c * BP + i], tile[c * BP + i + 1u], tile[c * BP + i + 2u], tile[c * BP + i + 3u]);
-            acc = fma(v, vec4<f32>(resp[wo + 6u * i], resp[wo + 6u * i + 6u], resp[wo + 6u * i + 12u],
-                                   resp[wo + 6u * i + 18u]), acc);
-        }
-        xs[c * 12u + o] = acc.x + acc.y + acc.z + acc.w;
-        var w = 0.0;
-        if (hit) {
-            let wb = params.woff2 + o * nl + p0;
-            for (var i = 0u; i < n2; i++) {
-                w = fma(wts[wb + i], tile[c * BP + i], w);
+            acc = fma(v, vec4<f32>(wsh[o * BP + i], wsh[o * BP + i + 1u], wsh[o * BP + i + 2u], wsh[o * BP + i + 3u]),
+                      acc);
+            if (hit) {
+                wacc = fma(v, vec4<f32>(bsh[o * BP + i], bsh[o * BP + i + 1u], bsh[o * BP + i + 2u],
+                                        bsh[o * BP + i + 3u]), wacc);
             }
         }
-        xs[c * 12u + 6u + o] = w;
+        xs[c * 12u + o] = acc.x + acc.y + acc.z + acc.w;
+        xs[c * 12u + 6u + o] = wacc.x + wacc.y + wacc.z + wacc.w;
     }
     workgroupBarrier();
     if (y >= params.N) {
