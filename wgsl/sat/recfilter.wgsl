@@ -591,13 +591,21 @@ const S: u32 = {{S}}u;
 const WG: u32 = LPW * S;
 var<workgroup> sh: array<f32, {{SHN}}>;   // 15 floats (state, transfer matrix, boundary part) per thread
 
-fn put_sh(t: u32, P: vec3<f32>, T: mat3x3<f32>, b: vec3<f32>) {
+fn set_state(t: u32, P: vec3<f32>) {
     sh[t] = P.x;
     sh[WG + t] = P.y;
     sh[2u * WG + t] = P.z;
+}
+
+fn set_part(t: u32, b: vec3<f32>) {
     sh[3u * WG + t] = b.x;
     sh[4u * WG + t] = b.y;
     sh[5u * WG + t] = b.z;
+}
+
+fn put_sh(t: u32, P: vec3<f32>, T: mat3x3<f32>, b: vec3<f32>) {
+    set_state(t, P);
+    set_part(t, b);
 #unroll C 3
 #unroll R 3
     sh[(6u + {{C}}u * 3u + {{R}}u) * WG + t] = T[{{C}}][{{R}}];
@@ -619,12 +627,6 @@ fn sh_mat(t: u32) -> mat3x3<f32> {
                        sh[12u * WG + t], sh[13u * WG + t], sh[14u * WG + t]);
 }
 
-fn set_state(t: u32, P: vec3<f32>) {
-    sh[t] = P.x;
-    sh[WG + t] = P.y;
-    sh[2u * WG + t] = P.z;
-}
-
 // Run by the segment-0 invocation of line i only (the others would repeat it: the fix-up is
 // latency-bound, and 16 copies of a serial chain cost issue slots): the line's incoming causal
 // state (the boundary sums) through the segments' maps. Over what put_sh wrote, leaves each
@@ -640,9 +642,7 @@ fn causal_chain(i: u32) {
         set_state(slot, P);
         P = next;
     }
-    sh[3u * WG + i] = P.x;
-    sh[4u * WG + i] = P.y;
-    sh[5u * WG + i] = P.z;
+    set_part(i, P);
 }
 
 // The same from the right for the anticausal chain, from e_end (what enters the line's end).
