@@ -293,7 +293,7 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     K = -(-N // _B)
     p = {**geo, "K": K, "mode": _MODES[mode], "padlen": L, "causal": int(causal), "anti": int(anti),
          "lo_L": 0, "hi_L": 0, "lo_R": 0, "hi_R": 0, "K2": 0, "lo_L2": 0, "hi_L2": 0, "lo_R2": 0, "hi_R2": 0,
-         "woff2": 0, "b0": b0, "a1": a[0], "a2": a[1], "a3": a[2]}
+         "woff2": 0, "b0": b0, "a1": a[0], "a2": a[1], "a3": a[2], "gain": 1.0}
     if method == "rt":
         if 2 * N + 2 * L > _LOOP_CAP:
             raise InputError("recursive_filter", f"method='rt' handles lines up to {_LOOP_CAP // 2 - L} samples "
@@ -301,10 +301,17 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
         return {"p": p}
     if 7 * K > _LOOP_CAP:  # the fix-up runs about 6.25 K loop trips per thread
         raise InputError("recursive_filter", f"lines of {N} samples are too long (at most {_LOOP_CAP // 7 * _B})")
+    # The tile passes run the b0 = 1 filter on the input scaled by gain (wgsl/sat/recfilter_common.wgsl
+    # gain_c, UNIT_B0): the matrices and weights below are those of b0 = 1, and the boundary weights
+    # (dot products with the unscaled input) carry the gain.
+    gain = b0 ** (int(causal) + int(anti))
+    p.update(b0=1.0, gain=gain)
+    b0 = 1.0
     carry = dev.scratch(4 * 6 * K * nlines * C)
     bpart = dev.scratch(4 * 6 * K * nlines * C)
     scratch += [carry, bpart]
     w, ranges, Mp = _boundary_weights(b0, a, rho, causal, anti, mode, N)
+    w = w * np.float32(gain)
     mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel(),
                            _segment_matrices(K, N - (K - 1) * _B, b0, a, _FIX_SEG[1] if _FIX_SEG else 0)])
     mbuf = dev.create_buffer(4 * mats.size, label="recfilter mats")
@@ -324,7 +331,11 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
 
 
 def _tile_defines(st: dict) -> dict:
-    return {"SPLIT": st["split"] is not None, "TROWS": 8 if st["split"] is not None else 16}
+    return {"SPLIT": st["split"] is not None, "TROWS": 8 if st["split"] is not None else 16, **_gain_defines(st)}
+
+
+def _gain_defines(st: dict) -> dict:
+    return {"UNIT_B0": True, "GAIN_ANTI": not st["p"]["causal"]}
 
 
 def _tile_binds(st: dict) -> dict:
@@ -381,15 +392,16 @@ def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
 def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray, job: tuple) -> None:
     """A column pass then a row pass of the same filter, overlapped (Nehab et al. 2011, Alg. 5):
     the image is read twice (stage A, stage C) and written once."""
-    _, b0, a, _, causal, anti = job
+    _, _, a, _, causal, anti = job
     p = dict(st["p"])
     q = st2["p"]
+    b0 = p["b0"]  # 1 (UNIT_B0); row pass A meets its input unscaled, so its carry weights take the gain
     p.update(K2=q["K"], lo_L2=q["lo_L"], hi_L2=q["hi_L"], lo_R2=q["lo_R"], hi_R2=q["hi_R"], woff2=st["w"].size)
     wts = _weights_buffer(dev, st["w"], st2["w"])
     W, H, C = p["nlines"], p["N"], p["C"]
     resp = np.concatenate([_responses(_B, b0, a, causal, anti), _responses(H - (p["K"] - 1) * _B, b0, a, causal, anti),
-                           _carry_weights(_B, b0, a, causal, anti),
-                           _carry_weights(W - (q["K"] - 1) * _B, b0, a, causal, anti)])
+                           q["gain"] * _carry_weights(_B, b0, a, causal, anti),
+                           q["gain"] * _carry_weights(W - (q["K"] - 1) * _B, b0, a, causal, anti)])
     rbuf = dev.create_buffer(4 * resp.size, label="recfilter responses")
     dev.write(rbuf, resp.astype(np.float32).tobytes())
     kern = dev.kernel
@@ -402,7 +414,7 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     reg = full[0] * full[1] > 0 and dev.options.get("recfilter_regtile", True)
     edge_grids = [] if reg and W % _B == 0 and H % _B == 0 else [st["tiles"]]
     io = {"dst": dst} if src is dst else {"src": src, "dst": dst}
-    rd = {"ORDER3": a[2] != 0.0, **dev.options.get("recfilter_reg_defines", {})}
+    rd = {"ORDER3": a[2] != 0.0, **_gain_defines(st), **dev.options.get("recfilter_reg_defines", {})}
     if reg:
         b.dispatch(kern("sat/recfilter_reg.wgsl", defines={"PASS_A": True, **rd}), full, params=p, src=src,
                    carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])

@@ -205,12 +205,12 @@ fn run_causal(base: u32, stride: u32, n: u32, s0: vec3<f32>) -> vec3<f32> {
         xv[{{J}}] = tile[base + (i0 + {{J}}u) * stride];
 #endunroll
 #unroll J 8
-        s = step(s, xv[{{J}}]);
+        s = step(s, gain_c(xv[{{J}}]));
         tile[base + (i0 + {{J}}u) * stride] = s.x;
 #endunroll
     }
     for (var i = full; i < n; i++) {
-        s = step(s, tile[base + i * stride]);
+        s = step(s, gain_c(tile[base + i * stride]));
         tile[base + i * stride] = s.x;
     }
     return s;
@@ -226,7 +226,7 @@ fn run_anti(base: u32, stride: u32, n: u32, e0: vec3<f32>, write: bool) -> vec3<
         xv[{{J}}] = tile[base + (n - 1u - q0 - {{J}}u) * stride];
 #endunroll
 #unroll J 8
-        e = step(e, xv[{{J}}]);
+        e = step(e, gain_a(xv[{{J}}]));
         if (write) {
             tile[base + (n - 1u - q0 - {{J}}u) * stride] = e.x;
         }
@@ -234,7 +234,7 @@ fn run_anti(base: u32, stride: u32, n: u32, e0: vec3<f32>, write: bool) -> vec3<
     }
     for (var q = full; q < n; q++) {
         let i = base + (n - 1u - q) * stride;
-        e = step(e, tile[i]);
+        e = step(e, gain_a(tile[i]));
         if (write) {
             tile[i] = e.x;
         }
@@ -258,14 +258,14 @@ fn reg_run(base: u32, stride: u32, s0: vec3<f32>, e0: vec3<f32>, write: bool) ->
     var s = s0;
     if (params.causal != 0u) {
 #unroll J 64
-        s = step(s, v[{{J}}]);
+        s = step(s, gain_c(v[{{J}}]));
         v[{{J}}] = s.x;
 #endunroll
     }
     var e = e0;
     if (params.anti != 0u) {
 #unroll J 64
-        e = step(e, v[63 - {{J}}]);
+        e = step(e, gain_a(v[63 - {{J}}]));
         v[63 - {{J}}] = e.x;
 #endunroll
     }
@@ -328,7 +328,7 @@ fn reg_run2(base: u32, stride: u32, h: u32, li: u32, s0: vec3<f32>, e0: vec3<f32
     var s = select(vec3<f32>(0.0), s0, h == 0u);
     if (params.causal != 0u) {
 #unroll J 32
-        s = step(s, v[{{J}}]);
+        s = step(s, gain_c(v[{{J}}]));
         v[{{J}}] = s.x;
 #endunroll
     }
@@ -347,7 +347,7 @@ fn reg_run2(base: u32, stride: u32, h: u32, li: u32, s0: vec3<f32>, e0: vec3<f32
     var e = select(vec3<f32>(0.0), e0, h == 1u);
     if (params.anti != 0u) {
 #unroll J 32
-        e = step(e, v[31 - {{J}}]);
+        e = step(e, gain_a(v[31 - {{J}}]));
         v[31 - {{J}}] = e.x;
 #endunroll
     }

@@ -57,7 +57,11 @@ fn step_fast(s: vec3<f32>, x: f32) -> vec3<f32> {
 #if ORDER3
     return step(s, x);
 #else
+#if UNIT_B0
+    return vec3<f32>(fma(-params.a1, s.x, fma(-params.a2, s.y, x)), s.x, x);
+#else
     return vec3<f32>(fma(-params.a1, s.x, fma(-params.a2, s.y, params.b0 * x)), s.x, x);
+#endif
 #endif
 }
 
@@ -81,7 +85,7 @@ fn run_half(v: ptr<function, array<f32, 32>>, h: u32, xi: u32, s0: vec3<f32>, e0
     var s = s0;
     if (params.causal != 0u && h == 0u) {
 #unroll J 32
-        s = step_fast(s, (*v)[{{J}}]);
+        s = step_fast(s, gain_c((*v)[{{J}}]));
         (*v)[{{J}}] = s.x;
 #endunroll
         xch[xi] = s;
@@ -92,13 +96,13 @@ fn run_half(v: ptr<function, array<f32, 32>>, h: u32, xi: u32, s0: vec3<f32>, e0
         if (params.causal != 0u) {
             s = xch[xi];
 #unroll J 32
-            s = step_fast(s, (*v)[{{J}}]);
+            s = step_fast(s, gain_c((*v)[{{J}}]));
             (*v)[{{J}}] = s.x;
 #endunroll
         }
         if (params.anti != 0u) {
 #unroll J 32
-            e = step_fast(e, (*v)[31 - {{J}}]);
+            e = step_fast(e, gain_a((*v)[31 - {{J}}]));
             (*v)[31 - {{J}}] = e.x;
 #endunroll
             xch[xi] = e;
@@ -108,7 +112,7 @@ fn run_half(v: ptr<function, array<f32, 32>>, h: u32, xi: u32, s0: vec3<f32>, e0
     if (params.anti != 0u && h == 0u) {
         e = xch[xi];
 #unroll J 32
-        e = step_fast(e, (*v)[31 - {{J}}]);
+        e = step_fast(e, gain_a((*v)[31 - {{J}}]));
         (*v)[31 - {{J}}] = e.x;
 #endunroll
     }
