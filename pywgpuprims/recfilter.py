@@ -331,11 +331,12 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
 
 
 def _tile_defines(st: dict) -> dict:
-    return {"SPLIT": st["split"] is not None, "TROWS": 8 if st["split"] is not None else 16, **_gain_defines(st)}
+    return {"SPLIT": st["split"] is not None, "TROWS": 8 if st["split"] is not None else 16, **_filter_defines(st)}
 
 
-def _gain_defines(st: dict) -> dict:
-    return {"UNIT_B0": True, "GAIN_ANTI": not st["p"]["causal"]}
+def _filter_defines(st: dict) -> dict:
+    """Defines every block-method kernel of this axis takes (wgsl/sat/recfilter_common.wgsl)."""
+    return {"UNIT_B0": True, "GAIN_ANTI": not st["p"]["causal"], "ORDER3": st["p"]["a3"] != 0.0}
 
 
 def _tile_binds(st: dict) -> dict:
@@ -366,7 +367,8 @@ def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
 def _record_fix(b, dev, st: dict) -> None:
     p = st["p"]
     if _FIX_SEG is None:
-        b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True, "FB": _FIX_BATCH, "FWG": _FIX_WG}),
+        b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True, "FB": _FIX_BATCH, "FWG": _FIX_WG,
+                                                             **_filter_defines(st)}),
                    (-(-p["nlines"] // _FIX_WG), p["C"]),
                    params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
         return
@@ -374,7 +376,7 @@ def _record_fix(b, dev, st: dict) -> None:
     sl = -(-p["K"] // segs)
     reg = sl <= _FIX_REG_MAX
     defines = {"BLOCK_FIX": True, "SEG": True, "REGSEG": reg, "LPW": lpw, "S": segs, "FB": sl if reg else fb,
-               "SHN": 15 * lpw * segs}
+               "SHN": 15 * lpw * segs, **_filter_defines(st)}
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), (-(-p["nlines"] // lpw), p["C"]),
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 
@@ -414,7 +416,7 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     reg = full[0] * full[1] > 0 and dev.options.get("recfilter_regtile", True)
     edge_grids = [] if reg and W % _B == 0 and H % _B == 0 else [st["tiles"]]
     io = {"dst": dst} if src is dst else {"src": src, "dst": dst}
-    rd = {"ORDER3": a[2] != 0.0, **_gain_defines(st), **dev.options.get("recfilter_reg_defines", {})}
+    rd = {**_filter_defines(st), **dev.options.get("recfilter_reg_defines", {})}
     if reg:
         b.dispatch(kern("sat/recfilter_reg.wgsl", defines={"PASS_A": True, **rd}), full, params=p, src=src,
                    carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
@@ -424,7 +426,7 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
                    groups, params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"],
                    carry2=st2["carry"], bpart2=st2["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
-    b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_CORR": True}), st["tiles"], params=p,
+    b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_CORR": True, **_filter_defines(st)}), st["tiles"], params=p,
                carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
     _record_fix(b, dev, st2)
     if reg:

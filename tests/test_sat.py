@@ -313,6 +313,31 @@ def test_recursive_filter_kernel_variants(fix_seg, split, reg_max, monkeypatch, 
 
 @pytest.mark.parametrize("regtile", [True, False])
 @pytest.mark.parametrize("filt", FILTERS, ids=["order1", "order2", "order3"])
+def test_recursive_filter_scratch_poisoned(filt, regtile, monkeypatch, rng):
+    # Carries and boundary parts live in pooled scratch buffers. Filled with NaN first, any element
+    # a kernel reads without having written it shows in the output (orders 1 and 2 leave the
+    # states' third planes unwritten, so they must not read them either).
+    dev = pp.device()
+    pooled = dev.scratch
+
+    def poisoned(nbytes):
+        buf = pooled(nbytes)
+        dev.write(buf, np.full(buf.size // 4, np.nan, np.float32).tobytes())
+        return buf
+
+    monkeypatch.setattr(dev, "scratch", poisoned)
+    b0, a = filt
+    cases = [((128, 192), (0, 1), "reflect"), ((130, 67), (0, 1), "wrap"), ((70, 129), (1,), "mirror"),
+             ((129, 70), (0,), "nearest")]
+    with dev.using(recfilter_regtile=regtile):
+        for shape, axes, mode in cases:
+            x = rng.standard_normal(shape).astype(np.float32)
+            out = pp.recursive_filter(x, b0, a, axes=axes, boundary=mode)
+            _check(out, _lfilter_ref(x, b0, a, axes, True, True, mode))
+
+
+@pytest.mark.parametrize("regtile", [True, False])
+@pytest.mark.parametrize("filt", FILTERS, ids=["order1", "order2", "order3"])
 def test_overlapped_register_tiles(filt, regtile, rng):
     # Full tiles of the overlapped column-row passes run with the tile in registers
     # (wgsl/sat/recfilter_reg.wgsl), the image's edge tiles in recfilter.wgsl (EDGES); off, every

@@ -509,19 +509,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         if (a.r.hit) {
             bpart[base] = a.r.wl.x;
             bpart[base + nl] = a.r.wl.y;
-            bpart[base + 2u * nl] = a.r.wl.z;
+            if (Z3) {
+                bpart[base + 2u * nl] = a.r.wl.z;
+            }
             bpart[base + 3u * nl] = a.r.wr.x;
             bpart[base + 4u * nl] = a.r.wr.y;
-            bpart[base + 5u * nl] = a.r.wr.z;
+            if (Z3) {
+                bpart[base + 5u * nl] = a.r.wr.z;
+            }
         }
         carry[base + 3u * nl] = a.r.e.x;
         carry[base + 4u * nl] = a.r.e.y;
-        carry[base + 5u * nl] = a.r.e.z;
+        if (Z3) {
+            carry[base + 5u * nl] = a.r.e.z;
+        }
     }
     if (a.ws) {
         carry[base] = a.r.s.x;
         carry[base + nl] = a.r.s.y;
-        carry[base + 2u * nl] = a.r.s.z;
+        if (Z3) {
+            carry[base + 2u * nl] = a.r.s.z;
+        }
     }
 #if OVERLAP
     // The tile now holds its columns filtered with zero carries; run the row pass's first stage
@@ -538,19 +546,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         if (a2.r.hit) {
             bpart2[base2] = a2.r.wl.x;
             bpart2[base2 + nl2] = a2.r.wl.y;
-            bpart2[base2 + 2u * nl2] = a2.r.wl.z;
+            if (Z3) {
+                bpart2[base2 + 2u * nl2] = a2.r.wl.z;
+            }
             bpart2[base2 + 3u * nl2] = a2.r.wr.x;
             bpart2[base2 + 4u * nl2] = a2.r.wr.y;
-            bpart2[base2 + 5u * nl2] = a2.r.wr.z;
+            if (Z3) {
+                bpart2[base2 + 5u * nl2] = a2.r.wr.z;
+            }
         }
         carry2[base2 + 3u * nl2] = a2.r.e.x;
         carry2[base2 + 4u * nl2] = a2.r.e.y;
-        carry2[base2 + 5u * nl2] = a2.r.e.z;
+        if (Z3) {
+            carry2[base2 + 5u * nl2] = a2.r.e.z;
+        }
     }
     if (a2.ws) {
         carry2[base2] = a2.r.s.x;
         carry2[base2 + nl2] = a2.r.s.y;
-        carry2[base2 + 2u * nl2] = a2.r.s.z;
+        if (Z3) {
+            carry2[base2 + 2u * nl2] = a2.r.s.z;
+        }
     }
 #endif
 }
@@ -565,19 +581,29 @@ fn loadm(o: u32) -> mat3x3<f32> {
 
 fn get3(base: u32) -> vec3<f32> {
     let nl = params.nlines;
-    return vec3<f32>(carry[base], carry[base + nl], carry[base + 2u * nl]);
+    var z = 0.0;
+    if (Z3) {
+        z = carry[base + 2u * nl];
+    }
+    return vec3<f32>(carry[base], carry[base + nl], z);
 }
 
 fn put3(base: u32, v: vec3<f32>) {
     let nl = params.nlines;
     carry[base] = v.x;
     carry[base + nl] = v.y;
-    carry[base + 2u * nl] = v.z;
+    if (Z3) {
+        carry[base + 2u * nl] = v.z;
+    }
 }
 
 fn part3(base: u32) -> vec3<f32> {
     let nl = params.nlines;
-    return vec3<f32>(bpart[base], bpart[base + nl], bpart[base + 2u * nl]);
+    var z = 0.0;
+    if (Z3) {
+        z = bpart[base + 2u * nl];
+    }
+    return vec3<f32>(bpart[base], bpart[base + nl], z);
 }
 
 #if SEG
@@ -1095,7 +1121,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         ro += B * 6u;
     }
 #unroll C 6
-    old[{{C}}] = carry2[base2 + {{C}}u * nl2];
+    old[{{C}}] = 0.0;
+    if (Z3 || {{C}}u % 3u != 2u) {
+        old[{{C}}] = carry2[base2 + {{C}}u * nl2];
+    }
     f[{{C}}] = resp[ro + {{C}}u];
 #endunroll
     let n2 = min(B, nl - lb * B);
@@ -1107,7 +1136,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     {
         var v = 0.0;
         var bw = 0.0;
-        if (x < nl) {
+        if (x < nl && (Z3 || {{C}}u % 3u != 2u)) {
             v = carry[((ch * params.K + k) * 6u + {{C}}u) * nl + x];
             if (hit) {
                 bw = wts[params.woff2 + {{C}}u * nl + x];
@@ -1153,31 +1182,47 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #endunroll
     carry2[base2] = old[0] + ds.x;
     carry2[base2 + nl2] = old[1] + ds.y;
-    carry2[base2 + 2u * nl2] = old[2] + ds.z;
+    if (Z3) {
+        carry2[base2 + 2u * nl2] = old[2] + ds.z;
+    }
     carry2[base2 + 3u * nl2] = old[3] + de.x;
     carry2[base2 + 4u * nl2] = old[4] + de.y;
-    carry2[base2 + 5u * nl2] = old[5] + de.z;
+    if (Z3) {
+        carry2[base2 + 5u * nl2] = old[5] + de.z;
+    }
     if (hit) {
         bpart2[base2] += dl.x;
         bpart2[base2 + nl2] += dl.y;
-        bpart2[base2 + 2u * nl2] += dl.z;
+        if (Z3) {
+            bpart2[base2 + 2u * nl2] += dl.z;
+        }
         bpart2[base2 + 3u * nl2] += dr.x;
         bpart2[base2 + 4u * nl2] += dr.y;
-        bpart2[base2 + 5u * nl2] += dr.z;
+        if (Z3) {
+            bpart2[base2 + 5u * nl2] += dr.z;
+        }
     }
 }
 #endif
 
 #if BLOCK_C
 fn carry6(b: u32, stride: u32) -> array<vec3<f32>, 2> {
-    return array<vec3<f32>, 2>(vec3<f32>(carry[b], carry[b + stride], carry[b + 2u * stride]),
-                               vec3<f32>(carry[b + 3u * stride], carry[b + 4u * stride], carry[b + 5u * stride]));
+    var z = vec2<f32>(0.0);
+    if (Z3) {
+        z = vec2<f32>(carry[b + 2u * stride], carry[b + 5u * stride]);
+    }
+    return array<vec3<f32>, 2>(vec3<f32>(carry[b], carry[b + stride], z.x),
+                               vec3<f32>(carry[b + 3u * stride], carry[b + 4u * stride], z.y));
 }
 
 #if OVERLAP
 fn carry6_2(b: u32, stride: u32) -> array<vec3<f32>, 2> {
-    return array<vec3<f32>, 2>(vec3<f32>(carry2[b], carry2[b + stride], carry2[b + 2u * stride]),
-                               vec3<f32>(carry2[b + 3u * stride], carry2[b + 4u * stride], carry2[b + 5u * stride]));
+    var z = vec2<f32>(0.0);
+    if (Z3) {
+        z = vec2<f32>(carry2[b + 2u * stride], carry2[b + 5u * stride]);
+    }
+    return array<vec3<f32>, 2>(vec3<f32>(carry2[b], carry2[b + stride], z.x),
+                               vec3<f32>(carry2[b + 3u * stride], carry2[b + 4u * stride], z.y));
 }
 #endif
 

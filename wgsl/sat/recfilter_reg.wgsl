@@ -187,6 +187,9 @@ fn put_carries(rows: bool, base: u32, nl: u32, h: u32, se: SE, hit: bool, w: arr
     let vals = array<f32, 6>(se.s.x, se.s.y, se.s.z, se.e.x, se.e.y, se.e.z);
     let parts = array<f32, 6>(w[0].x, w[0].y, w[0].z, w[1].x, w[1].y, w[1].z);
     for (var m = 0u; m < 6u; m++) {
+        if (!Z3 && m % 3u == 2u) {
+            continue;
+        }
         let i = base + m * nl;
         if ((m < 3u) == (h == 1u)) {
             if (rows) {
@@ -208,13 +211,21 @@ fn put_carries(rows: bool, base: u32, nl: u32, h: u32, se: SE, hit: bool, w: arr
 
 #if PASS_C
 fn carry6(b: u32, stride: u32) -> SE {
-    return SE(vec3<f32>(carry[b], carry[b + stride], carry[b + 2u * stride]),
-              vec3<f32>(carry[b + 3u * stride], carry[b + 4u * stride], carry[b + 5u * stride]));
+    var z = vec2<f32>(0.0);
+    if (Z3) {
+        z = vec2<f32>(carry[b + 2u * stride], carry[b + 5u * stride]);
+    }
+    return SE(vec3<f32>(carry[b], carry[b + stride], z.x),
+              vec3<f32>(carry[b + 3u * stride], carry[b + 4u * stride], z.y));
 }
 
 fn carry6_2(b: u32, stride: u32) -> SE {
-    return SE(vec3<f32>(carry2[b], carry2[b + stride], carry2[b + 2u * stride]),
-              vec3<f32>(carry2[b + 3u * stride], carry2[b + 4u * stride], carry2[b + 5u * stride]));
+    var z = vec2<f32>(0.0);
+    if (Z3) {
+        z = vec2<f32>(carry2[b + 2u * stride], carry2[b + 5u * stride]);
+    }
+    return SE(vec3<f32>(carry2[b], carry2[b + stride], z.x),
+              vec3<f32>(carry2[b + 3u * stride], carry2[b + 4u * stride], z.y));
 }
 #endif
 
