@@ -376,7 +376,7 @@ def _record_fix(b, dev, st: dict) -> None:
     sl = -(-p["K"] // segs)
     reg = sl <= _FIX_REG_MAX
     defines = {"BLOCK_FIX": True, "SEG": True, "REGSEG": reg, "LPW": lpw, "S": segs, "FB": sl if reg else fb,
-               "SHN": 15 * lpw * segs, **_filter_defines(st)}
+               "SHN": (15 if _filter_defines(st)["ORDER3"] else 8) * lpw * segs, **_filter_defines(st)}
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), (-(-p["nlines"] // lpw), p["C"]),
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 

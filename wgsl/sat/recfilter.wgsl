@@ -573,37 +573,62 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #endif
 
 #if BLOCK_FIX
-// The row-major 3 x 3 matrix at mats[o..o+9] (WGSL matrices are built column by column).
-fn loadm(o: u32) -> mat3x3<f32> {
-    return transpose(mat3x3<f32>(mats[o], mats[o + 1u], mats[o + 2u], mats[o + 3u], mats[o + 4u],
-                                 mats[o + 5u], mats[o + 6u], mats[o + 7u], mats[o + 8u]));
+// The chains' states and maps: without ORDER3 the third component is dead (recfilter_common.wgsl
+// Z3), so they run on 2-vectors and the leading 2 x 2 blocks of the host's 3 x 3 matrices.
+#if ORDER3
+alias St = vec3<f32>;
+alias Mt = mat3x3<f32>;
+const NS: u32 = 3u;
+#else
+alias St = vec2<f32>;
+alias Mt = mat2x2<f32>;
+const NS: u32 = 2u;
+#endif
+
+// The row-major 3 x 3 matrix at mats[o..o+9] (WGSL matrices are built column by column), or its
+// leading 2 x 2 block.
+fn loadm(o: u32) -> Mt {
+#if ORDER3
+    return transpose(Mt(mats[o], mats[o + 1u], mats[o + 2u], mats[o + 3u], mats[o + 4u],
+                        mats[o + 5u], mats[o + 6u], mats[o + 7u], mats[o + 8u]));
+#else
+    return transpose(Mt(mats[o], mats[o + 1u], mats[o + 3u], mats[o + 4u]));
+#endif
 }
 
-fn get3(base: u32) -> vec3<f32> {
+fn ident() -> Mt {
+#if ORDER3
+    return Mt(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0);
+#else
+    return Mt(1.0, 0.0, 0.0, 1.0);
+#endif
+}
+
+fn get3(base: u32) -> St {
     let nl = params.nlines;
-    var z = 0.0;
-    if (Z3) {
-        z = carry[base + 2u * nl];
-    }
-    return vec3<f32>(carry[base], carry[base + nl], z);
+#if ORDER3
+    return St(carry[base], carry[base + nl], carry[base + 2u * nl]);
+#else
+    return St(carry[base], carry[base + nl]);
+#endif
 }
 
-fn put3(base: u32, v: vec3<f32>) {
+fn put3(base: u32, v: St) {
     let nl = params.nlines;
     carry[base] = v.x;
     carry[base + nl] = v.y;
-    if (Z3) {
-        carry[base + 2u * nl] = v.z;
-    }
+#if ORDER3
+    carry[base + 2u * nl] = v.z;
+#endif
 }
 
-fn part3(base: u32) -> vec3<f32> {
+fn part3(base: u32) -> St {
     let nl = params.nlines;
-    var z = 0.0;
-    if (Z3) {
-        z = bpart[base + 2u * nl];
-    }
-    return vec3<f32>(bpart[base], bpart[base + nl], z);
+#if ORDER3
+    return St(bpart[base], bpart[base + nl], bpart[base + 2u * nl]);
+#else
+    return St(bpart[base], bpart[base + nl]);
+#endif
 }
 
 #if SEG
@@ -615,42 +640,57 @@ fn part3(base: u32) -> vec3<f32> {
 const LPW: u32 = {{LPW}}u;
 const S: u32 = {{S}}u;
 const WG: u32 = LPW * S;
-var<workgroup> sh: array<f32, {{SHN}}>;   // 15 floats (state, transfer matrix, boundary part) per thread
+// Per thread, NS (2 NS + NS) floats: state, boundary part, transfer matrix (column by column).
+var<workgroup> sh: array<f32, {{SHN}}>;
 
-fn set_state(t: u32, P: vec3<f32>) {
-    sh[t] = P.x;
-    sh[WG + t] = P.y;
-    sh[2u * WG + t] = P.z;
+fn sh_put(slot: u32, t: u32, v: St) {
+    sh[slot * WG + t] = v.x;
+    sh[(slot + 1u) * WG + t] = v.y;
+#if ORDER3
+    sh[(slot + 2u) * WG + t] = v.z;
+#endif
 }
 
-fn set_part(t: u32, b: vec3<f32>) {
-    sh[3u * WG + t] = b.x;
-    sh[4u * WG + t] = b.y;
-    sh[5u * WG + t] = b.z;
+fn sh_get(slot: u32, t: u32) -> St {
+#if ORDER3
+    return St(sh[slot * WG + t], sh[(slot + 1u) * WG + t], sh[(slot + 2u) * WG + t]);
+#else
+    return St(sh[slot * WG + t], sh[(slot + 1u) * WG + t]);
+#endif
 }
 
-fn put_sh(t: u32, P: vec3<f32>, T: mat3x3<f32>, b: vec3<f32>) {
+fn set_state(t: u32, P: St) {
+    sh_put(0u, t, P);
+}
+
+fn set_part(t: u32, b: St) {
+    sh_put(NS, t, b);
+}
+
+fn put_sh(t: u32, P: St, T: Mt, b: St) {
     set_state(t, P);
     set_part(t, b);
-#unroll C 3
-#unroll R 3
-    sh[(6u + {{C}}u * 3u + {{R}}u) * WG + t] = T[{{C}}][{{R}}];
-#endunroll
-#endunroll
+    sh_put(2u * NS, t, T[0]);
+    sh_put(3u * NS, t, T[1]);
+#if ORDER3
+    sh_put(4u * NS, t, T[2]);
+#endif
 }
 
-fn sh_state(t: u32) -> vec3<f32> {
-    return vec3<f32>(sh[t], sh[WG + t], sh[2u * WG + t]);
+fn sh_state(t: u32) -> St {
+    return sh_get(0u, t);
 }
 
-fn sh_part(t: u32) -> vec3<f32> {
-    return vec3<f32>(sh[3u * WG + t], sh[4u * WG + t], sh[5u * WG + t]);
+fn sh_part(t: u32) -> St {
+    return sh_get(NS, t);
 }
 
-fn sh_mat(t: u32) -> mat3x3<f32> {
-    return mat3x3<f32>(sh[6u * WG + t], sh[7u * WG + t], sh[8u * WG + t],
-                       sh[9u * WG + t], sh[10u * WG + t], sh[11u * WG + t],
-                       sh[12u * WG + t], sh[13u * WG + t], sh[14u * WG + t]);
+fn sh_mat(t: u32) -> Mt {
+#if ORDER3
+    return Mt(sh_get(2u * NS, t), sh_get(3u * NS, t), sh_get(4u * NS, t));
+#else
+    return Mt(sh_get(2u * NS, t), sh_get(3u * NS, t));
+#endif
 }
 
 // Run by the segment-0 invocation of line i only (the others would repeat it: the fix-up is
@@ -658,7 +698,7 @@ fn sh_mat(t: u32) -> mat3x3<f32> {
 // state (the boundary sums) through the segments' maps. Over what put_sh wrote, leaves each
 // segment's incoming state in its state slot and the line's end state in slot i's part.
 fn causal_chain(i: u32) {
-    var P = vec3<f32>(0.0);
+    var P = St(0.0);
     for (var j = 0u; j < S; j++) {
         P += sh_part(j * LPW + i);
     }
@@ -672,7 +712,7 @@ fn causal_chain(i: u32) {
 }
 
 // The same from the right for the anticausal chain, from e_end (what enters the line's end).
-fn anti_chain(i: u32, e_end: vec3<f32>) {
+fn anti_chain(i: u32, e_end: St) {
     var e = e_end;
     for (var j = 0u; j < S; j++) {
         e += sh_part(j * LPW + i);
@@ -688,16 +728,16 @@ fn anti_chain(i: u32, e_end: vec3<f32>) {
 #if REGSEG
 // A segment's transfer matrix (host float64 powers: Tf^SL or Tl Tf^(n-1) at o = 63 / 72,
 // Rf^SL or Rf^(n-1) Rl at 81 / 90); the identity for an empty segment.
-fn seg_map(o: u32, nb: u32) -> mat3x3<f32> {
+fn seg_map(o: u32, nb: u32) -> Mt {
     if (nb == 0u) {
-        return mat3x3<f32>(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0);
+        return ident();
     }
     return loadm(o);
 }
 
 // Block k's causal (0), anticausal-from-causal (9) or anticausal (18) matrix, loaded where used
 // (loaded once into registers, or staged in workgroup memory, both measured slower on the H100).
-fn bm(which: u32, k: u32) -> mat3x3<f32> {
+fn bm(which: u32, k: u32) -> Mt {
     return loadm(which + select(0u, 27u, k == params.K - 1u));
 }
 
@@ -720,8 +760,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let nb = k_hi - k_lo;
     let cb = ch * K * 6u * nl + min(l, nl - 1u);
     let st = 6u * nl;
-    var E: array<vec3<f32>, {{FB}}>;    // incomplete causal epilogues
-    var F: array<vec3<f32>, {{FB}}>;    // incomplete anticausal prologues
+    var E: array<St, {{FB}}>;    // incomplete causal epilogues
+    var F: array<St, {{FB}}>;    // incomplete anticausal prologues
 #unroll J FB
     {
         let k = min(k_lo + {{J}}u, K - 1u);
@@ -729,8 +769,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         F[{{J}}] = get3(cb + k * st + 3u * nl);
     }
 #endunroll
-    var bpL = vec3<f32>(0.0);
-    var bpR = vec3<f32>(0.0);
+    var bpL = St(0.0);
+    var bpR = St(0.0);
     let kL = vec2<u32>(params.lo_L / B, select(0u, (params.hi_L - 1u) / B + 1u, params.hi_L > params.lo_L));
     let kR = vec2<u32>(params.lo_R / B, select(0u, (params.hi_R - 1u) / B + 1u, params.hi_R > params.lo_R));
     if (live) {
@@ -742,9 +782,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
     }
     let last = k_hi == K;
-    var Pend = vec3<f32>(0.0);
+    var Pend = St(0.0);
     if (params.causal != 0u) {
-        var P = vec3<f32>(0.0);
+        var P = St(0.0);
 #unroll J FB
         if ({{J}}u < nb) {
             P = E[{{J}}] + bm(0u, k_lo + {{J}}u) * P;
@@ -772,7 +812,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     if (params.anti != 0u) {
         // e <- (F + M p) + R e from the right.
-        var e = vec3<f32>(0.0);
+        var e = St(0.0);
 #unroll J FB
         {
             const j = {{FB}}u - 1u - {{J}}u;
@@ -823,13 +863,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let Ml = loadm(36u);
     let Rl = loadm(45u);
     let Mp = loadm(54u);
-    let I3 = mat3x3<f32>(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0);
+    let I3 = ident();
     let causal = params.causal != 0u;
     let anti = params.anti != 0u;
-    var P = vec3<f32>(0.0);
+    var P = St(0.0);
     if (causal) {
         // 1. The segment from a zero state; its share of the boundary sums.
-        var bp = vec3<f32>(0.0);
+        var bp = St(0.0);
         if (live && params.hi_L > params.lo_L) {
             let b_lo = max(k_lo, params.lo_L / B);
             let b_hi = min(k_hi, (params.hi_L - 1u) / B + 1u);
@@ -838,7 +878,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
         for (var k0 = k_lo; k0 < k_hi; k0 += {{FB}}u) {
-            var eb: array<vec3<f32>, {{FB}}>;
+            var eb: array<St, {{FB}}>;
 #unroll J FB
             {
                 let k = min(k0 + {{J}}u, k_hi - 1u);
@@ -876,7 +916,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
         // 3. Rerun with the true state, writing each block's complete prologue.
         for (var k0 = k_lo; k0 < k_hi; k0 += {{FB}}u) {
-            var eb: array<vec3<f32>, {{FB}}>;
+            var eb: array<St, {{FB}}>;
 #unroll J FB
             {
                 let k = min(k0 + {{J}}u, k_hi - 1u);
@@ -904,8 +944,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (anti) {
         // The same from the right: e <- (bb + M pk) + R e, with pk the complete causal prologues
         // (this thread wrote them above).
-        var e = vec3<f32>(0.0);
-        var bp = vec3<f32>(0.0);
+        var e = St(0.0);
+        var bp = St(0.0);
         if (live && params.hi_R > params.lo_R) {
             let b_lo = max(k_lo, params.lo_R / B);
             let b_hi = min(k_hi, (params.hi_R - 1u) / B + 1u);
@@ -914,7 +954,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
         for (var q0 = k_lo; q0 < k_hi; q0 += {{FB}}u) {
-            var fb: array<vec3<f32>, {{FB}}>;
+            var fb: array<St, {{FB}}>;
 #unroll J FB
             {
                 let k = k_hi - 1u - min(q0 + {{J}}u - k_lo, k_hi - 1u - k_lo);
@@ -954,7 +994,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         workgroupBarrier();
         e = sh_state(t);
         for (var q0 = k_lo; q0 < k_hi; q0 += {{FB}}u) {
-            var fb: array<vec3<f32>, {{FB}}>;
+            var fb: array<St, {{FB}}>;
 #unroll J FB
             {
                 let k = k_hi - 1u - min(q0 + {{J}}u - k_lo, k_hi - 1u - k_lo);
@@ -1010,7 +1050,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let Ml = loadm(36u);
     let Rl = loadm(45u);
     let Mp = loadm(54u);
-    var P = vec3<f32>(0.0);
+    var P = St(0.0);
     if (params.causal != 0u) {
         if (params.hi_L > params.lo_L) {
             for (var k = params.lo_L / B; k <= (params.hi_L - 1u) / B; k++) {
@@ -1018,7 +1058,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
         }
         for (var k0 = 0u; k0 < K; k0 += {{FB}}u) {
-            var eb: array<vec3<f32>, {{FB}}>;
+            var eb: array<St, {{FB}}>;
 #unroll J FB
             {
                 const j = {{J}}u;
@@ -1051,15 +1091,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
         }
         for (var q0 = 0u; q0 < K; q0 += {{FB}}u) {
-            var bb: array<vec3<f32>, {{FB}}>;
-            var pk: array<vec3<f32>, {{FB}}>;
+            var bb: array<St, {{FB}}>;
+            var pk: array<St, {{FB}}>;
 #unroll J FB
             {
                 const j = {{J}}u;
                 if (q0 + j < K) {
                     let base = cb + (K - 1u - q0 - j) * 6u * nl;
                     bb[j] = get3(base + 3u * nl);
-                    pk[j] = vec3<f32>(0.0);
+                    pk[j] = St(0.0);
                     if (params.causal != 0u) {
                         pk[j] = get3(base);
                     }
