@@ -22,6 +22,11 @@ in registers when it has at most ``_FIX_REG_MAX`` blocks (one load and one store
 give each tile line two threads (SPLIT), each filtering half of it from a zero state and then
 adding what the other half's end state contributes, which halves the serial chain per thread.
 
+Arithmetic: the tile passes run the recursion with b0 = 1 on the input scaled by b0 to the number of
+directions (linearity), the scale applied in the first direction's steps: one multiply per sample
+and axis instead of one per step. For filters of order 2 or less the states' third component (the
+first-order section's, which never reaches an output) is neither stored nor chained.
+
 Boundary handling is exact for the infinitely extended image: the block method folds the
 extension onto the line and gets each line's initial conditions as dot products with weights
 computed on the host in float64 (truncated where the impulse response's tail is below 2**-27 of
