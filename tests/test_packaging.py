@@ -1,8 +1,10 @@
 """The built wheel carries the WGSL sources and runs a kernel from outside the checkout."""
 
 import os
+import site
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -23,11 +25,17 @@ def test_wheel_installs_and_runs(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "pywgpuprims/wgsl/bench/copy.wgsl" in names
     assert any(n.startswith("pywgpuprims/wgsl/common/") for n in names)
-    # A fresh venv that sees this interpreter's site-packages (numpy, wgpu) but installs the
+    # A fresh venv that sees this interpreter's site-packages (numpy, wgpu: a path file, since
+    # --system-site-packages reaches only the base interpreter's, not a venv's) but installs the
     # wheel itself, not editable, and runs from a directory outside the checkout.
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     vpy = venv / "bin" / "python"
+    child = subprocess.run([str(vpy), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                           check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+    paths = sysconfig.get_paths()
+    parent = dict.fromkeys([paths["purelib"], paths["platlib"], *site.getsitepackages()])
+    (Path(child) / "parent_site.pth").write_text("\n".join(parent) + "\n")
     subprocess.run([str(vpy), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True,
                    timeout=300)
     code = (
