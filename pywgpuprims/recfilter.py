@@ -380,10 +380,8 @@ def _record_fix(b, dev, st: dict) -> None:
     lpw, segs, fb = _FIX_SEG
     sl = -(-p["K"] // segs)
     reg = sl <= _FIX_REG_MAX
-    fd = _filter_defines(st)
-    # Workgroup memory per thread: state, boundary part, transfer matrix (3 + 3 + 9, or 2 + 2 + 4).
     defines = {"BLOCK_FIX": True, "SEG": True, "REGSEG": reg, "LPW": lpw, "S": segs, "FB": sl if reg else fb,
-               "SHN": (15 if fd["ORDER3"] else 8) * lpw * segs, **fd}
+               **_filter_defines(st)}
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), (-(-p["nlines"] // lpw), p["C"]),
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 

@@ -640,8 +640,9 @@ fn part3(base: u32) -> St {
 const LPW: u32 = {{LPW}}u;
 const S: u32 = {{S}}u;
 const WG: u32 = LPW * S;
-// Per thread, NS (2 NS + NS) floats: state, boundary part, transfer matrix (column by column).
-var<workgroup> sh: array<f32, {{SHN}}>;
+// Per thread 2 NS + NS^2 floats: state, boundary part, transfer matrix (column by column).
+const SHN: u32 = (2u * NS + NS * NS) * WG;
+var<workgroup> sh: array<f32, SHN>;
 
 fn sh_put(slot: u32, t: u32, v: St) {
     sh[slot * WG + t] = v.x;
@@ -863,7 +864,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let Ml = loadm(36u);
     let Rl = loadm(45u);
     let Mp = loadm(54u);
-    let I3 = ident();
+    let I = ident();
     let causal = params.causal != 0u;
     let anti = params.anti != 0u;
     var P = St(0.0);
@@ -900,7 +901,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         // The segment's transfer matrix (host float64: composing float32 matrices in a chain
         // loses precision for poles near 1): Tf^SL, or Tl Tf^(n-1) for the last segment.
-        var T = I3;
+        var T = I;
         if (k_hi > k_lo) {
             T = loadm(select(63u, 72u, k_hi == K));
         }
@@ -982,7 +983,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
 #endunroll
         }
-        var R = I3;
+        var R = I;
         if (k_hi > k_lo) {
             R = loadm(select(81u, 90u, k_hi == K));
         }

@@ -52,16 +52,13 @@ fn load_src(a: u32) -> f32 {
 #endif
 }
 
-// Causal step (recfilter_common.wgsl step): without ORDER3 (a3 = 0, u = x) one chain fewer.
+// Causal step (recfilter_common.wgsl step; the host always sets UNIT_B0 here: b0 = 1): without
+// ORDER3 (a3 = 0, u = x) one chain fewer.
 fn step_fast(s: vec3<f32>, x: f32) -> vec3<f32> {
 #if ORDER3
     return step(s, x);
 #else
-#if UNIT_B0
     return vec3<f32>(fma(-params.a1, s.x, fma(-params.a2, s.y, x)), s.x, x);
-#else
-    return vec3<f32>(fma(-params.a1, s.x, fma(-params.a2, s.y, params.b0 * x)), s.x, x);
-#endif
 #endif
 }
 
