@@ -298,7 +298,8 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     K = -(-N // _B)
     p = {**geo, "K": K, "mode": _MODES[mode], "padlen": L, "causal": int(causal), "anti": int(anti),
          "lo_L": 0, "hi_L": 0, "lo_R": 0, "hi_R": 0, "K2": 0, "lo_L2": 0, "hi_L2": 0, "lo_R2": 0, "hi_R2": 0,
-         "woff2": 0, "b0": b0, "a1": a[0], "a2": a[1], "a3": a[2], "gain": 1.0}
+         "woff2": 0, "b0": b0, "a1": a[0], "a2": a[1], "a3": a[2], "gain": 1.0,
+         "fr_w": 0, "fr_h": 0, "fr_llo": 0, "fr_lhi": 0, "fr_klo": 0, "fr_khi": 0}
     if method == "rt":
         if 2 * N + 2 * L > _LOOP_CAP:
             raise InputError("recursive_filter", f"method='rt' handles lines up to {_LOOP_CAP // 2 - L} samples "
@@ -423,8 +424,16 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     io = {"dst": dst} if src is dst else {"src": src, "dst": dst}
     rd = {**_filter_defines(st), **dev.options.get("recfilter_reg_defines", {})}
     if reg:
-        b.dispatch(kern("sat/recfilter_reg.wgsl", defines={"PASS_A": True, **rd}), full, params=p, src=src,
-                   carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
+        # Tiles meeting the boundary weights (slower: dot products) launch first (FRAME_FIRST).
+        pa = dict(p, **_frame(full, (p["lo_L"], p["hi_L"], p["lo_R"], p["hi_R"]),
+                              (q["lo_L"], q["hi_L"], q["lo_R"], q["hi_R"])))
+        n = full[0] * full[1]
+        interior = (pa["fr_lhi"] - pa["fr_llo"]) * (pa["fr_khi"] - pa["fr_klo"])
+        ff = 0 < interior < n and dev.options.get("recfilter_frame_first", True)
+        gx = min(n, dev.max_groups)
+        b.dispatch(kern("sat/recfilter_reg.wgsl", defines={"PASS_A": True, "FRAME_FIRST": ff, **rd}),
+                   (gx, -(-n // gx), C) if ff else full, params=pa, src=src, carry=st["carry"], wts=wts,
+                   bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
     for groups in edge_grids:
         b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"],
                                                           "EDGES": reg, **td}),
@@ -441,6 +450,23 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
         b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst,
                                                           "VEC4": st["vec4"], "EDGES": reg, **td}),
                    groups, params=p, **io, carry=st["carry"], carry2=st2["carry"], **_tile_binds(st))
+
+
+def _frame(full: tuple, rows: tuple, cols: tuple) -> dict:
+    """Pass A's interior rectangle of full 64 x 64 tiles: the column blocks and row blocks whose
+    tiles meet none of the boundary weights' supports (``rows``: the column stage's (lo_L, hi_L,
+    lo_R, hi_R), ``cols``: the row stage's); recfilter_reg.wgsl FRAME runs the other tiles."""
+    def free(n: int, rg: tuple) -> tuple[int, int]:
+        hit = [(p < rg[1] and p + _B > rg[0]) or (p < rg[3] and p + _B > rg[2]) for p in range(0, n * _B, _B)]
+        idx = [i for i, h in enumerate(hit) if not h]
+        if not idx or idx[-1] - idx[0] + 1 != len(idx):
+            return 0, 0  # none, or not one run: every tile goes to the frame
+        return idx[0], idx[-1] + 1
+    llo, lhi = free(full[0], cols)
+    klo, khi = free(full[1], rows)
+    if llo == lhi or klo == khi:
+        llo = lhi = klo = khi = 0
+    return {"fr_w": full[0], "fr_h": full[1], "fr_llo": llo, "fr_lhi": lhi, "fr_klo": klo, "fr_khi": khi}
 
 
 def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primitive: str,

@@ -351,3 +351,41 @@ def test_overlapped_register_tiles(filt, regtile, rng):
             x = rng.standard_normal(shape).astype(np.float32)
             out = pp.recursive_filter(x, b0, a, boundary=mode, causal=causal, anticausal=anti)
             _check(out, _lfilter_ref(x, b0, a, (0, 1), causal, anti, mode))
+
+
+@pytest.mark.parametrize("filt", FILTERS, ids=["order1", "order2", "order3"])
+def test_overlapped_frame_first(filt, monkeypatch, rng):
+    # Pass A launches the tiles that meet the boundary weights first (recfilter_reg.wgsl tile_of:
+    # the rows above and below the interior rectangle, the tiles beside it, then the interior). A
+    # tile mapped twice or never shows against the reference; the scratch is NaN-poisoned so that
+    # unwritten carries show too. Shapes with an interior and a frame on every side.
+    import pywgpuprims.recfilter as rf
+
+    dev = pp.device()
+    pooled = dev.scratch
+
+    def poisoned(nbytes):
+        buf = pooled(nbytes)
+        dev.write(buf, np.full(buf.size // 4, np.nan, np.float32).tobytes())
+        return buf
+
+    frames = []
+    real_frame = rf._frame
+
+    def spy(full, rows, cols):
+        fr = real_frame(full, rows, cols)
+        frames.append(fr)
+        return fr
+
+    monkeypatch.setattr(dev, "scratch", poisoned)
+    monkeypatch.setattr(rf, "_frame", spy)
+    b0, a = filt
+    for shape, mode in [((448, 512), "reflect"), ((640, 384), "wrap"), ((384, 448), "mirror"),
+                        ((320, 576), "nearest")]:
+        frames.clear()
+        x = rng.standard_normal(shape).astype(np.float32)
+        out = pp.recursive_filter(x, b0, a, boundary=mode)
+        _check(out, _lfilter_ref(x, b0, a, (0, 1), True, True, mode))
+        fr = frames[0]
+        iw, ih = fr["fr_lhi"] - fr["fr_llo"], fr["fr_khi"] - fr["fr_klo"]
+        assert fr["fr_llo"] > 0 and fr["fr_klo"] > 0 and 0 < iw < fr["fr_w"] - 1 and 0 < ih < fr["fr_h"] - 1, fr

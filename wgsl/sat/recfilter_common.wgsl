@@ -27,6 +27,12 @@ struct Params {
     a2: f32,
     a3: f32,
     gain: f32,         // UNIT_B0: b0 to the power of the directions run (see gain_c)
+    fr_w: u32,         // recfilter_reg.wgsl PASS_A with FRAME_FIRST: full tiles across and down,
+    fr_h: u32,         // and the interior rectangle of tiles that meet no boundary weights
+    fr_llo: u32,       // (column blocks fr_llo..fr_lhi, row blocks fr_klo..fr_khi)
+    fr_lhi: u32,
+    fr_klo: u32,
+    fr_khi: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;

@@ -21,6 +21,7 @@
 // BLOCK_A with OVERLAP) and PASS_C (both stages from their complete carries; writes the output).
 // Partial tiles (the image's edges) run recfilter.wgsl with EDGES.
 
+
 #include "sat/recfilter_common.wgsl"
 #if PASS_A
 @group(0) @binding(1) var<storage, read> src: array<f32>;
@@ -177,29 +178,59 @@ fn meets(p0: u32, rg: vec4<u32>) -> bool {
     return (p0 < rg.y && p0 + B > rg.x) || (p0 < rg.w && p0 + B > rg.z);
 }
 
-// Carries (and boundary parts when hit) of one line at index base, lines nl apart, into carry /
-// bpart (the column stage) or carry2 / bpart2 (row): the half-1 invocation holds the causal end
-// state, the half-0 one the anticausal start state.
-fn put_carries(rows: bool, base: u32, nl: u32, h: u32, se: SE, hit: bool, w: array<vec3<f32>, 2>) {
-    let vals = array<f32, 6>(se.s.x, se.s.y, se.s.z, se.e.x, se.e.y, se.e.z);
+#if FRAME_FIRST
+// The i-th tile (column block, row block) of PASS_A in launch order: first the tiles outside the
+// interior rectangle (the rows above it, the rows below it, then the rows beside it, left part
+// first), which also run the boundary dot products, then the interior row by row; so the slower
+// tiles start early instead of ending the dispatch.
+fn tile_of(i: u32) -> vec2<u32> {
+    let iw = params.fr_lhi - params.fr_llo;
+    let n_frame = params.fr_w * params.fr_h - iw * (params.fr_khi - params.fr_klo);
+    if (i >= n_frame) {
+        return vec2<u32>(params.fr_llo + (i - n_frame) % iw, params.fr_klo + (i - n_frame) / iw);
+    }
+    let fw = params.fr_w;
+    let top = params.fr_klo * fw;
+    if (i < top) {
+        return vec2<u32>(i % fw, i / fw);
+    }
+    let below = (params.fr_h - params.fr_khi) * fw;
+    if (i - top < below) {
+        return vec2<u32>((i - top) % fw, params.fr_khi + (i - top) / fw);
+    }
+    let j = i - top - below;
+    let side = fw - iw;
+    let c = j % side;
+    return vec2<u32>(select(c + iw, c, c < params.fr_llo), params.fr_klo + j / side);
+}
+#endif
+
+// Boundary parts of one line at index base, lines nl apart, into bpart (the column stage) or
+// bpart2 (row), from the half-0 invocation. Stored as soon as they are summed, so that they do
+// not hold registers across the recursion.
+fn put_parts(rows: bool, base: u32, nl: u32, h: u32, w: array<vec3<f32>, 2>) {
     let parts = array<f32, 6>(w[0].x, w[0].y, w[0].z, w[1].x, w[1].y, w[1].z);
     for (var m = 0u; m < 6u; m++) {
-        if (!Z3 && m % 3u == 2u) {
-            continue;
-        }
-        let i = base + m * nl;
-        if ((m < 3u) == (h == 1u)) {
+        if ((Z3 || m % 3u != 2u) && h == 0u) {
             if (rows) {
-                carry2[i] = vals[m];
+                bpart2[base + m * nl] = parts[m];
             } else {
-                carry[i] = vals[m];
+                bpart[base + m * nl] = parts[m];
             }
         }
-        if (hit && h == 0u) {
+    }
+}
+
+// Carries of one line at index base, lines nl apart, into carry (the column stage) or carry2
+// (row): the half-1 invocation holds the causal end state, the half-0 one the anticausal start.
+fn put_carries(rows: bool, base: u32, nl: u32, h: u32, se: SE) {
+    let vals = array<f32, 6>(se.s.x, se.s.y, se.s.z, se.e.x, se.e.y, se.e.z);
+    for (var m = 0u; m < 6u; m++) {
+        if ((Z3 || m % 3u != 2u) && (m < 3u) == (h == 1u)) {
             if (rows) {
-                bpart2[i] = parts[m];
+                carry2[base + m * nl] = vals[m];
             } else {
-                bpart[i] = parts[m];
+                carry[base + m * nl] = vals[m];
             }
         }
     }
@@ -228,9 +259,20 @@ fn carry6_2(b: u32, stride: u32) -> SE {
 
 // Workgroup (x: column block lb, y: row block k, z: channel), as recfilter.wgsl's column pass.
 @compute @workgroup_size(128)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) t: u32) {
+#if FRAME_FIRST
+    let ti = wid.x + wid.y * nwg.x;
+    if (ti >= params.fr_w * params.fr_h) {
+        return;
+    }
+    let ft = tile_of(ti);
+    let lb = ft.x;
+    let k = ft.y;
+#else
     let lb = wid.x;
     let k = wid.y;
+#endif
     let ch = wid.z;
     let c = t % B;
     let h = t / B;
@@ -255,27 +297,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
     // Column stage.
 #if PASS_A
-    let hit = meets(k * B, vec4<u32>(params.lo_L, params.hi_L, params.lo_R, params.hi_R));
-    var w = array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
-    if (hit) {
-        w = half_weights(&v, k * B + 32u * h, params.N, 0u, h, c);
+    let cbase = (ch * params.K + k) * 6u * nl + l;
+    if (meets(k * B, vec4<u32>(params.lo_L, params.hi_L, params.lo_R, params.hi_R))) {
+        put_parts(false, cbase, nl, h, half_weights(&v, k * B + 32u * h, params.N, 0u, h, c));
     }
 #endif
     let se = run_half(&v, h, c, c1.s, c1.e);
 #if PASS_A
-    put_carries(false, (ch * params.K + k) * 6u * nl + l, nl, h, se, hit, w);
+    put_carries(false, cbase, nl, h, se);
 #endif
     var u = transpose_block(&v, t);
 
     // Row stage (tile row r, half h2).
 #if PASS_A
-    let hit2 = meets(lb * B, vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2));
-    var w2 = array<vec3<f32>, 2>(vec3<f32>(0.0), vec3<f32>(0.0));
-    if (hit2) {
-        w2 = half_weights(&u, lb * B + 32u * h2, nl, params.woff2, h2, r);
+    let rbase = (ch * params.K2 + lb) * 6u * nl2 + y;
+    if (meets(lb * B, vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2))) {
+        put_parts(true, rbase, nl2, h2, half_weights(&u, lb * B + 32u * h2, nl, params.woff2, h2, r));
     }
     let se2 = run_half(&u, h2, r, c2.s, c2.e);
-    put_carries(true, (ch * params.K2 + lb) * 6u * nl2 + y, nl2, h2, se2, hit2, w2);
+    put_carries(true, rbase, nl2, h2, se2);
 #else
     _ = run_half(&u, h2, r, c2.s, c2.e);
     // Back to column halves for the store (coalesced).
