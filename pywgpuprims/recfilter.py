@@ -46,6 +46,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
+import wgpu
 
 from ._array import GpuArray, as_input
 from ._bench import BenchContext, benchmark
@@ -320,7 +321,9 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     w = w * np.float32(gain)
     mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel(),
                            _segment_matrices(K, N - (K - 1) * _B, b0, a, _FIX_SEG[1] if _FIX_SEG else 0)])
-    mbuf = dev.create_buffer(4 * mats.size, label="recfilter mats")
+    assert mats.size == 99  # recfilter.wgsl BLOCK_FIX: mats is a uniform array of 25 vec4
+    mbuf = dev.create_buffer(4 * mats.size, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST,
+                             label="recfilter mats")
     dev.write(mbuf, mats.astype(np.float32).tobytes())
     p.update(lo_L=ranges[0], hi_L=ranges[1], lo_R=ranges[2], hi_R=ranges[3])
     # Workgroups along x take tiles along the image rows (wgsl/sat/recfilter.wgsl tile_k, tile_lb).

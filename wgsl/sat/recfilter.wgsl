@@ -58,7 +58,9 @@
 #endif
 #elif BLOCK_FIX
 @group(0) @binding(1) var<storage, read_write> carry: array<f32>;
-@group(0) @binding(2) var<storage, read> mats: array<f32>;
+// The matrices (99 floats, 25 vec4) in a uniform buffer: the same for every invocation, so the
+// constant cache serves them, at fixed offsets straight into the multiply-adds.
+@group(0) @binding(2) var<uniform> mats: array<vec4<f32>, 25>;
 @group(0) @binding(3) var<storage, read> bpart: array<f32>;
 #elif ROW_CORR
 @group(0) @binding(1) var<storage, read> carry: array<f32>;
@@ -587,12 +589,16 @@ const NS: u32 = 2u;
 
 // The row-major 3 x 3 matrix at mats[o..o+9] (WGSL matrices are built column by column), or its
 // leading 2 x 2 block.
+fn mat_at(o: u32) -> f32 {
+    return mats[o / 4u][o % 4u];
+}
+
 fn loadm(o: u32) -> Mt {
 #if ORDER3
-    return transpose(Mt(mats[o], mats[o + 1u], mats[o + 2u], mats[o + 3u], mats[o + 4u],
-                        mats[o + 5u], mats[o + 6u], mats[o + 7u], mats[o + 8u]));
+    return transpose(Mt(mat_at(o), mat_at(o + 1u), mat_at(o + 2u), mat_at(o + 3u), mat_at(o + 4u),
+                        mat_at(o + 5u), mat_at(o + 6u), mat_at(o + 7u), mat_at(o + 8u)));
 #else
-    return transpose(Mt(mats[o], mats[o + 1u], mats[o + 3u], mats[o + 4u]));
+    return transpose(Mt(mat_at(o), mat_at(o + 1u), mat_at(o + 3u), mat_at(o + 4u)));
 #endif
 }
 
@@ -739,7 +745,10 @@ fn seg_map(o: u32, nb: u32) -> Mt {
 // Block k's causal (0), anticausal-from-causal (9) or anticausal (18) matrix, loaded where used
 // (loaded once into registers, or staged in workgroup memory, both measured slower on the H100).
 fn bm(which: u32, k: u32) -> Mt {
-    return loadm(which + select(0u, 27u, k == params.K - 1u));
+    if (k == params.K - 1u) {
+        return loadm(which + 27u);
+    }
+    return loadm(which);
 }
 
 // REGSEG: every segment has at most FB blocks (the host checks), so a thread loads its carries
