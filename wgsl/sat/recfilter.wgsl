@@ -171,7 +171,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 #if !RT
 #if !BLOCK_FIX
 #if ROW_CORR
-var<workgroup> tile: array<f32, 390>;    // 6 vectors x 65 (less workgroup memory: more tiles per SM)
+// 6 vectors of 64 as vec4 rows of 17 (one pad: rows start 4 banks apart), so the dot products
+// read four samples per load.
+const RV: u32 = 17u;
+var<workgroup> tile: array<vec4<f32>, 102>;
 #else
 var<workgroup> tile: array<f32, 4160>;   // 64 lines x 65 (64 positions + pad)
 #endif
@@ -1140,7 +1143,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 #if ROW_CORR
 var<workgroup> xs: array<f32, 72>;   // per column vector: row pass A's s, e, wl, wr (3 each)
-var<workgroup> wsh: array<f32, 390>;  // row pass A's (or the boundary) weights for this tile column, 6 x 65
+var<workgroup> wsh: array<vec4<f32>, 102>;  // row pass A's (or the boundary) weights, laid out as tile
 
 // The column pass's complete carries for tile (k, lb): 6 numbers per column (causal prologue,
 // anticausal epilogue). They enter the column-filtered tile as sum_c P_c(col) F_c(row) +
@@ -1156,10 +1159,9 @@ var<workgroup> wsh: array<f32, 390>;  // row pass A's (or the boundary) weights 
 // Column vector c of the tile dotted with weight vector o (both in workgroup memory).
 fn corr_dot(c: u32, o: u32) -> f32 {
     var acc = vec4<f32>(0.0);
-    for (var i = 0u; i < B; i += 4u) {
-        let v = vec4<f32>(tile[c * BP + i], tile[c * BP + i + 1u], tile[c * BP + i + 2u], tile[c * BP + i + 3u]);
-        acc = fma(v, vec4<f32>(wsh[o * BP + i], wsh[o * BP + i + 1u], wsh[o * BP + i + 2u], wsh[o * BP + i + 3u]), acc);
-    }
+#unroll I 16
+    acc = fma(tile[c * RV + {{I}}u], wsh[o * RV + {{I}}u], acc);
+#endunroll
     return acc.x + acc.y + acc.z + acc.w;
 }
 
@@ -1203,8 +1205,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 bw[{{C}}] = wts[params.woff2 + {{C}}u * nl + x];
             }
         }
-        tile[{{C}}u * BP + t] = v;
-        wsh[{{C}}u * BP + t] = resp[wo0 + 6u * t + {{C}}u];
+        tile[{{C}}u * RV + t / 4u][t % 4u] = v;
+        wsh[{{C}}u * RV + t / 4u][t % 4u] = resp[wo0 + 6u * t + {{C}}u];
     }
 #endunroll
     workgroupBarrier();
@@ -1221,7 +1223,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (hit) {
         workgroupBarrier();
 #unroll C 6
-        wsh[{{C}}u * BP + t] = bw[{{C}}];
+        wsh[{{C}}u * RV + t / 4u][t % 4u] = bw[{{C}}];
 #endunroll
         workgroupBarrier();
         if (t < 36u) {
