@@ -117,10 +117,10 @@ fn run_half(v: ptr<function, array<f32, 32>>, h: u32, xi: u32, s0: vec3<f32>, e0
     return SE(s, e);
 }
 
-// This group's 32 x 32 block from column halves (v) to row halves (returned), or back: the groups
-// take turns with `quarter`. Uniform control flow.
-fn transpose_block(v: ptr<function, array<f32, 32>>, t: u32) -> array<f32, 32> {
-    var u: array<f32, 32>;
+// This group's 32 x 32 block from column halves to row halves, or back, in place: the groups take
+// turns with `quarter`. In place, so that one array of 32 is live, not two (registers decide how
+// many workgroups share an SM). Uniform control flow.
+fn transpose_block(v: ptr<function, array<f32, 32>>, t: u32) {
     let lane = t % 32u;
 #unroll Q 4
     {
@@ -132,13 +132,12 @@ fn transpose_block(v: ptr<function, array<f32, 32>>, t: u32) -> array<f32, 32> {
         workgroupBarrier();
         if (t / 32u == {{Q}}u) {
 #unroll J 32
-            u[{{J}}] = quarter[lane * 33u + {{J}}u];
+            (*v)[{{J}}] = quarter[lane * 33u + {{J}}u];
 #endunroll
         }
         workgroupBarrier();
     }
 #endunroll
-    return u;
 }
 
 #if PASS_A
@@ -306,20 +305,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #if PASS_A
     put_carries(false, cbase, nl, h, se);
 #endif
-    var u = transpose_block(&v, t);
+    transpose_block(&v, t);
 
     // Row stage (tile row r, half h2).
 #if PASS_A
     let rbase = (ch * params.K2 + lb) * 6u * nl2 + y;
     if (meets(lb * B, vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2))) {
-        put_parts(true, rbase, nl2, h2, half_weights(&u, lb * B + 32u * h2, nl, params.woff2, h2, r));
+        put_parts(true, rbase, nl2, h2, half_weights(&v, lb * B + 32u * h2, nl, params.woff2, h2, r));
     }
-    let se2 = run_half(&u, h2, r, c2.s, c2.e);
+    let se2 = run_half(&v, h2, r, c2.s, c2.e);
     put_carries(true, rbase, nl2, h2, se2);
 #else
-    _ = run_half(&u, h2, r, c2.s, c2.e);
+    _ = run_half(&v, h2, r, c2.s, c2.e);
     // Back to column halves for the store (coalesced).
-    v = transpose_block(&u, t);
+    transpose_block(&v, t);
     let ob = addr(l, ch, k * B + 32u * h);
 #unroll J 32
     dst[ob + {{J}}u * params.pos_stride] = v[{{J}}];
