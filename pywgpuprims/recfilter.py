@@ -36,7 +36,8 @@ Kernels: ``wgsl/sat/recfilter.wgsl``, ``wgsl/sat/recfilter_reg.wgsl``.
 
 Test and benchmark switches live in ``device().options``: ``recfilter_regtile`` (False: every tile
 of the overlapped passes in workgroup memory), ``recfilter_reg_defines`` (extra defines for
-recfilter_reg.wgsl, e.g. the timing probe ``KO_RUN``: no recursion, wrong results).
+recfilter_reg.wgsl, e.g. the timing probe ``KO_RUN``: no recursion, wrong results),
+``recfilter_frame_first`` (False: pass A launches its tiles row by row, not the boundary frame first).
 """
 
 from __future__ import annotations
@@ -458,7 +459,8 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
 def _frame(full: tuple, rows: tuple, cols: tuple) -> dict:
     """Pass A's interior rectangle of full 64 x 64 tiles: the column blocks and row blocks whose
     tiles meet none of the boundary weights' supports (``rows``: the column stage's (lo_L, hi_L,
-    lo_R, hi_R), ``cols``: the row stage's); recfilter_reg.wgsl FRAME runs the other tiles."""
+    lo_R, hi_R), ``cols``: the row stage's). Pass A launches the other tiles first
+    (recfilter_reg.wgsl FRAME_FIRST, tile_of); an empty rectangle when the free blocks are not one run."""
     def free(n: int, rg: tuple) -> tuple[int, int]:
         hit = [(p < rg[1] and p + _B > rg[0]) or (p < rg[3] and p + _B > rg[2]) for p in range(0, n * _B, _B)]
         idx = [i for i, h in enumerate(hit) if not h]

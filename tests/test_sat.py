@@ -311,12 +311,8 @@ def test_recursive_filter_kernel_variants(fix_seg, split, reg_max, monkeypatch, 
             _check(out, _lfilter_ref(x, b0, a, axes, True, True, mode))
 
 
-@pytest.mark.parametrize("regtile", [True, False])
-@pytest.mark.parametrize("filt", FILTERS, ids=["order1", "order2", "order3"])
-def test_recursive_filter_scratch_poisoned(filt, regtile, monkeypatch, rng):
-    # Carries and boundary parts live in pooled scratch buffers. Filled with NaN first, any element
-    # a kernel reads without having written it shows in the output (orders 1 and 2 leave the
-    # states' third planes unwritten, so they must not read them either).
+def _poison_scratch(monkeypatch):
+    """Fill every pooled scratch buffer with NaN as it is handed out; returns the device."""
     dev = pp.device()
     pooled = dev.scratch
 
@@ -326,6 +322,16 @@ def test_recursive_filter_scratch_poisoned(filt, regtile, monkeypatch, rng):
         return buf
 
     monkeypatch.setattr(dev, "scratch", poisoned)
+    return dev
+
+
+@pytest.mark.parametrize("regtile", [True, False])
+@pytest.mark.parametrize("filt", FILTERS, ids=["order1", "order2", "order3"])
+def test_recursive_filter_scratch_poisoned(filt, regtile, monkeypatch, rng):
+    # Carries and boundary parts live in pooled scratch buffers. Filled with NaN first, any element
+    # a kernel reads without having written it shows in the output (orders 1 and 2 leave the
+    # states' third planes unwritten, so they must not read them either).
+    dev = _poison_scratch(monkeypatch)
     b0, a = filt
     cases = [((128, 192), (0, 1), "reflect"), ((130, 67), (0, 1), "wrap"), ((70, 129), (1,), "mirror"),
              ((129, 70), (0,), "nearest")]
@@ -361,14 +367,7 @@ def test_overlapped_frame_first(filt, monkeypatch, rng):
     # unwritten carries show too. Shapes with an interior and a frame on every side.
     import pywgpuprims.recfilter as rf
 
-    dev = pp.device()
-    pooled = dev.scratch
-
-    def poisoned(nbytes):
-        buf = pooled(nbytes)
-        dev.write(buf, np.full(buf.size // 4, np.nan, np.float32).tobytes())
-        return buf
-
+    _poison_scratch(monkeypatch)
     frames = []
     real_frame = rf._frame
 
@@ -377,7 +376,6 @@ def test_overlapped_frame_first(filt, monkeypatch, rng):
         frames.append(fr)
         return fr
 
-    monkeypatch.setattr(dev, "scratch", poisoned)
     monkeypatch.setattr(rf, "_frame", spy)
     b0, a = filt
     for shape, mode in [((448, 512), "reflect"), ((640, 384), "wrap"), ((384, 448), "mirror"),
