@@ -590,12 +590,13 @@ alias Mt = mat2x2<f32>;
 const NS: u32 = 2u;
 #endif
 
-// The row-major 3 x 3 matrix at mats[o..o+9] (WGSL matrices are built column by column), or its
-// leading 2 x 2 block.
+// Float o of the matrices (mats packs them four to a vec4: uniform arrays have a 16-byte stride).
 fn mat_at(o: u32) -> f32 {
     return mats[o / 4u][o % 4u];
 }
 
+// The row-major 3 x 3 matrix at mats[o..o+9] (WGSL matrices are built column by column), or its
+// leading 2 x 2 block.
 fn loadm(o: u32) -> Mt {
 #if ORDER3
     return transpose(Mt(mat_at(o), mat_at(o + 1u), mat_at(o + 2u), mat_at(o + 3u), mat_at(o + 4u),

@@ -21,7 +21,6 @@
 // BLOCK_A with OVERLAP) and PASS_C (both stages from their complete carries; writes the output).
 // Partial tiles (the image's edges) run recfilter.wgsl with EDGES.
 
-
 #include "sat/recfilter_common.wgsl"
 #if PASS_A
 @group(0) @binding(1) var<storage, read> src: array<f32>;
