@@ -1193,7 +1193,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let n2 = min(B, nl - lb * B);
     let rg = vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2);
     let p0 = lb * B;
-    let hit = (p0 < rg.y && p0 + n2 > rg.x) || (p0 < rg.w && p0 + n2 > rg.z);
+    // The sides whose supports the tile meets (a tile of a long line meets one at most).
+    let hit_l = p0 < rg.y && p0 + n2 > rg.x;
+    let hit_r = p0 < rg.w && p0 + n2 > rg.z;
+    let hit = hit_l || hit_r;
     let wo0 = select(12u, 18u, lb == params.K2 - 1u) * B;
     var bw: array<f32, 6>;
 #unroll C 6
@@ -1202,7 +1205,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         bw[{{C}}] = 0.0;
         if (x < nl && (Z3 || {{C}}u % 3u != 2u)) {
             v = carry[((ch * params.K + k) * 6u + {{C}}u) * nl + x];
-            if (hit) {
+            if (select(hit_l, hit_r, {{C}}u >= 3u)) {
                 bw[{{C}}] = wts[params.woff2 + {{C}}u * nl + x];
             }
         }
@@ -1255,12 +1258,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (Z3) {
         carry2[base2 + 5u * nl2] = old[5] + de.z;
     }
-    if (hit) {
+    // (Pass A stores only the parts of the sides it meets.)
+    if (hit_l) {
         bpart2[base2] += dl.x;
         bpart2[base2 + nl2] += dl.y;
         if (Z3) {
             bpart2[base2 + 2u * nl2] += dl.z;
         }
+    }
+    if (hit_r) {
         bpart2[base2 + 3u * nl2] += dr.x;
         bpart2[base2 + 4u * nl2] += dr.y;
         if (Z3) {

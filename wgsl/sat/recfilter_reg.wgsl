@@ -163,40 +163,37 @@ fn transpose_block(v: ptr<function, array<f32, 32>>, t: u32) {
 }
 
 #if PASS_A
-// This half's share of a line's boundary dot products (samples x at positions p0 + j), summed over
-// both halves through `quarter` (the half-1 invocation of line xi hands over); valid in half 0.
-// Call only where the block meets the weights' supports (uniform).
-fn half_weights(v: ptr<function, array<f32, 32>>, p0: u32, N: u32, woff: u32, h: u32, xi: u32) -> array<vec3<f32>, 2> {
-    var wl = vec3<f32>(0.0);
-    var wr = vec3<f32>(0.0);
+// This half's share of a line's boundary dot products with one side's weights (side 0: the
+// causal state at the start, 1: the anticausal one at the end; samples x at positions p0 + j),
+// summed over both halves through `quarter` (the half-1 invocation of line xi hands over); valid
+// in half 0. A tile of a long line meets one side's support only, so it runs only that side's
+// three weight vectors. Call only where the block meets that side's support (uniform).
+fn half_weights(v: ptr<function, array<f32, 32>>, p0: u32, N: u32, woff: u32, side: u32, h: u32, xi: u32) -> vec3<f32> {
+    var w = vec3<f32>(0.0);
+    let wb = woff + side * 3u * N + p0;
 #unroll J 32
     {
-        let p = woff + p0 + {{J}}u;
-        let x = (*v)[{{J}}];
-        wl += vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]) * x;
-        wr += vec3<f32>(wts[3u * N + p], wts[4u * N + p], wts[5u * N + p]) * x;
+        let p = wb + {{J}}u;
+        w += vec3<f32>(wts[p], wts[N + p], wts[2u * N + p]) * (*v)[{{J}}];
     }
 #endunroll
     // (Nothing reads `quarter` here: before the column stage, or after transpose_block's barrier.)
     if (h == 1u) {
-        quarter[xi * 6u] = wl.x;
-        quarter[xi * 6u + 1u] = wl.y;
-        quarter[xi * 6u + 2u] = wl.z;
-        quarter[xi * 6u + 3u] = wr.x;
-        quarter[xi * 6u + 4u] = wr.y;
-        quarter[xi * 6u + 5u] = wr.z;
+        quarter[xi * 3u] = w.x;
+        quarter[xi * 3u + 1u] = w.y;
+        quarter[xi * 3u + 2u] = w.z;
     }
     workgroupBarrier();
     if (h == 0u) {
-        wl += vec3<f32>(quarter[xi * 6u], quarter[xi * 6u + 1u], quarter[xi * 6u + 2u]);
-        wr += vec3<f32>(quarter[xi * 6u + 3u], quarter[xi * 6u + 4u], quarter[xi * 6u + 5u]);
+        w += vec3<f32>(quarter[xi * 3u], quarter[xi * 3u + 1u], quarter[xi * 3u + 2u]);
     }
     workgroupBarrier();
-    return array<vec3<f32>, 2>(wl, wr);
+    return w;
 }
 
-fn meets(p0: u32, rg: vec4<u32>) -> bool {
-    return (p0 < rg.y && p0 + B > rg.x) || (p0 < rg.w && p0 + B > rg.z);
+// Whether the block at p0 meets a side's support [lo, hi).
+fn meets(p0: u32, lo: u32, hi: u32) -> bool {
+    return p0 < hi && p0 + B > lo;
 }
 
 #if FRAME_FIRST
@@ -226,19 +223,33 @@ fn tile_of(i: u32) -> vec2<u32> {
 }
 #endif
 
-// Boundary parts of one line at index base, lines nl apart, into bpart (the column stage) or
-// bpart2 (row), from the half-0 invocation. Stored as soon as they are summed, so that they do
-// not hold registers across the recursion.
-fn put_parts(rows: bool, base: u32, nl: u32, h: u32, w: array<vec3<f32>, 2>) {
-    let parts = array<f32, 6>(w[0].x, w[0].y, w[0].z, w[1].x, w[1].y, w[1].z);
-    for (var m = 0u; m < 6u; m++) {
-        if ((Z3 || m % 3u != 2u) && h == 0u) {
+// One side's boundary parts of one line at index base, lines nl apart, into bpart (the column
+// stage) or bpart2 (row), from the half-0 invocation. Stored as soon as they are summed, so that
+// they do not hold registers across the recursion.
+fn put_parts(rows: bool, base: u32, nl: u32, h: u32, side: u32, w: vec3<f32>) {
+    let parts = array<f32, 3>(w.x, w.y, w.z);
+    for (var m = 0u; m < 3u; m++) {
+        let i = base + (3u * side + m) * nl;
+        if ((Z3 || m != 2u) && h == 0u) {
             if (rows) {
-                bpart2[base + m * nl] = parts[m];
+                bpart2[i] = parts[m];
             } else {
-                bpart[base + m * nl] = parts[m];
+                bpart[i] = parts[m];
             }
         }
+    }
+}
+
+// Both sides' boundary parts for the block at p0 of this line, where it meets their supports
+// rg = (lo_L, hi_L, lo_R, hi_R) (uniform).
+fn boundary_parts(v: ptr<function, array<f32, 32>>, rows: bool, p0: u32, rg: vec4<u32>, base: u32, nl: u32,
+                  N: u32, woff: u32, h: u32, xi: u32) {
+    // Sides s0 .. s1 - 1: none, one, or (short lines) both; a loop, so the dot products' code is
+    // not written out twice (registers: the order-2 filter without boundary weights lost 1 us).
+    let s0 = select(1u, 0u, meets(p0, rg.x, rg.y));
+    let s1 = select(1u, 2u, meets(p0, rg.z, rg.w));
+    for (var side = s0; side < s1; side++) {
+        put_parts(rows, base, nl, h, side, half_weights(v, p0 + 32u * h, N, woff, side, h, xi));
     }
 }
 
@@ -319,9 +330,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // Column stage.
 #if PASS_A
     let cbase = (ch * params.K + k) * 6u * nl + l;
-    if (meets(k * B, vec4<u32>(params.lo_L, params.hi_L, params.lo_R, params.hi_R))) {
-        put_parts(false, cbase, nl, h, half_weights(&v, k * B + 32u * h, params.N, 0u, h, c));
-    }
+#if !NO_BOUNDARY
+    boundary_parts(&v, false, k * B, vec4<u32>(params.lo_L, params.hi_L, params.lo_R, params.hi_R), cbase, nl,
+                   params.N, 0u, h, c);
+#endif
 #endif
     let se = run_half(&v, h, c, c1.s, c1.e);
 #if PASS_A
@@ -332,9 +344,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     // Row stage (tile row r, half h2).
 #if PASS_A
     let rbase = (ch * params.K2 + lb) * 6u * nl2 + y;
-    if (meets(lb * B, vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2))) {
-        put_parts(true, rbase, nl2, h2, half_weights(&v, lb * B + 32u * h2, nl, params.woff2, h2, r));
-    }
+#if !NO_BOUNDARY
+    boundary_parts(&v, true, lb * B, vec4<u32>(params.lo_L2, params.hi_L2, params.lo_R2, params.hi_R2), rbase, nl2,
+                   nl, params.woff2, h2, r);
+#endif
     let se2 = run_half(&v, h2, r, c2.s, c2.e);
     put_carries(true, rbase, nl2, h2, se2);
 #else
