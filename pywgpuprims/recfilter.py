@@ -18,7 +18,9 @@ Latency: the fix-up cuts each line's blocks into segments, a thread per (line, s
 many more carries load at once; each segment runs from a zero state, the segments' true incoming
 states follow from their end states and transfer matrices (powers of the block matrices,
 computed on the host in float64), and each segment reruns from its true state, its carries held
-in registers when it has at most ``_FIX_REG_MAX`` blocks (one load and one store each). The tile passes
+in registers when it has at most ``_FIX_REG_MAX`` blocks (one load and one store each; then both
+recursions' chains run between one barrier pair, the causal states entering the anticausal chain
+through host matrices). The tile passes
 give each tile line two threads (SPLIT), each filtering half of it from a zero state and then
 adding what the other half's end state contributes, which halves the serial chain per thread.
 
@@ -220,9 +222,12 @@ def _matrices(n: int, b0: float, a: tuple) -> np.ndarray:
 def _segment_matrices(K: int, n_last: int, b0: float, a: tuple, segs: int) -> np.ndarray:
     """The segmented fix-up's transfer matrices (row-major, float64 products): the causal map over
     a full segment (Tf^SL) and over the last (Tl Tf^(n-1)), the anticausal ones (Rf^SL and
-    Rf^(n-1) Rl); identities when the fix-up is not segmented."""
+    Rf^(n-1) Rl), then what a segment's incoming causal state adds to the anticausal state leaving
+    its left end, for a full segment (sum of Rf^j Mf Tf^j, j < SL) and the last (the same to n - 1,
+    the last block's term Rf^(n-1) Ml Tf^(n-1)); identities and zeros when the fix-up is not
+    segmented."""
     if segs == 0:
-        return np.tile(np.eye(3).ravel(), 4)
+        return np.concatenate([np.tile(np.eye(3).ravel(), 4), np.zeros(18)])
     sl = -(-K // segs)
     n = K - (K - 1) // sl * sl  # blocks in the segment that holds the last block
     f = _matrices(_B, b0, a).reshape(3, 3, 3)
@@ -231,7 +236,9 @@ def _segment_matrices(K: int, n_last: int, b0: float, a: tuple, segs: int) -> np
     tf, rf = mp(f[0], sl), mp(f[2], sl)
     tl = last[0] @ mp(f[0], n - 1)
     rl = mp(f[2], n - 1) @ last[2]
-    return np.concatenate([tf.ravel(), tl.ravel(), rf.ravel(), rl.ravel()])
+    qf = sum(mp(f[2], j) @ f[1] @ mp(f[0], j) for j in range(sl))
+    ql = sum((mp(f[2], j) @ f[1] @ mp(f[0], j) for j in range(n - 1)), mp(f[2], n - 1) @ last[1] @ mp(f[0], n - 1))
+    return np.concatenate([tf.ravel(), tl.ravel(), rf.ravel(), rl.ravel(), qf.ravel(), ql.ravel()])
 
 
 @lru_cache(maxsize=256)
@@ -322,7 +329,8 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     w = w * np.float32(gain)
     mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel(),
                            _segment_matrices(K, N - (K - 1) * _B, b0, a, _FIX_SEG[1] if _FIX_SEG else 0)])
-    assert mats.size == 99  # recfilter.wgsl BLOCK_FIX: mats is a uniform array of 25 vec4
+    assert mats.size == 117  # recfilter.wgsl BLOCK_FIX: mats is a uniform array of 30 vec4
+    mats = np.concatenate([mats, np.zeros(3)])
     mbuf = dev.create_buffer(4 * mats.size, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST,
                              label="recfilter mats")
     dev.write(mbuf, mats.astype(np.float32).tobytes())

@@ -58,9 +58,13 @@
 #endif
 #elif BLOCK_FIX
 @group(0) @binding(1) var<storage, read_write> carry: array<f32>;
-// The matrices (99 floats, 25 vec4) in a uniform buffer: the same for every invocation, so the
-// constant cache serves them, at fixed offsets straight into the multiply-adds.
-@group(0) @binding(2) var<uniform> mats: array<vec4<f32>, 25>;
+// The matrices (117 floats, 30 vec4) in a uniform buffer: the same for every invocation, so the
+// constant cache serves them, at fixed offsets straight into the multiply-adds. Row-major 3 x 3
+// at offsets: [T_FP, M, T_RE] of a full block 0, 9, 18 and of the last block 27, 36, 45; Mp 54
+// (the causal state at N-1 -> the anticausal state at N); the segments' transfer matrices
+// Tf^SL 63, Tl Tf^(n-1) 72, Rf^SL 81, Rf^(n-1) Rl 90; and Q 99 (full segment), 108 (last):
+// what a segment's incoming causal state adds to its outgoing anticausal one.
+@group(0) @binding(2) var<uniform> mats: array<vec4<f32>, 30>;
 @group(0) @binding(3) var<storage, read> bpart: array<f32>;
 #elif ROW_CORR
 @group(0) @binding(1) var<storage, read> carry: array<f32>;
@@ -645,13 +649,19 @@ fn part3(base: u32) -> St {
 // Segmented fix-up: a workgroup takes LPW lines, each line's K blocks cut into S segments of SL
 // blocks, a thread per (line, segment): all S segments load their carries at once (S times the
 // loads in flight of a thread per line). The chains are affine maps, so each segment first runs
-// from a zero state, also composing its transfer matrix; the segments' incoming states then
-// follow from S small steps over workgroup memory, and each segment reruns from its true state.
+// from a zero state; the segments' incoming states then follow from S small steps over workgroup
+// memory with the segments' transfer matrices (host float64), and each segment reruns from its
+// true state.
 const LPW: u32 = {{LPW}}u;
 const S: u32 = {{S}}u;
 const WG: u32 = LPW * S;
+#if REGSEG
+// Per thread 4 NS floats: the causal and anticausal states, the boundary parts.
+const SHN: u32 = 4u * NS * WG;
+#else
 // Per thread 2 NS + NS^2 floats: state, boundary part, transfer matrix (column by column).
 const SHN: u32 = (2u * NS + NS * NS) * WG;
+#endif
 var<workgroup> sh: array<f32, SHN>;
 
 fn sh_put(slot: u32, t: u32, v: St) {
@@ -670,6 +680,169 @@ fn sh_get(slot: u32, t: u32) -> St {
 #endif
 }
 
+#if REGSEG
+// Block k's causal (0), anticausal-from-causal (9) or anticausal (18) matrix, loaded where used
+// (loaded once into registers, or staged in workgroup memory, both measured slower on the H100).
+fn bm(which: u32, k: u32) -> Mt {
+    if (k == params.K - 1u) {
+        return loadm(which + 27u);
+    }
+    return loadm(which);
+}
+
+// Run by the segment-0 invocation of line i, over what the segments left in sh (slot 0: the
+// causal end state from a zero start, NS: the anticausal state leaving the segment's left end
+// from zero starts, 2 NS / 3 NS: the boundary parts): both chains, one after the other, leaving
+// each segment's true incoming causal state in slot 0 and anticausal one (at its right end) in
+// slot NS. The anticausal chain takes the causal states' share through Q (host float64: what a
+// segment's incoming causal state adds to its outgoing anticausal one), so that no segment reruns
+// between the chains (one barrier pair, not two).
+fn chains(i: u32, SL: u32) {
+    let sl = (params.K - 1u) / SL;    // the segment holding the last block; later ones are empty
+    var P = St(0.0);
+    var e = St(0.0);
+    for (var j = 0u; j < S; j++) {
+        P += sh_get(2u * NS, j * LPW + i);
+        e += sh_get(3u * NS, j * LPW + i);
+    }
+    if (params.causal != 0u) {
+        let T = loadm(63u);
+        for (var j = 0u; j < sl; j++) {
+            let slot = j * LPW + i;
+            let next = sh_get(0u, slot) + T * P;
+            sh_put(0u, slot, P);
+            P = next;
+        }
+        let slot = sl * LPW + i;
+        let next = sh_get(0u, slot) + loadm(72u) * P;
+        sh_put(0u, slot, P);
+        P = next;
+    }
+    if (params.anti != 0u) {
+        e += loadm(54u) * P;
+        let slot = sl * LPW + i;
+        let next = sh_get(NS, slot) + loadm(108u) * sh_get(0u, slot) + loadm(90u) * e;
+        sh_put(NS, slot, e);
+        e = next;
+        let R = loadm(81u);
+        let Q = loadm(99u);
+        for (var jj = 0u; jj < sl; jj++) {
+            let slot = (sl - 1u - jj) * LPW + i;
+            let next = sh_get(NS, slot) + Q * sh_get(0u, slot) + R * e;
+            sh_put(NS, slot, e);
+            e = next;
+        }
+    }
+}
+
+// REGSEG: every segment has at most FB blocks (the host checks), so a thread loads its carries
+// once, keeps them in registers and writes each carry once (the fix-up is latency-bound: one
+// workgroup alone takes nearly as long as the whole grid). Each segment runs both recursions from
+// zero states (the anticausal one on F plus what the segment's zero-start causal prologues add),
+// one invocation per line chains both (`chains`), and each segment runs both once more from its
+// true states: one barrier pair, not two (H100, 4096^2: 174.4 -> 173.3 us for the Gaussian,
+// 153.2 -> 152.1 for order 2).
+@compute @workgroup_size(LPW * S)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let i = t % LPW;
+    let sg = t / LPW;
+    let l = wid.x * LPW + i;
+    let ch = wid.y;
+    let live = l < params.nlines;
+    let K = params.K;
+    let nl = params.nlines;
+    let SL = (K + S - 1u) / S;
+    let k_lo = min(K, sg * SL);
+    let k_hi = min(K, k_lo + SL);
+    let nb = k_hi - k_lo;
+    let cb = ch * K * 6u * nl + min(l, nl - 1u);
+    let st = 6u * nl;
+    let causal = params.causal != 0u;
+    var E: array<St, {{FB}}>;    // incomplete causal epilogues
+    var F: array<St, {{FB}}>;    // incomplete anticausal prologues
+#unroll J FB
+    {
+        let k = min(k_lo + {{J}}u, K - 1u);
+        E[{{J}}] = get3(cb + k * st);
+        F[{{J}}] = get3(cb + k * st + 3u * nl);
+    }
+#endunroll
+    var bpL = St(0.0);
+    var bpR = St(0.0);
+    let kL = vec2<u32>(params.lo_L / B, select(0u, (params.hi_L - 1u) / B + 1u, params.hi_L > params.lo_L));
+    let kR = vec2<u32>(params.lo_R / B, select(0u, (params.hi_R - 1u) / B + 1u, params.hi_R > params.lo_R));
+    if (live) {
+        for (var k = max(k_lo, kL.x); k < min(k_hi, kL.y); k++) {
+            bpL += part3(cb + k * st);
+        }
+        for (var k = max(k_lo, kR.x); k < min(k_hi, kR.y); k++) {
+            bpR += part3(cb + k * st + 3u * nl);
+        }
+    }
+    // Zero starts: the causal run, and the anticausal one on F plus what those prologues add.
+    var P = St(0.0);
+    var G: array<St, {{FB}}>;
+#unroll J FB
+    {
+        G[{{J}}] = F[{{J}}];
+        if (causal && {{J}}u < nb) {
+            G[{{J}}] += bm(9u, k_lo + {{J}}u) * P;
+            P = E[{{J}}] + bm(0u, k_lo + {{J}}u) * P;
+        }
+    }
+#endunroll
+    var e = St(0.0);
+    if (params.anti != 0u) {
+#unroll J FB
+        {
+            const j = {{FB}}u - 1u - {{J}}u;
+            if (j < nb) {
+                e = G[j] + bm(18u, k_lo + j) * e;
+            }
+        }
+#endunroll
+    }
+    sh_put(0u, t, P);
+    sh_put(NS, t, e);
+    sh_put(2u * NS, t, bpL);
+    sh_put(3u * NS, t, bpR);
+    workgroupBarrier();
+    if (sg == 0u) {
+        chains(i, SL);
+    }
+    workgroupBarrier();
+    P = sh_get(0u, t);
+    e = sh_get(NS, t);
+    // True starts: each block's complete prologue, F completed by it, then the anticausal ones.
+    if (causal) {
+#unroll J FB
+        if ({{J}}u < nb) {
+            if (live) {
+                put3(cb + (k_lo + {{J}}u) * st, P);
+            }
+            F[{{J}}] += bm(9u, k_lo + {{J}}u) * P;
+            P = E[{{J}}] + bm(0u, k_lo + {{J}}u) * P;
+        }
+#endunroll
+    }
+    if (params.anti != 0u) {
+#unroll J FB
+        {
+            const j = {{FB}}u - 1u - {{J}}u;
+            if (j < nb) {
+                if (live) {
+                    put3(cb + (k_lo + j) * st + 3u * nl, e);
+                }
+                e = F[j] + bm(18u, k_lo + j) * e;
+            }
+        }
+#endunroll
+    }
+}
+#else
+// The looping kernel (segments of more than FB blocks, loaded FB at a time): the causal
+// recursion first (zero-state runs, the chain through workgroup memory, reruns from the true
+// states), then the anticausal one the same way.
 fn set_state(t: u32, P: St) {
     sh_put(0u, t, P);
 }
@@ -736,126 +909,6 @@ fn anti_chain(i: u32, e_end: St) {
     }
 }
 
-#if REGSEG
-// A segment's transfer matrix (host float64 powers: Tf^SL or Tl Tf^(n-1) at o = 63 / 72,
-// Rf^SL or Rf^(n-1) Rl at 81 / 90); the identity for an empty segment.
-fn seg_map(o: u32, nb: u32) -> Mt {
-    if (nb == 0u) {
-        return ident();
-    }
-    return loadm(o);
-}
-
-// Block k's causal (0), anticausal-from-causal (9) or anticausal (18) matrix, loaded where used
-// (loaded once into registers, or staged in workgroup memory, both measured slower on the H100).
-fn bm(which: u32, k: u32) -> Mt {
-    if (k == params.K - 1u) {
-        return loadm(which + 27u);
-    }
-    return loadm(which);
-}
-
-// REGSEG: every segment has at most FB blocks (the host checks), so a thread loads its carries
-// once, keeps them in registers and writes each carry once: two global round trips on the chain
-// instead of six (the fix-up is latency-bound: one workgroup alone takes nearly as long as the
-// whole grid). The complete causal prologues' share of the anticausal chain goes into F at once.
-@compute @workgroup_size(LPW * S)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let i = t % LPW;
-    let sg = t / LPW;
-    let l = wid.x * LPW + i;
-    let ch = wid.y;
-    let live = l < params.nlines;
-    let K = params.K;
-    let nl = params.nlines;
-    let SL = (K + S - 1u) / S;
-    let k_lo = min(K, sg * SL);
-    let k_hi = min(K, k_lo + SL);
-    let nb = k_hi - k_lo;
-    let cb = ch * K * 6u * nl + min(l, nl - 1u);
-    let st = 6u * nl;
-    var E: array<St, {{FB}}>;    // incomplete causal epilogues
-    var F: array<St, {{FB}}>;    // incomplete anticausal prologues
-#unroll J FB
-    {
-        let k = min(k_lo + {{J}}u, K - 1u);
-        E[{{J}}] = get3(cb + k * st);
-        F[{{J}}] = get3(cb + k * st + 3u * nl);
-    }
-#endunroll
-    var bpL = St(0.0);
-    var bpR = St(0.0);
-    let kL = vec2<u32>(params.lo_L / B, select(0u, (params.hi_L - 1u) / B + 1u, params.hi_L > params.lo_L));
-    let kR = vec2<u32>(params.lo_R / B, select(0u, (params.hi_R - 1u) / B + 1u, params.hi_R > params.lo_R));
-    if (live) {
-        for (var k = max(k_lo, kL.x); k < min(k_hi, kL.y); k++) {
-            bpL += part3(cb + k * st);
-        }
-        for (var k = max(k_lo, kR.x); k < min(k_hi, kR.y); k++) {
-            bpR += part3(cb + k * st + 3u * nl);
-        }
-    }
-    let last = k_hi == K;
-    var Pend = St(0.0);
-    if (params.causal != 0u) {
-        var P = St(0.0);
-#unroll J FB
-        if ({{J}}u < nb) {
-            P = E[{{J}}] + bm(0u, k_lo + {{J}}u) * P;
-        }
-#endunroll
-        put_sh(t, P, seg_map(select(63u, 72u, last), nb), bpL);
-        workgroupBarrier();
-        if (sg == 0u) {
-            causal_chain(i);
-        }
-        workgroupBarrier();
-        P = sh_state(t);
-        Pend = sh_part(i);
-        workgroupBarrier();
-        // Complete prologues; what they add to the anticausal chain goes into F at once.
-#unroll J FB
-        if ({{J}}u < nb) {
-            if (live) {
-                put3(cb + (k_lo + {{J}}u) * st, P);
-            }
-            F[{{J}}] += bm(9u, k_lo + {{J}}u) * P;
-            P = E[{{J}}] + bm(0u, k_lo + {{J}}u) * P;
-        }
-#endunroll
-    }
-    if (params.anti != 0u) {
-        // e <- (F + M p) + R e from the right.
-        var e = St(0.0);
-#unroll J FB
-        {
-            const j = {{FB}}u - 1u - {{J}}u;
-            if (j < nb) {
-                e = F[j] + bm(18u, k_lo + j) * e;
-            }
-        }
-#endunroll
-        put_sh(t, e, seg_map(select(81u, 90u, last), nb), bpR);
-        workgroupBarrier();
-        if (sg == 0u) {
-            anti_chain(i, loadm(54u) * Pend);
-        }
-        workgroupBarrier();
-        e = sh_state(t);
-#unroll J FB
-        {
-            const j = {{FB}}u - 1u - {{J}}u;
-            if (j < nb) {
-                if (live) {
-                    put3(cb + (k_lo + j) * st + 3u * nl, e);
-                }
-                e = F[j] + bm(18u, k_lo + j) * e;
-            }
-        }
-#endunroll
-    }
-}
-#else
 @compute @workgroup_size(LPW * S)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let i = t % LPW;
@@ -1043,8 +1096,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 }
 #endif
 #else
-// mats: [T_FP, M, T_RE] for a full block (offsets 0, 9, 18), then for the last block (27, 36,
-// 45), then Mp (54): the causal state at N-1 -> the anticausal state at N.
 // Loads are batched FB blocks at a time so that their latencies overlap along the chain.
 @compute @workgroup_size({{FWG}})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
