@@ -20,9 +20,9 @@ states follow from their end states and transfer matrices (powers of the block m
 computed on the host in float64), and each segment reruns from its true state, its carries held
 in registers when it has at most ``_FIX_REG_MAX`` blocks (one load and one store each; then both
 recursions' chains run between one barrier pair, the causal states entering the anticausal chain
-through host matrices). The tile passes
-give each tile line two threads (SPLIT), each filtering half of it from a zero state and then
-adding what the other half's end state contributes, which halves the serial chain per thread.
+through host matrices). The tile passes give each tile line two threads (SPLIT), each filtering
+half of it from a zero state and then adding what the other half's end state contributes, which
+halves the serial chain per thread.
 
 Arithmetic: the tile passes run the recursion with b0 = 1 on the input scaled by b0 to the number of
 directions (linearity), the scale applied in the first direction's steps: one multiply per sample
@@ -329,7 +329,7 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     w = w * np.float32(gain)
     mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel(),
                            _segment_matrices(K, N - (K - 1) * _B, b0, a, _FIX_SEG[1] if _FIX_SEG else 0)])
-    assert mats.size == 117  # recfilter.wgsl BLOCK_FIX: mats is a uniform array of 30 vec4
+    assert mats.size == 117  # recfilter.wgsl BLOCK_FIX: mats is a uniform array of 30 vec4 (120 floats)
     mats = np.concatenate([mats, np.zeros(3)])
     mbuf = dev.create_buffer(4 * mats.size, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST,
                              label="recfilter mats")
