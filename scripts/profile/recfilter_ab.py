@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -69,9 +70,17 @@ def main() -> None:
     for a in args:
         tree, _, opts = a.partition(":")
         entries.append((os.path.abspath(tree), json.loads(opts) if opts else {}, a))
+    root = tempfile.mkdtemp(prefix="recfilter_ab_")  # each entry's outputs, removed at the end
+    try:
+        run_and_report(entries, rounds, side, root)
+    finally:
+        shutil.rmtree(root)
+
+
+def run_and_report(entries: list, rounds: int, side: int, root: str) -> None:
     here = os.path.abspath(__file__)
+    dirs = {e[2]: tempfile.mkdtemp(dir=root) for e in entries}
     times = {e[2]: {f: [] for f in FILTERS} for e in entries}
-    dirs = {e[2]: tempfile.mkdtemp(prefix="ab_") for e in entries}
     for _ in range(rounds):
         for tree, opts, label in entries:
             env = dict(os.environ, PYTHONPATH=os.pathsep.join([tree, os.environ.get("PYTHONPATH", "")]))
