@@ -127,10 +127,36 @@ def test_forced_fallback(period, path, rng, dev):
         check(pp.scan(xf), xf, "add", False)
 
 
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("steps", [0, 1, 3])
+def test_self_reduce_when_step_budget_is_spent(steps, path, rng):
+    """Past its step budget a tile reduces every tile left before it itself: right results, no
+    give-up, no repair recorded; across chunk carries and along the rows of a batch too."""
+    stats = pp.GpuArray.empty((64,), np.uint32)
+    with options(scan_max_steps=steps, scan_withhold_period=1, scan_stats_buffer=stats.buffer,
+                 **path_options(path)):
+        n = 12 * TILE + 3
+        x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+        check(pp.scan(x, exclusive=True), x, "add", True)
+        s = stats.numpy()
+        assert s[1] == 0, "a lookback gave up"
+        if steps == 0:  # with a step or more, other tiles' fallbacks may publish in time
+            assert s[3] >= 6, f"only {s[3]} tiles reduced their predecessors themselves"
+        xf = rng.standard_normal(n).astype(np.float32)
+        check(pp.scan(xf), xf, "add", False)
+        check(pp.scan(xf, op="min", exclusive=True), xf, "min", True)
+        xi = random_input(rng, (3, 3 * TILE + 5), "int32", "xor")
+        check(pp.scan(xi, op="xor"), xi, "xor", False)
+        with options(scan_max_binding=4 * 4 * TILE):  # 1-D chunks: the carry seeds each segment
+            check(pp.scan(x), x, "add", False)
+            assert stats.numpy()[1] == 0
+
+
 @pytest.mark.parametrize("steps", [0, 1])
 def test_repair_pass_when_lookback_gives_up(steps, rng):
+    # max_self 0: no reducing the rest itself either, so the tile gives up and arms the repair.
     stats = pp.GpuArray.empty((64,), np.uint32)
-    with options(scan_max_steps=steps, scan_withhold_period=1, scan_stats_buffer=stats.buffer):
+    with options(scan_max_steps=steps, scan_max_self=0, scan_withhold_period=1, scan_stats_buffer=stats.buffer):
         n = 12 * TILE + 3
         x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
         y = pp.scan(x, exclusive=True)
@@ -283,10 +309,16 @@ def test_stress(path, rng):
                 check(pp.scan(x, exclusive=bool(i % 2)), x, "add", bool(i % 2))
 
 
-def test_max_steps_is_within_lavapipe_loop_cap():
-    # lookback steps x (spins + the window + the fallback's loops) must stay well under 65,535 trips.
-    from pywgpuprims.scan import LOOKBACK_WINDOW, SPIN_LIMIT
-    assert MAX_STEPS * (SPIN_LIMIT + LOOKBACK_WINDOW + 4 + 4 + 8 + 8) < 60_000
+def test_max_steps_is_within_lavapipe_loop_cap(dev):
+    # lookback steps x (spins + the window + the fallback's loops), then the tiles a lookback may
+    # reduce itself, must stay well under 65,535 trips.
+    from pywgpuprims.scan import LOOKBACK_WINDOW, SPIN_LIMIT, VPT, _max_self
+    step_trips = MAX_STEPS * (SPIN_LIMIT + LOOKBACK_WINDOW + 4 + 4 + 8 + 8)
+    assert step_trips < 20_000
+    for sg, add in [(False, True), (True, True), (True, False)]:
+        per_tile = 1 + (7 * VPT if sg and not add else 0)
+        assert step_trips + _max_self(dev, {"VPT": VPT, "SUBGROUPS": sg, "OP_ADD": add}) * per_tile < 61_000
+    assert _max_self(dev, {"VPT": VPT, "SUBGROUPS": True, "OP_ADD": True}) * 256 * VPT * 4 >= 2**29  # 2 GiB of u32
 
 
 @pytest.mark.parametrize("carry_shuffle", [True, False])

@@ -1,7 +1,8 @@
 // Decoupled lookback with decoupled fallback (Merrill & Garland 2016; Smith, Levien & Owens 2025).
 //
 // Tile state lives in `tile_state: array<atomic<u32>>`, which the including kernel declares.
-// Words 0..3 are counters: [0] tile ticket, [1] failure status, [2] fallbacks taken, [3] spare.
+// Words 0..3 are counters: [0] tile ticket, [1] failure status, [2] fallbacks taken, [3] tiles that
+// reduced what was left before them themselves (SELF_REDUCE; kernels without it may use the word).
 // Tile t owns words STATE_BASE + 2t (low 16 bits of its value) and + 2t + 1 (high 16 bits).
 // Each word holds (flag << 16) | half, so a flag and the bits it guards share one atomic word:
 // only relaxed atomics are assumed. Flags only grow (atomicMax): NOT_READY < AGGREGATE < INCLUSIVE,
@@ -15,8 +16,16 @@
 // LB_DEPTH predecessors per lane at once.
 //
 // The including kernel provides `fn fallback_aggregate(tile: u32) -> Elem`, called by the whole
-// workgroup, which reduces a predecessor's input itself when that tile has not published.
-// Every loop is bounded: lavapipe silently cuts loops past 65,535 trips per invocation.
+// workgroup, which reduces a predecessor's input itself when that tile has not published, and,
+// with SELF_REDUCE, `fn tile_run(tile: u32) -> Elem` (this invocation's share of a tile's total,
+// as workgroup_prefix takes it) and `fn runs_total(run: Elem) -> Elem` (their workgroup total,
+// called by the whole workgroup). Every loop is bounded: lavapipe silently cuts loops past 65,535
+// trips per invocation. When the step budget runs out (a pathological schedule: hundreds of
+// silent predecessors in a row), the walk goes on one predecessor per loop trip, without spinning
+// or publishing: a published value is taken, a silent tile's input is reduced on the spot; this
+// covers up to `max_self` predecessors, and only past that does the tile give up (`ok` false: the
+// including kernel arms the repair pass). A host that keeps segments within max_self tiles knows
+// that the lookback always finishes, and need not record the repair at all.
 
 const STATE_BASE: u32 = 4u;
 const FLAG_AGGREGATE: u32 = 1u;
@@ -65,6 +74,7 @@ const LB_STALL: u32 = 2u;
 var<workgroup> lb_flags: array<u32, WINDOW>;
 var<workgroup> lb_values: array<u32, WINDOW>;
 var<workgroup> lb_result: vec2<u32>;  // (LB_*, tiles consumed before a stall)
+var<workgroup> lb_self_state: vec2<u32>;
 var<workgroup> lb_acc: u32;
 
 // Exclusive prefix of `tile` (> seg_first) within its segment, which starts at tile `seg_first`;
@@ -180,7 +190,7 @@ fn sg_lookback_step_deep(look: u32, seg_first: u32, seed: Elem, lane: u32, size:
 var<workgroup> lb_step: vec3<u32>;
 #endif
 
-fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps: u32) -> Lookback {
+fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps: u32, max_self: u32) -> Lookback {
     var prefix = identity();
     var look = tile - 1u;  // nearest tile not yet combined
     var done = false;
@@ -272,6 +282,36 @@ fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps
             break;
         }
     }
+#if SELF_REDUCE
+    if (!done && look - seg_first < max_self) {  // uniform
+        var acc = identity();  // published values met on the way (uniform)
+        var run = identity();  // this invocation's shares of the silent tiles reduced here
+        for (var k = 0u; k < max_self; k++) {
+            if (lid == 0u) {
+                lb_self_state = poll_state(look);
+            }
+            let st = workgroupUniformLoad(&lb_self_state);
+            if (st.x != 0u) {
+                acc = combine(from_bits(st.y), acc);
+            } else {
+                run = combine(tile_run(look), run);
+            }
+            if (st.x == FLAG_INCLUSIVE) {
+                break;
+            }
+            if (look == seg_first) {
+                acc = combine(seed, acc);
+                break;
+            }
+            look -= 1u;
+        }
+        prefix = combine(combine(runs_total(run), acc), prefix);
+        done = true;
+        if (lid == 0u) {
+            atomicAdd(&tile_state[3], 1u);
+        }
+    }
+#endif
     if (!done && lid == 0u) {
         atomicMax(&tile_state[1], 1u);
     }

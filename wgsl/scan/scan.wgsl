@@ -13,7 +13,8 @@ struct Params {
     carry_in: u32,        // 1: segment 0 starts from carry[chunk - 1] (chunked 1-D scans)
     chunk: u32,
     withhold_period: u32, // test switch: every tile t with t % period == period - 1 withholds its state
-    max_steps: u32,       // lookback step budget before giving up to the repair pass
+    max_steps: u32,       // lookback step budget before the tile reduces what is left itself
+    max_self: u32,        // tiles it may reduce itself; past that it gives up to the repair pass
     n_groups: u32,        // workgroups asked for (the grid may round up)
     repair_x: u32,        // the reduce-then-scan grid the last tile arms if any tile gave up
     repair_y: u32,
@@ -203,9 +204,9 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>, prefix: Elem)
 #endif
 
 #if SINGLE_PASS
-// A predecessor's aggregate, recomputed vec4 by vec4 (no tile held in registers) in exactly the
-// order local_scan combines it, so both give the same bits, floats included.
-fn fallback_aggregate(tile: u32) -> Elem {
+// A tile's partial total for workgroup_prefix (its subgroup's, or its invocation's), recomputed
+// vec4 by vec4 (no tile held in registers) in exactly the order local_scan combines it.
+fn tile_run(tile: u32) -> Elem {
     let o = tile_origin(tile);
     var run = identity();
 #unroll I VPT
@@ -217,9 +218,21 @@ fn fallback_aggregate(tile: u32) -> Elem {
     run = combine(run, reduce4(load_vec4(o, vec_slot({{I}}u))));
 #endif
 #endunroll
-    let agg = workgroup_prefix(run).aggregate;
+    return run;
+}
+
+// A predecessor's aggregate, with the same bits as its owner's, floats included.
+fn fallback_aggregate(tile: u32) -> Elem {
+    let agg = workgroup_prefix(tile_run(tile)).aggregate;
     workgroupBarrier();  // wg_scan and wg_aggregate are rewritten by the next call
     return agg;
+}
+
+// The workgroup's total of tile_run shares (the lookback's last resort, common/lookback.wgsl).
+fn runs_total(run: Elem) -> Elem {
+    let total = workgroup_prefix(run).aggregate;
+    workgroupBarrier();
+    return total;
 }
 #endif
 
@@ -272,7 +285,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
         if (lid == 0u && !withhold) {
             publish_state(tile, FLAG_AGGREGATE, aggregate);
         }
-        let lb = decoupled_lookback(tile, seg_first, seed, lid, params.max_steps);
+        let lb = decoupled_lookback(tile, seg_first, seed, lid, params.max_steps, params.max_self);
         prefix = lb.prefix;
         ok = lb.ok;
     }
