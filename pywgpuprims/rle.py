@@ -23,10 +23,13 @@ Two pipelines produce the same bits:
     workgroup memory); uint8 values (packed four to a word) go through run START positions (with
     the sentinel ``n``) and the finishing pass (``wgsl/rle/finish.wgsl``: counts and a packing
     gather), so no output word is written by two workgroups.
-    If a lookback exhausts its step budget the tile records it in a status word, and the last
-    tile to finish arms a reduce-then-scan repair on the GPU (indirect dispatch: per-tile counts,
-    a one-workgroup scan of them, a rewrite of every tile from its exact offset). There is no
-    host read-back, so GpuArray results are repaired too.
+    A lookback past its step budget walks on one predecessor per loop trip, recounting silent
+    tiles itself (``wgsl/common/lookback.wgsl``), which covers about 40,000 tiles within
+    lavapipe's loop cap. Only past that could a tile give up: it records it in a status word,
+    and the last tile to finish arms a reduce-then-scan repair on the GPU (indirect dispatch:
+    per-tile counts, a one-workgroup scan of them, a rewrite of every tile from its exact
+    offset), recorded only for such inputs. There is no host read-back, so GpuArray results are
+    repaired too.
 
 ``method="parle"`` (the readable reference; ``wgsl/rle/parle.wgsl``)
     Balevic's PARLE: a flag per element, the library's inclusive scan (``encode_scan``, same
@@ -54,11 +57,12 @@ Indices (``nonzero``) are uint32, the GPU's natural index type (numpy's ``flatno
 int64); sizes are limited to fewer than 2^32 - 2^16 elements.
 
 Test and benchmark switches in ``device().options``: ``rle_withhold_period`` (every k-th tile
-withholds its lookback state, forcing the fallback), ``rle_max_steps`` (lookback budget; 0 forces
-the repair), ``rle_subgroups`` (False: the workgroup-memory path), ``rle_sg_lookback`` (False:
-the windowed lookback through workgroup memory even with subgroups), ``rle_vpt`` (vec4 words per
-invocation of RLE for 32-bit values, 13), ``rle_prev_shuffle`` (False: each vec4's previous word
-is loaded, not shuffled from the lane before), ``rle_compact_vpt`` (of compact, 8),
+withholds its lookback state, forcing the fallback), ``rle_max_steps`` (lookback step budget; 0
+sends every lookback to the tile-by-tile walk), ``rle_max_self`` (tiles that walk may cover; 0 with
+``rle_max_steps=0`` forces the repair), ``rle_subgroups`` (False: the workgroup-memory path),
+``rle_sg_lookback`` (False: the windowed lookback through workgroup memory even with subgroups),
+``rle_vpt`` (vec4 words per invocation of RLE for 32-bit values, 13), ``rle_prev_shuffle`` (False:
+each vec4's previous word is loaded, not shuffled from the lane before), ``rle_compact_vpt`` (of compact, 8),
 ``rle_compact_store`` / ``rle_encode_store`` ("direct", "vec4" or "scalar"),
 ``rle_compact_stage`` (staging entries of compact.wgsl), ``rle_counts_vec4``,
 ``rle_compact_kernel`` / ``rle_encode_kernel`` (False: the fused.wgsl pass instead),
@@ -86,7 +90,7 @@ from ._bench import BenchContext, benchmark
 from ._device import Device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import monoid_defines
-from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, encode_scan, lb_defines
+from .scan import LOOKBACK_WINDOW, LOOP_BUDGET, SPIN_LIMIT, encode_scan, lb_defines
 
 __all__ = ["Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode"]
 
@@ -294,16 +298,20 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
                 SG_LOOKBACK=subgroups and bool(_opt(dev, "rle_sg_lookback", True)),
                 **lb_defines(int(_opt(dev, "rle_lb_depth", RLE_LB_DEPTH)) if mode == "rle"
                              else int(_opt(dev, "rle_compact_lb_depth", 1))),
-                NO_LOOKBACK=bool(_opt(dev, "rle_no_lookback", False)),
+                NO_LOOKBACK=bool(_opt(dev, "rle_no_lookback", False)), SELF_REDUCE=True,
                 PREV_SHUFFLE=subgroups and bool(_opt(dev, "rle_prev_shuffle", True)),
                 LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=idx is not None, WRITE_VALUES=val is not None,
                 RLE_COUNTS=counts is not None, STAGE_POSITIONS=idx is not None or counts is not None,
                 STAGE=min(int(_opt(dev, "rle_stage", STAGE)), wg * vpt * (16 if eb8 else 4)), **flags)
     grid = dev.grid(n_tiles)
+    steps = int(_opt(dev, "rle_max_steps", min(MAX_STEPS, 48_000 // (spin + LOOKBACK_WINDOW + 24))))
+    # Past its step budget a lookback walks on one predecessor per loop trip (common/lookback.wgsl
+    # SELF_REDUCE) over what the loop budget leaves; within that it always finishes.
+    max_self = int(_opt(dev, "rle_max_self", max(0, LOOP_BUDGET - steps * (spin + LOOKBACK_WINDOW + 24))))
     params = {"n": n, "n_vec4": n_vec4, "n_mask_words": 0 if mask is None else max(1, _words(n, mask.dtype)),
               "n_tiles": n_tiles, "n_groups": n_tiles,
               "withhold_period": int(_opt(dev, "rle_withhold_period", 0)),
-              "max_steps": int(_opt(dev, "rle_max_steps", min(MAX_STEPS, 48_000 // (spin + LOOKBACK_WINDOW + 24)))),
+              "max_steps": steps, "max_self": max_self,
               "repair_x": grid[0], "repair_y": grid[1], "fin_per_group": FIN_PER_GROUP, "max_groups": dev.max_groups}
     state = dev.scratch(16 + 8 * n_tiles)
     rargs = dev.scratch(32)
@@ -342,6 +350,9 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     stats = _opt(dev, "rle_stats_buffer", None)
     if stats is not None:
         b.copy(state, 0, stats, 0, 16)
+    if n_tiles <= max_self:  # no tile can give up: no repair to record (its idle dispatches cost)
+        _encode_fixup(b, dev, n, n_tiles, meta, head, counts)
+        return
     # Repair (armed on the GPU: zero-sized grids unless some tile gave up).
     red_outs = {} if compact_kernel or rle_kernel else {"WRITE_IDX": False, "WRITE_VALUES": False, "RLE_COUNTS": False,
                                           "STAGE_POSITIONS": False}
@@ -352,6 +363,11 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     b.dispatch_indirect(k_spine, rargs, 16, params={"tiles_per_row": n_tiles, "rows": 1, "carry_in": 0, "chunk": 0},
                         partials=partials, carry=carry)
     b.dispatch_indirect(k_down, rargs, 0, params=params, partials=partials, **io, **outs)
+    _encode_fixup(b, dev, n, n_tiles, meta, head, counts)
+
+
+def _encode_fixup(b, dev: Device, n: int, n_tiles: int, meta, head, counts) -> None:
+    """Finish the runs that cross tile boundaries (rle/fixup.wgsl), when counts are written."""
     if counts is not None:
         k_fix = dev.kernel("rle/fixup.wgsl")
         b.dispatch(k_fix, -(-(n_tiles + 1) // 256), params={"n": n, "n_tiles": n_tiles}, info=meta, head=head,

@@ -97,7 +97,8 @@ def lb_defines(depth: int) -> dict:
 
 def _defines(dev: Device, op: str, dtype, scalar: bool, **extra) -> dict:
     d = monoid_defines(op, dtype, "scan")
-    d.update(WG=_wg(dev), VPT=_vpt(dev), SELF_REDUCE=True, SUBGROUPS=_use_subgroups(dev), SCALAR=scalar,
+    d.update(WG=_wg(dev), VPT=_vpt(dev), SELF_REDUCE=True, SELF_COUNT=True, SUBGROUPS=_use_subgroups(dev),
+             SCALAR=scalar,
              SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SPIN_LIMIT)),
              LOOKBACK_WINDOW=int(dev.options.get("scan_window", LOOKBACK_WINDOW)),
              TILE_BY_ID=bool(dev.options.get("scan_tile_by_id", False)),

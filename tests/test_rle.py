@@ -337,9 +337,27 @@ def test_forced_fallback(period, path, rng):
 
 
 @pytest.mark.parametrize("steps", [0, 1])
-def test_repair_when_lookback_gives_up(steps, rng):
+def test_lookback_past_its_step_budget(steps, rng):
+    # No tile publishes and the step budget is (nearly) nil: each lookback walks on tile by tile,
+    # recounting silent predecessors itself; it never gives up and no repair is recorded.
     stats = pp.GpuArray.empty((16,), np.uint32)
     with options(rle_max_steps=steps, rle_withhold_period=1, rle_stats_buffer=stats.buffer):
+        for dtype in ("int32", "float32", "uint8"):
+            n = 12 * tile_of(dtype) + 3
+            x = runs_input(rng, n, dtype, max_len=20)
+            check_rle(x, pp.rle_encode(x))
+            assert stats.numpy()[1] == 0, "a lookback gave up"
+            check_rle(x, pp.rle_encode(pp.asarray(x)).numpy())
+            m = rng.random(n) < 0.3
+            np.testing.assert_array_equal(bits(pp.compact(x, m)), bits(x[m]))
+            np.testing.assert_array_equal(pp.nonzero(m), np.flatnonzero(m))
+
+
+@pytest.mark.parametrize("steps", [0, 1])
+def test_repair_when_lookback_gives_up(steps, rng):
+    # rle_max_self 0: no walk past the step budget either, so tiles give up and arm the repair.
+    stats = pp.GpuArray.empty((16,), np.uint32)
+    with options(rle_max_steps=steps, rle_max_self=0, rle_withhold_period=1, rle_stats_buffer=stats.buffer):
         for dtype in ("float32", "uint8"):
             n = 12 * tile_of(dtype) + 3
             x = runs_input(rng, n, dtype, max_len=20)

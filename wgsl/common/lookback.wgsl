@@ -1,8 +1,8 @@
 // Decoupled lookback with decoupled fallback (Merrill & Garland 2016; Smith, Levien & Owens 2025).
 //
 // Tile state lives in `tile_state: array<atomic<u32>>`, which the including kernel declares.
-// Words 0..3 are counters: [0] tile ticket, [1] failure status, [2] fallbacks taken, [3] tiles that
-// reduced what was left before them themselves (SELF_REDUCE; kernels without it may use the word).
+// Words 0..3 are counters: [0] tile ticket, [1] failure status, [2] fallbacks taken, [3] with
+// SELF_COUNT, tiles whose lookback went past its step budget (otherwise the kernel's own).
 // Tile t owns words STATE_BASE + 2t (low 16 bits of its value) and + 2t + 1 (high 16 bits).
 // Each word holds (flag << 16) | half, so a flag and the bits it guards share one atomic word:
 // only relaxed atomics are assumed. Flags only grow (atomicMax): NOT_READY < AGGREGATE < INCLUSIVE,
@@ -307,9 +307,11 @@ fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps
         }
         prefix = combine(combine(runs_total(run), acc), prefix);
         done = true;
+#if SELF_COUNT
         if (lid == 0u) {
             atomicAdd(&tile_state[3], 1u);
         }
+#endif
     }
 #endif
     if (!done && lid == 0u) {

@@ -35,6 +35,7 @@ struct Params {
     n_groups: u32,
     withhold_period: u32, // test switch: tiles t with t % period == period - 1 withhold their state
     max_steps: u32,
+    max_self: u32,        // predecessors a lookback past its step budget may walk (lookback.wgsl)
     repair_x: u32,
     repair_y: u32,
     fin_per_group: u32,
@@ -194,8 +195,8 @@ fn partial_counts(f: ptr<function, array<u32, VPT>>, pre: ptr<function, array<u3
     return run;
 }
 
-// A predecessor tile's count, recounted from its mask (the decoupled fallback).
-fn fallback_aggregate(tile: u32) -> u32 {
+// This invocation's (subgroup's) share of a tile's count, recounted from its input or mask.
+fn tile_run(tile: u32) -> u32 {
     let t0 = tile * TILE_V;
     var f: array<u32, VPT>;
     var pre: array<u32, VPT>;
@@ -209,7 +210,16 @@ fn fallback_aggregate(tile: u32) -> u32 {
 #endif
     }
 #endunroll
-    return workgroup_prefix(partial_counts(&f, &pre)).y;
+    return partial_counts(&f, &pre);
+}
+
+fn runs_total(run: u32) -> u32 {
+    return workgroup_prefix(run).y;
+}
+
+// A predecessor tile's count, recounted (the decoupled fallback).
+fn fallback_aggregate(tile: u32) -> u32 {
+    return runs_total(tile_run(tile));
 }
 
 #if !RTS_REDUCE

@@ -28,7 +28,7 @@ fn end_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function,
         if (lid == 0u && !withhold) {
             publish_state(tile, FLAG_AGGREGATE, aggregate);
         }
-        let lb = decoupled_lookback(tile, 0u, 0u, lid, params.max_steps, 0u);
+        let lb = decoupled_lookback(tile, 0u, 0u, lid, params.max_steps, params.max_self);
         prefix = lb.prefix;
         ok = lb.ok;
     }

@@ -25,6 +25,7 @@ struct Params {
     n_groups: u32,
     withhold_period: u32, // test switch: tiles t with t % period == period - 1 withhold their state
     max_steps: u32,
+    max_self: u32,        // predecessors a lookback past its step budget may walk (lookback.wgsl)
     repair_x: u32,
     repair_y: u32,
     fin_per_group: u32,   // items per workgroup of the finishing pass (its indirect grid)
@@ -243,14 +244,24 @@ fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
     return agg;
 }
 
-// A predecessor tile's count, recounted from its input (the decoupled fallback). Integer sums
-// do not depend on the order, so this equals the owner's count.
-fn fallback_aggregate(tile: u32) -> u32 {
+// This invocation's share of a tile's count, recounted from its input.
+fn tile_run(tile: u32) -> u32 {
     let t0 = tile * TILE_V;
     var run = 0u;
 #unroll I VPT
     run += countOneBits(load_slot(t0 + vec_slot({{I}}u)).flags);
 #endunroll
+    return run;
+}
+
+// A predecessor tile's count, recounted from its input (the decoupled fallback). Integer sums
+// do not depend on the order, so this equals the owner's count.
+fn fallback_aggregate(tile: u32) -> u32 {
+    return runs_total(tile_run(tile));
+}
+
+// The workgroup's total of tile_run shares.
+fn runs_total(run: u32) -> u32 {
     if (g_lid == 0u) {
         atomicStore(&wg_count, 0u);
     }
