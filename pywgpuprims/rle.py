@@ -308,6 +308,8 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     # Past its step budget a lookback walks on one predecessor per loop trip (common/lookback.wgsl
     # SELF_REDUCE) over what the loop budget leaves; within that it always finishes.
     max_self = int(_opt(dev, "rle_max_self", max(0, LOOP_BUDGET - steps * (spin + LOOKBACK_WINDOW + 24))))
+    repair = n_tiles > max_self  # else no tile can give up: no repair to record (its idle dispatches cost)
+    base["ARM_REPAIR"] = repair or bool(_opt(dev, "rle_arm_repair", False))  # the option: to time it
     params = {"n": n, "n_vec4": n_vec4, "n_mask_words": 0 if mask is None else max(1, _words(n, mask.dtype)),
               "n_tiles": n_tiles, "n_groups": n_tiles,
               "withhold_period": int(_opt(dev, "rle_withhold_period", 0)),
@@ -350,7 +352,7 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     stats = _opt(dev, "rle_stats_buffer", None)
     if stats is not None:
         b.copy(state, 0, stats, 0, 16)
-    if n_tiles <= max_self:  # no tile can give up: no repair to record (its idle dispatches cost)
+    if not repair:
         _encode_fixup(b, dev, n, n_tiles, meta, head, counts)
         return
     # Repair (armed on the GPU: zero-sized grids unless some tile gave up).

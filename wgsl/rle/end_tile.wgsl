@@ -43,8 +43,10 @@ fn end_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function,
         }
         store_tile(tile, v, f, pre, prefix, aggregate);
     }
+#if ARM_REPAIR
     // Word 3 counts finished tiles (times 2) with a give-up bit in bit 0: the last tile to finish
-    // arms the repair passes when any tile gave up.
+    // arms the repair passes when any tile gave up. (Only where the host recorded the repair: the
+    // count's round trip holds every workgroup back at its end.)
     if (lid == 0u) {
         if (!ok) {
             atomicOr(&tile_state[3], 1u);
@@ -60,5 +62,6 @@ fn end_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function,
             repair_args[6] = select(0u, 1u, failed);
         }
     }
+#endif
 #endif
 }
