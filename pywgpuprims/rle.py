@@ -111,7 +111,8 @@ TILE = WG * VPT * 4  # elements per tile of the fused pass for 32-bit values (ui
 # Session 6: 12 vec4 326 / 146; 13 vec4 332 / 145, and with the previous word of each vec4 taken
 # from the lane before (PREV_SHUFFLE) 339-340 / 148; 14 vec4 falls off the register cliff (85);
 # without the lookback's wait (timing only) 439 / 183; staging the first round before the lookback
-# 198 (registers). 2048 vs 1024 staging entries: equal; 4096: 218.
+# 198 (registers). 2048 vs 1024 staging entries: equal; 4096: 218. Session 13, without the repair's
+# per-tile costs: 13 vec4 376 / 154; 14 vec4 fits now, 388 / 140 (13 stays); 12: 369 / 152.
 COMPACT_VPT = 8
 COMPACT_STORE = "direct"
 COMPACT_STAGE = 4096
