@@ -90,7 +90,7 @@ from ._bench import BenchContext, benchmark
 from ._device import Device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import monoid_defines
-from .scan import LOOKBACK_WINDOW, LOOP_BUDGET, SPIN_LIMIT, encode_scan, lb_defines
+from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, encode_scan, lb_defines, lookback_steps, lookback_walk_tiles
 
 __all__ = ["Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode"]
 
@@ -305,10 +305,10 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
                 RLE_COUNTS=counts is not None, STAGE_POSITIONS=idx is not None or counts is not None,
                 STAGE=min(int(_opt(dev, "rle_stage", STAGE)), wg * vpt * (16 if eb8 else 4)), **flags)
     grid = dev.grid(n_tiles)
-    steps = int(_opt(dev, "rle_max_steps", min(MAX_STEPS, 48_000 // (spin + LOOKBACK_WINDOW + 24))))
+    steps = int(_opt(dev, "rle_max_steps", lookback_steps(spin, MAX_STEPS)))
     # Past its step budget a lookback walks on one predecessor per loop trip (common/lookback.wgsl
     # SELF_REDUCE) over what the loop budget leaves; within that it always finishes.
-    max_self = int(_opt(dev, "rle_max_self", max(0, LOOP_BUDGET - steps * (spin + LOOKBACK_WINDOW + 24))))
+    max_self = int(_opt(dev, "rle_max_self", lookback_walk_tiles(steps, spin)))
     repair = n_tiles > max_self  # else no tile can give up: no repair to record (its idle dispatches cost)
     base["ARM_REPAIR"] = repair or bool(_opt(dev, "rle_arm_repair", False))  # the option: to time it
     params = {"n": n, "n_vec4": n_vec4, "n_mask_words": 0 if mask is None else max(1, _words(n, mask.dtype)),
@@ -318,9 +318,7 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
               "repair_x": grid[0], "repair_y": grid[1], "fin_per_group": FIN_PER_GROUP, "max_groups": dev.max_groups}
     state = dev.scratch(16 + 8 * n_tiles)
     rargs = dev.scratch(32)
-    partials = dev.scratch(4 * n_tiles)
-    carry = dev.scratch(16)
-    scratch += [state, rargs, partials, carry]
+    scratch += [state, rargs]
     if counts is not None and head is None:
         head = dev.scratch(8 * n_tiles)
         scratch.append(head)
@@ -353,25 +351,20 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     stats = _opt(dev, "rle_stats_buffer", None)
     if stats is not None:
         b.copy(state, 0, stats, 0, 16)
-    if not repair:
-        _encode_fixup(b, dev, n, n_tiles, meta, head, counts)
-        return
-    # Repair (armed on the GPU: zero-sized grids unless some tile gave up).
-    red_outs = {} if compact_kernel or rle_kernel else {"WRITE_IDX": False, "WRITE_VALUES": False, "RLE_COUNTS": False,
-                                          "STAGE_POSITIONS": False}
-    k_red = dev.kernel(path, defines=dict(base, RTS_REDUCE=True, **red_outs))
-    k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
-    k_down = dev.kernel(path, defines=dict(base, RTS_DOWNSWEEP=True))
-    b.dispatch_indirect(k_red, rargs, 0, params=params, partials=partials, **io)
-    b.dispatch_indirect(k_spine, rargs, 16, params={"tiles_per_row": n_tiles, "rows": 1, "carry_in": 0, "chunk": 0},
-                        partials=partials, carry=carry)
-    b.dispatch_indirect(k_down, rargs, 0, params=params, partials=partials, **io, **outs)
-    _encode_fixup(b, dev, n, n_tiles, meta, head, counts)
-
-
-def _encode_fixup(b, dev: Device, n: int, n_tiles: int, meta, head, counts) -> None:
-    """Finish the runs that cross tile boundaries (rle/fixup.wgsl), when counts are written."""
-    if counts is not None:
+    if repair:  # armed on the GPU: zero-sized grids unless some tile gave up
+        partials = dev.scratch(4 * n_tiles)
+        carry = dev.scratch(16)
+        scratch += [partials, carry]
+        red_outs = {} if compact_kernel or rle_kernel else {"WRITE_IDX": False, "WRITE_VALUES": False,
+                                                            "RLE_COUNTS": False, "STAGE_POSITIONS": False}
+        k_red = dev.kernel(path, defines=dict(base, RTS_REDUCE=True, **red_outs))
+        k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
+        k_down = dev.kernel(path, defines=dict(base, RTS_DOWNSWEEP=True))
+        b.dispatch_indirect(k_red, rargs, 0, params=params, partials=partials, **io)
+        b.dispatch_indirect(k_spine, rargs, 16, params={"tiles_per_row": n_tiles, "rows": 1, "carry_in": 0,
+                                                        "chunk": 0}, partials=partials, carry=carry)
+        b.dispatch_indirect(k_down, rargs, 0, params=params, partials=partials, **io, **outs)
+    if counts is not None:  # the runs that cross tile boundaries (rle/fixup.wgsl)
         k_fix = dev.kernel("rle/fixup.wgsl")
         b.dispatch(k_fix, -(-(n_tiles + 1) // 256), params={"n": n, "n_tiles": n_tiles}, info=meta, head=head,
                    counts=counts)

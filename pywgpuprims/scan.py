@@ -68,22 +68,30 @@ def _vpt(dev: Device) -> int:
     return int(dev.options.get("scan_vpt", VPT))
 
 
+def lookback_steps(spin: int, cap: int = MAX_STEPS) -> int:
+    """Lookback step budget (common/lookback.wgsl): every step may spin, scan the window and run
+    a fallback, so steps x (spin + window + 24) loop trips stay far below lavapipe's cap."""
+    return min(cap, 48_000 // (spin + LOOKBACK_WINDOW + 24))
+
+
+def lookback_walk_tiles(steps: int, spin: int, trips_per_tile: int = 1) -> int:
+    """Predecessors a lookback past its step budget may walk (common/lookback.wgsl SELF_REDUCE,
+    ``max_self``): what LOOP_BUDGET leaves after the steps, at ``trips_per_tile`` loop trips each."""
+    return max(0, (LOOP_BUDGET - steps * (spin + LOOKBACK_WINDOW + 24)) // trips_per_tile)
+
+
 def _max_steps(dev: Device) -> int:
-    # Every step may spin, scan the window and run a fallback: keep the product far below 65,535.
-    spin = int(dev.options.get("scan_spin_limit", SPIN_LIMIT))
-    return min(MAX_STEPS, 48_000 // (spin + LOOKBACK_WINDOW + 24))
+    return lookback_steps(int(dev.options.get("scan_spin_limit", SPIN_LIMIT)))
 
 
 def _max_self(dev: Device, defines: dict) -> int:
-    """Tiles a lookback may reduce itself once its step budget is spent (common/lookback.wgsl
-    SELF_REDUCE): what the loop budget leaves after the steps. One loop trip per tile, plus the
-    shuffle loop of each vec4's subgroup scan for ops other than add (log2 of up to 128 lanes)."""
+    """The scan's ``max_self``: one loop trip per tile, plus the shuffle loop of each vec4's
+    subgroup scan for ops other than add (log2 of up to 128 lanes)."""
     if "scan_max_self" in dev.options:
         return int(dev.options["scan_max_self"])
     steps = int(dev.options.get("scan_max_steps", _max_steps(dev)))
-    spin = int(dev.options.get("scan_spin_limit", SPIN_LIMIT))
     per_tile = 1 + (7 * defines["VPT"] if defines["SUBGROUPS"] and not defines["OP_ADD"] else 0)
-    return max(0, (LOOP_BUDGET - steps * (spin + LOOKBACK_WINDOW + 24)) // per_tile)
+    return lookback_walk_tiles(steps, int(dev.options.get("scan_spin_limit", SPIN_LIMIT)), per_tile)
 
 
 def _use_subgroups(dev: Device) -> bool:
@@ -230,7 +238,7 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
     chunks = list(_row_chunks(dev, rows, row_len, tile=tile))
     max_tiles = max(nr * -(-(ne // nr) // tile) for _, nr, _, ne in chunks)
     carry = dev.scratch(4 * (len(chunks) + 1))
-    partials = dev.scratch(4 * max_tiles)
+    partials = dev.scratch(4 * max_tiles) if method == "rts" else None  # single pass: only for a repair
     state = dev.scratch(16 + 8 * max_tiles) if method == "single_pass" else None
     args = dev.scratch(32) if method == "single_pass" else None
     stats = dev.options.get("scan_stats_buffer")
@@ -251,7 +259,7 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
             k = dev.kernel("scan/scan.wgsl", defines=defs)
             params["max_self"] = _max_self(dev, defs)
             # A lookback that may reduce its whole segment itself always finishes: the repair
-            # (three indirect dispatches, 2.7% of a 2^28 scan on an H100 even when idle) is only
+            # (three indirect dispatches, 2.5% of a 2^28 scan on an H100 even when idle) is only
             # recorded where a segment has more tiles than that.
             repair = tpr > params["max_self"] and dev.options.get("scan_repair", True)
             b.clear(state, 0, 16 + 8 * n_tiles)
@@ -262,6 +270,8 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
             if stats is not None:
                 b.copy(state, 0, stats, 16 * ci, 16)
             if repair:
+                if partials is None:
+                    partials = dev.scratch(4 * max_tiles)
                 _encode_rts(b, dev, op, g.dtype, scalar, src, out, partials, carry, params, nr, exclusive,
                             indirect=args)
         elif method == "rts":
