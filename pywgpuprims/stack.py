@@ -47,16 +47,37 @@ waits on another, there is no decoupled lookback and so no fallback to force: an
 order of workgroups gives the same result; the price is reading the input twice (1 byte per element
 each time for bool/uint8 input).
 
+The single pass the issue describes, opt-in (``stack_onepass=True``; 55 G el/s against 113 on an
+H100 at 2^28 random brackets, see BENCHMARKS.md): ``bracket.wgsl`` ONEPASS, partitions of 4096
+taken by ticket. Each writes its list (REDUCE's code) and publishes its bicyclic summary, finds
+its start size by decoupled lookback (a predecessor silent for SPIN_LIMIT polls is reduced by the
+workgroup and published with ``atomicMax``: the decoupled fallback), publishes it, finds the
+owners of the heights it needs by walking back a window of partitions at a time along published
+parent links (a silent one again reduced by the walker), publishes its own parent link, and runs
+the leaf. List entries carry the call's epoch, so a reader that cannot see an entry's store yet
+(plain stores and relaxed atomics are not ordered) rebuilds it from the input. Every loop has a
+budget; a partition past one gives up and arms the multi-pass method, recorded after the single
+pass as indirect dispatches with zero grids, wherever a give-up is possible (more than 64
+partitions). No wrong result and no hang depends on forward progress between workgroups.
+
 Limits: n < 2^31 - 2^16 (int32 indices); the link/depth outputs and the scratch list (4 bytes per
 element) must fit the device's largest storage binding (no chunking).
 
 Test and benchmark switches in ``device().options``: ``stack_wg`` (invocations per partition
 workgroup), ``stack_subgroups`` (False: workgroup-memory scans), ``stack_stage_stores`` (True:
-outputs staged through workgroup memory), ``stack_spine_wg`` (spine chunks of 4 x that).
+outputs staged through workgroup memory), ``stack_spine_wg`` (spine chunks of 4 x that),
+``stack_onepass`` (the single pass) and, for it, ``stack_withhold_period`` (every k-th partition
+publishes nothing: its successors must reduce it), ``stack_force_repair`` (record the repair
+whatever the size), ``stack_max_steps`` / ``stack_max_hops`` (budgets; 0 forces give-ups),
+``stack_chain_cap``, ``stack_lb_depth``, ``stack_spin_limit``, ``stack_stale_lists`` (no list
+entry carries the epoch: every read rebuilds), ``stack_stats_buffer`` (receives the state
+counters: tickets, give-ups, fallbacks) and ``stack_timing_only`` ("no_lookback" or "no_walks":
+timing only, wrong results).
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -79,6 +100,20 @@ EPT = 16
 SPINE_WG = 256
 # Leaf outputs through workgroup memory (contiguous stores) or each invocation's own stores.
 STAGE_STORES = False
+# The single pass (bracket.wgsl ONEPASS), opt-in with ``stack_onepass=True``: on an H100 at 2^28
+# random brackets it ran 55 G el/s with partitions of 4096 (the multi-pass method: 113).
+ONEPASS = False
+ONEPASS_WG = 256  # its partitions: 4096 elements (H100: 1024 / 2048 / 4096 gave 33 / 42 / 53.5 G el/s)
+# Polls of a silent predecessor before the single pass reduces it itself (H100, 2^28 random:
+# 8 took 25,000 fallbacks and 53.2 G el/s, 32 took 40 and 55.3; deep nesting the same either way).
+SPIN_LIMIT = 32
+LB_DEPTH = 1  # predecessors per invocation and lookback step (H100: 2 / 4 / 8 slower)
+CHAIN_CAP = 64  # owners a partition may need (more: it gives up to the repair)
+# Budgets of the single pass, per invocation: lookback steps and owner-walk rounds; within
+# lavapipe's loop cap (65,535 trips) with room to spare.
+MAX_STEPS = 256
+MAX_HOPS = 1024
+LOCAL_BITS = 12  # list entries: epoch << 12 | the open's offset in its partition (bracket.wgsl)
 
 
 class BracketInfo(NamedTuple):
@@ -94,13 +129,23 @@ def _leaf_storage_bytes(wg: int, staged: bool = STAGE_STORES) -> int:
     return 4 * (7 * wg + wg // 32 + (16 * wg if staged else 0))
 
 
+def _onepass(dev: Device) -> bool:
+    return bool(dev.options.get("stack_onepass", ONEPASS))
+
+
 def _wg(dev: Device, n: int) -> int:
-    """Invocations per partition workgroup (partition = 16 x that): the smallest of 32, 64, 128
-    that keeps the partitions within 2^20 (the tree's reach). On an H100 at 2^28 random brackets
-    32 ran 117 G el/s, 64 114 (the owner searches are shorter; the spine is a few microseconds
-    either way)."""
+    """Invocations per partition workgroup (partition = 16 x that): for the multi-pass method the
+    smallest of 32, 64, 128 that keeps the partitions within 2^20 (the tree's reach); on an H100
+    at 2^28 random brackets 32 ran 117 G el/s, 64 114 (the owner searches are shorter; the spine is
+    a few microseconds either way). The single pass takes ONEPASS_WG."""
     if "stack_wg" in dev.options:
-        return int(dev.options["stack_wg"])
+        wg = int(dev.options["stack_wg"])
+        if wg * EPT > 1 << LOCAL_BITS:  # list entries hold an offset within the partition
+            raise ValueError(f"stack_wg={wg}: partitions hold at most {1 << LOCAL_BITS} elements "
+                             f"({(1 << LOCAL_BITS) // EPT} invocations)")
+        return wg
+    if _onepass(dev):
+        return ONEPASS_WG
     for wg in (32, 64):
         if -(-n // (wg * EPT)) <= 1 << 20:
             return wg
@@ -113,20 +158,34 @@ def _spine_wg(dev: Device) -> int:
     return int(dev.options.get("stack_spine_wg", SPINE_WG))
 
 
-def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, info) -> None:
-    """Record bracket matching of ``g`` (mode "u8", "u32" or "kind") into ``link``/``depth``."""
-    dev = g.device
-    n = g.size
-    wg = _wg(dev, n)
-    P = wg * EPT
-    n_parts = -(-n // P)
-    tree_size = 1 << max(0, (n_parts - 1).bit_length())
-    defs = {"WG": wg, f"MODE_{mode.upper()}": True, "ELEMS_PER_VEC": 16 if mode == "u8" else 4,
-            "SUBGROUPS": dev.has_subgroups and bool(dev.options.get("stack_subgroups", True)),
-            "STAGE_STORES": bool(dev.options.get("stack_stage_stores", STAGE_STORES))}
-    k_red = dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True))
-    k_chain = dev.kernel("stack/bracket.wgsl", defines={"WG": 256, "CHAIN": True})
-    k_leaf = dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True))
+_lists_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _lists(dev: Device, b, nbytes: int):
+    """The partitions' lists of unmatched opens and this call's epoch (the tag its entries carry).
+
+    A reader in the single pass tells a stale entry (one whose store it cannot see yet) by its tag,
+    so a reused buffer must hold only entries of earlier epochs: one buffer per device (up to the
+    scratch pool's limit; larger ones are fresh, i.e. zero, each call) with a counter, cleared
+    when the counter wraps. Returns (buffer, epoch, keep): release the buffer unless ``keep``.
+    """
+    size = max(256, 1 << (int(nbytes) - 1).bit_length())
+    if size > dev.pool_limit_bytes:
+        return dev.create_buffer(size, label="stack lists"), 1, False
+    with dev._lock:
+        ent = _lists_cache.get(dev)
+        if ent is None or ent[0].size < size:
+            ent = [dev.create_buffer(size, label="stack lists"), 0]
+            _lists_cache[dev] = ent
+        ent[1] += 1
+        if ent[1] >= 1 << (32 - LOCAL_BITS):
+            b.clear(ent[0])
+            ent[1] = 1
+        return ent[0], ent[1], True
+
+
+def _spine_shape(dev: Device, tree_size: int) -> tuple[int, int, int]:
+    """(spine workgroup, chunk, chunks) for a tree of ``tree_size`` leaves."""
     swg = _spine_wg(dev)
     chunk = min(4 * swg, tree_size)
     n_chunks = tree_size // chunk
@@ -134,27 +193,99 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
         swg = 256
         chunk = min(4 * swg, tree_size)
         n_chunks = tree_size // chunk
+    return swg, chunk, n_chunks
+
+
+def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, info) -> None:
+    """Record bracket matching of ``g`` (mode "u8", "u32" or "kind") into ``link``/``depth``: the
+    multi-pass method, or (option ``stack_onepass``) the single pass with the multi-pass method as
+    its repair, recorded indirect (zero grids unless a partition gave up) where one may give up."""
+    dev = g.device
+    n = g.size
+    wg = _wg(dev, n)
+    P = wg * EPT
+    n_parts = -(-n // P)
+    tree_size = 1 << max(0, (n_parts - 1).bit_length())
+    defs = {"WG": wg, f"MODE_{mode.upper()}": True, "ELEMS_PER_VEC": 16 if mode == "u8" else 4,
+            "SUBGROUPS": dev.has_subgroups and bool(dev.options.get("stack_subgroups", True))}
+    onepass = _onepass(dev)
+    if onepass:
+        lists, epoch, keep = _lists(dev, b, 4 * n_parts * P)
+    else:  # dispatch order alone orders the multi-pass method's list stores and loads
+        lists, epoch, keep = dev.scratch(4 * n_parts * P), 1, False
+    params = {"n": n, "n_parts": n_parts, "n_groups": n_parts, "tree_size": tree_size, "epoch": epoch}
+    swg, chunk, n_chunks = _spine_shape(dev, tree_size)
+    rargs = None
+    if onepass:
+        opt = dev.options
+        steps = int(opt.get("stack_max_steps", MAX_STEPS))
+        hops = int(opt.get("stack_max_hops", MAX_HOPS))
+        cap = int(opt.get("stack_chain_cap", CHAIN_CAP))
+        # No partition can give up where there are at most this many: a lookback step passes at
+        # least one predecessor; a partition needs at most one owner per earlier partition; its
+        # walks take at most two rounds per partition passed plus three per owner.
+        safe = min(steps, cap, (hops - 3 * cap) // 2)
+        repair = n_parts > safe or bool(opt.get("stack_force_repair", False))
+        timing = opt.get("stack_timing_only")
+        k_one = dev.kernel("stack/bracket.wgsl", defines=dict(
+            defs, ONEPASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap,
+            SPIN_LIMIT=int(opt.get("stack_spin_limit", SPIN_LIMIT)), LB_D=int(opt.get("stack_lb_depth", LB_DEPTH)),
+            STALE_LISTS=bool(opt.get("stack_stale_lists")),
+            NO_LOOKBACK_TIMING=timing == "no_lookback", NO_WALKS_TIMING=timing == "no_walks"))
+        state = dev.scratch(16 + 16 * n_parts)
+        rargs = dev.scratch(18 * 4)
+        red, up, ch = dev.grid(n_parts), dev.grid(n_chunks), dev.grid(-(-n_parts // 256))
+        one = dict(params, withhold_period=int(opt.get("stack_withhold_period", 0)), max_steps=steps,
+                   max_hops=hops, arm=int(repair), red_x=red[0], red_y=red[1], up_x=up[0], up_y=up[1],
+                   chain_x=ch[0], chain_y=ch[1])
+        b.clear(state, 0, 16 + 16 * n_parts)
+        b.clear(info, 0, 8)
+        b.clear(rargs, 0, 18 * 4)
+        b.dispatch(k_one, n_parts, params=one, input=g, lists=lists, link=link, depth=depth, state=state,
+                   info=info, repair_args=rargs)
+        stats = opt.get("stack_stats_buffer")
+        if stats is not None:
+            b.copy(state, 0, stats, 0, 16)
+        dev.release(state)
+        if not repair:
+            dev.release(rargs)
+            if not keep:
+                dev.release(lists)
+            return
+    defs["STAGE_STORES"] = bool(dev.options.get("stack_stage_stores", STAGE_STORES))
+    k_red = dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True))
+    k_chain = dev.kernel("stack/bracket.wgsl", defines={"WG": 256, "CHAIN": True, "TREE": True})
+    k_leaf = dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True, LEAF_FNS=True, TREE=True))
     k_up, k_top, k_down = (dev.kernel("stack/spine.wgsl", defines={"WG": swg, m: True}) for m in ("UP", "TOP", "DOWN"))
     part_bic = dev.scratch(8 * n_parts)
     part_start = dev.scratch(4 * n_parts)
-    opens = dev.scratch(4 * n_parts * P)
     tree = dev.scratch(8 * tree_size)
     chain = dev.scratch(16 * n_parts)
     chunk_bic = dev.scratch(8 * n_chunks)
     chunk_start = dev.scratch(4 * n_chunks)
-    params = {"n": n, "n_parts": n_parts, "n_groups": n_parts, "tree_size": tree_size}
     sp = {"n_parts": n_parts, "tree_size": tree_size, "chunk": chunk, "n_chunks": n_chunks}
-    b.dispatch(k_red, n_parts, params=params, input=g, part_bic=part_bic, opens_out=opens)
-    b.dispatch(k_up, n_chunks, params=sp, part_bic=part_bic, chunk_bic=chunk_bic)
-    b.dispatch(k_top, 1, params=sp, part_bic=part_bic, chunk_bic=chunk_bic, chunk_start=chunk_start, tree=tree,
-               info=info)
-    b.dispatch(k_down, n_chunks, params=sp, part_bic=part_bic, chunk_start=chunk_start, part_start=part_start,
-               tree=tree)
-    b.dispatch(k_chain, -(-n_parts // 256), params=params, part_start=part_start, tree=tree, chain=chain)
-    b.dispatch(k_leaf, n_parts, params=params, input=g, opens_out=opens, tree=tree, chain=chain,
-               link=link, depth=depth)
-    for buf in (part_bic, part_start, opens, tree, chain, chunk_bic, chunk_start):
+
+    def dispatch(k, groups, slot, **kw):
+        if rargs is None:
+            b.dispatch(k, groups, **kw)
+        else:  # the repair: grids armed on the GPU by a partition that gave up, else zero
+            b.dispatch_indirect(k, rargs, 12 * slot, **kw)
+
+    dispatch(k_red, n_parts, 0, params=params, input=g, part_bic=part_bic, opens_out=lists)
+    dispatch(k_up, n_chunks, 1, params=sp, part_bic=part_bic, chunk_bic=chunk_bic)
+    dispatch(k_top, 1, 2, params=sp, part_bic=part_bic, chunk_bic=chunk_bic, chunk_start=chunk_start, tree=tree,
+             info=info)
+    dispatch(k_down, n_chunks, 3, params=sp, part_bic=part_bic, chunk_start=chunk_start, part_start=part_start,
+             tree=tree)
+    dispatch(k_chain, -(-n_parts // 256), 4, params=params, part_start=part_start, tree=tree, chain=chain)
+    dispatch(k_leaf, n_parts, 5, params=params, input=g, opens_out=lists, tree=tree, chain=chain,
+             link=link, depth=depth)
+    for buf in (part_bic, part_start, tree, chain, chunk_bic, chunk_start):
         dev.release(buf)
+    if rargs is not None:
+        dev.release(rargs)
+    if not keep:
+        dev.release(lists)
 
 
 def encode_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArray, info=None,
@@ -553,18 +684,23 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
     }
     copy_ns = ctx.copy_ns(9 * n // 2)
     limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
-    wgs = list(dict.fromkeys(w for w in (_wg(dev, n), 64, 128) if _leaf_storage_bytes(w) <= limit))
-    variants = [(w, True, False) for w in wgs] + [(wgs[0], True, True)]
+    with dev.using(stack_onepass=False):
+        multi_wg = _wg(dev, n)
+    wgs = list(dict.fromkeys(w for w in (multi_wg, 64, 128) if _leaf_storage_bytes(w) <= limit))
+    # (partition workgroup, subgroups, staged stores, single pass)
+    variants = [(w, True, False, False) for w in wgs] + [(wgs[0], True, True, False)]
     if dev.has_subgroups:
-        variants.append((wgs[0], False, False))
+        variants.append((wgs[0], False, False, False))
+    variants += [(w, True, False, True) for w in (ONEPASS_WG, 128) if -(-n // (w * EPT)) <= 1 << 20]
     link = GpuArray.empty((n,), np.int32, dev)
     depth = GpuArray.empty((n,), np.int32, dev)
     g = GpuArray.empty((n,), np.uint8, dev)
+    stats = GpuArray.empty((4,), np.uint32, dev)
     for name, x in cases.items():
         dev.write(g.buffer, x.view(np.uint8).tobytes() + b"\0" * (-n % 4))
         cuda_ns = _torch_match_ns(ctx, x)
         want = _fast_reference(x) if n <= 1 << 24 else None
-        for wg, sg, stage in variants:
+        for wg, sg, stage, one in variants:
             info = dev.scratch(16)
 
             def run(i, info=info):
@@ -573,14 +709,22 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
                 b.submit()
 
             try:
-                with dev.using(stack_wg=wg, stack_subgroups=sg, stack_stage_stores=stage):
+                with dev.using(stack_wg=wg, stack_subgroups=sg, stack_stage_stores=stage, stack_onepass=one,
+                               stack_stats_buffer=stats.buffer if one else None):
                     ns = ctx.gpu_ns(run)
             finally:
                 dev.release(info)
-            rows.append(ctx.row("bracket_match", f"{name}, partition {wg * EPT}{'' if sg else ', no subgroups'}"
-                                f"{', staged stores' if stage else ''}",
+            method = "single pass" if one else "multi-pass"
+            rows.append(ctx.row("bracket_match", f"{name}, {method}, partition {wg * EPT}"
+                                f"{'' if sg else ', no subgroups'}{', staged stores' if stage else ''}",
                                 n, ns, bytes_moved=9 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
                                 cuda_name="torch cumsum + stable sort by depth"))
+            if one:  # the last timed run's counts: predecessors reduced by a successor, give-ups
+                st = stats.numpy()
+                rows[-1]["fallbacks"] = int(st[2])
+                rows[-1]["gave_up"] = int(st[1])
+                if st[1]:
+                    rows[-1]["variant"] += f", {int(st[1])} invocations gave up (repair ran)"
             if want is not None:  # the last timed run's result against the vectorised reference
                 ok = np.array_equal(link.numpy(), want[0]) and np.array_equal(depth.numpy(), want[1])
                 rows[-1]["verified"] = ok

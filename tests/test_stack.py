@@ -309,6 +309,11 @@ _THREAD_SCRIPT = textwrap.dedent("""
         check(np.concatenate([np.ones(n // 2, bool), np.zeros(n // 2 - 7, bool)]))
     k, b = random_clips(rng, 50_000)
     assert (pp.clip_bboxes(k, b, (0, 0, 900, 900)) == clip_reference(k, b, (0, 0, 900, 900), "intersect")).all()
+    with pp.device().using(stack_onepass=True):  # the single pass, also with silent partitions
+        for kw in ({}, {"stack_withhold_period": 3}, {"stack_wg": 32}):
+            with pp.device().using(**kw):
+                check(rng.random(300_000) < 0.5)
+                check(dyck(rng, 200_000))
     print("ok")
 """)
 
@@ -336,3 +341,94 @@ def test_clip_bboxes_with_a_depth_bound(rng):
     depth = int(np.max(walk - np.minimum(np.minimum.accumulate(walk), 0)))
     for bound in (depth, depth + 1, 4 * depth + 7):
         np.testing.assert_array_equal(pp.clip_bboxes(k, b, (0, 0, 900, 900), max_depth=bound), want)
+
+
+# The single pass (opt-in: stack_onepass). Its own counters come back through stack_stats_buffer:
+# [tickets, invocations that gave up (the repair then ran), predecessors reduced by a successor].
+P1 = pp.stack.ONEPASS_WG * EPT  # its partitions (4096)
+
+
+def check_onepass(x, **kw):
+    dev = pp.device()
+    stats = pp.GpuArray.empty((4,), np.uint32, dev)
+    with dev.using(stack_onepass=True, stack_stats_buffer=stats.buffer, **kw):
+        check(x)
+    st = stats.numpy()
+    assert st[0] > 0 or len(x) == 0  # tickets taken: the single pass ran
+    return st
+
+
+def onepass_inputs(rng, n):
+    ramp = np.concatenate([np.ones(9000, bool), np.zeros(9000, bool)])
+    return {"random": rng.random(n) < 0.5, "dyck": dyck(rng, n - n % 2),
+            "nested": np.concatenate([np.ones(n // 2, bool), np.zeros(n - n // 2, bool)]),
+            "ramps": np.resize(ramp, n), "opens": rng.random(n) < 0.7, "closes": rng.random(n) < 0.3,
+            "pairs": np.resize(np.array([1, 0], bool), n)}
+
+
+@pytest.mark.parametrize("n", [1, 2, 17, P1 - 1, P1, P1 + 1, 3 * P1 + 5, 64 * P1, 64 * P1 + 1])
+def test_onepass_inputs(n, rng):
+    """Every kind of input around partition boundaries and around 64 partitions (past that the
+    repair is recorded); the single pass itself must finish (no give-ups on lavapipe)."""
+    for name, x in onepass_inputs(rng, n).items():
+        st = check_onepass(x)
+        assert st[1] == 0, f"{name}: {st[1]} invocations gave up"
+
+
+@pytest.mark.parametrize("parts", [255, 256, 257])
+def test_onepass_many_small_partitions(parts, rng):
+    """Partitions of 512: hundreds of them, lookbacks and owner walks over many windows."""
+    n = parts * P
+    for x in (rng.random(n + 1) < 0.5, dyck(rng, n), np.tile(np.concatenate([np.ones(3000, bool),
+                                                                             np.zeros(3000, bool)]), n // 6000)):
+        assert check_onepass(x, stack_wg=32)[1] == 0
+
+
+@pytest.mark.parametrize("period", [2, 3])
+def test_onepass_forced_fallback(period, rng):
+    """Every period-th partition publishes nothing (no summary, size or parent link): its
+    successors must reduce it from its input and walk past it."""
+    fallbacks = 0
+    for name, x in onepass_inputs(rng, 150_000).items():
+        st = check_onepass(x, stack_wg=32, stack_withhold_period=period)
+        assert st[1] == 0, name
+        fallbacks += int(st[2])
+    assert fallbacks > 0
+
+
+@pytest.mark.parametrize("budget", [{"stack_max_hops": 0}, {"stack_max_steps": 0}, {"stack_chain_cap": 1}])
+def test_onepass_forced_repair(budget, rng):
+    """Budgets at zero: partitions give up and the armed multi-pass repair must fix everything."""
+    x = rng.random(200_000) < 0.5
+    st = check_onepass(x, stack_wg=32, stack_force_repair=True, **budget)
+    assert st[1] > 0
+    check_onepass(dyck(rng, 100_000), stack_force_repair=True, **budget)
+
+
+def test_onepass_stale_list_entries(rng):
+    """No list entry carries the call's epoch: every read of a partition's list rebuilds the
+    entry from the input (the path for a store a reader cannot see yet)."""
+    for x in onepass_inputs(rng, 70_000).values():
+        assert check_onepass(x, stack_wg=32, stack_stale_lists=True)[1] == 0
+
+
+def test_onepass_workgroup_memory_path_and_kinds(rng):
+    for x in onepass_inputs(rng, 100_000).values():
+        assert check_onepass(x, stack_subgroups=False, stack_wg=64)[1] == 0
+    kinds, boxes = random_clips(rng, 100_000)
+    with pp.device().using(stack_onepass=True):
+        got = pp.clip_bboxes(kinds, boxes, (0, 0, 1000, 1000))
+    np.testing.assert_array_equal(got, clip_reference(kinds, boxes, (0, 0, 1000, 1000), "intersect"))
+
+
+def test_onepass_repeated_calls_reuse_lists(rng):
+    """Lists stay in one buffer across calls; each call's entries carry a new epoch, so entries
+    of an earlier call (other data at the same slots) are never taken for this one's."""
+    for _ in range(3):
+        for x in (rng.random(90_000) < 0.5, dyck(rng, 90_000)):
+            assert check_onepass(x, stack_wg=32)[1] == 0
+
+
+def test_partition_too_large_for_list_entries():
+    with options(stack_wg=512), pytest.raises(ValueError, match="at most 4096"):
+        pp.bracket_match(np.ones(10, bool))

@@ -9,23 +9,50 @@
 //           for every element, the nearest k < i with B(k) < B(i): in the invocation's registers (a
 //           stack of 4-bit offsets), else from the nearest earlier invocation whose minimum is below
 //           B(i) (workgroup memory), else from the owner partition reached along the chain.
-// No workgroup waits on another (no lookback), so nothing depends on forward progress; every loop
-// has a constant or small bound. Depth is unbounded (u32 stack sizes).
-// Defines: WG (invocations; P = 16 * WG), MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | CHAIN | LEAF,
+// In these four no workgroup waits on another (no lookback), so nothing depends on forward
+// progress; every loop has a constant or small bound. Depth is unbounded (u32 stack sizes).
+//   ONEPASS: the same in one dispatch (opt-in: slower on an H100, see BENCHMARKS.md): partitions by
+//           ticket write their lists (REDUCE's code) and publish their summaries, find their start
+//           size by decoupled lookback with decoupled fallback, publish it, find the owners of the
+//           heights they need along published parent links (walk_below, owner_chain), publish
+//           their own parent link, and run the leaf. Budgets bound every loop; a partition past
+//           one gives up and arms the four passes above (recorded indirect) as the repair.
+// List entries carry the call's epoch (epoch << LOCAL_BITS | offset in the partition): a single-pass
+// reader tells an entry whose store it cannot see yet (plain stores are not ordered by relaxed
+// atomics) and rebuilds it from the input.
+// Defines: WG (invocations; P = 16 * WG), MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | CHAIN | LEAF |
+// ONEPASS, with REDUCE_FNS (REDUCE, ONEPASS), LEAF_FNS (LEAF, ONEPASS), TREE (CHAIN, LEAF);
 // SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
-// STAGE_STORES (outputs through workgroup memory, for contiguous stores).
+// STAGE_STORES (outputs through workgroup memory, for contiguous stores); ONEPASS: SPIN_LIMIT, LB_D,
+// CHAIN_CAP, and the timing-only NO_LOOKBACK_TIMING / NO_WALKS_TIMING (wrong results), the test-only
+// STALE_LISTS (no entry carries the epoch: every read rebuilds).
 
 struct Params {
     n: u32,          // elements
     n_parts: u32,    // partitions
     n_groups: u32,   // workgroups asked for (the grid may round up)
     tree_size: u32,  // leaves of the global min tree (a power of two >= n_parts)
+    epoch: u32,      // tag of this call's list entries (entry = epoch << 11 | offset in the partition)
+#if ONEPASS
+    withhold_period: u32,  // test switch: partitions q with q % period == period - 1 publish nothing
+    max_steps: u32,        // lookback steps (of WG predecessors) before the partition gives up
+    max_hops: u32,         // owner-walk steps per invocation before it gives up
+    arm: u32,              // 1: a partition that gives up arms the repair dispatches
+    red_x: u32,            // the repair's grids (REDUCE and LEAF, UP and DOWN, CHAIN)
+    red_y: u32,
+    up_x: u32,
+    up_y: u32,
+    chain_x: u32,
+    chain_y: u32,
+#endif
 }
 
 const WG: u32 = {{WG}}u;
 const EPT: u32 = 16u;
 const P: u32 = WG * EPT;
 const INF: u32 = 0xffffffffu;
+const LOCAL_BITS: u32 = 12u;  // list entries: epoch << LOCAL_BITS | the open's offset in its partition (P <= 4096)
+const LOCAL_MASK: u32 = (1u << LOCAL_BITS) - 1u;
 
 @group(0) @binding(0) var<uniform> params: Params;
 #if REDUCE
@@ -37,6 +64,15 @@ const INF: u32 = 0xffffffffu;
 @group(0) @binding(2) var<storage, read> part_start: array<u32>;
 @group(0) @binding(4) var<storage, read> tree: array<u32>;
 @group(0) @binding(7) var<storage, read_write> chain: array<vec4<u32>>;
+#endif
+#if ONEPASS
+@group(0) @binding(1) var<storage, read> input: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read_write> lists: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read_write> link: array<vec4<i32>>;
+@group(0) @binding(6) var<storage, read_write> depth: array<vec4<i32>>;
+@group(0) @binding(8) var<storage, read_write> state: array<atomic<u32>>;
+@group(0) @binding(9) var<storage, read_write> info: array<atomic<u32>>;
+@group(0) @binding(10) var<storage, read_write> repair_args: array<u32>;
 #endif
 #if LEAF
 @group(0) @binding(1) var<storage, read> input: array<vec4<u32>>;
@@ -115,7 +151,7 @@ var<private> g_lane: u32;
 var<private> g_sg: u32;
 #endif
 
-#if REDUCE
+#if REDUCE_FNS
 // (exclusive sum of the invocations' walk totals, minimum over the partition, minimum over the
 // later invocations) for an invocation whose walk has total `tsum` and minimum `tmin` (from 0).
 fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
@@ -186,7 +222,7 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
 }
 #endif
 
-#if LEAF
+#if LEAF_FNS
 // Exclusive bicyclic scan over the workgroup's invocations.
 fn bic_exclusive(lid: u32, bic: vec2<u32>) -> vec2<u32> {
 #if SUBGROUPS
@@ -230,22 +266,11 @@ fn bic_exclusive(lid: u32, bic: vec2<u32>) -> vec2<u32> {
 }
 #endif
 
-#if REDUCE
-@compute @workgroup_size(WG)
-fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
-#if SUBGROUPS
-        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg_size: u32,
-#endif
-        @builtin(num_workgroups) nwg: vec3<u32>) {
-#if SUBGROUPS
-    g_lane = lane;
-    g_sg = min(sg_size, WG);  // a workgroup smaller than the subgroup fills only part of it
-#endif
-    let p = wid.x + wid.y * nwg.x;
-    if (p >= params.n_parts) {
-        return;
-    }
-    let m = load_masks(p, lid);
+#if REDUCE_FNS
+// Writes partition p's list: the tagged offsets of the opens it leaves open, each at
+// slot = its height above the partition's minimum (no compaction needed). Returns the partition's
+// bicyclic summary (valid in the last invocation only).
+fn write_list(p: u32, lid: u32, m: vec2<u32>) -> vec2<u32> {
     // s[e]: unclamped walk (+1 open, -1 close) relative to the invocation's start.
     var s: array<i32, 17>;
     s[0] = 0;
@@ -260,25 +285,49 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var run = sc.z;     // minimum over every later invocation (ends included)
     // An open survives the partition iff it is below every later value; its height above the
     // partition minimum is its slot in the partition's list.
-    let base = p * P + lid * EPT;
+    let tag = (params.epoch << LOCAL_BITS) | (lid * EPT);
 #unroll E 16
     {
         const e: i32 = 15 - {{E}};
         run = min(run, start + s[e + 1]);
         let v = start + s[e];
         if (((m.x >> u32(e)) & 1u) != 0u && v < run) {
-            opens_out[p * P + u32(v - pmin)] = base + u32(e);
+            store_entry(p * P + u32(v - pmin), tag + u32(e));
         }
     }
 #endunroll
+    let total = start + s[16];
+    return vec2<u32>(u32(-pmin), u32(total - pmin));
+}
+#endif
+
+#if REDUCE
+fn store_entry(i: u32, v: u32) {
+    opens_out[i] = v;
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
+#if SUBGROUPS
+        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg_size: u32,
+#endif
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+#if SUBGROUPS
+    g_lane = lane;
+    g_sg = min(sg_size, WG);  // a workgroup smaller than the subgroup fills only part of it
+#endif
+    let p = wid.x + wid.y * nwg.x;
+    if (p >= params.n_parts) {
+        return;
+    }
+    let bic = write_list(p, lid, load_masks(p, lid));
     if (lid == WG - 1u) {
-        let total = start + s[16];
-        part_bic[p] = vec2<u32>(u32(-pmin), u32(total - pmin));
+        part_bic[p] = bic;
     }
 }
 #endif
 
-#if !REDUCE
+#if TREE
 // Largest leaf index q < start with leaf value < h in a min tree (leaves at [size, 2 size)), or -1.
 // The prefix [0, start) is covered by at most one node per level, (y >> k) - 1 where y >> k is odd
 // (y = size + start): all of them are loaded at once (independent loads, one round trip), the
@@ -332,7 +381,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 }
 #endif
 
-#if LEAF
+#if LEAF_FNS
 const NBLK: u32 = WG / 32u;                           // blocks of 32 invocations (any subgroup size)
 var<workgroup> sh_tmin: array<vec4<u32>, WG / 4u>;    // each invocation's minimum of B[0..16]
 var<workgroup> sh_surv: array<vec4<u32>, WG>;         // its unmatched opens (element offsets, 4 bits each, top first), B[16]
@@ -495,6 +544,9 @@ fn store_direct(base: u32, lk: ptr<function, array<i32, 16>>, B: ptr<function, a
 #endunroll
 }
 
+#endif
+
+#if LEAF
 // Partition q's (minimum M[q], parent(q)); (INF, INF) for none (q < 0).
 fn chain_entry(q: i32) -> vec2<u32> {
     if (q < 0) {
@@ -566,7 +618,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
             let qbase = u32(q) * P - 1u - qm;
 #unroll E 16
             if (((pending >> {{E}}u) & 1u) != 0u && B[{{E}}] > qm) {
-                lk[{{E}}] = i32(opens_out[qbase + B[{{E}}]]);
+                lk[{{E}}] = i32(u32(q) * P + (opens_out[qbase + B[{{E}}]] & LOCAL_MASK));
                 pending &= ~(1u << {{E}}u);
             }
 #endunroll
@@ -619,4 +671,486 @@ fn stage_store(lid: u32, v: array<i32, 16>, p: u32, n_vec: u32, is_link: bool) {
     workgroupBarrier();
 }
 #endif
+#endif
+
+#if ONEPASS
+// The single pass. State words: [0] ticket, [1] invocations that gave up, [2] predecessors reduced
+// by a successor (fallbacks); partition q owns words ST_BASE + 4q + (0: summary, 1 and 2: stack
+// size after it in 16-bit halves, 3: parent + 1). Each word carries its own flag, so only relaxed
+// atomics are assumed; a summary written twice (owner and fallback) has the same bits.
+const ST_BASE: u32 = 4u;
+const AGG_FLAG: u32 = 0x80000000u;
+const HALF_FLAG: u32 = 0x10000u;
+const SPIN_LIMIT: u32 = {{SPIN_LIMIT}}u;
+const FAIL: u32 = 0xffffffffu;
+const LB_D: u32 = {{LB_D}}u;           // predecessors polled per invocation and lookback step
+const CHAIN_CAP: u32 = {{CHAIN_CAP}}u; // owners a partition may need before it gives up
+
+var<workgroup> op_ticket: u32;
+var<workgroup> op_total: vec2<u32>;
+var<workgroup> op_res: vec4<u32>;
+var<workgroup> op_chain: array<vec2<u32>, CHAIN_CAP>;
+var<workgroup> op_win: array<vec4<u32>, WG * LB_D>;
+var<workgroup> op_part: array<vec2<u32>, WG>;
+var<workgroup> op_stop: atomic<u32>;
+var<workgroup> op_sum: array<i32, WG>;
+var<workgroup> op_min: array<atomic<u32>, 2>;
+
+fn store_entry(i: u32, v: u32) {
+#if STALE_LISTS
+    atomicStore(&lists[i], 0u);
+#else
+    atomicStore(&lists[i], v);
+#endif
+}
+
+fn bic_apply(stack: u32, s: vec2<u32>) -> u32 {
+    return max(stack, s.x) - s.x + s.y;
+}
+
+fn publish_agg(q: u32, s: vec2<u32>) {
+    atomicMax(&state[ST_BASE + 4u * q], AGG_FLAG | (s.x << 16u) | s.y);
+}
+
+// (published, a, b)
+fn poll_agg(q: u32) -> vec3<u32> {
+    let w = atomicLoad(&state[ST_BASE + 4u * q]);
+    return vec3<u32>(w >> 31u, (w >> 16u) & 0x7fffu, w & 0xffffu);
+}
+
+fn publish_size(q: u32, s: u32) {
+    atomicStore(&state[ST_BASE + 4u * q + 1u], HALF_FLAG | (s & 0xffffu));
+    atomicStore(&state[ST_BASE + 4u * q + 2u], HALF_FLAG | (s >> 16u));
+}
+
+// (published, stack size after partition q)
+fn poll_size(q: u32) -> vec2<u32> {
+    let lo = atomicLoad(&state[ST_BASE + 4u * q + 1u]);
+    let hi = atomicLoad(&state[ST_BASE + 4u * q + 2u]);
+    let ok = (lo >> 16u) == 1u && (hi >> 16u) == 1u;
+    return vec2<u32>(select(0u, 1u, ok), (lo & 0xffffu) | ((hi & 0xffffu) << 16u));
+}
+
+fn publish_parent(q: u32, parent_plus1: u32) {
+    atomicStore(&state[ST_BASE + 4u * q + 3u], AGG_FLAG | parent_plus1);
+}
+
+// (published, parent + 1; 0: no earlier partition has a smaller minimum)
+fn poll_parent(q: u32) -> vec2<u32> {
+    let w = atomicLoad(&state[ST_BASE + 4u * q + 3u]);
+    return vec2<u32>(w >> 31u, w & 0x7fffffffu);
+}
+
+// (kind, a, b, size) of a predecessor: kind 2 size published, 1 summary only, 0 nothing yet.
+fn poll_pred(t: u32) -> vec4<u32> {
+    let sz = poll_size(t);
+    let g = poll_agg(t);
+    return select(vec4<u32>(g.x, g.y, g.z, 0u), vec4<u32>(2u, 0u, 0u, sz.y), sz.x != 0u);
+}
+
+// Partition q's summary reduced by the whole workgroup (the decoupled fallback).
+fn part_summary(q: u32, lid: u32) -> vec2<u32> {
+    let s = inv_summary(load_masks(q, lid));
+    let pre = bic_exclusive(lid, s);
+    if (lid == WG - 1u) {
+        op_total = bic_combine(pre, s);
+    }
+    return workgroupUniformLoad(&op_total);
+}
+
+// The stack size before partition p (> 0): decoupled lookback over the predecessors' summaries,
+// WG * LB_D predecessors polled per step (invocation l: entries l LB_D .. l LB_D + LB_D - 1, entry k
+// = predecessor look - 1 - k); the nearest entry that stops the walk (a published size, or
+// silence: decoupled fallback) found with an atomic minimum, the entries before it combined by
+// each invocation over its own entries, then a tree over the invocations. Returns (ok, size);
+// ok = 0 when max_steps steps did not reach a published size.
+fn lookback(p: u32, lid: u32) -> vec2<u32> {
+    var look = p;
+    var acc = vec2<u32>(0u);  // partitions look .. p - 1, combined (uniform: every invocation keeps it)
+    for (var step = 0u; step < params.max_steps; step++) {
+        if (lid == 0u) {
+            atomicStore(&op_stop, INF);
+        }
+        var mine = INF;
+        for (var d = 0u; d < LB_D; d++) {
+            let k = lid * LB_D + d;
+            let valid = look > k;
+            let t = select(0u, look - 1u - k, valid);
+            var st = vec4<u32>(3u, 0u, 0u, 0u);
+            if (valid) {
+                st = poll_pred(t);
+                for (var s = 1u; s < SPIN_LIMIT && st.x == 0u; s++) {
+                    st = poll_pred(t);
+                }
+            }
+            op_win[k] = st;
+            if (st.x != 1u) {
+                mine = min(mine, k);
+            }
+        }
+        workgroupBarrier();
+        if (mine != INF) {
+            atomicMin(&op_stop, mine);
+        }
+        workgroupBarrier();
+        let stop = atomicLoad(&op_stop);  // uniform after the barrier
+        var part = vec2<u32>(0u);
+        for (var d = 0u; d < LB_D; d++) {
+            let k = lid * LB_D + d;
+            if (k < stop) {
+                part = bic_combine(op_win[k].yz, part);  // entry k precedes entries < k
+            }
+        }
+        op_part[lid] = part;
+        workgroupBarrier();
+        for (var w = 1u; w < WG; w = w << 1u) {
+            if ((lid & (2u * w - 1u)) == 0u && lid + w < WG) {
+                op_part[lid] = bic_combine(op_part[lid + w], op_part[lid]);
+            }
+            workgroupBarrier();
+        }
+        acc = bic_combine(op_part[0], acc);
+        if (lid == 0u) {
+            op_res.x = stop;
+        }
+        let stop_u = workgroupUniformLoad(&op_res).x;
+        if (stop_u == INF) {
+            look -= min(look, WG * LB_D);
+            continue;
+        }
+        let e = op_win[stop_u];
+        if (e.x != 0u) {
+            return vec2<u32>(1u, bic_apply(select(0u, e.w, e.x == 2u), acc));
+        }
+        let q = look - 1u - stop_u;
+        let sum = part_summary(q, lid);
+        if (lid == 0u) {
+            publish_agg(q, sum);
+            atomicAdd(&state[2], 1u);
+        }
+        acc = bic_combine(sum, acc);
+        look = q;
+    }
+    return vec2<u32>(0u, 0u);
+}
+
+const W_FOUND: u32 = 1u;
+const W_NONE: u32 = 2u;
+const W_STALL: u32 = 3u;
+const W_ON: u32 = 4u;
+
+// The nearest partition q <= q0 whose minimum stack size M[q] is below `thresh`, given the stack
+// size `send` after q0, by the whole workgroup: (W_FOUND, q, M[q], b_q), (W_NONE, ...) when there
+// is none, (FAIL, ...) when the step budget `steps` ran out. Each round polls WG partitions at
+// once (q0, q0 - 1, ...); invocation 0 walks them nearest first (the size after q - 1 is M[q] +
+// a_q: M[q] >= thresh > 0, no clamping). A partition that has not published its summary is
+// reduced by the workgroup (decoupled fallback). Past a window without a hit, the walk jumps to
+// the farthest published parent link of the window (the partitions between a partition and its
+// parent have minima >= its own >= thresh) when that parent's size is published, else it goes on
+// with the next window.
+// Exclusive sum over the workgroup's invocations and the total (Hillis-Steele in workgroup memory).
+fn wg_exclusive_sum(lid: u32, v: i32) -> vec2<i32> {
+    op_sum[lid] = v;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var x = op_sum[lid];
+        if (lid >= d) {
+            x += op_sum[lid - d];
+        }
+        workgroupBarrier();
+        op_sum[lid] = x;
+        workgroupBarrier();
+    }
+    let r = vec2<i32>(op_sum[lid] - v, op_sum[WG - 1u]);
+    workgroupBarrier();
+    return r;
+}
+
+// The nearest partition q <= q0 whose minimum stack size M[q] is below `thresh`, given the stack
+// size `send` after q0, by the whole workgroup: (W_FOUND, q, M[q], b_q), (W_NONE, ...) when there
+// is none, (FAIL, ...) when the step budget `steps` ran out. Each round polls WG partitions at
+// once (invocation l: q0 - l), takes each one's size after it from a workgroup sum of b - a over
+// the nearer ones (exact up to the first hit: M >= thresh > 0 there, no clamping), and the nearest
+// that stops the walk by an atomic minimum: a hit, partition 0 passed, a parent link saying nothing
+// earlier is lower, or silence (the workgroup reduces that partition and publishes it: decoupled
+// fallback). Past a window without a stop the walk jumps to the farthest published parent link in
+// it (the partitions between a partition and its parent have minima >= its own >= thresh) where
+// that parent's size is published, else it goes on with the next window.
+fn walk_below(q0_in: i32, send_in: u32, thresh: u32, lid: u32, steps: ptr<function, u32>) -> vec4<u32> {
+    var q0 = q0_in;
+    var send = send_in;
+    for (var round = 0u; round <= params.max_hops; round++) {
+        if (thresh == 0u || q0 < 0) {
+            return vec4<u32>(W_NONE, 0u, 0u, 0u);
+        }
+        if (*steps == 0u) {
+            break;
+        }
+        *steps -= 1u;
+        if (lid == 0u) {
+            atomicStore(&op_min[0], INF);
+            atomicStore(&op_min[1], INF);
+        }
+        let valid = q0 >= i32(lid);
+        let t = select(0u, u32(q0) - lid, valid);
+        var g = vec3<u32>(1u, 0u, 0u);
+        var par = vec2<u32>(0u);
+        if (valid) {
+            g = poll_agg(t);
+            par = poll_parent(t);
+            for (var s = 1u; s < SPIN_LIMIT && g.x == 0u; s++) {
+                g = poll_agg(t);
+            }
+        }
+        let ex = wg_exclusive_sum(lid, i32(g.z) - i32(g.y));  // (b - a) of the nearer entries
+        let m = i32(send) - ex.x - i32(g.z);  // M[t] (unclamped: right up to the first stop)
+        let stop = !valid || g.x == 0u || m < i32(thresh) || (par.x != 0u && par.y == 0u);
+        if (stop) {
+            atomicMin(&op_min[0], lid);
+        }
+        if (par.x != 0u && par.y != 0u) {
+            atomicMin(&op_min[1], par.y - 1u);
+        }
+        workgroupBarrier();
+        let first = atomicLoad(&op_min[0]);
+        if (lid == first) {
+            var res = vec4<u32>(W_NONE, 0u, 0u, 0u);  // past partition 0, or no parent below M[t]
+            if (valid && g.x == 0u) {
+                res = vec4<u32>(W_STALL, t, u32(m), 0u);  // the size after t (its b counted as 0)
+            } else if (valid && m < i32(thresh)) {
+                res = vec4<u32>(W_FOUND, t, u32(m), g.z);
+            }
+            op_res = res;
+        }
+        if (lid == 0u && first == INF) {
+            var res = vec4<u32>(W_ON, u32(q0) - WG, u32(i32(send) - ex.y), 0u);
+            let j = atomicLoad(&op_min[1]);
+            if (j != INF) {
+                let ps = poll_size(j);
+                if (ps.x != 0u) {
+                    res = vec4<u32>(W_ON, j, ps.y, 0u);
+                }
+            }
+            op_res = res;
+        }
+        let r = workgroupUniformLoad(&op_res);
+        if (r.x == W_FOUND || r.x == W_NONE) {
+            return r;
+        }
+        if (r.x == W_STALL) {
+            let sum = part_summary(r.y, lid);
+            if (lid == 0u) {
+                publish_agg(r.y, sum);
+                atomicAdd(&state[2], 1u);
+            }
+            q0 = i32(r.y);
+        } else {
+            q0 = bitcast<i32>(r.y);
+        }
+        send = r.z;
+    }
+    return vec4<u32>(FAIL, 0u, 0u, 0u);
+}
+
+// The owners of the incoming stack's heights (mp, bp], highest first, into op_chain: entry k =
+// (q, M[q]) serves heights (M[q], M[k - 1]]; then parent(p) = the first owner with M < mp (it
+// serves mp). Returns (entries, parent + 1 or 0, ok).
+fn owner_chain(p: u32, bp: u32, mp: u32, lid: u32, steps: ptr<function, u32>) -> vec3<u32> {
+    var q0 = i32(p) - 1;
+    var send = bp;
+    var thresh = bp;
+    var len = 0u;
+    for (var k = 0u; k <= P; k++) {
+        let o = walk_below(q0, send, thresh, lid, steps);
+        if (o.x == FAIL) {
+            return vec3<u32>(len, 0u, 0u);
+        }
+        if (o.x == W_NONE) {
+            break;
+        }
+        if (len == CHAIN_CAP) {
+            return vec3<u32>(len, 0u, 0u);
+        }
+        if (lid == 0u) {
+            op_chain[len] = vec2<u32>(o.y, o.z);
+        }
+        len += 1u;
+        if (o.z < mp) {
+            return vec3<u32>(len, o.y + 1u, 1u);
+        }
+        thresh = o.z;
+        q0 = i32(o.y);
+        send = o.z + o.w;
+    }
+    return vec3<u32>(len, 0u, 1u);
+}
+
+// The open at `slot` of partition q's list (global index). An entry without this call's tag was
+// not visible yet (plain stores and flags are not ordered): rebuilt from q's input instead, as
+// the last open at that height of q's unclamped walk.
+fn list_entry(q: u32, slot: u32) -> i32 {
+    let v = atomicLoad(&lists[q * P + slot]);
+    if ((v >> LOCAL_BITS) == params.epoch) {
+        return i32(q * P + (v & LOCAL_MASK));
+    }
+    let height = i32(slot) - i32(poll_agg(q).y);  // q's summary is published: the walk read it
+    var h = 0;
+    var last = 0u;
+    for (var t = 0u; t < WG; t++) {
+        let m = load_masks(q, t);
+#unroll E 16
+        {
+            if (((m.x >> {{E}}u) & 1u) != 0u) {
+                if (h == height) {
+                    last = t * EPT + {{E}}u;
+                }
+                h += 1;
+            } else if (((m.y >> {{E}}u) & 1u) != 0u) {
+                h -= 1;
+            }
+        }
+#endunroll
+    }
+    return i32(q * P + last);
+}
+
+// A budget ran out: counted, and the repair (the six dispatches, recorded indirect with zero
+// grids) armed. Every writer writes the same values.
+fn give_up() {
+    atomicAdd(&state[1], 1u);
+    if (params.arm != 0u) {
+        repair_args[0] = params.red_x;
+        repair_args[1] = params.red_y;
+        repair_args[2] = 1u;
+        repair_args[3] = params.up_x;
+        repair_args[4] = params.up_y;
+        repair_args[5] = 1u;
+        repair_args[6] = 1u;
+        repair_args[7] = 1u;
+        repair_args[8] = 1u;
+        repair_args[9] = params.up_x;
+        repair_args[10] = params.up_y;
+        repair_args[11] = 1u;
+        repair_args[12] = params.chain_x;
+        repair_args[13] = params.chain_y;
+        repair_args[14] = 1u;
+        repair_args[15] = params.red_x;
+        repair_args[16] = params.red_y;
+        repair_args[17] = 1u;
+    }
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_index) lid: u32,
+#if SUBGROUPS
+        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg_size: u32,
+#endif
+        ) {
+#if SUBGROUPS
+    g_lane = lane;
+    g_sg = min(sg_size, WG);
+#endif
+    // Partitions by ticket: a predecessor has always started.
+    if (lid == 0u) {
+        op_ticket = atomicAdd(&state[0], 1u);
+    }
+    let p = workgroupUniformLoad(&op_ticket);
+    if (p >= params.n_parts) {
+        return;
+    }
+    let m = load_masks(p, lid);
+    write_list(p, lid, m);
+    workgroupBarrier();  // write_list's scans and bic_exclusive share sh_a / sh_b
+    let isum = inv_summary(m);
+    let pre = bic_exclusive(lid, isum);
+    if (lid == WG - 1u) {
+        op_total = bic_combine(pre, isum);
+    }
+    let agg = workgroupUniformLoad(&op_total);
+    let silent = params.withhold_period != 0u && p % params.withhold_period == params.withhold_period - 1u;
+    if (lid == 0u && !silent) {
+        publish_agg(p, agg);
+    }
+    var bp = 0u;  // stack size before the partition
+#if NO_LOOKBACK_TIMING
+    if (false) {
+#else
+    if (p > 0u) {
+#endif
+        let lb = lookback(p, lid);
+        if (lb.x == 0u) {
+            if (lid == 0u) {
+                give_up();
+            }
+            return;
+        }
+        bp = lb.y;
+    }
+    let s_end = bic_apply(bp, agg);
+    let mp = max(bp, agg.x) - agg.x;  // the partition's minimum stack size
+    if (lid == 0u) {
+        if (!silent) {
+            publish_size(p, s_end);
+        }
+        if (agg.x > bp) {
+            atomicAdd(&info[0], agg.x - bp);
+        }
+        if (p == params.n_parts - 1u) {
+            atomicStore(&info[1], s_end);
+        }
+    }
+    // The owners of the incoming stack's heights the partition needs, and parent(p) (published
+    // for later walks), found once by the whole workgroup.
+    var steps = params.max_hops;
+#if NO_WALKS_TIMING
+    steps = 0u;
+#endif
+    let chain = owner_chain(p, bp, mp, lid, &steps);
+    if (lid == 0u && chain.z != 0u && !silent) {
+        publish_parent(p, chain.y);
+    }
+
+    // The leaf (as LEAF), with partition owners from the chain.
+    var B: array<u32, 17>;
+    let tmin = inv_heights(m, max(bp, pre.x) - pre.x + pre.y, &B);
+    let base = p * P + lid * EPT;
+    var lk: array<i32, 16>;
+    let st = inv_links(m, base, &lk);
+    var pending = st.x & positive_mask(&B);
+    share_invocations(lid, tmin, st, B[16]);
+    var h = B[0];
+    var jo = -2;
+    var ci = 0u;  // chain entry: owners only move left as heights fall
+    var gave = false;
+    for (var round = 0u; round < 17u && pending != 0u && h > 0u; round++) {
+        if (jo != -1) {
+            jo = owner_search(select(lid, u32(jo), jo >= 0), h);
+        }
+        if (jo >= 0) {
+            h = serve_from_invocation(p, u32(jo), &B, &lk, &pending);
+        } else {
+            for (; ci < chain.x && op_chain[ci].y >= h; ci++) {
+            }
+            if (ci == chain.x) {
+                gave = chain.z == 0u;  // a budget ran out (else inconsistent summaries: cannot happen)
+                break;
+            }
+            let q = op_chain[ci].x;
+            let qm = op_chain[ci].y;
+#unroll E 16
+            if (((pending >> {{E}}u) & 1u) != 0u && B[{{E}}] > qm) {
+                lk[{{E}}] = list_entry(q, B[{{E}}] - 1u - qm);
+                pending &= ~(1u << {{E}}u);
+            }
+#endunroll
+            h = qm;
+        }
+    }
+#if !NO_WALKS_TIMING
+    if (gave) {
+        give_up();
+    }
+#endif
+    store_direct(base, &lk, &B);
+}
 #endif
