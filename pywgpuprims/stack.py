@@ -240,7 +240,8 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
                    chain_x=ch[0], chain_y=ch[1])
         b.clear(state, 0, 16 + 16 * n_parts)
         b.clear(info, 0, 8)
-        b.clear(rargs, 0, 18 * 4)
+        if repair:  # else never written (arm = 0)
+            b.clear(rargs, 0, 18 * 4)
         b.dispatch(k_one, n_parts, params=one, input=g, lists=lists, link=link, depth=depth, state=state,
                    info=info, repair_args=rargs)
         stats = opt.get("stack_stats_buffer")

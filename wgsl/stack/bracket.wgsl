@@ -32,11 +32,11 @@ struct Params {
     n_parts: u32,    // partitions
     n_groups: u32,   // workgroups asked for (the grid may round up)
     tree_size: u32,  // leaves of the global min tree (a power of two >= n_parts)
-    epoch: u32,      // tag of this call's list entries (entry = epoch << 11 | offset in the partition)
+    epoch: u32,      // tag of this call's list entries (entry = epoch << LOCAL_BITS | offset in the partition)
 #if ONEPASS
     withhold_period: u32,  // test switch: partitions q with q % period == period - 1 publish nothing
     max_steps: u32,        // lookback steps (of WG predecessors) before the partition gives up
-    max_hops: u32,         // owner-walk steps per invocation before it gives up
+    max_hops: u32,         // owner-walk rounds per partition before it gives up
     arm: u32,              // 1: a partition that gives up arms the repair dispatches
     red_x: u32,            // the repair's grids (REDUCE and LEAF, UP and DOWN, CHAIN)
     red_y: u32,
@@ -544,6 +544,47 @@ fn store_direct(base: u32, lk: ptr<function, array<i32, 16>>, B: ptr<function, a
 #endunroll
 }
 
+// Each element's link in lk and the stack sizes B of invocation lid of partition p (elements m,
+// exclusive summary pre within the partition, stack size bp before the partition). The owners of
+// the pending heights, highest first: an owner invocation j serves every height in (its minimum,
+// h], an owner partition q every height in (M[q], h]; each round hands a whole range to its
+// elements. Heights only decrease, so owners only move left. Partition owners come from the
+// mode's partition_owner and list_entry. Returns true when an element was left without an owner
+// (the single pass: a budget ran out; otherwise it cannot happen).
+fn leaf_links(p: u32, lid: u32, m: vec2<u32>, pre: vec2<u32>, bp: u32, lk: ptr<function, array<i32, 16>>,
+              B: ptr<function, array<u32, 17>>) -> bool {
+    let tmin = inv_heights(m, max(bp, pre.x) - pre.x + pre.y, B);
+    let st = inv_links(m, p * P + lid * EPT, lk);
+    var pending = st.x & positive_mask(B);
+    share_invocations(lid, tmin, st, (*B)[16]);
+    var h = (*B)[0];
+    var jo = -2;  // owner invocation: -2 not searched yet, -1 before the partition
+    for (var round = 0u; round < 17u && pending != 0u && h > 0u; round++) {
+        if (jo != -1) {
+            jo = owner_search(select(lid, u32(jo), jo >= 0), h);
+        }
+        if (jo >= 0) {
+            h = serve_from_invocation(p, u32(jo), B, lk, &pending);
+        } else {
+            // Before the partition: the open at height t of the incoming stack, in the list of the
+            // nearest earlier partition whose minimum is below t.
+            let o = partition_owner(h);
+            if (o.x == 0u) {
+                return true;
+            }
+            let q = o.x - 1u;
+#unroll E 16
+            if (((pending >> {{E}}u) & 1u) != 0u && (*B)[{{E}}] > o.y) {
+                (*lk)[{{E}}] = list_entry(q, (*B)[{{E}}] - 1u - o.y);
+                pending &= ~(1u << {{E}}u);
+            }
+#endunroll
+            h = o.y;
+        }
+    }
+    return false;
+}
+
 #endif
 
 #if LEAF
@@ -553,6 +594,36 @@ fn chain_entry(q: i32) -> vec2<u32> {
         return vec2<u32>(INF);
     }
     return chain[u32(q)].xy;
+}
+
+// The owner partition walk (leaf_links): first(p), then parent links (up to 8 hops, then the tree).
+var<private> g_q: i32 = -2;            // -2: not looked up yet, -1: none
+var<private> g_qc: vec2<u32>;          // its (minimum, parent)
+var<private> g_first: i32;
+
+// (q + 1, M[q]) of the nearest earlier partition q with M[q] < h; x = 0 for none.
+fn partition_owner(h: u32) -> vec2<u32> {
+    if (g_q == -2) {
+        g_q = g_first;
+        g_qc = chain_entry(g_q);
+    }
+    for (var hop = 0u; hop < 8u; hop++) {
+        if (g_q < 0 || g_qc.x < h) {
+            break;
+        }
+        g_q = bitcast<i32>(g_qc.y);
+        g_qc = chain_entry(g_q);
+    }
+    if (g_q >= 0 && g_qc.x >= h) {  // a long chain: the tree instead
+        g_q = gtree_query(u32(g_q), h);
+        g_qc = chain_entry(g_q);
+    }
+    return vec2<u32>(u32(g_q + 1), g_qc.x);
+}
+
+// The open at `slot` of partition q's list (global index).
+fn list_entry(q: u32, slot: u32) -> i32 {
+    return i32(q * P + (opens_out[q * P + slot] & LOCAL_MASK));
 }
 
 @compute @workgroup_size(WG)
@@ -570,61 +641,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         return;
     }
     let m = load_masks(p, lid);
-    let pre = bic_exclusive(lid, inv_summary(m));
     let own = chain[p];
-    let bp = own.w;
+    g_first = bitcast<i32>(own.z);
     var B: array<u32, 17>;
-    let tmin = inv_heights(m, max(bp, pre.x) - pre.x + pre.y, &B);
-    let base = p * P + lid * EPT;
     var lk: array<i32, 16>;
-    let st = inv_links(m, base, &lk);
-    var pending = st.x & positive_mask(&B);
-    share_invocations(lid, tmin, st, B[16]);
-    // The owners of the pending heights, highest first: an owner invocation j serves every height
-    // in (its minimum, h], an owner partition q every height in (M[q], h]; each round hands a whole
-    // range to its elements. Heights only decrease, so owners only move left.
-    var h = B[0];
-    var jo = -2;  // owner invocation: -2 not searched yet, -1 before the partition
-    var q = -2;   // owner partition: -2 not looked up yet, -1 none
-    var qc = vec2<u32>(0u);  // its (minimum, parent)
-    for (var round = 0u; round < 17u && pending != 0u && h > 0u; round++) {
-        if (jo != -1) {
-            jo = owner_search(select(lid, u32(jo), jo >= 0), h);
-        }
-        if (jo >= 0) {
-            h = serve_from_invocation(p, u32(jo), &B, &lk, &pending);
-        } else {
-            // Before the partition: the open at height t of the incoming stack, in the list of the
-            // nearest earlier partition whose minimum is below t.
-            if (q == -2) {
-                q = bitcast<i32>(own.z);
-                qc = chain_entry(q);
-            }
-            for (var hop = 0u; hop < 8u; hop++) {
-                if (q < 0 || qc.x < h) {
-                    break;
-                }
-                q = bitcast<i32>(qc.y);
-                qc = chain_entry(q);
-            }
-            if (q >= 0 && qc.x >= h) {  // a long chain: the tree instead
-                q = gtree_query(u32(q), h);
-                qc = chain_entry(q);
-            }
-            if (q < 0) {
-                break;  // inconsistent summaries; cannot happen for t > 0
-            }
-            let qm = qc.x;
-            let qbase = u32(q) * P - 1u - qm;
-#unroll E 16
-            if (((pending >> {{E}}u) & 1u) != 0u && B[{{E}}] > qm) {
-                lk[{{E}}] = i32(u32(q) * P + (opens_out[qbase + B[{{E}}]] & LOCAL_MASK));
-                pending &= ~(1u << {{E}}u);
-            }
-#endunroll
-            h = qm;
-        }
-    }
+    leaf_links(p, lid, m, bic_exclusive(lid, inv_summary(m)), own.w, &lk, &B);
+    let base = p * P + lid * EPT;
 #if !STAGE_STORES
     store_direct(base, &lk, &B);
 #endif
@@ -839,15 +861,6 @@ const W_NONE: u32 = 2u;
 const W_STALL: u32 = 3u;
 const W_ON: u32 = 4u;
 
-// The nearest partition q <= q0 whose minimum stack size M[q] is below `thresh`, given the stack
-// size `send` after q0, by the whole workgroup: (W_FOUND, q, M[q], b_q), (W_NONE, ...) when there
-// is none, (FAIL, ...) when the step budget `steps` ran out. Each round polls WG partitions at
-// once (q0, q0 - 1, ...); invocation 0 walks them nearest first (the size after q - 1 is M[q] +
-// a_q: M[q] >= thresh > 0, no clamping). A partition that has not published its summary is
-// reduced by the workgroup (decoupled fallback). Past a window without a hit, the walk jumps to
-// the farthest published parent link of the window (the partitions between a partition and its
-// parent have minima >= its own >= thresh) when that parent's size is published, else it goes on
-// with the next window.
 // Exclusive sum over the workgroup's invocations and the total (Hillis-Steele in workgroup memory).
 fn wg_exclusive_sum(lid: u32, v: i32) -> vec2<i32> {
     op_sum[lid] = v;
@@ -985,6 +998,20 @@ fn owner_chain(p: u32, bp: u32, mp: u32, lid: u32, steps: ptr<function, u32>) ->
     return vec3<u32>(len, 0u, 1u);
 }
 
+var<private> g_ci: u32;           // chain entry: owners only move left as heights fall
+var<private> g_chain_len: u32;
+
+// (q + 1, M[q]) of the nearest earlier partition q with M[q] < h, from the owner chain; x = 0 for
+// none (past the chain).
+fn partition_owner(h: u32) -> vec2<u32> {
+    for (; g_ci < g_chain_len && op_chain[g_ci].y >= h; g_ci++) {
+    }
+    if (g_ci == g_chain_len) {
+        return vec2<u32>(0u);
+    }
+    return vec2<u32>(op_chain[g_ci].x + 1u, op_chain[g_ci].y);
+}
+
 // The open at `slot` of partition q's list (global index). An entry without this call's tag was
 // not visible yet (plain stores and flags are not ordered): rebuilt from q's input instead, as
 // the last open at that height of q's unclamped walk.
@@ -1059,13 +1086,12 @@ fn main(@builtin(local_invocation_index) lid: u32,
         return;
     }
     let m = load_masks(p, lid);
-    write_list(p, lid, m);
-    workgroupBarrier();  // write_list's scans and bic_exclusive share sh_a / sh_b
-    let isum = inv_summary(m);
-    let pre = bic_exclusive(lid, isum);
+    let total = write_list(p, lid, m);
     if (lid == WG - 1u) {
-        op_total = bic_combine(pre, isum);
+        op_total = total;
     }
+    workgroupBarrier();  // write_list's scans and bic_exclusive share sh_a / sh_b
+    let pre = bic_exclusive(lid, inv_summary(m));
     let agg = workgroupUniformLoad(&op_total);
     let silent = params.withhold_period != 0u && p % params.withhold_period == params.withhold_period - 1u;
     if (lid == 0u && !silent) {
@@ -1110,47 +1136,17 @@ fn main(@builtin(local_invocation_index) lid: u32,
         publish_parent(p, chain.y);
     }
 
-    // The leaf (as LEAF), with partition owners from the chain.
+    // The leaf, with partition owners from the chain. An element left without one: the chain
+    // stopped short because a budget ran out.
+    g_chain_len = chain.x;
     var B: array<u32, 17>;
-    let tmin = inv_heights(m, max(bp, pre.x) - pre.x + pre.y, &B);
-    let base = p * P + lid * EPT;
     var lk: array<i32, 16>;
-    let st = inv_links(m, base, &lk);
-    var pending = st.x & positive_mask(&B);
-    share_invocations(lid, tmin, st, B[16]);
-    var h = B[0];
-    var jo = -2;
-    var ci = 0u;  // chain entry: owners only move left as heights fall
-    var gave = false;
-    for (var round = 0u; round < 17u && pending != 0u && h > 0u; round++) {
-        if (jo != -1) {
-            jo = owner_search(select(lid, u32(jo), jo >= 0), h);
-        }
-        if (jo >= 0) {
-            h = serve_from_invocation(p, u32(jo), &B, &lk, &pending);
-        } else {
-            for (; ci < chain.x && op_chain[ci].y >= h; ci++) {
-            }
-            if (ci == chain.x) {
-                gave = chain.z == 0u;  // a budget ran out (else inconsistent summaries: cannot happen)
-                break;
-            }
-            let q = op_chain[ci].x;
-            let qm = op_chain[ci].y;
-#unroll E 16
-            if (((pending >> {{E}}u) & 1u) != 0u && B[{{E}}] > qm) {
-                lk[{{E}}] = list_entry(q, B[{{E}}] - 1u - qm);
-                pending &= ~(1u << {{E}}u);
-            }
-#endunroll
-            h = qm;
-        }
-    }
+    let gave = leaf_links(p, lid, m, pre, bp, &lk, &B) && chain.z == 0u;
 #if !NO_WALKS_TIMING
     if (gave) {
         give_up();
     }
 #endif
-    store_direct(base, &lk, &B);
+    store_direct(p * P + lid * EPT, &lk, &B);
 }
 #endif
