@@ -64,7 +64,8 @@ sends every lookback to the tile-by-tile walk), ``rle_max_self`` (tiles that wal
 ``rle_vpt`` (vec4 words per invocation of RLE for 32-bit values, 13), ``rle_prev_shuffle`` (False:
 each vec4's previous word is loaded, not shuffled from the lane before), ``rle_compact_vpt`` (of compact, 8),
 ``rle_compact_store`` / ``rle_encode_store`` ("direct", "vec4" or "scalar"),
-``rle_compact_stage`` (staging entries of compact.wgsl), ``rle_counts_vec4``,
+``rle_compact_stage`` (staging entries of compact.wgsl), ``rle_stage_skip`` (False: every staging round
+of compact.wgsl tests every element, not only the vec4 words with items in it), ``rle_counts_vec4``,
 ``rle_compact_kernel`` / ``rle_encode_kernel`` (False: the fused.wgsl pass instead),
 ``rle_stage`` (staging entries of fused.wgsl, 4096; a larger tile stores its items in rounds),
 ``rle_decode_method`` ("scan": expand.wgsl; "old": decode.wgsl, as for uint8),
@@ -339,7 +340,8 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         vec4 = store == "vec4" or (rle_kernel and store == "direct" and _opt(dev, "rle_counts_vec4", True))
         per_item = (4 if store == "direct" else 8) if rle_kernel else 4
         base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=vec4, STAGED=rle_kernel or store != "direct",
-                    STAGE=_compact_stage(dev, vpt, per_item, RLE_STAGE if rle_kernel else COMPACT_STAGE))
+                    STAGE=_compact_stage(dev, vpt, per_item, RLE_STAGE if rle_kernel else COMPACT_STAGE),
+                    STAGE_SKIP=str(bool(_opt(dev, "rle_stage_skip", True))).lower())
         if vec4:
             if store != "direct":
                 outs["out_vec"] = val
