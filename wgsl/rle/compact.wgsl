@@ -226,11 +226,11 @@ fn fallback_aggregate(tile: u32) -> u32 {
 #if !RTS_REDUCE
 #if STAGED
 // One round of the staged store: the tile's items of ranks [base, base + STAGE) staged in workgroup
-// memory, then written out contiguously. With `skip` (the rounds after a first), a vec4 with no item
-// in the round costs one branch: a tile of random values has about 0.9 runs per element and six
-// rounds, each of which used to test all of its elements (H100: random 0..9 153 -> 171 G el/s).
-// The first round keeps the branch-free form, and single-round tiles a call of their own: with one
-// call site, runs of ~16 (one round a tile) ran 2.4% slower.
+// memory, then written out contiguously. With `skip` (tiles of more than one round), a vec4 with no
+// item in the round costs one branch: a tile of random values has about 0.9 runs per element and six
+// rounds, each of which used to test all of its elements (H100: random 0..9 153 -> 174 G el/s).
+// Single-round tiles keep the branch-free form, in a call of their own: with one call site, runs of
+// ~16 (one round a tile) ran 2.4% slower.
 fn stage_round(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
                pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32, base: u32, skip: bool) {
     let tile_e0 = tile * TILE_V * 4u;
@@ -364,7 +364,7 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
         }
     } else {
         for (var base = 0u; base < count; base += STAGE) {
-            stage_round(tile, v, f, pre, offset, count, base, base != 0u);
+            stage_round(tile, v, f, pre, offset, count, base, true);
         }
     }
 #if RLE
