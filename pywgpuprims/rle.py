@@ -72,7 +72,9 @@ of compact.wgsl tests every element, not only the vec4 words with items in it), 
 ``rle_decode_vpt``, ``rle_decode_add``, ``rle_decode_cap``, ``rle_method`` (the default method),
 ``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket, gave-up,
 fallbacks, finished), ``rle_lb_depth`` / ``rle_compact_lb_depth`` (predecessors polled per lane in
-a lookback step of encoding / compaction, 2 / 1),
+a lookback step of encoding / compaction, 2 / 1), ``rle_early_publish`` (the lookback publishes the
+tile's inclusive count before its broadcast: default on for encoding, off for compaction, where it
+measured 1% slower),
 ``rle_wg`` (invocations per workgroup of the kernels, 256: 512 and 128 ran slower on an H100),
 ``rle_no_lookback`` (timing only, wrong results: the single pass without its
 lookback).
@@ -298,6 +300,7 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
     base = dict(monoid_defines("add", np.uint32, "rle"), WG=wg, VPT=vpt, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
                 SG_LOOKBACK=subgroups and bool(_opt(dev, "rle_sg_lookback", True)),
+                EARLY_PUBLISH=bool(_opt(dev, "rle_early_publish", mode == "rle")),
                 **lb_defines(int(_opt(dev, "rle_lb_depth", RLE_LB_DEPTH)) if mode == "rle"
                              else int(_opt(dev, "rle_compact_lb_depth", 1))),
                 NO_LOOKBACK=bool(_opt(dev, "rle_no_lookback", False)), SELF_REDUCE=True,

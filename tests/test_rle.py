@@ -261,6 +261,8 @@ def test_other_tile_sizes(vpt, stage, rng):
 @pytest.mark.parametrize("opts", [
     {"rle_compact_store": "vec4", "rle_compact_stage": 1024},
     {"rle_stage_skip": False, "rle_compact_stage": 1024},
+    {"rle_early_publish": False},
+    {"rle_early_publish": True},
     {"rle_compact_store": "scalar", "rle_compact_vpt": 5, "rle_vpt": 5},
     {"rle_compact_store": "direct", "rle_compact_vpt": 16},
     {"rle_compact_kernel": False, "rle_encode_kernel": False},
@@ -272,8 +274,9 @@ def test_other_tile_sizes(vpt, stage, rng):
     {"rle_lb_depth": 1, "rle_compact_lb_depth": 2},
     {"rle_lb_depth": 4, "rle_vpt": 2, "rle_compact_lb_depth": 3},
     {"rle_wg": 128, "rle_vpt": 3, "rle_compact_vpt": 3},
-], ids=["vec4-rounds", "rounds-unskipped", "scalar", "direct", "fused-only", "direct-scalar-counts", "decode-search",
-        "decode-add", "decode-old", "rle-prev-loaded", "lookback-depth-1", "lookback-depth-4", "workgroup-128"])
+], ids=["vec4-rounds", "rounds-unskipped", "late-publish", "early-publish", "scalar", "direct", "fused-only",
+        "direct-scalar-counts", "decode-search", "decode-add", "decode-old", "rle-prev-loaded", "lookback-depth-1",
+        "lookback-depth-4", "workgroup-128"])
 def test_store_and_decode_switches(opts, rng):
     """Every store flavour of rle/compact.wgsl (rounds through a small staging buffer included),
     the fused pass it replaced for 32-bit values, and every decode expand (rle/expand.wgsl with

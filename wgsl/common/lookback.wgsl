@@ -13,7 +13,9 @@
 // invocation 0 combines them through workgroup memory (any device), or, with SG_LOOKBACK (needs
 // subgroups: g_lane, g_sg_size, sg_inclusive), the first subgroup polls one predecessor per lane and
 // combines them with a ballot and a subgroup scan, with no barrier inside a step; LB_DEEP polls
-// LB_DEPTH predecessors per lane at once.
+// LB_DEPTH predecessors per lane at once. With EARLY_PUBLISH (subgroup lookback), lane 0 publishes
+// the tile's inclusive value the moment its step finds the prefix, before the broadcast to the
+// workgroup (the caller sets g_publish and g_aggregate, and reads g_published).
 //
 // The including kernel provides `fn fallback_aggregate(tile: u32) -> Elem`, called by the whole
 // workgroup, which reduces a predecessor's input itself when that tile has not published, and,
@@ -33,6 +35,11 @@ const FLAG_INCLUSIVE: u32 = 2u;
 const SPIN_LIMIT: u32 = {{SPIN_LIMIT}}u;
 
 var<workgroup> lb_ticket: u32;
+#if EARLY_PUBLISH
+var<private> g_publish: bool;      // set by the caller: publish the inclusive value from the lookback
+var<private> g_aggregate: Elem;    // the tile's own aggregate, for that
+var<private> g_published: bool;    // set by the lookback (uniform): it published the inclusive value
+#endif
 
 fn publish_state(tile: u32, flag: u32, value: Elem) {
     let bits = to_bits(value);
@@ -204,6 +211,13 @@ fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps
 #endif
             if (lid == 0u) {
                 lb_step = r;
+#if EARLY_PUBLISH
+                // the tile's inclusive value goes out as soon as lane 0 knows it, not after the
+                // broadcast's barriers: successors' lookbacks wait on it
+                if (r.x == LB_DONE && g_publish) {
+                    publish_state(tile, FLAG_INCLUSIVE, combine(combine(from_bits(r.z), prefix), g_aggregate));
+                }
+#endif
             }
         }
         let r3 = workgroupUniformLoad(&lb_step);
@@ -211,6 +225,9 @@ fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps
         prefix = combine(from_bits(r3.z), prefix);
         if (r.x == LB_DONE) {
             done = true;
+#if EARLY_PUBLISH
+            g_published = g_publish;
+#endif
         } else if (r.x == LB_CONTINUE) {
             look -= g_sg_size * LB_DEPTH;
         } else {
@@ -277,10 +294,17 @@ fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps
                 look -= 1u;
             }
         }
+#if EARLY_PUBLISH
+        if (done) {
+            break;  // nothing of the lookback's workgroup memory is written again
+        }
+        workgroupBarrier();  // the window's workgroup memory is rewritten next step
+#else
         workgroupBarrier();  // the window's workgroup memory is rewritten next step
         if (done) {
             break;
         }
+#endif
     }
 #if SELF_REDUCE
     if (!done && look - seg_first < max_self) {  // uniform

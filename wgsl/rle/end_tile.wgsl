@@ -28,13 +28,21 @@ fn end_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function,
         if (lid == 0u && !withhold) {
             publish_state(tile, FLAG_AGGREGATE, aggregate);
         }
+#if EARLY_PUBLISH
+        g_publish = !withhold;
+        g_aggregate = aggregate;
+#endif
         let lb = decoupled_lookback(tile, 0u, 0u, lid, params.max_steps, params.max_self);
         prefix = lb.prefix;
         ok = lb.ok;
     }
     if (ok) {
         if (lid == 0u) {
+#if EARLY_PUBLISH
+            if (!withhold && !g_published) {
+#else
             if (!withhold) {
+#endif
                 publish_state(tile, FLAG_INCLUSIVE, prefix + aggregate);
             }
             if (tile == params.n_tiles - 1u) {

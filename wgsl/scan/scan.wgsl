@@ -285,6 +285,10 @@ fn main(@builtin(local_invocation_index) lid: u32,
         if (lid == 0u && !withhold) {
             publish_state(tile, FLAG_AGGREGATE, aggregate);
         }
+#if EARLY_PUBLISH
+        g_publish = !withhold;
+        g_aggregate = aggregate;
+#endif
         let lb = decoupled_lookback(tile, seg_first, seed, lid, params.max_steps, params.max_self);
         prefix = lb.prefix;
         ok = lb.ok;
@@ -292,7 +296,11 @@ fn main(@builtin(local_invocation_index) lid: u32,
     if (ok) {
         let inclusive = combine(prefix, aggregate);
         if (lid == 0u) {
+#if EARLY_PUBLISH
+            if (!withhold && !g_published) {
+#else
             if (!withhold) {
+#endif
                 publish_state(tile, FLAG_INCLUSIVE, inclusive);
             }
             if (tile == params.n_tiles - 1u) {
