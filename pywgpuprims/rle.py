@@ -116,6 +116,8 @@ TILE = WG * VPT * 4  # elements per tile of the fused pass for 32-bit values (ui
 # without the lookback's wait (timing only) 439 / 183; staging the first round before the lookback
 # 198 (registers). 2048 vs 1024 staging entries: equal; 4096: 218. Session 13, without the repair's
 # per-tile costs: 13 vec4 376 / 154; 14 vec4 fits now, 388 / 140 (13 stays); 12: 369 / 152.
+# Session 15: multi-round tiles skip the vec4 words with no item in a round (rle_stage_skip) and the
+# lookback publishes early (rle_early_publish): 379 / 174. Staging past 16 KiB falls off a cliff.
 COMPACT_VPT = 8
 COMPACT_STORE = "direct"
 COMPACT_STAGE = 4096
