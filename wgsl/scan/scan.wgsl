@@ -48,6 +48,11 @@ struct Params {
 #endif
 #if SINGLE_PASS
 #include "common/lookback.wgsl"
+#if EARLY_AGGREGATE
+// EARLY_AGGREGATE: the tile whose aggregate workgroup_prefix publishes the moment it is combined
+// (its successors' lookbacks wait on it); none while a fallback reduces a predecessor
+var<private> g_agg_tile: u32 = 0xffffffffu;
+#endif
 #endif
 
 var<workgroup> wg_scan: array<Elem, WG>;
@@ -106,6 +111,13 @@ fn workgroup_prefix(run: Elem) -> WorkgroupPrefix {
             acc = combine(acc, t);
         }
         wg_aggregate = acc;
+#if SINGLE_PASS
+#if EARLY_AGGREGATE
+        if (g_agg_tile != 0xffffffffu) {  // the tile's own scan (not a fallback's): publish at once
+            publish_state(g_agg_tile, FLAG_AGGREGATE, acc);
+        }
+#endif
+#endif
     }
     workgroupBarrier();
     return WorkgroupPrefix(wg_scan[sgid], wg_aggregate);
@@ -126,6 +138,13 @@ fn workgroup_prefix(run: Elem) -> WorkgroupPrefix {
     if (g_lid > 0u) {
         before = wg_scan[g_lid - 1u];
     }
+#if SINGLE_PASS
+#if EARLY_AGGREGATE
+    if (g_lid == WG - 1u && g_agg_tile != 0xffffffffu) {
+        publish_state(g_agg_tile, FLAG_AGGREGATE, wg_scan[WG - 1u]);
+    }
+#endif
+#endif
     return WorkgroupPrefix(before, wg_scan[WG - 1u]);
 #endif
 }
@@ -259,7 +278,20 @@ fn main(@builtin(local_invocation_index) lid: u32,
     }
     var v: array<vec4<Elem>, VPT>;
     load_tile(tile, &v);
+#if SINGLE_PASS
+#if EARLY_AGGREGATE
+    let withhold0 = params.withhold_period != 0u && tile % params.withhold_period == params.withhold_period - 1u;
+    if (tile % params.tiles_per_row != 0u && !withhold0) {
+        g_agg_tile = tile;
+    }
+#endif
+#endif
     let wp = local_scan(&v);
+#if SINGLE_PASS
+#if EARLY_AGGREGATE
+    g_agg_tile = 0xffffffffu;
+#endif
+#endif
     let aggregate = wp.aggregate;
 
 #if RTS_REDUCE
@@ -282,9 +314,11 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #else
     if (tile != seg_first) {
 #endif
+#if !EARLY_AGGREGATE
         if (lid == 0u && !withhold) {
             publish_state(tile, FLAG_AGGREGATE, aggregate);
         }
+#endif
 #if EARLY_PUBLISH
         g_publish = !withhold;
         g_aggregate = aggregate;
