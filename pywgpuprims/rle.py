@@ -74,7 +74,8 @@ of compact.wgsl tests every element, not only the vec4 words with items in it), 
 fallbacks, finished), ``rle_lb_depth`` / ``rle_compact_lb_depth`` (predecessors polled per lane in
 a lookback step of encoding / compaction, 2 / 1), ``rle_early_publish`` (the lookback publishes the
 tile's inclusive count before its broadcast: default on for encoding, off for compaction, where it
-measured 1% slower),
+measured 1% slower), ``rle_early_aggregate`` (False: compact.wgsl publishes a tile's aggregate after
+the workgroup combine, not from inside it),
 ``rle_wg`` (invocations per workgroup of the kernels, 256: 512 and 128 ran slower on an H100),
 ``rle_no_lookback`` (timing only, wrong results: the single pass without its
 lookback).
@@ -118,6 +119,8 @@ TILE = WG * VPT * 4  # elements per tile of the fused pass for 32-bit values (ui
 # per-tile costs: 13 vec4 376 / 154; 14 vec4 fits now, 388 / 140 (13 stays); 12: 369 / 152.
 # Session 15: multi-round tiles skip the vec4 words with no item in a round (rle_stage_skip) and the
 # lookback publishes early (rle_early_publish): 379 / 174. Staging past 16 KiB falls off a cliff.
+# The aggregate published from inside the workgroup combine (rle_early_aggregate): 379.7 -> 387.8 /
+# 173.7 -> 174.9, compact 303.0 -> 306.1.
 COMPACT_VPT = 8
 COMPACT_STORE = "direct"
 COMPACT_STAGE = 4096
@@ -344,7 +347,9 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         # RLE stages the run starts whatever the store (a run length needs the next start)
         vec4 = store == "vec4" or (rle_kernel and store == "direct" and _opt(dev, "rle_counts_vec4", True))
         per_item = (4 if store == "direct" else 8) if rle_kernel else 4
-        base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=vec4, STAGED=rle_kernel or store != "direct",
+        base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=vec4,
+                    EARLY_AGGREGATE=bool(_opt(dev, "rle_early_aggregate", True)),
+                    STAGED=rle_kernel or store != "direct",
                     STAGE=_compact_stage(dev, vpt, per_item, RLE_STAGE if rle_kernel else COMPACT_STAGE),
                     STAGE_SKIP=str(bool(_opt(dev, "rle_stage_skip", True))).lower())
         if vec4:

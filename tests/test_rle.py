@@ -261,7 +261,7 @@ def test_other_tile_sizes(vpt, stage, rng):
 @pytest.mark.parametrize("opts", [
     {"rle_compact_store": "vec4", "rle_compact_stage": 1024},
     {"rle_stage_skip": False, "rle_compact_stage": 1024},
-    {"rle_early_publish": False},
+    {"rle_early_publish": False, "rle_early_aggregate": False},
     {"rle_early_publish": True},
     {"rle_compact_store": "scalar", "rle_compact_vpt": 5, "rle_vpt": 5},
     {"rle_compact_store": "direct", "rle_compact_vpt": 16},

@@ -80,6 +80,11 @@ const TILE_V: u32 = WG * VPT;
 #endif
 #if SINGLE_PASS
 #include "common/lookback.wgsl"
+#if EARLY_AGGREGATE
+// the tile whose aggregate workgroup_prefix publishes the moment it is combined (none while a
+// fallback reduces a predecessor)
+var<private> g_agg_tile: u32 = 0xffffffffu;
+#endif
 #endif
 
 var<workgroup> wg_scan: array<u32, WG>;
@@ -151,6 +156,13 @@ fn workgroup_prefix(run: u32) -> vec2<u32> {
             acc += t;
         }
         wg_aggregate = acc;
+#if SINGLE_PASS
+#if EARLY_AGGREGATE
+        if (g_agg_tile != 0xffffffffu) {
+            publish_state(g_agg_tile, FLAG_AGGREGATE, acc);
+        }
+#endif
+#endif
     }
     workgroupBarrier();
     let before = wg_scan[sgid];
@@ -169,6 +181,13 @@ fn workgroup_prefix(run: u32) -> vec2<u32> {
     let before = wg_scan[g_lid] - run;
     if (g_lid == WG - 1u) {
         wg_aggregate = wg_scan[WG - 1u];
+#if SINGLE_PASS
+#if EARLY_AGGREGATE
+        if (g_agg_tile != 0xffffffffu) {
+            publish_state(g_agg_tile, FLAG_AGGREGATE, wg_scan[WG - 1u]);
+        }
+#endif
+#endif
     }
 #endif
     let agg = workgroupUniformLoad(&wg_aggregate);
@@ -425,7 +444,20 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #unroll I VPT
     f[{{I}}] = slot_flags(t0 + vec_slot({{I}}u), v[{{I}}]);
 #endunroll
+#if SINGLE_PASS
+#if EARLY_AGGREGATE
+    let withhold0 = params.withhold_period != 0u && tile % params.withhold_period == params.withhold_period - 1u;
+    if (tile != 0u && !withhold0) {
+        g_agg_tile = tile;
+    }
+#endif
+#endif
     let wp = workgroup_prefix(partial_counts(&f, &pre));
+#if SINGLE_PASS
+#if EARLY_AGGREGATE
+    g_agg_tile = 0xffffffffu;
+#endif
+#endif
     let aggregate = wp.y;
 #unroll I VPT
     pre[{{I}}] += wp.x;

@@ -25,9 +25,11 @@ fn end_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function,
 #else
     if (tile != 0u) {
 #endif
+#if !EARLY_AGGREGATE
         if (lid == 0u && !withhold) {
             publish_state(tile, FLAG_AGGREGATE, aggregate);
         }
+#endif
 #if EARLY_PUBLISH
         g_publish = !withhold;
         g_aggregate = aggregate;
