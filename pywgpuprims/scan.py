@@ -41,6 +41,13 @@ from ._monoid import WGSL_TYPE, monoid_defines, numpy_identity
 WG = 256
 VPT = 13  # vec4 per invocation: a tile is 256 * 13 * 4 = 13312 elements (fastest in an H100 sweep; 14 spills)
 TILE = WG * VPT * 4
+# Segments of at least LARGE_ROW elements take tiles of VPT_LARGE vec4 per invocation (16,384
+# elements). With the early publishes below, 16 fits the H100's registers (14 too; 15, 17, 18 and
+# 20 fall off a cliff, 187-282 G el/s): 2^28 335.0 -> 348.2 G el/s, 2^27 328.7 -> 339.0, 2^26
+# 315.0 -> 321.6, 2^25 289.2 -> 290.4, but 2^24 248.4 -> 240.3 and 2^20 83.5 -> 79.9 (fewer,
+# longer tiles leave the GPU idle at the end), hence the threshold.
+VPT_LARGE = 16
+LARGE_ROW = 1 << 25
 SPIN_LIMIT = 8  # polls of a silent predecessor before the fallback reduces it (H100: 4 took 10x the fallbacks)
 # With subgroups the first subgroup alone walks the lookback, a predecessor per lane, with a ballot
 # and a subgroup reduction instead of three barriers and a serial loop per step: 12% faster on an H100.
@@ -73,8 +80,11 @@ def _wg(dev: Device) -> int:
     return int(dev.options.get("scan_wg", WG))
 
 
-def _vpt(dev: Device) -> int:
-    return int(dev.options.get("scan_vpt", VPT))
+def _vpt(dev: Device, row_len: int = 0) -> int:
+    """vec4 words per invocation for segments of ``row_len`` elements (option ``scan_vpt``)."""
+    if "scan_vpt" in dev.options:
+        return int(dev.options["scan_vpt"])
+    return VPT_LARGE if row_len >= LARGE_ROW else VPT
 
 
 def lookback_steps(spin: int, cap: int = MAX_STEPS) -> int:
@@ -112,9 +122,9 @@ def lb_defines(depth: int) -> dict:
     return {"LB_DEEP": depth > 1, "LB_DEPTH": max(1, depth)}
 
 
-def _defines(dev: Device, op: str, dtype, scalar: bool, **extra) -> dict:
+def _defines(dev: Device, op: str, dtype, scalar: bool, vpt: int | None = None, **extra) -> dict:
     d = monoid_defines(op, dtype, "scan")
-    d.update(WG=_wg(dev), VPT=_vpt(dev), SELF_REDUCE=True, SELF_COUNT=True, SUBGROUPS=_use_subgroups(dev),
+    d.update(WG=_wg(dev), VPT=vpt or _vpt(dev), SELF_REDUCE=True, SELF_COUNT=True, SUBGROUPS=_use_subgroups(dev),
              SCALAR=scalar,
              SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SPIN_LIMIT)),
              LOOKBACK_WINDOW=int(dev.options.get("scan_window", LOOKBACK_WINDOW)),
@@ -245,7 +255,8 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
     scalar = rows > 1 and row_len % 4 != 0
     method = method or dev.options.get("scan_method", "single_pass")
     itemsize = 4
-    tile = _wg(dev) * _vpt(dev) * 4
+    vpt = _vpt(dev, row_len)
+    tile = _wg(dev) * vpt * 4
     chunks = list(_row_chunks(dev, rows, row_len, tile=tile))
     max_tiles = max(nr * -(-(ne // nr) // tile) for _, nr, _, ne in chunks)
     carry = dev.scratch(4 * (len(chunks) + 1))
@@ -266,7 +277,7 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
         grid = dev.grid(n_tiles)
         params.update(repair_x=grid[0], repair_y=grid[1], rows=nr)
         if method == "single_pass":
-            defs = _defines(dev, op, g.dtype, scalar, SINGLE_PASS=True, EXCLUSIVE=exclusive)
+            defs = _defines(dev, op, g.dtype, scalar, vpt, SINGLE_PASS=True, EXCLUSIVE=exclusive)
             k = dev.kernel("scan/scan.wgsl", defines=defs)
             params["max_self"] = _max_self(dev, defs)
             # A lookback that may reduce its whole segment itself always finishes: the repair
@@ -283,10 +294,10 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
             if repair:
                 if partials is None:
                     partials = dev.scratch(4 * max_tiles)
-                _encode_rts(b, dev, op, g.dtype, scalar, src, out, partials, carry, params, nr, exclusive,
+                _encode_rts(b, dev, op, g.dtype, scalar, vpt, src, out, partials, carry, params, nr, exclusive,
                             indirect=args)
         elif method == "rts":
-            _encode_rts(b, dev, op, g.dtype, scalar, src, out, partials, carry, params, nr, exclusive)
+            _encode_rts(b, dev, op, g.dtype, scalar, vpt, src, out, partials, carry, params, nr, exclusive)
         else:
             raise InputError("scan", f"unknown scan method {method!r}")
     for buf in (carry, partials, state, args):
@@ -300,10 +311,10 @@ def _padded(nbytes: int, arr: GpuArray, e0: int) -> int:
     return min(arr.buffer.size - start, (nbytes + 15) // 16 * 16)
 
 
-def _encode_rts(b, dev, op, dtype, scalar, src, out, partials, carry, params, rows, exclusive, indirect=None):
-    red = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, dtype, scalar, RTS_REDUCE=True))
+def _encode_rts(b, dev, op, dtype, scalar, vpt, src, out, partials, carry, params, rows, exclusive, indirect=None):
+    red = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, dtype, scalar, vpt, RTS_REDUCE=True))
     spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines(op, dtype, "scan"))
-    down = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, dtype, scalar, RTS_DOWNSWEEP=True,
+    down = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, dtype, scalar, vpt, RTS_DOWNSWEEP=True,
                                                          EXCLUSIVE=exclusive))
     sp = {"tiles_per_row": params["tiles_per_row"], "rows": rows, "carry_in": params["carry_in"],
           "chunk": params["chunk"]}

@@ -1,6 +1,7 @@
 """Scan and reduce against numpy: every op and dtype, tile boundaries, both local-scan paths,
 forced fallback, forced repair, chunking past the binding limit, batched rows, thread counts."""
 
+import importlib
 import textwrap
 
 import numpy as np
@@ -316,13 +317,35 @@ def test_stress(path, rng):
 def test_max_steps_is_within_lavapipe_loop_cap(dev):
     # lookback steps x (spins + the window + the fallback's loops), then the tiles a lookback may
     # reduce itself, must stay well under 65,535 trips.
-    from pywgpuprims.scan import LOOKBACK_WINDOW, SPIN_LIMIT, VPT, _max_self
+    from pywgpuprims.scan import LOOKBACK_WINDOW, SPIN_LIMIT, VPT, VPT_LARGE, _max_self
     step_trips = MAX_STEPS * (SPIN_LIMIT + LOOKBACK_WINDOW + 4 + 4 + 8 + 8)
     assert step_trips < 20_000
-    for sg, add in [(False, True), (True, True), (True, False)]:
-        per_tile = 1 + (7 * VPT if sg and not add else 0)
-        assert step_trips + _max_self(dev, {"VPT": VPT, "SUBGROUPS": sg, "OP_ADD": add}) * per_tile < 61_000
+    for vpt in (VPT, VPT_LARGE):
+        for sg, add in [(False, True), (True, True), (True, False)]:
+            per_tile = 1 + (7 * vpt if sg and not add else 0)
+            assert step_trips + _max_self(dev, {"VPT": vpt, "SUBGROUPS": sg, "OP_ADD": add}) * per_tile < 61_000
     assert _max_self(dev, {"VPT": VPT, "SUBGROUPS": True, "OP_ADD": True}) * 256 * VPT * 4 >= 2**29  # 2 GiB of u32
+
+
+def test_large_segments_take_larger_tiles(rng, monkeypatch):
+    """Segments of LARGE_ROW elements or more scan in tiles of VPT_LARGE vec4 per invocation, the
+    repair included (lowered here so that the switch happens at test sizes)."""
+    scan_mod = importlib.import_module("pywgpuprims.scan")  # the package's `scan` is the function
+    tile_l = 256 * 4 * scan_mod.VPT_LARGE
+    monkeypatch.setattr(scan_mod, "LARGE_ROW", 3 * tile_l)
+    dev = pp.device()
+    assert scan_mod._vpt(dev, 3 * tile_l) == scan_mod.VPT_LARGE and scan_mod._vpt(dev, 3 * tile_l - 1) == scan_mod.VPT
+    stats = pp.GpuArray.empty((64,), np.uint32)
+    for n in [3 * tile_l - 1, 3 * tile_l, 3 * tile_l + 1, 7 * tile_l + 5]:
+        x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+        check(pp.scan(x), x, "add", False)
+        f = rng.standard_normal(n).astype(np.float32)
+        check(pp.scan(f, op="max", exclusive=True), f, "max", True)
+        with options(scan_withhold_period=2):
+            check(pp.scan(x.view(np.int32), op="xor"), x.view(np.int32), "xor", False)
+        with options(scan_max_steps=0, scan_max_self=0, scan_withhold_period=1, scan_stats_buffer=stats.buffer):
+            check(pp.scan(x), x, "add", False)
+            assert stats.numpy()[1] == 1, "the single pass should have given up to the repair"
 
 
 @pytest.mark.parametrize("carry_shuffle", [True, False])
