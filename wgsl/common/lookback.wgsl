@@ -41,6 +41,11 @@ var<private> g_aggregate: Elem;    // the tile's own aggregate, for that
 var<private> g_published: bool;    // set by the lookback (uniform): it published the inclusive value
 #endif
 
+// The test switch: tile t withholds its state when t % period == period - 1 (period 0: none).
+fn withholds(tile: u32, period: u32) -> bool {
+    return period != 0u && tile % period == period - 1u;
+}
+
 fn publish_state(tile: u32, flag: u32, value: Elem) {
     let bits = to_bits(value);
     let w = STATE_BASE + 2u * tile;

@@ -446,8 +446,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #endunroll
 #if SINGLE_PASS
 #if EARLY_AGGREGATE
-    let withhold0 = params.withhold_period != 0u && tile % params.withhold_period == params.withhold_period - 1u;
-    if (tile != 0u && !withhold0) {
+    if (tile != 0u && !withholds(tile, params.withhold_period)) {
         g_agg_tile = tile;
     }
 #endif

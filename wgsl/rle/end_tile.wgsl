@@ -17,7 +17,7 @@ fn end_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function,
         finish_total(prefix + aggregate);
     }
 #else
-    let withhold = params.withhold_period != 0u && tile % params.withhold_period == params.withhold_period - 1u;
+    let withhold = withholds(tile, params.withhold_period);
     var prefix = 0u;
     var ok = true;
 #if NO_LOOKBACK

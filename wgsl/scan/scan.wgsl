@@ -279,9 +279,10 @@ fn main(@builtin(local_invocation_index) lid: u32,
     var v: array<vec4<Elem>, VPT>;
     load_tile(tile, &v);
 #if SINGLE_PASS
+    let seg_first = tile - tile % params.tiles_per_row;
+    let withhold = withholds(tile, params.withhold_period);
 #if EARLY_AGGREGATE
-    let withhold0 = params.withhold_period != 0u && tile % params.withhold_period == params.withhold_period - 1u;
-    if (tile % params.tiles_per_row != 0u && !withhold0) {
+    if (tile != seg_first && !withhold) {
         g_agg_tile = tile;
     }
 #endif
@@ -301,8 +302,6 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #elif RTS_DOWNSWEEP
     store_tile(tile, &v, combine(from_bits(partials[tile]), wp.before));
 #else
-    let seg_first = tile - tile % params.tiles_per_row;
-    let withhold = params.withhold_period != 0u && tile % params.withhold_period == params.withhold_period - 1u;
     var seed = identity();
     if (params.carry_in != 0u) {
         seed = from_bits(carry[params.chunk - 1u]);
