@@ -23,7 +23,9 @@ subgroups), ``scan_lb_depth`` (predecessors each lane of the subgroup lookback p
 fallback), ``scan_max_steps`` (lookback step budget; 0 sends every lookback to the per-tile walk),
 ``scan_max_self`` (tiles that walk may cover; 0 with ``scan_max_steps=0`` forces the repair),
 ``scan_repair`` (False: never record the repair, to time it), ``scan_max_binding`` (bytes
-per chunk, to test chunking of inputs past the device's largest storage binding).
+per chunk, to test chunking of inputs past the device's largest storage binding), ``scan_vpt`` /
+``scan_wg`` (the tile: vec4 words per invocation, 13, or 16 for segments of 2^25 elements or more;
+invocations per workgroup, 256).
 """
 
 from __future__ import annotations
