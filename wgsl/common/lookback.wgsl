@@ -41,6 +41,20 @@ var<private> g_aggregate: Elem;    // the tile's own aggregate, for that
 var<private> g_published: bool;    // set by the lookback (uniform): it published the inclusive value
 #endif
 
+#if EARLY_AGGREGATE
+// The tile whose aggregate the including kernel's workgroup combine publishes the moment it is
+// combined (its successors' lookbacks wait on it): set around the tile's own local scan, NO_TILE
+// otherwise (a fallback reducing a predecessor goes through the same combine).
+const NO_TILE: u32 = 0xffffffffu;
+var<private> g_agg_tile: u32 = NO_TILE;
+
+fn publish_own_aggregate(value: Elem) {
+    if (g_agg_tile != NO_TILE) {
+        publish_state(g_agg_tile, FLAG_AGGREGATE, value);
+    }
+}
+#endif
+
 // The test switch: tile t withholds its state when t % period == period - 1 (period 0: none).
 fn withholds(tile: u32, period: u32) -> bool {
     return period != 0u && tile % period == period - 1u;

@@ -80,11 +80,6 @@ const TILE_V: u32 = WG * VPT;
 #endif
 #if SINGLE_PASS
 #include "common/lookback.wgsl"
-#if EARLY_AGGREGATE
-// the tile whose aggregate workgroup_prefix publishes the moment it is combined (none while a
-// fallback reduces a predecessor)
-var<private> g_agg_tile: u32 = 0xffffffffu;
-#endif
 #endif
 
 var<workgroup> wg_scan: array<u32, WG>;
@@ -158,9 +153,7 @@ fn workgroup_prefix(run: u32) -> vec2<u32> {
         wg_aggregate = acc;
 #if SINGLE_PASS
 #if EARLY_AGGREGATE
-        if (g_agg_tile != 0xffffffffu) {
-            publish_state(g_agg_tile, FLAG_AGGREGATE, acc);
-        }
+        publish_own_aggregate(acc);
 #endif
 #endif
     }
@@ -183,9 +176,7 @@ fn workgroup_prefix(run: u32) -> vec2<u32> {
         wg_aggregate = wg_scan[WG - 1u];
 #if SINGLE_PASS
 #if EARLY_AGGREGATE
-        if (g_agg_tile != 0xffffffffu) {
-            publish_state(g_agg_tile, FLAG_AGGREGATE, wg_scan[WG - 1u]);
-        }
+        publish_own_aggregate(wg_scan[WG - 1u]);
 #endif
 #endif
     }
@@ -454,7 +445,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
     let wp = workgroup_prefix(partial_counts(&f, &pre));
 #if SINGLE_PASS
 #if EARLY_AGGREGATE
-    g_agg_tile = 0xffffffffu;
+    g_agg_tile = NO_TILE;
 #endif
 #endif
     let aggregate = wp.y;

@@ -48,11 +48,6 @@ struct Params {
 #endif
 #if SINGLE_PASS
 #include "common/lookback.wgsl"
-#if EARLY_AGGREGATE
-// EARLY_AGGREGATE: the tile whose aggregate workgroup_prefix publishes the moment it is combined
-// (its successors' lookbacks wait on it); none while a fallback reduces a predecessor
-var<private> g_agg_tile: u32 = 0xffffffffu;
-#endif
 #endif
 
 var<workgroup> wg_scan: array<Elem, WG>;
@@ -113,9 +108,7 @@ fn workgroup_prefix(run: Elem) -> WorkgroupPrefix {
         wg_aggregate = acc;
 #if SINGLE_PASS
 #if EARLY_AGGREGATE
-        if (g_agg_tile != 0xffffffffu) {  // the tile's own scan (not a fallback's): publish at once
-            publish_state(g_agg_tile, FLAG_AGGREGATE, acc);
-        }
+        publish_own_aggregate(acc);
 #endif
 #endif
     }
@@ -140,8 +133,8 @@ fn workgroup_prefix(run: Elem) -> WorkgroupPrefix {
     }
 #if SINGLE_PASS
 #if EARLY_AGGREGATE
-    if (g_lid == WG - 1u && g_agg_tile != 0xffffffffu) {
-        publish_state(g_agg_tile, FLAG_AGGREGATE, wg_scan[WG - 1u]);
+    if (g_lid == WG - 1u) {
+        publish_own_aggregate(wg_scan[WG - 1u]);
     }
 #endif
 #endif
@@ -290,7 +283,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
     let wp = local_scan(&v);
 #if SINGLE_PASS
 #if EARLY_AGGREGATE
-    g_agg_tile = 0xffffffffu;
+    g_agg_tile = NO_TILE;
 #endif
 #endif
     let aggregate = wp.aggregate;
