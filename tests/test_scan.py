@@ -71,13 +71,13 @@ PATHS = ["subgroups", "wgmem", "subgroups-deep"]
 
 def path_options(path):
     """subgroups-deep: the subgroup lookback polling three predecessors per lane and step, the
-    inclusive value published after its broadcast, the aggregate after the workgroup combine (none
-    of them the default)."""
+    inclusive value published after its broadcast, the aggregate after the workgroup combine, whole
+    tiles loaded with a partial tile's clamps and masks (none of them the default)."""
     if path.startswith("subgroups") and not pp.device().has_subgroups:
         pytest.skip("adapter has no subgroup feature")
     deep = path == "subgroups-deep"
     return {"scan_subgroups": path != "wgmem", "scan_lb_depth": 3 if deep else 1, "scan_early_publish": not deep,
-            "scan_early_aggregate": not deep}
+            "scan_early_aggregate": not deep, "scan_full_tile_loads": not deep}
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -285,7 +285,8 @@ _THREAD_SCRIPT = textwrap.dedent("""
     rng = np.random.default_rng()
     dev = pp.device()
     for opts in ({}, {"scan_subgroups": False}, {"scan_sg_lookback": False}, {"scan_withhold_period": 2},
-                 {"scan_withhold_period": 1}, {"scan_early_publish": False, "scan_early_aggregate": False}):
+                 {"scan_withhold_period": 1},
+                 {"scan_early_publish": False, "scan_early_aggregate": False, "scan_full_tile_loads": False}):
         dev.options.clear(); dev.options.update(opts)
         for n in (4096 * 50 + 7, 1 << 20):
             for _ in range(3):
