@@ -36,7 +36,8 @@ def main(log2n: int, rounds: int, variants: list[dict]) -> None:
         with dev.using(**v, scan_stats_buffer=stats.buffer):
             pp.scan(inputs[1], out=out)
             ok = None if v.get("scan_no_lookback_timing_only") else bool(np.array_equal(out.numpy(), ref))
-            print(f"{json.dumps(v)}: ok={ok} fallbacks={int(stats.numpy()[2])}", flush=True)
+            st = stats.numpy()
+            print(f"{json.dumps(v)}: ok={ok} fallbacks={int(st[2])} word3={int(st[3])}", flush=True)
     rates: dict[int, list[float]] = {i: [] for i in range(len(variants))}
     copy = []
     for _ in range(rounds):

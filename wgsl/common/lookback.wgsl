@@ -161,6 +161,11 @@ fn sg_lookback_step(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32)
             break;
         }
         st = poll_state(t);
+#if LB_STATS_SPINS
+        if (lane == 0u) {
+            atomicAdd(&tile_state[3], 1u);  // diagnostics only: polls past a step's first
+        }
+#endif
     }
     return sg_group(st, valid, valid && t == seg_first, seed, lane, size);
 }
@@ -230,6 +235,9 @@ fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps
 #endif
             if (lid == 0u) {
                 lb_step = r;
+#if LB_STATS_STEPS
+                atomicAdd(&tile_state[3], 1u);  // diagnostics only: lookback steps taken
+#endif
 #if EARLY_PUBLISH
                 // the tile's inclusive value goes out as soon as lane 0 knows it, not after the
                 // broadcast's barriers: successors' lookbacks wait on it
