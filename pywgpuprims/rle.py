@@ -121,13 +121,18 @@ TILE = WG * VPT * 4  # elements per tile of the fused pass for 32-bit values (ui
 # lookback publishes early (rle_early_publish): 379 / 174. Staging past 16 KiB falls off a cliff.
 # The aggregate published from inside the workgroup combine (rle_early_aggregate): 379.7 -> 387.8 /
 # 173.7 -> 174.9, compact 303.0 -> 306.1.
+# Session 16: whole tiles loaded and flagged without the clamps and masks of a partial one
+# (rle_full_tile_loads): 387.2 -> 397.6 / 174.8 -> 180.6, compact 304.2 -> 305.4.
+FULL_TILE_LOADS = True
 COMPACT_VPT = 8
 COMPACT_STORE = "direct"
 COMPACT_STAGE = 4096
 ENCODE_VPT = 13
 # Predecessors per lane in each lookback step (scan.LB_DEPTH), H100 2^28: rle_encode runs~16 350 at
-# 2 vs 336 at 1; compact half kept 282 at 2 vs 299 at 1, so compaction keeps 1.
-RLE_LB_DEPTH = 2
+# 2 vs 336 at 1; compact half kept 282 at 2 vs 299 at 1, so compaction keeps 1. Session 16, with
+# whole-tile loads: encoding too is faster at 1 (runs 397.7 -> 403.9, random 180.7 -> 180.9; at
+# 2 compact 305.3 -> 291.9).
+RLE_LB_DEPTH = 1
 ENCODE_STORE = "vec4"
 RLE_STAGE = 2048
 
@@ -349,6 +354,7 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         per_item = (4 if store == "direct" else 8) if rle_kernel else 4
         base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=vec4,
                     EARLY_AGGREGATE=bool(_opt(dev, "rle_early_aggregate", True)),
+                    FULL_TILE_LOADS=bool(_opt(dev, "rle_full_tile_loads", FULL_TILE_LOADS)),
                     STAGED=rle_kernel or store != "direct",
                     STAGE=_compact_stage(dev, vpt, per_item, RLE_STAGE if rle_kernel else COMPACT_STAGE),
                     STAGE_SKIP=str(bool(_opt(dev, "rle_stage_skip", True))).lower())

@@ -99,6 +99,35 @@ fn load_x(gv: u32) -> vec4<u32> {
     return x[min(gv, max(params.n_vec4, 1u) - 1u)];
 }
 
+#if FULL_TILE_LOADS
+// The flags of a vec4 of a whole tile (every element below n): no clamps, no masks. Same bits as
+// slot_flags.
+fn whole_flags(gv: u32, v: vec4<u32>) -> u32 {
+#if RLE
+#if PREV_SHUFFLE
+    let bw = x[max(gv - g_lane, 1u) - 1u].w;
+    let up = subgroupShuffleUp(v.w, 1u);
+    let pw = select(select(bw, ~v.x, gv == 0u), up, g_lane > 0u);
+#else
+    let pw = select(x[max(gv, 1u) - 1u].w, ~v.x, gv == 0u);
+#endif
+    let d = v ^ vec4<u32>(pw, v.x, v.y, v.z);
+    return select(0u, 1u, d.x != 0u) | select(0u, 2u, d.y != 0u) | select(0u, 4u, d.z != 0u)
+        | select(0u, 8u, d.w != 0u);
+#else
+#if MASK_U8
+    let w = mask[gv];
+    return select(0u, 1u, (w & 0xffu) != 0u) | select(0u, 2u, (w & 0xff00u) != 0u)
+        | select(0u, 4u, (w & 0xff0000u) != 0u) | select(0u, 8u, (w & 0xff000000u) != 0u);
+#else
+    let b = gv * 4u;
+    return select(0u, 1u, mask[b] != 0u) | select(0u, 2u, mask[b + 1u] != 0u)
+        | select(0u, 4u, mask[b + 2u] != 0u) | select(0u, 8u, mask[b + 3u] != 0u);
+#endif
+#endif
+}
+#endif
+
 // Item flags of vec4 `gv` holding `v` (bit j: element 4 gv + j is kept / starts a run), elements
 // past n cleared. Indices are clamped (branch-free: subgroup operations follow).
 fn slot_flags(gv: u32, v: vec4<u32>) -> u32 {
@@ -428,13 +457,36 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #endunroll
 #endif
 #else
+#if FULL_TILE_LOADS
+    if (t0 + TILE_V <= params.n / 4u) {  // uniform: a whole tile, no clamps or masks
+#unroll I VPT
+        v[{{I}}] = x[t0 + vec_slot({{I}}u)];
+#endunroll
+#unroll I VPT
+        f[{{I}}] = whole_flags(t0 + vec_slot({{I}}u), v[{{I}}]);
+#endunroll
+    } else {
+#unroll I VPT
+        v[{{I}}] = load_x(t0 + vec_slot({{I}}u));
+#endunroll
+#unroll I VPT
+        f[{{I}}] = slot_flags(t0 + vec_slot({{I}}u), v[{{I}}]);
+#endunroll
+    }
+#else
 #unroll I VPT
     v[{{I}}] = load_x(t0 + vec_slot({{I}}u));
 #endunroll
-#endif
 #unroll I VPT
     f[{{I}}] = slot_flags(t0 + vec_slot({{I}}u), v[{{I}}]);
 #endunroll
+#endif
+#endif
+#if RTS_REDUCE
+#unroll I VPT
+    f[{{I}}] = slot_flags(t0 + vec_slot({{I}}u), v[{{I}}]);
+#endunroll
+#endif
 #if SINGLE_PASS
 #if EARLY_AGGREGATE
     if (tile != 0u && !withholds(tile, params.withhold_period)) {
