@@ -72,10 +72,11 @@ of compact.wgsl tests every element, not only the vec4 words with items in it), 
 ``rle_decode_vpt``, ``rle_decode_add``, ``rle_decode_cap``, ``rle_method`` (the default method),
 ``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket, gave-up,
 fallbacks, finished), ``rle_lb_depth`` / ``rle_compact_lb_depth`` (predecessors polled per lane in
-a lookback step of encoding / compaction, 2 / 1), ``rle_early_publish`` (the lookback publishes the
+a lookback step of encoding / compaction, 1 / 1), ``rle_early_publish`` (the lookback publishes the
 tile's inclusive count before its broadcast: default on for encoding, off for compaction, where it
 measured 1% slower), ``rle_early_aggregate`` (False: compact.wgsl publishes a tile's aggregate after
-the workgroup combine, not from inside it),
+the workgroup combine, not from inside it), ``rle_full_tile_loads`` (False: whole tiles too are
+loaded and flagged with a partial tile's clamps and masks),
 ``rle_wg`` (invocations per workgroup of the kernels, 256: 512 and 128 ran slower on an H100),
 ``rle_no_lookback`` (timing only, wrong results: the single pass without its
 lookback).
@@ -354,7 +355,7 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         per_item = (4 if store == "direct" else 8) if rle_kernel else 4
         base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=vec4,
                     EARLY_AGGREGATE=bool(_opt(dev, "rle_early_aggregate", True)),
-                    FULL_TILE_LOADS=bool(_opt(dev, "rle_full_tile_loads", FULL_TILE_LOADS)),
+                    FULL_TILE_LOADS=str(bool(_opt(dev, "rle_full_tile_loads", FULL_TILE_LOADS))).lower(),
                     STAGED=rle_kernel or store != "direct",
                     STAGE=_compact_stage(dev, vpt, per_item, RLE_STAGE if rle_kernel else COMPACT_STAGE),
                     STAGE_SKIP=str(bool(_opt(dev, "rle_stage_skip", True))).lower())

@@ -19,6 +19,9 @@ path), ``scan_sg_lookback`` (False: the lookback polls through workgroup memory 
 subgroups), ``scan_lb_depth`` (predecessors each lane of the subgroup lookback polls per step, 1),
 ``scan_early_publish`` (False: the inclusive value is published after the lookback's broadcast),
 ``scan_early_aggregate`` (False: the aggregate is published after the workgroup combine),
+``scan_full_tile_loads`` (False: whole tiles too are loaded with a partial tile's clamps and masks),
+``scan_spin_limit`` (polls of a silent predecessor before the fallback, 16), ``scan_lb_stats``
+(diagnostics: "steps" or "spins" makes state word 3 count lookback steps or extra polls),
 ``scan_withhold_period`` (every k-th tile withholds its state so successors must take the
 fallback), ``scan_max_steps`` (lookback step budget; 0 sends every lookback to the per-tile walk),
 ``scan_max_self`` (tiles that walk may cover; 0 with ``scan_max_steps=0`` forces the repair),

@@ -99,7 +99,9 @@ fn load_x(gv: u32) -> vec4<u32> {
     return x[min(gv, max(params.n_vec4, 1u) - 1u)];
 }
 
-#if FULL_TILE_LOADS
+// FULL_TILE_LOADS: whole tiles take whole_flags, without clamps or masks
+const FULL_TILE_LOADS: bool = {{FULL_TILE_LOADS}};
+
 // The flags of a vec4 of a whole tile (every element below n): no clamps, no masks. Same bits as
 // slot_flags.
 fn whole_flags(gv: u32, v: vec4<u32>) -> u32 {
@@ -126,7 +128,6 @@ fn whole_flags(gv: u32, v: vec4<u32>) -> u32 {
 #endif
 #endif
 }
-#endif
 
 // Item flags of vec4 `gv` holding `v` (bit j: element 4 gv + j is kept / starts a run), elements
 // past n cleared. Indices are clamped (branch-free: subgroup operations follow).
@@ -457,8 +458,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #endunroll
 #endif
 #else
-#if FULL_TILE_LOADS
-    if (t0 + TILE_V <= params.n / 4u) {  // uniform: a whole tile, no clamps or masks
+    if (FULL_TILE_LOADS && t0 + TILE_V <= params.n / 4u) {  // uniform: a whole tile, no clamps or masks
 #unroll I VPT
         v[{{I}}] = x[t0 + vec_slot({{I}}u)];
 #endunroll
@@ -473,14 +473,6 @@ fn main(@builtin(local_invocation_index) lid: u32,
         f[{{I}}] = slot_flags(t0 + vec_slot({{I}}u), v[{{I}}]);
 #endunroll
     }
-#else
-#unroll I VPT
-    v[{{I}}] = load_x(t0 + vec_slot({{I}}u));
-#endunroll
-#unroll I VPT
-    f[{{I}}] = slot_flags(t0 + vec_slot({{I}}u), v[{{I}}]);
-#endunroll
-#endif
 #endif
 #if RTS_REDUCE
 #unroll I VPT
