@@ -99,69 +99,49 @@ fn load_x(gv: u32) -> vec4<u32> {
     return x[min(gv, max(params.n_vec4, 1u) - 1u)];
 }
 
-// FULL_TILE_LOADS: whole tiles take whole_flags, without clamps or masks
+// FULL_TILE_LOADS: whole tiles take their loads and flags without clamps or masks
 const FULL_TILE_LOADS: bool = {{FULL_TILE_LOADS}};
 
-// The flags of a vec4 of a whole tile (every element below n): no clamps, no masks. Same bits as
-// slot_flags.
-fn whole_flags(gv: u32, v: vec4<u32>) -> u32 {
-#if RLE
-#if PREV_SHUFFLE
-    let bw = x[max(gv - g_lane, 1u) - 1u].w;
-    let up = subgroupShuffleUp(v.w, 1u);
-    let pw = select(select(bw, ~v.x, gv == 0u), up, g_lane > 0u);
-#else
-    let pw = select(x[max(gv, 1u) - 1u].w, ~v.x, gv == 0u);
-#endif
-    let d = v ^ vec4<u32>(pw, v.x, v.y, v.z);
+// Bit j set where component j is nonzero.
+fn nonzero_bits(d: vec4<u32>) -> u32 {
     return select(0u, 1u, d.x != 0u) | select(0u, 2u, d.y != 0u) | select(0u, 4u, d.z != 0u)
         | select(0u, 8u, d.w != 0u);
-#else
-#if MASK_U8
-    let w = mask[gv];
-    return select(0u, 1u, (w & 0xffu) != 0u) | select(0u, 2u, (w & 0xff00u) != 0u)
-        | select(0u, 4u, (w & 0xff0000u) != 0u) | select(0u, 8u, (w & 0xff000000u) != 0u);
-#else
-    let b = gv * 4u;
-    return select(0u, 1u, mask[b] != 0u) | select(0u, 2u, mask[b + 1u] != 0u)
-        | select(0u, 4u, mask[b + 2u] != 0u) | select(0u, 8u, mask[b + 3u] != 0u);
-#endif
-#endif
 }
 
-// Item flags of vec4 `gv` holding `v` (bit j: element 4 gv + j is kept / starts a run), elements
-// past n cleared. Indices are clamped (branch-free: subgroup operations follow).
-fn slot_flags(gv: u32, v: vec4<u32>) -> u32 {
+// Item flags of vec4 `gv` holding `v` (bit j: element 4 gv + j is kept / starts a run). With
+// `clamp` (a partial tile) the indices read are clamped (branch-free: subgroup operations follow)
+// and elements past n cleared; a whole tile (every element below n) needs neither, and its
+// clamps and masks held registers (callers pass a constant, so each call compiles to one form).
+fn item_flags(gv: u32, v: vec4<u32>, clamp: bool) -> u32 {
 #if RLE
     // the word before this vec4; at the very start one that differs from the first element
-    let last = max(params.n_vec4, 1u) - 1u;
+    let hi = select(0xffffffffu, max(params.n_vec4, 1u) - 1u, clamp);
 #if PREV_SHUFFLE
     // A lane's previous word is the lane before's last one (the slots of one load are
     // consecutive); lane 0's is the word before the span, one broadcast load for the subgroup.
-    let bw = x[max(min(gv - g_lane, last), 1u) - 1u].w;
+    let bw = x[max(min(gv - g_lane, hi), 1u) - 1u].w;
     let up = subgroupShuffleUp(v.w, 1u);
     let pw = select(select(bw, ~v.x, gv == 0u), up, g_lane > 0u);
 #else
-    let pw = select(x[max(min(gv, last), 1u) - 1u].w, ~v.x, gv == 0u);
+    let pw = select(x[max(min(gv, hi), 1u) - 1u].w, ~v.x, gv == 0u);
 #endif
-    let d = v ^ vec4<u32>(pw, v.x, v.y, v.z);
-    var bits = select(0u, 1u, d.x != 0u) | select(0u, 2u, d.y != 0u) | select(0u, 4u, d.z != 0u)
-        | select(0u, 8u, d.w != 0u);
+    let bits = nonzero_bits(v ^ vec4<u32>(pw, v.x, v.y, v.z));
 #else
-    let ml = max(params.n_mask_words, 1u) - 1u;
+    let hi = select(0xffffffffu, max(params.n_mask_words, 1u) - 1u, clamp);
 #if MASK_U8
-    let w = mask[min(gv, ml)];
-    var bits = select(0u, 1u, (w & 0xffu) != 0u) | select(0u, 2u, (w & 0xff00u) != 0u)
-        | select(0u, 4u, (w & 0xff0000u) != 0u) | select(0u, 8u, (w & 0xff000000u) != 0u);
+    let bits = nonzero_bits(vec4<u32>(mask[min(gv, hi)]) & vec4<u32>(0xffu, 0xff00u, 0xff0000u, 0xff000000u));
 #else
-    let b = min(gv * 4u, ml);
-    var bits = select(0u, 1u, mask[b] != 0u) | select(0u, 2u, mask[min(b + 1u, ml)] != 0u)
-        | select(0u, 4u, mask[min(b + 2u, ml)] != 0u) | select(0u, 8u, mask[min(b + 3u, ml)] != 0u);
+    let b = min(gv * 4u, hi);
+    let bits = nonzero_bits(vec4<u32>(mask[b], mask[min(b + 1u, hi)], mask[min(b + 2u, hi)], mask[min(b + 3u, hi)]));
 #endif
 #endif
     let e0 = gv * 4u;
     let valid = select((1u << min(params.n - min(e0, params.n), 4u)) - 1u, 0u, e0 >= params.n);
-    return bits & valid;
+    return select(bits, bits & valid, clamp);
+}
+
+fn slot_flags(gv: u32, v: vec4<u32>) -> u32 {
+    return item_flags(gv, v, true);
 }
 
 // Combines the invocations' (subgroups') partial counts across the workgroup: (before, total).
@@ -463,7 +443,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
         v[{{I}}] = x[t0 + vec_slot({{I}}u)];
 #endunroll
 #unroll I VPT
-        f[{{I}}] = whole_flags(t0 + vec_slot({{I}}u), v[{{I}}]);
+        f[{{I}}] = item_flags(t0 + vec_slot({{I}}u), v[{{I}}], false);
 #endunroll
     } else {
 #unroll I VPT
