@@ -115,6 +115,23 @@ def test_scan_gpuarray_chain_and_out(rng):
     check(host_out, x, "add", False)
 
 
+def test_lookback_diagnostic_counters(rng):
+    """scan_lb_stats counts the subgroup lookback's steps (every tile but the first takes one) and
+    its extra polls (a withheld predecessor is polled SPIN_LIMIT times before its fallback)."""
+    if not pp.device().has_subgroups:
+        pytest.skip("adapter has no subgroup feature")
+    stats = pp.GpuArray.empty((64,), np.uint32)
+    n = 40 * TILE + 17
+    x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    with options(scan_lb_stats="steps", scan_stats_buffer=stats.buffer):
+        check(pp.scan(x), x, "add", False)
+        assert stats.numpy()[3] >= 40
+    with options(scan_lb_stats="spins", scan_withhold_period=2, scan_spin_limit=4, scan_stats_buffer=stats.buffer):
+        check(pp.scan(x), x, "add", False)
+        s = stats.numpy()
+        assert s[2] > 0 and s[3] >= 3 * s[2], (s[2], s[3])
+
+
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("period", [1, 2, 3])
 def test_forced_fallback(period, path, rng, dev):
