@@ -388,12 +388,15 @@ def test_onepass_many_small_partitions(parts, rng):
 def test_onepass_forced_fallback(period, rng):
     """Every period-th partition publishes nothing (no summary, size or parent link): its
     successors must reduce it from its input and walk past it."""
-    fallbacks = 0
-    for name, x in onepass_inputs(rng, 150_000).items():
+    n = 150_000
+    parts = -(-n // P)  # partitions of 512 at stack_wg=32
+    # every silent partition with a successor is reduced by that successor at least once (fallbacks
+    # also happen without the switch, when a predecessor is merely late: hence a floor, not a count)
+    silent = sum(1 for q in range(parts - 1) if q % period == period - 1)
+    for name, x in onepass_inputs(rng, n).items():
         st = check_onepass(x, stack_wg=32, stack_withhold_period=period)
         assert st[1] == 0, name
-        fallbacks += int(st[2])
-    assert fallbacks > 0
+        assert st[2] >= silent, f"{name}: {st[2]} fallbacks for {silent} silent partitions"
 
 
 @pytest.mark.parametrize("budget", [{"stack_max_hops": 0}, {"stack_max_steps": 0}, {"stack_chain_cap": 1}])
