@@ -55,10 +55,7 @@ fn publish_own_aggregate(value: Elem) {
 }
 #endif
 
-// The test switch: tile t withholds its state when t % period == period - 1 (period 0: none).
-fn withholds(tile: u32, period: u32) -> bool {
-    return period != 0u && tile % period == period - 1u;
-}
+#include "common/withhold.wgsl"
 
 fn publish_state(tile: u32, flag: u32, value: Elem) {
     let bits = to_bits(value);

@@ -73,6 +73,7 @@ const LOCAL_MASK: u32 = (1u << LOCAL_BITS) - 1u;
 @group(0) @binding(8) var<storage, read_write> state: array<atomic<u32>>;
 @group(0) @binding(9) var<storage, read_write> info: array<atomic<u32>>;
 @group(0) @binding(10) var<storage, read_write> repair_args: array<u32>;
+#include "common/withhold.wgsl"
 #endif
 #if LEAF
 @group(0) @binding(1) var<storage, read> input: array<vec4<u32>>;
@@ -1093,7 +1094,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
     workgroupBarrier();  // write_list's scans and bic_exclusive share sh_a / sh_b
     let pre = bic_exclusive(lid, inv_summary(m));
     let agg = workgroupUniformLoad(&op_total);
-    let silent = params.withhold_period != 0u && p % params.withhold_period == params.withhold_period - 1u;
+    let silent = withholds(p, params.withhold_period);
     if (lid == 0u && !silent) {
         publish_agg(p, agg);
     }
