@@ -140,10 +140,6 @@ fn item_flags(gv: u32, v: vec4<u32>, clamp: bool) -> u32 {
     return select(bits, bits & valid, clamp);
 }
 
-fn slot_flags(gv: u32, v: vec4<u32>) -> u32 {
-    return item_flags(gv, v, true);
-}
-
 // Combines the invocations' (subgroups') partial counts across the workgroup: (before, total).
 // Called by the whole workgroup; ends with a barrier, so wg_scan may be rewritten afterwards.
 fn workgroup_prefix(run: u32) -> vec2<u32> {
@@ -225,9 +221,9 @@ fn tile_run(tile: u32) -> u32 {
     {
         let gv = t0 + vec_slot({{I}}u);
 #if RLE
-        f[{{I}}] = slot_flags(gv, load_x(gv));
+        f[{{I}}] = item_flags(gv, load_x(gv), true);
 #else
-        f[{{I}}] = slot_flags(gv, vec4<u32>());
+        f[{{I}}] = item_flags(gv, vec4<u32>(), true);
 #endif
     }
 #endunroll
@@ -450,13 +446,13 @@ fn main(@builtin(local_invocation_index) lid: u32,
         v[{{I}}] = load_x(t0 + vec_slot({{I}}u));
 #endunroll
 #unroll I VPT
-        f[{{I}}] = slot_flags(t0 + vec_slot({{I}}u), v[{{I}}]);
+        f[{{I}}] = item_flags(t0 + vec_slot({{I}}u), v[{{I}}], true);
 #endunroll
     }
 #endif
 #if RTS_REDUCE
 #unroll I VPT
-    f[{{I}}] = slot_flags(t0 + vec_slot({{I}}u), v[{{I}}]);
+    f[{{I}}] = item_flags(t0 + vec_slot({{I}}u), v[{{I}}], true);
 #endunroll
 #endif
 #if SINGLE_PASS
