@@ -190,3 +190,33 @@ def copy_pass(dev: Device, src, dst, n_vec4: int, copy: bool = True, wg: int = 2
         b.dispatch(k, groups, params={"n_vec4": n_vec4, "n_groups": groups}, src=src, **(
             {"dst": dst} if copy else {"partials": dst}))
     b.submit()
+
+
+def rle_traffic_pass(dev: Device, src, ends, values, counts, n_vec4: int, *, vpt: int = 13, vec4: bool = True,
+                     round_words: int = 2048, stream: bool = False) -> None:
+    """Record and submit ``bench/rle_traffic.wgsl``: the memory traffic of run-length encoding
+    alone (a ceiling for ``rle_encode``, not a primitive).
+
+    Tiles of 1024 * ``vpt`` elements of ``src`` are read; tile t writes words ``ends[t - 1] ..
+    ends[t] - 1`` of ``values`` and ``counts`` (aligned vec4 stores inside the range with ``vec4``,
+    in rounds of ``round_words`` separated by workgroup barriers unless it is 0), or with
+    ``stream`` every tile of 10240 elements writes 9216 words of each at its own aligned place
+    (``ends`` bound but unused; ``vec4`` False then means single-word stores).
+    """
+    wg = 256
+    if stream:
+        tiles = n_vec4 // (wg * 10)
+        k = dev.kernel("bench/rle_traffic.wgsl", defines={"WG": wg, "VECS_PER_THREAD": vpt, "STREAM": True,
+                                                            "WORD_STORES": not vec4})
+        outs = {"values4": values, "counts4": counts} if vec4 else {"values": values, "counts": counts}
+    else:
+        tiles = ends.size
+        k = dev.kernel("bench/rle_traffic.wgsl", defines={"WG": wg, "VECS_PER_THREAD": vpt, "VEC4_STORES": vec4,
+                                                            "ROUNDS": round_words > 0, "ROUND": round_words})
+        outs = {"values": values, "counts": counts}
+        if vec4:
+            outs.update(values4=values, counts4=counts)
+    b = dev.batch()
+    b.dispatch(k, tiles, params={"n_vec4": n_vec4, "n_tiles": tiles}, src=src, ends=ends, **outs)
+    b.submit()
+

@@ -6,10 +6,11 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import poisoned, run_with_lavapipe_threads
+from conftest import POISON_U32, poisoned, run_with_lavapipe_threads
 
 import pywgpuprims as pp
 from pywgpuprims import rle
+from pywgpuprims._bench import rle_traffic_pass
 
 DTYPES = ["uint8", "uint32", "int32", "float32"]
 METHODS = ["fused", "parle"]
@@ -430,6 +431,34 @@ _THREAD_SCRIPT = textwrap.dedent("""
                 assert (np.repeat(v8, c8) == b).all(), (opts, n)
     print("ok")
 """)
+
+
+@pytest.mark.parametrize("vec4,round_words", [(False, 0), (True, 0), (True, 64)])
+def test_traffic_ceiling_kernel_writes_the_encoders_ranges(vec4, round_words, rng):
+    # The benchmark's ceiling for rle_encode (bench/rle_traffic.wgsl) must move exactly the
+    # encoder's bytes: every word of each tile's range, nothing past the last.
+    n = 1024 * 7 + 300  # partial last tile at one vec4 per invocation
+    x = rng.integers(0, 3, n).astype(np.int32)
+    starts = np.concatenate([[True], x[1:] != x[:-1]])
+    ends = np.cumsum(np.add.reduceat(starts.astype(np.int64), np.arange(0, n, 1024))).astype(np.uint32)
+    vals, cnts = poisoned((n,), np.uint32), poisoned((n,), np.uint32)
+    rle_traffic_pass(pp.device(), pp.asarray(x), pp.asarray(ends), vals, cnts, n // 4, vpt=1, vec4=vec4,
+                     round_words=round_words)
+    tile_start = np.repeat(np.concatenate([[0], ends[:-1]]), np.diff(np.concatenate([[0], ends])))
+    got = cnts.numpy()
+    np.testing.assert_array_equal(got[: ends[-1]], np.arange(ends[-1]) - tile_start)
+    assert (got[ends[-1]:] == POISON_U32).all()
+
+
+@pytest.mark.parametrize("vec4", [False, True])
+def test_traffic_ceiling_stream_writes_nine_tenths(vec4, rng):
+    n = 10240 * 3
+    x = pp.asarray(rng.integers(0, 2**31, n).astype(np.int32))
+    vals, cnts = poisoned((n,), np.uint32), poisoned((n,), np.uint32)
+    rle_traffic_pass(pp.device(), x, pp.asarray(np.zeros(1, np.uint32)), vals, cnts, n // 4, vec4=vec4,
+                     stream=True)
+    for out in (vals.numpy(), cnts.numpy()):
+        assert (out[: n * 9 // 10] != POISON_U32).all() and (out[n * 9 // 10:] == POISON_U32).all()
 
 
 @pytest.mark.parametrize("threads", ["1", "2", "8"])

@@ -1,0 +1,149 @@
+// The memory traffic of run-length encoding and nothing else: a ceiling, not a primitive.
+// Each workgroup reads its tile of the input (as the encoder does: VPT vec4 per invocation,
+// strided by the workgroup) and writes its given output range [ends[t - 1], ends[t]) of values
+// and run lengths with consecutive word stores. There are no flags, no scan, no staging and no
+// lookback: the ranges come precomputed from the host. What it writes is junk derived from the
+// loads, so that the compiler keeps them.
+//
+// With STREAM, the same bytes as a plain stream instead: every tile reads its 10 * WG vec4 and
+// writes 9 * WG vec4 of values and of run lengths at its own aligned place (0.9 runs per element,
+// as for random values 0..9), all stores as wide and as aligned as they can be. WORD_STORES splits
+// those stores into single words, as an encoder's unaligned ranges need.
+//
+// Without STREAM: VEC4_STORES writes the aligned vec4 words inside a tile's range whole (single
+// words at its two ends), as rle/compact.wgsl does; ROUNDS splits a tile's range into rounds of
+// ROUND words with two workgroup barriers each, the shape of the encoder's staged rounds.
+
+struct Params {
+    n_vec4: u32,   // vec4<u32> words of input
+    n_tiles: u32,  // workgroups asked for
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> src: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> ends: array<u32>;  // inclusive end of each tile's range
+#if STREAM
+#if !WORD_STORES
+@group(0) @binding(3) var<storage, read_write> values4: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read_write> counts4: array<vec4<u32>>;
+#else
+@group(0) @binding(3) var<storage, read_write> values: array<u32>;
+@group(0) @binding(4) var<storage, read_write> counts: array<u32>;
+#if VEC4_STORES
+@group(0) @binding(5) var<storage, read_write> values4: array<vec4<u32>>;
+@group(0) @binding(6) var<storage, read_write> counts4: array<vec4<u32>>;
+#endif
+#endif
+#else
+@group(0) @binding(3) var<storage, read_write> values: array<u32>;
+@group(0) @binding(4) var<storage, read_write> counts: array<u32>;
+#if VEC4_STORES
+@group(0) @binding(5) var<storage, read_write> values4: array<vec4<u32>>;
+@group(0) @binding(6) var<storage, read_write> counts4: array<vec4<u32>>;
+#endif
+#endif
+
+const WG: u32 = {{WG}}u;
+const VPT: u32 = {{VECS_PER_THREAD}}u;
+var<private> g_lid: u32;
+
+#if STREAM
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let tile = wid.x + wid.y * nwg.x;
+    if (tile >= params.n_tiles) {
+        return;
+    }
+    let base = tile * WG * 10u + lid;
+    var v: array<vec4<u32>, 10>;
+#unroll K 10
+    v[{{K}}] = src[base + {{K}}u * WG];
+#endunroll
+    var acc = vec4<u32>(0u);
+#unroll K 10
+    acc ^= v[{{K}}];
+#endunroll
+    let out = tile * WG * 9u + lid;
+#unroll K 9
+    store4(out + {{K}}u * WG, acc ^ v[{{K}}], v[{{K}}]);
+#endunroll
+}
+
+fn store4(at: u32, a: vec4<u32>, b: vec4<u32>) {
+#if WORD_STORES
+    for (var c = 0u; c < 4u; c++) {
+        values[4u * at + c] = a[c];
+        counts[4u * at + c] = b[c];
+    }
+#else
+    values4[at] = a;
+    counts4[at] = b;
+#endif
+}
+#else
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+    let tile = wid.x + wid.y * nwg.x;
+    g_lid = lid;
+    if (tile >= params.n_tiles) {
+        return;
+    }
+    let base = tile * WG * VPT + lid;
+    let last = params.n_vec4 - 1u;
+    var v: array<vec4<u32>, VPT>;
+#unroll K VECS_PER_THREAD
+    v[{{K}}] = src[min(base + {{K}}u * WG, last)];
+#endunroll
+    var acc = vec4<u32>(0u);
+#unroll K VECS_PER_THREAD
+    acc ^= v[{{K}}];
+#endunroll
+    let junk = acc.x ^ acc.y ^ acc.z ^ acc.w;
+    var start = 0u;
+    if (tile > 0u) {
+        start = ends[tile - 1u];
+    }
+    let stop = ends[tile];
+#if ROUNDS
+    for (var lo = start; lo < stop; lo += ROUND) {
+        workgroupBarrier();
+        store_range(lo, min(lo + ROUND, stop), start, junk);
+        workgroupBarrier();
+    }
+#else
+    store_range(start, stop, start, junk);
+#endif
+}
+
+#if ROUNDS
+const ROUND: u32 = {{ROUND}}u;
+#endif
+
+fn store_range(lo: u32, hi: u32, start: u32, junk: u32) {
+    let lid = g_lid;
+#if VEC4_STORES
+    for (var q = lo / 4u + lid; q < (hi + 3u) / 4u; q += WG) {
+        let w = 4u * q;
+        if (w >= lo && w + 4u <= hi) {
+            values4[q] = vec4<u32>(junk) ^ vec4<u32>(w, w + 1u, w + 2u, w + 3u);
+            counts4[q] = vec4<u32>(w, w + 1u, w + 2u, w + 3u) - vec4<u32>(start);
+        } else {
+            for (var c = 0u; c < 4u; c++) {
+                let k = w + c;
+                if (k >= lo && k < hi) {
+                    values[k] = junk ^ k;
+                    counts[k] = k - start;
+                }
+            }
+        }
+    }
+#else
+    for (var j = lo + lid; j < hi; j += WG) {
+        values[j] = junk ^ j;
+        counts[j] = j - start;
+    }
+#endif
+}
+#endif
