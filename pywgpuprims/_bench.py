@@ -204,18 +204,17 @@ def rle_traffic_pass(dev: Device, src, ends, values, counts, n_vec4: int, *, vpt
     (``ends`` bound but unused; ``vec4`` False then means single-word stores).
     """
     wg = 256
+    defines = {"WG": wg, "VECS_PER_THREAD": vpt, "VEC4_STORES": vec4}
     if stream:
         tiles = n_vec4 // (wg * 10)
-        k = dev.kernel("bench/rle_traffic.wgsl", defines={"WG": wg, "VECS_PER_THREAD": vpt, "STREAM": True,
-                                                            "WORD_STORES": not vec4})
-        outs = {"values4": values, "counts4": counts} if vec4 else {"values": values, "counts": counts}
+        defines["STREAM"] = True
     else:
         tiles = ends.size
-        k = dev.kernel("bench/rle_traffic.wgsl", defines={"WG": wg, "VECS_PER_THREAD": vpt, "VEC4_STORES": vec4,
-                                                            "ROUNDS": round_words > 0, "ROUND": round_words})
-        outs = {"values": values, "counts": counts}
-        if vec4:
-            outs.update(values4=values, counts4=counts)
+        defines.update(ROUNDS=round_words > 0, ROUND=round_words)
+    k = dev.kernel("bench/rle_traffic.wgsl", defines=defines)
+    outs = {"values": values, "counts": counts}
+    if vec4:
+        outs.update(values4=values, counts4=counts)
     b = dev.batch()
     b.dispatch(k, tiles, params={"n_vec4": n_vec4, "n_tiles": tiles}, src=src, ends=ends, **outs)
     b.submit()

@@ -1,14 +1,14 @@
 // The memory traffic of run-length encoding and nothing else: a ceiling, not a primitive.
 // Each workgroup reads its tile of the input (as the encoder does: VPT vec4 per invocation,
 // strided by the workgroup) and writes its given output range [ends[t - 1], ends[t]) of values
-// and run lengths with consecutive word stores. There are no flags, no scan, no staging and no
+// and run lengths with consecutive stores. There are no flags, no scan, no staging and no
 // lookback: the ranges come precomputed from the host. What it writes is junk derived from the
 // loads, so that the compiler keeps them.
 //
 // With STREAM, the same bytes as a plain stream instead: every tile reads its 10 * WG vec4 and
 // writes 9 * WG vec4 of values and of run lengths at its own aligned place (0.9 runs per element,
-// as for random values 0..9), all stores as wide and as aligned as they can be. WORD_STORES splits
-// those stores into single words, as an encoder's unaligned ranges need.
+// as for random values 0..9), with VEC4_STORES as aligned vec4 words, else each vec4 as four
+// single words (so a store instruction writes every fourth word).
 //
 // Without STREAM: VEC4_STORES writes the aligned vec4 words inside a tile's range whole (single
 // words at its two ends), as rle/compact.wgsl does; ROUNDS splits a tile's range into rounds of
@@ -22,25 +22,12 @@ struct Params {
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> src: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> ends: array<u32>;  // inclusive end of each tile's range
-#if STREAM
-#if !WORD_STORES
-@group(0) @binding(3) var<storage, read_write> values4: array<vec4<u32>>;
-@group(0) @binding(4) var<storage, read_write> counts4: array<vec4<u32>>;
-#else
 @group(0) @binding(3) var<storage, read_write> values: array<u32>;
 @group(0) @binding(4) var<storage, read_write> counts: array<u32>;
 #if VEC4_STORES
+// the same two buffers again, as vec4 words
 @group(0) @binding(5) var<storage, read_write> values4: array<vec4<u32>>;
 @group(0) @binding(6) var<storage, read_write> counts4: array<vec4<u32>>;
-#endif
-#endif
-#else
-@group(0) @binding(3) var<storage, read_write> values: array<u32>;
-@group(0) @binding(4) var<storage, read_write> counts: array<u32>;
-#if VEC4_STORES
-@group(0) @binding(5) var<storage, read_write> values4: array<vec4<u32>>;
-@group(0) @binding(6) var<storage, read_write> counts4: array<vec4<u32>>;
-#endif
 #endif
 
 const WG: u32 = {{WG}}u;
@@ -71,14 +58,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 
 fn store4(at: u32, a: vec4<u32>, b: vec4<u32>) {
-#if WORD_STORES
+#if VEC4_STORES
+    values4[at] = a;
+    counts4[at] = b;
+#else
     for (var c = 0u; c < 4u; c++) {
         values[4u * at + c] = a[c];
         counts[4u * at + c] = b[c];
     }
-#else
-    values4[at] = a;
-    counts4[at] = b;
 #endif
 }
 #else
