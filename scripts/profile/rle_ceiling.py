@@ -1,7 +1,7 @@
 """The memory-traffic ceiling of ``rle_encode`` (issue 4) on this GPU.
 
     python scripts/profile/rle_ceiling.py [LOG2N] [ROUNDS]
-    python scripts/profile/rle_ceiling.py LOG2N ROUNDS sweep
+    python scripts/profile/rle_ceiling.py LOG2N ROUNDS sweep [VPT ...]
 
 For the benchmark's inputs (2^LOG2N int32, runs of ~16 and random values 0..9), times in one
 process: ``rle_encode``; ``wgsl/bench/rle_traffic.wgsl``, which moves exactly the encoder's bytes
@@ -12,7 +12,7 @@ same bytes as a plain aligned stream (WGSL and CUDA); the WGSL copy of the input
 ``torch.unique_consecutive(return_counts=True)``. Medians of 15, ROUNDS interleaved rounds. If the
 traffic alone runs slower than a target, no encoder of that shape can meet it here. ``sweep``
 times only the random input's traffic in the encoder's shape over tile sizes and store rounds,
-beside ``torch.unique_consecutive``.
+beside ``torch.unique_consecutive`` (tiles of 8, 13 and 16 vec4 per invocation unless VPT are given).
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def main(log2n: int, rounds: int) -> None:
     report(timed, n, rounds)
 
 
-def sweep(log2n: int, rounds: int) -> None:
+def sweep(log2n: int, rounds: int, vpts: tuple[int, ...] = (8, 13, 16)) -> None:
     dev = pp.device()
     n = 1 << log2n
     ctx = BenchContext(dev, repeats=15, cpu=False, cuda=True)
@@ -159,7 +159,7 @@ def sweep(log2n: int, rounds: int) -> None:
     g = asarray(x, dev=dev)
     vals, cnts = GpuArray.empty((n,), np.uint32, dev), GpuArray.empty((n,), np.uint32, dev)
     timed = []
-    for vpt in (8, 13, 16):
+    for vpt in vpts:
         ends = tile_ends(x, vpt)
         gends = asarray(ends, dev=dev)
         for rnd in (0, 1024, 2048, 4096):
@@ -186,4 +186,7 @@ def report(timed, n: int, rounds: int) -> None:
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    (sweep if args[2:] == ["sweep"] else main)(int(args[0]) if args else 28, int(args[1]) if args[1:] else 3)
+    if args[2:3] == ["sweep"]:
+        sweep(int(args[0]), int(args[1]), tuple(int(a) for a in args[3:]) or (8, 13, 16))
+    else:
+        main(int(args[0]) if args else 28, int(args[1]) if args[1:] else 3)
