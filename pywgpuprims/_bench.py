@@ -15,6 +15,7 @@ import numpy as np
 
 from ._array import GpuArray
 from ._device import Device
+from ._monoid import monoid_defines
 
 REGISTRY: dict[str, Callable] = {}
 
@@ -193,7 +194,8 @@ def copy_pass(dev: Device, src, dst, n_vec4: int, copy: bool = True, wg: int = 2
 
 
 def rle_traffic_pass(dev: Device, src, ends, values, counts, n_vec4: int, *, vpt: int = 13, vec4: bool = True,
-                     round_words: int = 2048, stream: bool = False) -> None:
+                     round_words: int = 2048, stream: bool = False, lookback: bool = False,
+                     hold: bool = False, check: bool = False) -> int:
     """Record and submit ``bench/rle_traffic.wgsl``: the memory traffic of run-length encoding
     alone (a ceiling for ``rle_encode``, not a primitive).
 
@@ -201,21 +203,43 @@ def rle_traffic_pass(dev: Device, src, ends, values, counts, n_vec4: int, *, vpt
     ends[t] - 1`` of ``values`` and ``counts`` (aligned vec4 stores inside the range with ``vec4``,
     in rounds of ``round_words`` separated by workgroup barriers unless it is 0), or with
     ``stream`` every tile of 10240 elements writes 9216 words of each at its own aligned place
-    (``ends`` bound but unused; ``vec4`` False then means single-word stores).
+    (``ends`` bound but unused; ``vec4`` False then means single-word stores). With ``lookback``
+    each tile takes its offset from the encoder's decoupled lookback instead of ``ends[t - 1]``
+    (``hold``: the tile's loads stay live across it); with ``check`` it returns the number of tiles
+    whose offset disagreed with ``ends`` (read back), else 0.
     """
     wg = 256
     defines = {"WG": wg, "VECS_PER_THREAD": vpt, "VEC4_STORES": vec4}
+    params = {"n_vec4": n_vec4, "max_steps": 0, "zero": 0}
+    extra = {}
     if stream:
         tiles = n_vec4 // (wg * 10)
         defines["STREAM"] = True
     else:
         tiles = ends.size
         defines.update(ROUNDS=round_words > 0, ROUND=round_words)
+    if lookback:
+        from .rle import RLE_LB_DEPTH  # noqa: PLC0415
+        from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lb_defines, lookback_steps  # noqa: PLC0415
+
+        defines.update(monoid_defines("add", np.uint32, "rle"), LOOKBACK=True, HOLD=hold,
+                       SUBGROUPS=dev.has_subgroups, SG_LOOKBACK=dev.has_subgroups, EARLY_PUBLISH=True,
+                       SELF_REDUCE=False, SPIN_LIMIT=SPIN_LIMIT, LOOKBACK_WINDOW=LOOKBACK_WINDOW,
+                       **lb_defines(RLE_LB_DEPTH))
+        params["max_steps"] = lookback_steps(SPIN_LIMIT)
+        extra["tile_state"] = dev.scratch(16 + 8 * tiles)
     k = dev.kernel("bench/rle_traffic.wgsl", defines=defines)
     outs = {"values": values, "counts": counts}
     if vec4:
         outs.update(values4=values, counts4=counts)
     b = dev.batch()
-    b.dispatch(k, tiles, params={"n_vec4": n_vec4, "n_tiles": tiles}, src=src, ends=ends, **outs)
+    if lookback:
+        b.clear(extra["tile_state"], 0, 16 + 8 * tiles)
+    b.dispatch(k, tiles, params=dict(params, n_tiles=tiles), src=src, ends=ends, **outs, **extra)
     b.submit()
+    if not lookback:
+        return 0
+    wrong = int(np.frombuffer(dev.read(extra["tile_state"], 0, 16), np.uint32)[3]) if check else 0
+    dev.release(extra["tile_state"])
+    return wrong
 

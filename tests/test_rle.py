@@ -433,17 +433,21 @@ _THREAD_SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("vec4,round_words", [(False, 0), (True, 0), (True, 64)])
-def test_traffic_ceiling_kernel_writes_the_encoders_ranges(vec4, round_words, rng):
+@pytest.mark.parametrize("vec4,round_words,lookback", [(False, 0, {}), (True, 0, {}), (True, 64, {}),
+                                                       (True, 64, {"lookback": True}),
+                                                       (False, 0, {"lookback": True, "hold": True})])
+def test_traffic_ceiling_kernel_writes_the_encoders_ranges(vec4, round_words, lookback, rng):
     # The benchmark's ceiling for rle_encode (bench/rle_traffic.wgsl) must move exactly the
-    # encoder's bytes: every word of each tile's range, nothing past the last.
-    n = 1024 * 7 + 300  # partial last tile at one vec4 per invocation
+    # encoder's bytes: every word of each tile's range, nothing past the last; with the lookback,
+    # from offsets that it found itself.
+    n = 1024 * 37 + 300  # partial last tile at one vec4 per invocation
     x = rng.integers(0, 3, n).astype(np.int32)
     starts = np.concatenate([[True], x[1:] != x[:-1]])
     ends = np.cumsum(np.add.reduceat(starts.astype(np.int64), np.arange(0, n, 1024))).astype(np.uint32)
     vals, cnts = poisoned((n,), np.uint32), poisoned((n,), np.uint32)
-    rle_traffic_pass(pp.device(), pp.asarray(x), pp.asarray(ends), vals, cnts, n // 4, vpt=1, vec4=vec4,
-                     round_words=round_words)
+    wrong = rle_traffic_pass(pp.device(), pp.asarray(x), pp.asarray(ends), vals, cnts, n // 4, vpt=1, vec4=vec4,
+                             round_words=round_words, check=True, **lookback)
+    assert wrong == 0
     tile_start = np.repeat(np.concatenate([[0], ends[:-1]]), np.diff(np.concatenate([[0], ends])))
     got = cnts.numpy()
     np.testing.assert_array_equal(got[: ends[-1]], np.arange(ends[-1]) - tile_start)

@@ -2,6 +2,7 @@
 
     python scripts/profile/rle_ceiling.py [LOG2N] [ROUNDS]
     python scripts/profile/rle_ceiling.py LOG2N ROUNDS sweep [VPT ...]
+    python scripts/profile/rle_ceiling.py LOG2N ROUNDS lookback [VPT ...]
 
 For the benchmark's inputs (2^LOG2N int32, runs of ~16 and random values 0..9), times in one
 process: ``rle_encode``; ``wgsl/bench/rle_traffic.wgsl``, which moves exactly the encoder's bytes
@@ -13,6 +14,10 @@ same bytes as a plain aligned stream (WGSL and CUDA); the WGSL copy of the input
 traffic alone runs slower than a target, no encoder of that shape can meet it here. ``sweep``
 times only the random input's traffic in the encoder's shape over tile sizes and store rounds,
 beside ``torch.unique_consecutive`` (tiles of 8, 13 and 16 vec4 per invocation unless VPT are given).
+``lookback`` times, for both inputs, the encoder's shape with each tile's offset taken from the
+encoder's own decoupled lookback instead of the host (checked against it), with and without the
+tile's loads held across the lookback, beside the same without a lookback, ``rle_encode`` and torch
+(tiles of 13 vec4 unless VPT are given): what the lookback alone costs on top of the traffic.
 """
 
 from __future__ import annotations
@@ -175,6 +180,38 @@ def sweep(log2n: int, rounds: int, vpts: tuple[int, ...] = (8, 13, 16)) -> None:
     report(timed, n, rounds)
 
 
+def lookback(log2n: int, rounds: int, vpts: tuple[int, ...] = (VPT,)) -> None:
+    dev = pp.device()
+    n = 1 << log2n
+    ctx = BenchContext(dev, repeats=15, cpu=False, cuda=True)
+    vals, cnts = GpuArray.empty((n,), np.uint32, dev), GpuArray.empty((n,), np.uint32, dev)
+    timed = []
+    for name, runs in (("runs~16", True), ("random", False)):
+        x = rle._bench_input(ctx, n, runs)
+        g = asarray(x, dev=dev)
+        res = rle.RunLengths(GpuArray.empty((n,), np.int32, dev), GpuArray.empty((n,), np.uint32, dev),
+                             rle._count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
+        timed.append((name, "rle_encode", lambda g=g, res=res: ctx.gpu_ns(
+            lambda i: rle._run(dev, lambda b, s: rle._record_rle(b, g, res, "fused", s)))))
+        for vpt in vpts:
+            ends = tile_ends(x, vpt)
+            gends = asarray(ends, dev=dev)
+            for what, kw in (("", {}), (", lookback", {"lookback": True}),
+                             (", lookback, loads held", {"lookback": True, "hold": True})):
+                def run(g=g, vpt=vpt, gends=gends, kw=kw, check=False):
+                    return rle_traffic_pass(dev, g, gends, vals, cnts, n // 4, vpt=vpt, check=check, **kw)
+                wrong = []
+                ok = writes_exactly(cnts, int(ends[-1]), lambda run=run, wrong=wrong: wrong.append(run(check=True)))
+                label = f"traffic {vpt} vec4{what}"
+                print(f"{name} {label}: writes checked: {ok}, offsets wrong: {wrong[0]}", flush=True)
+                timed.append((name, label, lambda run=run: ctx.gpu_ns(lambda i: run())))
+        if ctx.torch is not None:
+            tx = ctx.torch.from_numpy(x).cuda()
+            timed.append((name, "torch.unique_consecutive", lambda tx=tx: ctx.cuda_ns(
+                lambda: ctx.torch.unique_consecutive(tx, return_counts=True))))
+    report(timed, n, rounds)
+
+
 def report(timed, n: int, rounds: int) -> None:
     rates: dict[tuple[str, str], list[float]] = {}
     for _ in range(rounds):
@@ -188,5 +225,7 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     if args[2:3] == ["sweep"]:
         sweep(int(args[0]), int(args[1]), tuple(int(a) for a in args[3:]) or (8, 13, 16))
+    elif args[2:3] == ["lookback"]:
+        lookback(int(args[0]), int(args[1]), tuple(int(a) for a in args[3:]) or (VPT,))
     else:
         main(int(args[0]) if args else 28, int(args[1]) if args[1:] else 3)

@@ -13,10 +13,16 @@
 // Without STREAM: VEC4_STORES writes the aligned vec4 words inside a tile's range whole (single
 // words at its two ends), as rle/compact.wgsl does; ROUNDS splits a tile's range into rounds of
 // ROUND words with two workgroup barriers each, the shape of the encoder's staged rounds.
+// LOOKBACK takes each tile's output offset from the encoder's own lookback (common/lookback.wgsl,
+// subgroup steps with SUBGROUPS, early publish) instead of the host's ranges: tiles by ticket, the tile's count
+// published once its loads are in, and word 3 of `tile_state` counts offsets that disagree with
+// the host's. HOLD keeps the tile's loads live across the lookback, as the encoder does.
 
 struct Params {
-    n_vec4: u32,   // vec4<u32> words of input
-    n_tiles: u32,  // workgroups asked for
+    n_vec4: u32,     // vec4<u32> words of input
+    n_tiles: u32,    // workgroups asked for
+    max_steps: u32,  // LOOKBACK: the lookback's step budget
+    zero: u32,       // 0, opaque to the compiler: makes the published count depend on the loads
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -33,6 +39,26 @@ struct Params {
 const WG: u32 = {{WG}}u;
 const VPT: u32 = {{VECS_PER_THREAD}}u;
 var<private> g_lid: u32;
+
+#if LOOKBACK
+@group(0) @binding(7) var<storage, read_write> tile_state: array<atomic<u32>>;
+#include "common/monoid.wgsl"
+#if SUBGROUPS
+var<private> g_lane: u32;
+var<private> g_sg_size: u32;
+#include "common/subgroup_scan.wgsl"
+#endif
+#include "common/lookback.wgsl"
+
+fn tile_start(tile: u32) -> u32 {
+    return select(0u, ends[max(tile, 1u) - 1u], tile > 0u);
+}
+
+// A silent predecessor's count, from the host's ranges (the encoder recounts its input).
+fn fallback_aggregate(tile: u32) -> u32 {
+    return ends[tile] - tile_start(tile);
+}
+#endif
 
 #if STREAM
 @compute @workgroup_size(WG)
@@ -71,9 +97,20 @@ fn store4(at: u32, a: vec4<u32>, b: vec4<u32>) {
 #else
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+#if SUBGROUPS
+        @builtin(subgroup_invocation_id) lane: u32, @builtin(subgroup_size) sg_size: u32,
+#endif
         @builtin(local_invocation_index) lid: u32) {
-    let tile = wid.x + wid.y * nwg.x;
     g_lid = lid;
+#if LOOKBACK
+#if SUBGROUPS
+    g_lane = lane;
+    g_sg_size = sg_size;
+#endif
+    let tile = take_ticket(lid);
+#else
+    let tile = wid.x + wid.y * nwg.x;
+#endif
     if (tile >= params.n_tiles) {
         return;
     }
@@ -83,16 +120,50 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #unroll K VECS_PER_THREAD
     v[{{K}}] = src[min(base + {{K}}u * WG, last)];
 #endunroll
+#if !HOLD
     var acc = vec4<u32>(0u);
 #unroll K VECS_PER_THREAD
     acc ^= v[{{K}}];
 #endunroll
     let junk = acc.x ^ acc.y ^ acc.z ^ acc.w;
+#endif
+#if LOOKBACK
+    let stop = ends[tile];
+    let host_start = tile_start(tile);
+    let count = (stop - host_start) ^ (v[VPT - 1u].x & params.zero);
+    var start = 0u;
+    if (tile > 0u) {
+        if (lid == 0u) {
+            publish_state(tile, FLAG_AGGREGATE, count);
+        }
+        g_publish = true;
+        g_aggregate = count;
+        start = decoupled_lookback(tile, 0u, 0u, lid, params.max_steps, 0u).prefix;
+    }
+    if (lid == 0u) {
+        if (!g_published) {
+            publish_state(tile, FLAG_INCLUSIVE, start + count);
+        }
+        if (start != host_start) {
+            atomicAdd(&tile_state[3], 1u);
+        }
+    }
+#endif
+#if !LOOKBACK
     var start = 0u;
     if (tile > 0u) {
         start = ends[tile - 1u];
     }
     let stop = ends[tile];
+#endif
+#if HOLD
+    // the whole tile again, after the lookback: its loads stay live across the wait
+    var acc = vec4<u32>(0u);
+#unroll K VECS_PER_THREAD
+    acc ^= v[{{K}}];
+#endunroll
+    let junk = acc.x ^ acc.y ^ acc.z ^ acc.w;
+#endif
 #if ROUNDS
     for (var lo = start; lo < stop; lo += ROUND) {
         workgroupBarrier();
