@@ -121,11 +121,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     v[{{K}}] = src[min(base + {{K}}u * WG, last)];
 #endunroll
 #if !HOLD
-    var acc = vec4<u32>(0u);
-#unroll K VECS_PER_THREAD
-    acc ^= v[{{K}}];
-#endunroll
-    let junk = acc.x ^ acc.y ^ acc.z ^ acc.w;
+    let junk = tile_junk(&v);
 #endif
 #if LOOKBACK
     let stop = ends[tile];
@@ -157,12 +153,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let stop = ends[tile];
 #endif
 #if HOLD
-    // the whole tile again, after the lookback: its loads stay live across the wait
-    var acc = vec4<u32>(0u);
-#unroll K VECS_PER_THREAD
-    acc ^= v[{{K}}];
-#endunroll
-    let junk = acc.x ^ acc.y ^ acc.z ^ acc.w;
+    let junk = tile_junk(&v);  // after the lookback: the tile's loads stay live across the wait
 #endif
 #if ROUNDS
     for (var lo = start; lo < stop; lo += ROUND) {
@@ -178,6 +169,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #if ROUNDS
 const ROUND: u32 = {{ROUND}}u;
 #endif
+
+// A word that depends on every load of the tile, so that the compiler keeps them.
+fn tile_junk(v: ptr<function, array<vec4<u32>, VPT>>) -> u32 {
+    var acc = vec4<u32>(0u);
+#unroll K VECS_PER_THREAD
+    acc ^= (*v)[{{K}}];
+#endunroll
+    return acc.x ^ acc.y ^ acc.z ^ acc.w;
+}
 
 fn store_range(lo: u32, hi: u32, start: u32, junk: u32) {
     let lid = g_lid;
