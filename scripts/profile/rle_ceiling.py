@@ -99,6 +99,20 @@ def cuda_kernels():
         return None, None, None
 
 
+def encode_timer(ctx: BenchContext, g: GpuArray):
+    """GPU time of ``rle_encode`` over ``g`` (outputs allocated once)."""
+    dev, n = ctx.dev, g.size
+    res = rle.RunLengths(GpuArray.empty((n,), np.int32, dev), GpuArray.empty((n,), np.uint32, dev),
+                         rle._count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
+    return lambda: ctx.gpu_ns(lambda i: rle._run(dev, lambda b, s: rle._record_rle(b, g, res, "fused", s)))
+
+
+def torch_timer(ctx: BenchContext, x: np.ndarray):
+    """CUDA time of ``torch.unique_consecutive(return_counts=True)`` over ``x``."""
+    tx = ctx.torch.from_numpy(x).cuda()
+    return lambda: ctx.cuda_ns(lambda: ctx.torch.unique_consecutive(tx, return_counts=True))
+
+
 def main(log2n: int, rounds: int) -> None:
     dev = pp.device()
     n = 1 << log2n
@@ -114,15 +128,12 @@ def main(log2n: int, rounds: int) -> None:
         n_runs = int(ends[-1])
         g, gends = asarray(x, dev=dev), asarray(ends, dev=dev)
         vals, cnts = GpuArray.empty((n,), np.uint32, dev), GpuArray.empty((n,), np.uint32, dev)
-        res = rle.RunLengths(GpuArray.empty((n,), np.int32, dev), GpuArray.empty((n,), np.uint32, dev),
-                             rle._count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
         want_v, want_c = rle._numpy_rle(x)
         got_v, got_c = pp.rle_encode(x)
         ok = np.array_equal(got_v, want_v) and np.array_equal(got_c, want_c)
         print(f"{name}: {n_runs} runs ({n_runs / n:.3f} per element, {4 + 8 * n_runs / n:.2f} B per element);"
               f" rle_encode checked: {ok}", flush=True)
-        timed.append((name, "rle_encode", lambda g=g, res=res: ctx.gpu_ns(
-            lambda i: rle._run(dev, lambda b, s: rle._record_rle(b, g, res, "fused", s)))))
+        timed.append((name, "rle_encode", encode_timer(ctx, g)))
         for what, kw in (("traffic, word stores", {"vec4": False, "round_words": 0}),
                          ("traffic, vec4 stores", {"vec4": True, "round_words": 0}),
                          ("traffic, vec4, rounds 2048", {"vec4": True, "round_words": 2048})):
@@ -150,9 +161,7 @@ def main(log2n: int, rounds: int) -> None:
                 timed.append((name, "stream, vec4 stores (CUDA)", lambda cu=cu: median_cuda_ns(
                     torch, lambda: cuda_stream((stream_tiles,), (WG,), (cu[0], cu[2], cu[3])), 15) / per_stream))
         if torch is not None:
-            tx = torch.from_numpy(x).cuda()
-            timed.append((name, "torch.unique_consecutive", lambda tx=tx: ctx.cuda_ns(
-                lambda: torch.unique_consecutive(tx, return_counts=True))))
+            timed.append((name, "torch.unique_consecutive", torch_timer(ctx, x)))
     report(timed, n, rounds)
 
 
@@ -174,9 +183,7 @@ def sweep(log2n: int, rounds: int, vpts: tuple[int, ...] = (8, 13, 16)) -> None:
             print(f"{what}: writes checked: {writes_exactly(cnts, int(ends[-1]), run)}")
             timed.append(("random", what, lambda run=run: ctx.gpu_ns(lambda i: run())))
     if ctx.torch is not None:
-        tx = ctx.torch.from_numpy(x).cuda()
-        timed.append(("random", "torch.unique_consecutive", lambda: ctx.cuda_ns(
-            lambda: ctx.torch.unique_consecutive(tx, return_counts=True))))
+        timed.append(("random", "torch.unique_consecutive", torch_timer(ctx, x)))
     report(timed, n, rounds)
 
 
@@ -189,10 +196,7 @@ def lookback(log2n: int, rounds: int, vpts: tuple[int, ...] = (VPT,)) -> None:
     for name, runs in (("runs~16", True), ("random", False)):
         x = rle._bench_input(ctx, n, runs)
         g = asarray(x, dev=dev)
-        res = rle.RunLengths(GpuArray.empty((n,), np.int32, dev), GpuArray.empty((n,), np.uint32, dev),
-                             rle._count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
-        timed.append((name, "rle_encode", lambda g=g, res=res: ctx.gpu_ns(
-            lambda i: rle._run(dev, lambda b, s: rle._record_rle(b, g, res, "fused", s)))))
+        timed.append((name, "rle_encode", encode_timer(ctx, g)))
         for vpt in vpts:
             ends = tile_ends(x, vpt)
             gends = asarray(ends, dev=dev)
@@ -206,9 +210,7 @@ def lookback(log2n: int, rounds: int, vpts: tuple[int, ...] = (VPT,)) -> None:
                 print(f"{name} {label}: writes checked: {ok}, offsets wrong: {wrong[0]}", flush=True)
                 timed.append((name, label, lambda run=run: ctx.gpu_ns(lambda i: run())))
         if ctx.torch is not None:
-            tx = ctx.torch.from_numpy(x).cuda()
-            timed.append((name, "torch.unique_consecutive", lambda tx=tx: ctx.cuda_ns(
-                lambda: ctx.torch.unique_consecutive(tx, return_counts=True))))
+            timed.append((name, "torch.unique_consecutive", torch_timer(ctx, x)))
     report(timed, n, rounds)
 
 

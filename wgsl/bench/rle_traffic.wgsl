@@ -40,6 +40,11 @@ const WG: u32 = {{WG}}u;
 const VPT: u32 = {{VECS_PER_THREAD}}u;
 var<private> g_lid: u32;
 
+// The first word of tile t's output range, from the host's inclusive ends.
+fn tile_start(tile: u32) -> u32 {
+    return select(0u, ends[max(tile, 1u) - 1u], tile > 0u);
+}
+
 #if LOOKBACK
 @group(0) @binding(7) var<storage, read_write> tile_state: array<atomic<u32>>;
 #include "common/monoid.wgsl"
@@ -49,10 +54,6 @@ var<private> g_sg_size: u32;
 #include "common/subgroup_scan.wgsl"
 #endif
 #include "common/lookback.wgsl"
-
-fn tile_start(tile: u32) -> u32 {
-    return select(0u, ends[max(tile, 1u) - 1u], tile > 0u);
-}
 
 // A silent predecessor's count, from the host's ranges (the encoder recounts its input).
 fn fallback_aggregate(tile: u32) -> u32 {
@@ -123,8 +124,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 #if !HOLD
     let junk = tile_junk(&v);
 #endif
-#if LOOKBACK
     let stop = ends[tile];
+#if LOOKBACK
     let host_start = tile_start(tile);
     let count = (stop - host_start) ^ (v[VPT - 1u].x & params.zero);
     var start = 0u;
@@ -146,11 +147,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
 #endif
 #if !LOOKBACK
-    var start = 0u;
-    if (tile > 0u) {
-        start = ends[tile - 1u];
-    }
-    let stop = ends[tile];
+    let start = tile_start(tile);
 #endif
 #if HOLD
     let junk = tile_junk(&v);  // after the lookback: the tile's loads stay live across the wait
