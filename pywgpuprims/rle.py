@@ -78,6 +78,8 @@ measured 1% slower), ``rle_early_aggregate`` (False: compact.wgsl publishes a ti
 the workgroup combine, not from inside it), ``rle_full_tile_loads`` (False: whole tiles too are
 loaded and flagged with a partial tile's clamps and masks),
 ``rle_wg`` (invocations per workgroup of the kernels, 256: 512 and 128 ran slower on an H100),
+``rle_bitmask`` (False: encoding with subgroups stages its runs in workgroup memory, in rounds,
+instead of finding them through the run-start bitmask),
 ``rle_no_lookback`` (timing only, wrong results: the single pass without its
 lookback).
 
@@ -129,6 +131,15 @@ COMPACT_VPT = 8
 COMPACT_STORE = "direct"
 COMPACT_STAGE = 4096
 ENCODE_VPT = 13
+# Session 19: with subgroups, encoding keeps no staging at all (BITMASK): the tile's run starts go
+# into a bitmask in workgroup memory (one bit per element) with the position of every fourth start;
+# after the lookback each output vec4 finds its four starts from the nearest of those and reads
+# their values again from x. No rounds, no barriers while storing, 9 KiB of workgroup memory at 8
+# vec4. H100 2^28 (rle_ab.py, same run): staged 404.5 / 180.7; bitmask at 6 / 8 / 10 vec4
+# 421.2 / 189.8, 425.1 / 189.2, 406.4 / 177.2. Found on the way: the staged path's tile order put
+# a round's ranks on one or two subgroups (subgroup-major slots); slot-major slots spread them
+# (random 180.7 -> 194.8) but cost runs of ~16 (404.5 -> 391.4), so the staged path keeps its order.
+BITMASK_VPT = 8
 # Predecessors per lane in each lookback step (scan.LB_DEPTH), H100 2^28: rle_encode runs~16 350 at
 # 2 vs 336 at 1; compact half kept 282 at 2 vs 299 at 1, so compaction keeps 1. Session 16, with
 # whole-tile loads: encoding too is faster at 1 (runs 397.7 -> 403.9, random 180.7 -> 180.9; at
@@ -143,13 +154,24 @@ def _wg(dev: Device) -> int:
     return int(dev.options.get("rle_wg", WG))
 
 
+def _use_bitmask(dev: Device) -> bool:
+    """Whether rle/compact.wgsl encodes through the run-start bitmask (BITMASK): with subgroups and
+    aligned vec4 stores, unless ``rle_bitmask`` is off (the staged stores instead)."""
+    return (dev.has_subgroups and bool(_opt(dev, "rle_subgroups", True)) and bool(_opt(dev, "rle_bitmask", True))
+            and _opt(dev, "rle_encode_store", ENCODE_STORE) == "vec4")
+
+
 def _vpt(dev: Device, dtype) -> int:
     """vec4 words per invocation of the pass that run-length encodes ``dtype``: 1 for uint8 (a tile
-    of 4096 elements), else ENCODE_VPT (the scan-like kernel) or VPT (the fused pass, when
-    ``rle_encode_kernel`` is off); ``device().options["rle_vpt"]`` overrides it."""
+    of 4096 elements), else BITMASK_VPT or ENCODE_VPT (the scan-like kernel, with or without the
+    bitmask) or VPT (the fused pass, when ``rle_encode_kernel`` is off);
+    ``device().options["rle_vpt"]`` overrides it."""
     if np.dtype(dtype) == np.uint8:
         return 1
-    default = ENCODE_VPT if dev.options.get("rle_encode_kernel", True) else VPT
+    if not dev.options.get("rle_encode_kernel", True):
+        default = VPT
+    else:
+        default = BITMASK_VPT if _use_bitmask(dev) else ENCODE_VPT
     return int(dev.options.get("rle_vpt", default))
 
 
@@ -352,13 +374,19 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         path = "rle/compact.wgsl"
         # RLE stages the run starts whatever the store (a run length needs the next start)
         vec4 = store == "vec4" or (rle_kernel and store == "direct" and _opt(dev, "rle_counts_vec4", True))
+        # the bitmask (VPT * WG / 8 words) and the table of every fourth start (VPT * WG words)
+        # beside the kernel's other 4 KiB at most
+        bitmask = (rle_kernel and vpt <= 16 and _use_bitmask(dev)
+                   and 4 * (vpt * wg + vpt * wg // 8) + 4096 <= dev.limits["max-compute-workgroup-storage-size"])
         per_item = (4 if store == "direct" else 8) if rle_kernel else 4
-        base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=vec4,
+        base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=vec4, BITMASK=bitmask, SLOT_MAJOR=bitmask,
                     EARLY_AGGREGATE=bool(_opt(dev, "rle_early_aggregate", True)),
                     FULL_TILE_LOADS=str(bool(_opt(dev, "rle_full_tile_loads", FULL_TILE_LOADS))).lower(),
-                    STAGED=rle_kernel or store != "direct",
+                    STAGED=not bitmask and (rle_kernel or store != "direct"),
                     STAGE=_compact_stage(dev, vpt, per_item, RLE_STAGE if rle_kernel else COMPACT_STAGE),
                     STAGE_SKIP=str(bool(_opt(dev, "rle_stage_skip", True))).lower())
+        if bitmask:
+            io["x_u32"] = x  # the run values, read again at the store
         if vec4:
             if store != "direct":
                 outs["out_vec"] = val

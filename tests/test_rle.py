@@ -260,8 +260,10 @@ def test_other_tile_sizes(vpt, stage, rng):
 
 
 @pytest.mark.parametrize("opts", [
-    {"rle_compact_store": "vec4", "rle_compact_stage": 1024},
-    {"rle_stage_skip": False, "rle_compact_stage": 1024},
+    {"rle_compact_store": "vec4", "rle_compact_stage": 1024, "rle_bitmask": False},
+    {"rle_stage_skip": False, "rle_compact_stage": 1024, "rle_bitmask": False},
+    {"rle_bitmask": False},
+    {"rle_bitmask": False, "rle_vpt": 16, "rle_wg": 128},
     {"rle_early_publish": False, "rle_early_aggregate": False},
     {"rle_early_publish": True},
     {"rle_compact_store": "scalar", "rle_compact_vpt": 5, "rle_vpt": 5},
@@ -276,7 +278,8 @@ def test_other_tile_sizes(vpt, stage, rng):
     {"rle_full_tile_loads": False, "rle_prev_shuffle": False},
     {"rle_lb_depth": 4, "rle_vpt": 2, "rle_compact_lb_depth": 3},
     {"rle_wg": 128, "rle_vpt": 3, "rle_compact_vpt": 3},
-], ids=["vec4-rounds", "rounds-unskipped", "late-publish", "early-publish", "scalar", "direct", "fused-only",
+], ids=["vec4-rounds", "rounds-unskipped", "staged", "staged-16-wg128", "late-publish", "early-publish", "scalar",
+        "direct", "fused-only",
         "direct-scalar-counts", "decode-search", "decode-add", "decode-old", "rle-prev-loaded", "lookback-depth-2",
         "partial-tile-loads",
         "lookback-depth-4", "workgroup-128"])
@@ -302,6 +305,21 @@ def test_store_and_decode_switches(opts, rng):
             counts[rng.random(3000) < 0.5] = 0
             np.testing.assert_array_equal(pp.rle_decode(values, counts), np.repeat(values, counts))
         assert stats.numpy()[2] > 0  # the withholding tiles were re-counted by their successors
+
+
+def test_encoding_with_subgroups_takes_the_bitmask(rng):
+    """With subgroups, 32-bit encoding finds its runs through the run-start bitmask (no staging),
+    and the staged form stays reachable; both agree with numpy on a tile of dense runs."""
+    dev = pp.device()
+    if not dev.has_subgroups:
+        pytest.skip("the bitmask path needs subgroups")
+    x = runs_input(rng, 5 * tile_of("int32") + 3, "int32", max_len=2)
+    for bitmask in (True, False):
+        with options(rle_bitmask=bitmask):
+            check_rle(x, pp.rle_encode(x))
+            keys = [dict(k[2]) for k in dev._kernels if k[0] == "rle/compact.wgsl"]
+            assert any(k.get("BITMASK") and k.get("RLE") for k in keys)
+            assert bitmask or any(k.get("RLE") and not k.get("BITMASK") for k in keys)
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -13,17 +13,21 @@
 // variant for compaction.
 //
 // RLE: a run's length is the distance to the next start in the same tile, so the run starts are
-// always staged (STAGED; values too unless STORE_DIRECT); the tile's last run, which may cross
-// into later tiles, leaves its start in its count slot and rle/fixup.wgsl finishes it from the
-// per-tile record `head` (as rle/fused.wgsl with RLE_COUNTS).
+// staged (STAGED; values too unless STORE_DIRECT), or, with BITMASK (subgroups, STORE_VEC4), kept
+// as one bit per element with the position of every fourth start, from which each output vec4
+// finds its starts after the lookback (no staging rounds; values read again from x). The tile's
+// last run, which may cross into later tiles, leaves its start in its count slot and
+// rle/fixup.wgsl finishes it from the per-tile record `head` (as rle/fused.wgsl with RLE_COUNTS).
 //
 // Modes (exactly one): SINGLE_PASS, RTS_REDUCE (per-tile counts into `partials`), RTS_DOWNSWEEP
 // (offsets from `partials`, after scan/rts_spine.wgsl): the last two are the repair that the single
 // pass arms on the GPU (indirect dispatch) when a lookback exhausted its step budget.
 // Defines: WG, VPT, SUBGROUPS, COMPACT | RLE, MASK_U8 (one mask byte per element, else one word),
-// STORE_DIRECT, STORE_VEC4, STAGED, STAGE, SPIN_LIMIT, LOOKBACK_WINDOW, the u32 add monoid.
+// STORE_DIRECT, STORE_VEC4, STAGED, STAGE, BITMASK (with SLOT_MAJOR), SPIN_LIMIT, LOOKBACK_WINDOW,
+// the u32 add monoid.
 // Bindings and parameters are those of rle/fused.wgsl (COMPACT / RLE_COUNTS, WRITE_VALUES), plus
-// the output buffers again as vec4 words with STORE_VEC4 (`out_vec`, `counts_vec`).
+// the output buffers again as vec4 words with STORE_VEC4 (`out_vec`, `counts_vec`), and x again as
+// single words with BITMASK (`x_u32`).
 
 #include "common/monoid.wgsl"
 
@@ -44,6 +48,9 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> x: array<vec4<u32>>;
+#if BITMASK
+@group(0) @binding(13) var<storage, read> x_u32: array<u32>;  // x again: run values read at the store
+#endif
 #if COMPACT
 @group(0) @binding(2) var<storage, read> mask: array<u32>;
 #endif
@@ -93,6 +100,15 @@ var<workgroup> stage: array<u32, STAGE>;
 #if RLE
 var<workgroup> stage_pos: array<u32, STAGE + 1u>;  // tile-local start of item k (and of the next)
 #endif
+#endif
+#if BITMASK
+// BITMASK (RLE with subgroups): the tile's run starts as one bit per element (word w: elements
+// 32 w .. 32 w + 31), and the position of every fourth start (ranks 0, 4, 8, ...); the store finds
+// a run's start from the nearest of those and reads its value again from x (x_u32). Both are
+// written by the kernel (the bitmask zeroed first).
+const NW: u32 = VPT * WG / 8u;
+var<workgroup> bm: array<atomic<u32>, NW>;
+var<workgroup> pos4: array<u32, VPT * WG>;  // pos4[i]: tile-local position of the (4 i)-th start
 #endif
 
 fn load_x(gv: u32) -> vec4<u32> {
@@ -211,6 +227,168 @@ fn partial_counts(f: ptr<function, array<u32, VPT>>, pre: ptr<function, array<u3
 #endunroll
     return run;
 }
+
+#if BITMASK
+// Bit position of the j-th (from 0) set bit of `bits` (j below its count).
+fn nth_bit(bits: u32, j: u32) -> u32 {
+    var b = bits;
+    var k = j;
+    var pos = 0u;
+    for (var s = 16u; s > 0u; s = s >> 1u) {
+        let c = countOneBits(b & ((1u << s) - 1u));
+        let up = k >= c;
+        k -= select(0u, c, up);
+        pos += select(0u, s, up);
+        b = select(b, b >> s, up);
+    }
+    return pos;
+}
+
+// Word w holds the tile's starts [s, s + c) at its set bits: every multiple of 4 among those ranks
+// gets its position.
+fn note_positions(w: u32, s: u32, c: u32, bits: u32) {
+    var j = (4u - (s & 3u)) & 3u;
+    if (j >= c) {
+        return;
+    }
+    var b = bits & (0xffffffffu << nth_bit(bits, j));
+    for (; j < c; j += 4u) {
+        pos4[(s + j) >> 2u] = w * 32u + firstTrailingBit(b);
+        b &= b - 1u;
+        b &= b - 1u;
+        b &= b - 1u;
+        b &= b - 1u;
+    }
+}
+
+// The tile's run-start bitmask from the flags (each group of 8 lanes ORs its four-bit flags into one
+// word) and the table of every fourth start; returns the tile's count. Called by the whole
+// workgroup.
+fn bitmask_prefix(f: ptr<function, array<u32, VPT>>) -> u32 {
+    let group = min(8u, g_sg_size);
+    let sh = (g_lid & 7u) * 4u;
+#unroll I VPT
+    {
+        var nib = (*f)[{{I}}] << sh;
+        for (var d = 1u; d < group; d = d << 1u) {
+            nib |= subgroupShuffleXor(nib, d);
+        }
+        (*f)[{{I}}] = nib;
+    }
+#endunroll
+    // after every subgroup operation; atomic because subgroups of fewer than 8 share a word
+    if ((g_lid & (group - 1u)) == 0u) {
+#unroll I VPT
+        atomicOr(&bm[({{I}}u * WG + g_lid) >> 3u], (*f)[{{I}}]);
+#endunroll
+    }
+    workgroupBarrier();
+    let w0 = 2u * g_lid;  // NW <= 2 WG (VPT <= 16)
+    let b0 = select(0u, atomicLoad(&bm[min(w0, NW - 1u)]), w0 < NW);
+    let b1 = select(0u, atomicLoad(&bm[min(w0 + 1u, NW - 1u)]), w0 + 1u < NW);
+    let c0 = countOneBits(b0);
+    let c = c0 + countOneBits(b1);
+    let incl = subgroupInclusiveAdd(c);
+    let wp = workgroup_prefix(subgroupShuffle(incl, g_sg_size - 1u));
+    let before = wp.x + incl - c;
+    note_positions(w0, before, c0, b0);
+    note_positions(w0 + 1u, before + c0, c - c0, b1);
+    return wp.y;
+}
+
+#if !RTS_REDUCE
+// A walk over consecutive run starts: the word and its starts not yet taken.
+struct Cursor {
+    w: u32,
+    rest: u32,
+}
+
+// The cursor's next start (tile-local position), over empty words; the caller knows one exists.
+fn pop(c: ptr<function, Cursor>) -> u32 {
+    for (var i = 0u; i < NW && (*c).rest == 0u; i++) {
+        (*c).w = min((*c).w + 1u, NW - 1u);
+        (*c).rest = atomicLoad(&bm[(*c).w]);
+    }
+    let p = firstTrailingBit((*c).rest);
+    (*c).rest &= (*c).rest - 1u;
+    return (*c).w * 32u + p;
+}
+
+// A cursor whose next start is the tile's r-th (r below the tile's count): from the start of
+// rank r rounded down to a multiple of 4, at most three starts on.
+fn seek(r: u32) -> Cursor {
+    let p = pos4[r >> 2u];
+    var c = Cursor(p >> 5u, atomicLoad(&bm[p >> 5u]) & (0xffffffffu << (p & 31u)));
+    for (var k = r & ~3u; k < r; k++) {
+        pop(&c);
+    }
+    return c;
+}
+
+// The tile's r-th start, the cursor's next: from the cursor's word or the next, else sought.
+fn take(c: ptr<function, Cursor>, r: u32) -> u32 {
+    if ((*c).rest == 0u) {
+        let nw = min((*c).w + 1u, NW - 1u);
+        let bits = atomicLoad(&bm[nw]);
+        if (bits != 0u && nw > (*c).w) {
+            *c = Cursor(nw, bits);
+        } else {
+            *c = seek(r);
+        }
+    }
+    return pop(c);
+}
+
+// Writes the tile's runs to output positions offset .. offset + count - 1 without rounds: each
+// output vec4 finds its starts in the bitmask. Called by the whole workgroup.
+fn bitmask_store_tile(tile: u32, offset: u32, count: u32) {
+    workgroupBarrier();  // pos4 complete (a tile without a lookback has no barrier since)
+    let tile_e0 = tile * TILE_V * 4u;
+    let lo = offset;
+    let hi = offset + count;
+    let last = hi - 1u;
+    for (var q = lo / 4u + g_lid; q < (hi + 3u) / 4u; q += WG) {
+        let w = 4u * q;
+        if (w >= lo && w + 4u <= hi) {
+            let r = w - lo;
+            var c = seek(r);
+            let ps = vec4<u32>(take(&c, r), take(&c, r + 1u), take(&c, r + 2u), take(&c, r + 3u));
+            var p4 = 0u;
+            if (r + 4u < count) {
+                p4 = take(&c, r + 4u);
+            }
+            out_vec[q] = vec4<u32>(x_u32[tile_e0 + ps.x], x_u32[tile_e0 + ps.y], x_u32[tile_e0 + ps.z],
+                                   x_u32[tile_e0 + ps.w]);
+            let pn = vec4<u32>(ps.yzw, p4);
+            let is_last = vec4<u32>(w) + vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(last);
+            counts_vec[q] = select(pn - ps, vec4<u32>(tile_e0) + ps, is_last);
+        } else {
+            for (var j = 0u; j < 4u; j++) {
+                let k = w + j;
+                if (k >= lo && k < hi) {
+                    let r = k - lo;
+                    var c = seek(r);
+                    let ps = take(&c, r);
+                    var pn = 0u;
+                    if (r + 1u < count) {
+                        pn = take(&c, r + 1u);
+                    }
+                    out_val[k] = x_u32[tile_e0 + ps];
+                    counts[k] = select(pn - ps, tile_e0 + ps, k == last);
+                }
+            }
+        }
+    }
+    if (g_lid == 0u) {
+        head[2u * tile] = offset;
+        head[2u * tile + 1u] = 0xffffffffu;
+        if (count != 0u) {
+            head[2u * tile + 1u] = tile_e0 + pos4[0];
+        }
+    }
+}
+#endif
+#endif
 
 // This invocation's (subgroup's) share of a tile's count, recounted from its input or mask.
 fn tile_run(tile: u32) -> u32 {
@@ -356,6 +534,9 @@ fn stage_round(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functi
 // whole workgroup, in uniform control flow (count is uniform).
 fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
               pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32) {
+#if BITMASK
+    bitmask_store_tile(tile, offset, count);
+#endif
 #if STORE_DIRECT
 #unroll I VPT
     {
@@ -415,10 +596,19 @@ fn main(@builtin(local_invocation_index) lid: u32,
     g_lane = lane;
     g_sg_size = sg_size;
 #endif
+#if BITMASK
+    // not left to WGSL's zeroing of workgroup memory, which not every implementation does per workgroup
+    for (var i = lid; i < NW; i += WG) {
+        atomicStore(&bm[i], 0u);
+    }
+#endif
 #if SINGLE_PASS
-    let tile = take_ticket(lid);
+    let tile = take_ticket(lid);  // its broadcast is a barrier
 #else
     let tile = wid.x + wid.y * nwg.x;
+#if BITMASK
+    workgroupBarrier();
+#endif
 #endif
     if (tile >= params.n_tiles) {
         return;
@@ -462,16 +652,20 @@ fn main(@builtin(local_invocation_index) lid: u32,
     }
 #endif
 #endif
+#if BITMASK
+    let aggregate = bitmask_prefix(&f);
+#else
     let wp = workgroup_prefix(partial_counts(&f, &pre));
+    let aggregate = wp.y;
+#unroll I VPT
+    pre[{{I}}] += wp.x;
+#endunroll
+#endif
 #if SINGLE_PASS
 #if EARLY_AGGREGATE
     g_agg_tile = NO_TILE;
 #endif
 #endif
-    let aggregate = wp.y;
-#unroll I VPT
-    pre[{{I}}] += wp.x;
-#endunroll
 
     end_tile(tile, &v, &f, &pre, aggregate);
 }
