@@ -134,12 +134,14 @@ ENCODE_VPT = 13
 # Session 19: with subgroups, encoding keeps no staging at all (BITMASK): the tile's run starts go
 # into a bitmask in workgroup memory (one bit per element) with the position of every fourth start;
 # after the lookback each output vec4 finds its four starts from the nearest of those and reads
-# their values again from x. No rounds, no barriers while storing, 9 KiB of workgroup memory at 8
-# vec4. H100 2^28 (rle_ab.py, same run): staged 404.5 / 180.7; bitmask at 6 / 8 / 10 vec4
-# 421.2 / 189.8, 425.1 / 189.2, 406.4 / 177.2. Found on the way: the staged path's tile order put
-# a round's ranks on one or two subgroups (subgroup-major slots); slot-major slots spread them
-# (random 180.7 -> 194.8) but cost runs of ~16 (404.5 -> 391.4), so the staged path keeps its order.
-BITMASK_VPT = 8
+# their values again from x. No rounds, no barriers while storing, 8 KiB of workgroup memory at 7
+# vec4. H100 2^28 (rle_ab.py, runs of ~16 / random, same run): staged 404.5 / 180.7; bitmask at
+# 6 / 8 / 10 vec4 421.2 / 189.8, 425.1 / 189.2, 406.4 / 177.2; a later run: 5 / 7 / 8 vec4 399.2 /
+# 192.1, 442.8-444.2 / 192.5-192.8, 427.6 / 189.7; workgroups of 512 at 4 vec4 404.6 / 202.1.
+# Found on the way: the staged path's tile order put a round's ranks on one or two subgroups
+# (subgroup-major slots); slot-major slots spread them (random 180.7 -> 194.8) but cost runs of ~16
+# (404.5 -> 391.4), so the staged path keeps its order.
+BITMASK_VPT = 7
 # Predecessors per lane in each lookback step (scan.LB_DEPTH), H100 2^28: rle_encode runs~16 350 at
 # 2 vs 336 at 1; compact half kept 282 at 2 vs 299 at 1, so compaction keeps 1. Session 16, with
 # whole-tile loads: encoding too is faster at 1 (runs 397.7 -> 403.9, random 180.7 -> 180.9; at
@@ -809,10 +811,10 @@ def _numpy_rle(x: np.ndarray):
 def _variants(dev: Device, primitive: str) -> list[tuple[str, str, dict]]:
     """(row name, method, device options) for the encode ("rle") or compact rows."""
     vpt_opt = "rle_vpt" if primitive == "rle" else "rle_compact_vpt"
-    sweep = (8, 16) if primitive == "rle" else (4, 12)
+    sweep = (6, 13) if primitive == "rle" else (4, 12)
     v = [("fused", "fused", {})] + [(f"fused vpt{k}", "fused", {vpt_opt: k}) for k in sweep]
     if primitive == "rle":
-        v += [("fused stage 1024", "fused", {"rle_compact_stage": 1024}),
+        v += [("fused, staged (no bitmask)", "fused", {"rle_bitmask": False}),
               ("fused, values stored directly", "fused", {"rle_encode_store": "direct", "rle_vpt": 8})]
     else:
         v += [("fused, staged vec4 stores", "fused", {"rle_compact_store": "vec4"})]
