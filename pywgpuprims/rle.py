@@ -376,10 +376,10 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         path = "rle/compact.wgsl"
         # RLE stages the run starts whatever the store (a run length needs the next start)
         vec4 = store == "vec4" or (rle_kernel and store == "direct" and _opt(dev, "rle_counts_vec4", True))
-        # the bitmask (VPT * WG / 8 words) and the table of every fourth start (VPT * WG words)
-        # beside the kernel's other 4 KiB at most
+        # workgroup memory: the bitmask (VPT * WG / 8 words), the table of every fourth start
+        # (VPT * WG words), the combine's WG words, and under 1 KiB for the lookback
         bitmask = (rle_kernel and vpt <= 16 and _use_bitmask(dev)
-                   and 4 * (vpt * wg + vpt * wg // 8) + 4096 <= dev.limits["max-compute-workgroup-storage-size"])
+                   and 4 * (vpt * wg + vpt * wg // 8 + wg) + 1024 <= dev.limits["max-compute-workgroup-storage-size"])
         per_item = (4 if store == "direct" else 8) if rle_kernel else 4
         base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=vec4, BITMASK=bitmask, SLOT_MAJOR=bitmask,
                     EARLY_AGGREGATE=bool(_opt(dev, "rle_early_aggregate", True)),
