@@ -134,10 +134,11 @@ ENCODE_VPT = 13
 # Session 19: with subgroups, encoding keeps no staging at all (BITMASK): the tile's run starts go
 # into a bitmask in workgroup memory (one bit per element) with the position of every fourth start;
 # after the lookback each output vec4 finds its four starts from the nearest of those and reads
-# their values again from x. No rounds, no barriers while storing, 8 KiB of workgroup memory at 7
-# vec4. H100 2^28 (rle_ab.py, runs of ~16 / random, same run): staged 404.5 / 180.7; bitmask at
-# 6 / 8 / 10 vec4 421.2 / 189.8, 425.1 / 189.2, 406.4 / 177.2; a later run: 5 / 7 / 8 vec4 399.2 /
-# 192.1, 442.8-444.2 / 192.5-192.8, 427.6 / 189.7; workgroups of 512 at 4 vec4 404.6 / 202.1.
+# their values again from x. No rounds, no barriers while storing; at 7 vec4, 9,116 B of workgroup
+# memory and 49 registers (scripts/profile/kernel_stats.py), 4 workgroups per SM. H100 2^28
+# (rle_ab.py, runs of ~16 / random, same run): staged 404.5 / 180.7; bitmask at 6 / 8 / 10 vec4
+# 421.2 / 189.8, 425.1 / 189.2, 406.4 / 177.2; a later run: 5 / 7 / 8 vec4 399.2 / 192.1,
+# 442.8-444.2 / 192.5-192.8, 427.6 / 189.7; workgroups of 512 at 4 vec4 404.6 / 202.1.
 # Found on the way: the staged path's tile order put a round's ranks on one or two subgroups
 # (subgroup-major slots); slot-major slots spread them (random 180.7 -> 194.8) but cost runs of ~16
 # (404.5 -> 391.4), so the staged path keeps its order.
