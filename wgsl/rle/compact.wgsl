@@ -293,6 +293,9 @@ fn bitmask_prefix(f: ptr<function, array<u32, VPT>>) -> u32 {
     let before = wp.x + incl - c;
     note_positions(w0, before, c0, b0);
     note_positions(w0 + 1u, before + c0, c - c0, b1);
+    // pos4 complete; and note_positions' early return and loop diverge, which no subgroup operation
+    // (the lookback's) may follow without a barrier (common/subgroup_scan.wgsl)
+    workgroupBarrier();
     return wp.y;
 }
 
@@ -342,7 +345,6 @@ fn take(c: ptr<function, Cursor>, r: u32) -> u32 {
 // Writes the tile's runs to output positions offset .. offset + count - 1 without rounds: each
 // output vec4 finds its starts in the bitmask. Called by the whole workgroup.
 fn bitmask_store_tile(tile: u32, offset: u32, count: u32) {
-    workgroupBarrier();  // pos4 complete (a tile without a lookback has no barrier since)
     let tile_e0 = tile * TILE_V * 4u;
     let lo = offset;
     let hi = offset + count;
