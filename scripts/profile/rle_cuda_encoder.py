@@ -1,7 +1,7 @@
 """Is 2x ``torch.unique_consecutive`` on random values reachable by a single-pass encoder on this GPU
 when workgroup memory is not capped at 48 KiB per SM? (issue 4)
 
-    python scripts/profile/rle_cuda_encoder.py [LOG2N] [ROUNDS] [V4[,BLOCK[,SHARED]] ...]
+    python scripts/profile/rle_cuda_encoder.py [LOG2N] [ROUNDS] [V4[,BLOCK[,SHARED[,REREAD]]] ...]
 
 Vulkan gives this project's kernels about 48 KiB of workgroup memory per SM on an H100
 (BENCHMARKS.md), so ``rle_encode`` re-reads each run's value from x, and those re-reads miss L1.
@@ -20,7 +20,8 @@ int32: runs of ~16 and random values 0..9. Times are medians of 15 over ROUNDS i
 V4 (16-byte words per invocation; default 4 6 8) sets the tile size: 4 V4 BLOCK elements (BLOCK 256
 unless given), and twice that in 4-byte words of shared memory. SHARED asks for that many bytes of
 shared memory per block instead, to hold fewer blocks per SM: Vulkan's budget of about 48 KiB per
-SM, say, emulated.
+SM, say, emulated. REREAD 1 stages only the run starts' positions (TILE words) and reads the values
+again from x at the store, as ``rle_encode`` does: that design, free of Vulkan's limits.
 """
 
 from __future__ import annotations
@@ -46,9 +47,15 @@ extern "C" __global__ void __launch_bounds__(BLOCK) encode(
         const int* __restrict__ x, int* __restrict__ vals, unsigned* __restrict__ cnts,
         unsigned long long* state, unsigned* total_out, unsigned n, unsigned n_tiles) {
     extern __shared__ int4 smem4[];
+#ifdef REREAD
+    unsigned* spos = (unsigned*)smem4;       // tile-local position of the start of each rank, and the end
+    __shared__ unsigned s_wk[V4][BLOCK / 32];
+#else
     int* sx = (int*)smem4;                   // the tile's values
     unsigned* spos = (unsigned*)(sx + TILE); // tile-local position of the start of each rank, and the end
-    __shared__ unsigned s_tile, s_offset, s_warp[BLOCK / 32];
+    __shared__ unsigned s_warp[BLOCK / 32];
+#endif
+    __shared__ unsigned s_tile, s_offset;
     const unsigned t = threadIdx.x, lane = t & 31u, warp = t >> 5;
     if (t == 0) s_tile = (unsigned)atomicAdd(state, 1ull);  // tiles by ticket: lookback needs no forward progress
     __syncthreads();
@@ -56,6 +63,59 @@ extern "C" __global__ void __launch_bounds__(BLOCK) encode(
     if (tile >= n_tiles) return;
     const unsigned e0 = tile * TILE;
     const unsigned len = min((unsigned)TILE, n - e0);
+#ifdef REREAD
+    // No staging: the tile's vec4 k * BLOCK + t stays in registers, run starts are flagged in that
+    // (slot-major) order with the previous element from the lane before, and values are read again
+    // from x at the store, as rle_encode does.
+    const int4* x4 = (const int4*)(x + e0);
+    unsigned fl[V4], cnt[V4], incl[V4], base[V4];
+#pragma unroll
+    for (int k = 0; k < V4; k++) {
+        const unsigned i0 = 4u * (k * BLOCK + t);
+        int4 q = make_int4(0, 0, 0, 0);
+        if (i0 + 4u <= len) {
+            q = x4[k * BLOCK + t];
+        } else if (i0 < len) {
+            q.x = x[e0 + i0];
+            if (i0 + 1u < len) q.y = x[e0 + i0 + 1u];
+            if (i0 + 2u < len) q.z = x[e0 + i0 + 2u];
+        }
+        int prev = __shfl_up_sync(0xffffffffu, q.w, 1);
+        if (lane == 0) prev = e0 + i0 == 0u ? ~q.x : (i0 < len ? x[e0 + i0 - 1u] : 0);
+        unsigned f = (unsigned)(q.x != prev) | ((unsigned)(q.y != q.x) << 1) | ((unsigned)(q.z != q.y) << 2) |
+                     ((unsigned)(q.w != q.z) << 3);
+        f &= i0 >= len ? 0u : (len - i0 >= 4u ? 15u : (1u << (len - i0)) - 1u);
+        fl[k] = f;
+        cnt[k] = __popc(f);
+        incl[k] = cnt[k];
+    }
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+#pragma unroll
+        for (int k = 0; k < V4; k++) {
+            const unsigned y = __shfl_up_sync(0xffffffffu, incl[k], d);
+            if (lane >= (unsigned)d) incl[k] += y;
+        }
+    }
+    if (lane == 31) {
+#pragma unroll
+        for (int k = 0; k < V4; k++) s_wk[k][warp] = incl[k];
+    }
+    __syncthreads();
+    unsigned total = 0;
+#pragma unroll
+    for (int k = 0; k < V4; k++) {
+        unsigned before = 0, slot = 0;
+#pragma unroll
+        for (int w = 0; w < BLOCK / 32; w++) {
+            const unsigned s = s_wk[k][w];
+            before += (unsigned)w < warp ? s : 0u;
+            slot += s;
+        }
+        base[k] = total + before + incl[k] - cnt[k];
+        total += slot;
+    }
+#else
     if (len == TILE) {
         const int4* x4 = (const int4*)(x + e0);
         int4 v[V4];
@@ -99,6 +159,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK) encode(
         wbase += (unsigned)w < warp ? s : 0u;
         total += s;
     }
+#endif
     if (warp == 0) {
         unsigned excl = 0;
         if (tile == 0) {
@@ -126,8 +187,18 @@ extern "C" __global__ void __launch_bounds__(BLOCK) encode(
         if (lane == 0) s_offset = excl;
     }
     // the starts' positions by rank
+#ifdef REREAD
+#pragma unroll
+    for (int k = 0; k < V4; k++) {
+        unsigned r = base[k];
+        for (unsigned f = fl[k]; f; f &= f - 1u) spos[r++] = 4u * (k * BLOCK + t) + (unsigned)(__ffs(f) - 1);
+    }
+#define VALUE(p) x[e0 + (p)]
+#else
     unsigned r = wbase + incl - c;
     for (unsigned f = flags; f; f &= f - 1u) spos[r++] = b0 + (unsigned)(__ffs(f) - 1);
+#define VALUE(p) sx[p]
+#endif
     if (t == 0) spos[total] = len;  // ceiling probe: a run continuing into the next tile stops here
     __syncthreads();
     const unsigned lo = s_offset, hi = lo + total;
@@ -136,14 +207,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK) encode(
         if (w >= lo && w + 4u <= hi) {
             const unsigned rr = w - lo;
             const unsigned p0 = spos[rr], p1 = spos[rr + 1], p2 = spos[rr + 2], p3 = spos[rr + 3], p4 = spos[rr + 4];
-            ((int4*)vals)[q] = make_int4(sx[p0], sx[p1], sx[p2], sx[p3]);
+            ((int4*)vals)[q] = make_int4(VALUE(p0), VALUE(p1), VALUE(p2), VALUE(p3));
             ((uint4*)cnts)[q] = make_uint4(p1 - p0, p2 - p1, p3 - p2, p4 - p3);
         } else {
             for (unsigned j = 0; j < 4u; j++) {
                 const unsigned k = w + j;
                 if (k >= lo && k < hi) {
                     const unsigned rr = k - lo;
-                    vals[k] = sx[spos[rr]];
+                    vals[k] = VALUE(spos[rr]);
                     cnts[k] = spos[rr + 1] - spos[rr];
                 }
             }
@@ -163,11 +234,12 @@ def main(log2n: int, rounds: int, specs: list[str]) -> None:
     torch = ctx.torch
     kernels = {}
     for spec in specs:
-        v4, block, smem = ([int(v) for v in spec.split(",")] + [256, 0])[:3]
-        k = cp.RawKernel(CUDA_SRC, "encode", options=(f"-DV4={v4}", f"-DBLOCK={block}"))
-        smem = max(smem, 2 * block * 4 * v4 * 4 + 16)
+        v4, block, smem, reread = ([int(v) for v in spec.split(",")] + [256, 0, 0])[:4]
+        k = cp.RawKernel(CUDA_SRC, "encode", options=(f"-DV4={v4}", f"-DBLOCK={block}")
+                         + (("-DREREAD",) if reread else ()))
+        smem = max(smem, (1 if reread else 2) * block * 4 * v4 * 4 + 16)
         k.max_dynamic_shared_size_bytes = smem
-        kernels[spec] = (k, v4, block, smem)
+        kernels[spec] = (k, v4, block, smem, reread)
     timers = []
     for name, runs in (("runs~16", True), ("random", False)):
         x = rle._bench_input(ctx, n, runs)
@@ -175,7 +247,7 @@ def main(log2n: int, rounds: int, specs: list[str]) -> None:
         cx = cp.asarray(x)
         vals, cnts = cp.empty(n, cp.int32), cp.empty(n, cp.uint32)
         total = cp.zeros(1, cp.uint32)
-        for k, v4, block, smem in kernels.values():
+        for k, v4, block, smem, reread in kernels.values():
             tile = block * 4 * v4
             n_tiles = (n + tile - 1) // tile
             state = cp.zeros(n_tiles + 1, cp.uint64)
@@ -192,10 +264,11 @@ def main(log2n: int, rounds: int, specs: list[str]) -> None:
             got_v, got_c = vals[:m].get(), cnts[:m].get()
             ok_v = m == want_v.size and np.array_equal(got_v, want_v)
             bad_c = int((got_c != want_c).sum()) if ok_v else -1
-            print(f"{name} V4={v4} block={block}: {m} runs (want {want_v.size}); values exact: {ok_v}; "
+            print(f"{name} V4={v4} block={block} reread={reread}: {m} runs (want {want_v.size}); values exact: {ok_v}; "
                   f"counts differing {bad_c} (allowed: at most {n_tiles}, a tile's last run)", flush=True)
-            timers.append((name, f"CUDA encoder, {v4} x 16 B per thread, blocks of {block}, {smem} B shared, "
-                                 f"{k.num_regs} registers",
+            what = "values read again from x" if reread else "tile in shared memory"
+            timers.append((name, f"CUDA encoder, {what}, {v4} x 16 B per thread, blocks of {block}, {smem} B "
+                                 f"shared, {k.num_regs} registers",
                            run, True))
         gx = asarray(x, dev=dev)
         res = rle.RunLengths(GpuArray.empty((n,), np.int32, dev), GpuArray.empty((n,), np.uint32, dev),
