@@ -29,10 +29,11 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from rle_ceiling import encode_timer, torch_timer  # this folder's: the same timings as there
 
 import pywgpuprims as pp
 from pywgpuprims import rle
-from pywgpuprims._array import GpuArray, asarray
+from pywgpuprims._array import asarray
 from pywgpuprims._bench import BenchContext
 
 CUDA_SRC = r"""
@@ -231,7 +232,6 @@ def main(log2n: int, rounds: int, specs: list[str]) -> None:
     dev = pp.device()
     n = 1 << log2n
     ctx = BenchContext(dev, repeats=15, cpu=False, cuda=True)
-    torch = ctx.torch
     kernels = {}
     for spec in specs:
         v4, block, smem, reread = ([int(v) for v in spec.split(",")] + [256, 0, 0])[:4]
@@ -268,22 +268,13 @@ def main(log2n: int, rounds: int, specs: list[str]) -> None:
                   f"counts differing {bad_c} (allowed: at most {n_tiles}, a tile's last run)", flush=True)
             what = "values read again from x" if reread else "tile in shared memory"
             timers.append((name, f"CUDA encoder, {what}, {v4} x 16 B per thread, blocks of {block}, {smem} B "
-                                 f"shared, {k.num_regs} registers",
-                           run, True))
-        gx = asarray(x, dev=dev)
-        res = rle.RunLengths(GpuArray.empty((n,), np.int32, dev), GpuArray.empty((n,), np.uint32, dev),
-                             rle._count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
-        timers.append((name, "rle_encode (WGSL)",
-                       lambda g=gx, res=res: ctx.gpu_ns(lambda i: rle._run(
-                           dev, lambda b, s: rle._record_rle(b, g, res, "fused", s))), False))
-        tx = torch.from_numpy(x).cuda()
-        timers.append((name, "torch.unique_consecutive", lambda tx=tx: torch.unique_consecutive(tx, return_counts=True),
-                       True))
+                                 f"shared, {k.num_regs} registers", lambda run=run: ctx.cuda_ns(run)))
+        timers.append((name, "rle_encode (WGSL)", encode_timer(ctx, asarray(x, dev=dev))))
+        timers.append((name, "torch.unique_consecutive", torch_timer(ctx, x)))
     rates: dict[tuple[str, str], list[float]] = {}
     for _ in range(rounds):
-        for name, what, fn, cuda in timers:
-            ns = ctx.cuda_ns(fn) if cuda else fn()
-            rates.setdefault((name, what), []).append(n / ns)
+        for name, what, ns in timers:
+            rates.setdefault((name, what), []).append(n / ns())
     for (name, what), rs in rates.items():
         print(f"| {name} | {what} | {np.median(rs):.1f} | {' '.join(f'{r:.1f}' for r in rs)} |")
 
