@@ -262,8 +262,8 @@ fn note_positions(w: u32, s: u32, c: u32, bits: u32) {
 }
 
 // The tile's run-start bitmask from the flags (each group of 8 lanes ORs its four-bit flags into one
-// word) and the table of every fourth start; returns the tile's count. Called by the whole
-// workgroup.
+// word) and, unless RTS_REDUCE (which needs only the count), the table of every fourth start; returns
+// the tile's count. Called by the whole workgroup.
 fn bitmask_prefix(f: ptr<function, array<u32, VPT>>) -> u32 {
     let group = min(8u, g_sg_size);
     let sh = (g_lid & 7u) * 4u;
@@ -290,12 +290,14 @@ fn bitmask_prefix(f: ptr<function, array<u32, VPT>>) -> u32 {
     let c = c0 + countOneBits(b1);
     let incl = subgroupInclusiveAdd(c);
     let wp = workgroup_prefix(subgroupShuffle(incl, g_sg_size - 1u));
+#if !RTS_REDUCE
     let before = wp.x + incl - c;
     note_positions(w0, before, c0, b0);
     note_positions(w0 + 1u, before + c0, c - c0, b1);
     // pos4 complete; and note_positions' early return and loop diverge, which no subgroup operation
     // (the lookback's) may follow without a barrier (common/subgroup_scan.wgsl)
     workgroupBarrier();
+#endif
     return wp.y;
 }
 
