@@ -223,8 +223,8 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
         cap = int(opt.get("stack_chain_cap", CHAIN_CAP))
         # No partition can give up where there are at most this many: a lookback step passes at
         # least one predecessor; a partition needs at most one owner per earlier partition; its
-        # walks take at most two rounds per partition passed plus three per owner.
-        safe = min(steps, cap, (hops - 3 * cap) // 2)
+        # walk passes at least one partition every two rounds (a silent one costs a round).
+        safe = min(steps, cap, hops // 2 - 1)
         repair = n_parts > safe or bool(opt.get("stack_force_repair", False))
         timing = opt.get("stack_timing_only")
         k_one = dev.kernel("stack/bracket.wgsl", defines=dict(

@@ -14,7 +14,8 @@
 //   ONEPASS: the same in one dispatch (opt-in: slower on an H100, see BENCHMARKS.md): partitions by
 //           ticket write their lists (REDUCE's code) and publish their summaries, find their start
 //           size by decoupled lookback with decoupled fallback, publish it, find the owners of the
-//           heights they need along published parent links (walk_below, owner_chain), publish
+//           heights they need as the records of M going back (owner_chain: the lookback's window
+//           first, then windows of WG partitions, jumping along published parent links), publish
 //           their own parent link, and run the leaf. Budgets bound every loop; a partition past
 //           one gives up and arms the four passes above (recorded indirect) as the repair.
 // List entries carry the call's epoch (epoch << LOCAL_BITS | offset in the partition): a single-pass
@@ -717,7 +718,7 @@ var<workgroup> op_win: array<vec4<u32>, WG * LB_D>;
 var<workgroup> op_part: array<vec2<u32>, WG>;
 var<workgroup> op_stop: atomic<u32>;
 var<workgroup> op_sum: array<i32, WG>;
-var<workgroup> op_min: array<atomic<u32>, 2>;
+var<workgroup> op_min: array<atomic<u32>, 4>;  // take_records: 0-2 in turn; owner_chain's jumps: 3
 
 fn store_entry(i: u32, v: u32) {
 #if STALE_LISTS
@@ -764,11 +765,20 @@ fn poll_parent(q: u32) -> vec2<u32> {
     return vec2<u32>(w >> 31u, w & 0x7fffffffu);
 }
 
-// (kind, a, b, size) of a predecessor: kind 2 size published, 1 summary only, 0 nothing yet.
+// Kinds of a polled predecessor: nothing yet, its summary only, its size only (the summary's
+// store not visible yet), both; and, for the window's entries before partition 0, none.
+const K_NONE: u32 = 0u;
+const K_AGG: u32 = 1u;
+const K_SIZE: u32 = 2u;
+const K_BOTH: u32 = 3u;
+const K_PAST: u32 = 4u;
+
+// (kind, a, b, size after it) of a predecessor.
 fn poll_pred(t: u32) -> vec4<u32> {
     let sz = poll_size(t);
     let g = poll_agg(t);
-    return select(vec4<u32>(g.x, g.y, g.z, 0u), vec4<u32>(2u, 0u, 0u, sz.y), sz.x != 0u);
+    let kind = select(g.x, select(K_SIZE, K_BOTH, g.x != 0u), sz.x != 0u);
+    return vec4<u32>(kind, g.y, g.z, sz.y);
 }
 
 // Partition q's summary reduced by the whole workgroup (the decoupled fallback).
@@ -785,9 +795,10 @@ fn part_summary(q: u32, lid: u32) -> vec2<u32> {
 // WG * LB_D predecessors polled per step (invocation l: entries l LB_D .. l LB_D + LB_D - 1, entry k
 // = predecessor look - 1 - k); the nearest entry that stops the walk (a published size, or
 // silence: decoupled fallback) found with an atomic minimum, the entries before it combined by
-// each invocation over its own entries, then a tree over the invocations. Returns (ok, size);
-// ok = 0 when max_steps steps did not reach a published size.
-fn lookback(p: u32, lid: u32) -> vec2<u32> {
+// each invocation over its own entries, then a tree over the invocations. Returns (ok, size, look,
+// stop): ok = 0 when max_steps steps did not reach a published size; else the last step's window
+// (entry k = predecessor look - 1 - k, in op_win) ended at entry stop, which owner_chain reads.
+fn lookback(p: u32, lid: u32) -> vec4<u32> {
     var look = p;
     var acc = vec2<u32>(0u);  // partitions look .. p - 1, combined (uniform: every invocation keeps it)
     for (var step = 0u; step < params.max_steps; step++) {
@@ -799,15 +810,15 @@ fn lookback(p: u32, lid: u32) -> vec2<u32> {
             let k = lid * LB_D + d;
             let valid = look > k;
             let t = select(0u, look - 1u - k, valid);
-            var st = vec4<u32>(3u, 0u, 0u, 0u);
+            var st = vec4<u32>(K_PAST, 0u, 0u, 0u);
             if (valid) {
                 st = poll_pred(t);
-                for (var s = 1u; s < SPIN_LIMIT && st.x == 0u; s++) {
+                for (var s = 1u; s < SPIN_LIMIT && st.x == K_NONE; s++) {
                     st = poll_pred(t);
                 }
             }
             op_win[k] = st;
-            if (st.x != 1u) {
+            if (st.x != K_AGG) {
                 mine = min(mine, k);
             }
         }
@@ -842,8 +853,8 @@ fn lookback(p: u32, lid: u32) -> vec2<u32> {
             continue;
         }
         let e = op_win[stop_u];
-        if (e.x != 0u) {
-            return vec2<u32>(1u, bic_apply(select(0u, e.w, e.x == 2u), acc));
+        if (e.x != K_NONE) {
+            return vec4<u32>(1u, bic_apply(select(0u, e.w, e.x != K_PAST), acc), look, stop_u);
         }
         let q = look - 1u - stop_u;
         let sum = part_summary(q, lid);
@@ -854,13 +865,8 @@ fn lookback(p: u32, lid: u32) -> vec2<u32> {
         acc = bic_combine(sum, acc);
         look = q;
     }
-    return vec2<u32>(0u, 0u);
+    return vec4<u32>(0u);
 }
-
-const W_FOUND: u32 = 1u;
-const W_NONE: u32 = 2u;
-const W_STALL: u32 = 3u;
-const W_ON: u32 = 4u;
 
 // Exclusive sum over the workgroup's invocations and the total (Hillis-Steele in workgroup memory).
 fn wg_exclusive_sum(lid: u32, v: i32) -> vec2<i32> {
@@ -880,34 +886,138 @@ fn wg_exclusive_sum(lid: u32, v: i32) -> vec2<i32> {
     return r;
 }
 
-// The nearest partition q <= q0 whose minimum stack size M[q] is below `thresh`, given the stack
-// size `send` after q0, by the whole workgroup: (W_FOUND, q, M[q], b_q), (W_NONE, ...) when there
-// is none, (FAIL, ...) when the step budget `steps` ran out. Each round polls WG partitions at
-// once (invocation l: q0 - l), takes each one's size after it from a workgroup sum of b - a over
-// the nearer ones (exact up to the first hit: M >= thresh > 0 there, no clamping), and the nearest
-// that stops the walk by an atomic minimum: a hit, partition 0 passed, a parent link saying nothing
-// earlier is lower, or silence (the workgroup reduces that partition and publishes it: decoupled
-// fallback). Past a window without a stop the walk jumps to the farthest published parent link in
-// it (the partitions between a partition and its parent have minima >= its own >= thresh) where
-// that parent's size is published, else it goes on with the next window.
-fn walk_below(q0_in: i32, send_in: u32, thresh: u32, lid: u32, steps: ptr<function, u32>) -> vec4<u32> {
-    var q0 = q0_in;
-    var send = send_in;
-    for (var round = 0u; round <= params.max_hops; round++) {
-        if (thresh == 0u || q0 < 0) {
-            return vec4<u32>(W_NONE, 0u, 0u, 0u);
+// The owner chain being built (uniform): heights below `thresh` still need owners; status
+// C_GOING, C_DONE (parent1 = parent(p) + 1, 0 for none) or C_FAILED (a budget ran out).
+struct Chain {
+    thresh: u32,
+    len: u32,
+    status: u32,
+    parent1: u32,
+}
+const C_GOING: u32 = 0u;
+const C_DONE: u32 = 1u;
+const C_FAILED: u32 = 2u;
+
+// Round results (op_res.x): the window had no stop, a record (a new owner), an unusable entry.
+const R_NONE: u32 = 0u;
+const R_RECORD: u32 = 1u;
+const R_STOP: u32 = 2u;
+
+// One window of the owner walk, entry lid = partition t (usable: its minimum m = M[t] is known; an
+// unusable entry stops the window). Takes every record in order (the nearest entry whose minimum
+// is below the chain's threshold, which becomes its minimum: exactly the owners of the heights
+// still needed) into op_chain, each found with an atomic minimum over the invocations (the first
+// unusable entry competes too). mp is the partition's own minimum: an owner below it is parent(p)
+// and ends the chain. Returns (R_NONE, 0), or (R_STOP, entry index) at an unusable entry; the
+// caller reads op_sb for the stack size before an entry (after the window's last barrier).
+var<workgroup> op_sb: array<u32, WG>;
+fn take_records(lid: u32, usable: bool, t: u32, m: i32, mp: u32, ch: ptr<function, Chain>) -> vec2<u32> {
+    if (lid == 0u) {
+        atomicStore(&op_min[0], INF);
+        atomicStore(&op_min[1], INF);
+    }
+    workgroupBarrier();
+    var last = -1;
+    for (var k = 0u; k <= WG; k++) {
+        if (lid == 0u) {
+            atomicStore(&op_min[(k + 2u) % 3u], INF);  // next used two barriers from now
+        }
+        let cand = i32(lid) > last && (!usable || m < i32((*ch).thresh));
+        if (cand) {
+            atomicMin(&op_min[k % 3u], lid);
+        }
+        workgroupBarrier();
+        let r = atomicLoad(&op_min[k % 3u]);
+        if (lid == r) {
+            op_res = vec4<u32>(select(R_STOP, R_RECORD, usable), lid, t, u32(m));
+        } else if (lid == 0u && r == INF) {
+            op_res = vec4<u32>(R_NONE, 0u, 0u, 0u);
+        }
+        let res = workgroupUniformLoad(&op_res);
+        if (res.x != R_RECORD) {
+            return res.xy;
+        }
+        take_owner(lid, res.z, i32(res.w), mp, ch);
+        if ((*ch).status != C_GOING) {
+            return vec2<u32>(R_NONE, 0u);
+        }
+        last = i32(res.y);
+    }
+    return vec2<u32>(R_NONE, 0u);
+}
+
+// Appends owner q (minimum m, below the threshold) to the chain (uniform arguments).
+fn take_owner(lid: u32, q: u32, m: i32, mp: u32, ch: ptr<function, Chain>) {
+    if ((*ch).len == CHAIN_CAP) {
+        (*ch).status = C_FAILED;
+        return;
+    }
+    let mu = u32(max(m, 0));
+    if (lid == 0u) {
+        op_chain[(*ch).len] = vec2<u32>(q, mu);
+    }
+    (*ch).len += 1u;
+    (*ch).thresh = mu;
+    if (mu < mp) {
+        (*ch).status = C_DONE;
+        (*ch).parent1 = q + 1u;
+    } else if (mu == 0u) {
+        (*ch).status = C_DONE;
+    }
+}
+
+// The owners of the incoming stack's heights (mp, bp], highest first, into op_chain: entry k =
+// (q, M[q]) serves heights (M[q], M[k - 1]]; then parent(p) = the first owner with M < mp (it
+// serves mp). The owners are the records of M going back from p: the first window is the
+// lookback's last one when it began at p - 1 (no new polls: M[t] from the incoming size and the
+// summaries before the lookback's stop, from published sizes after it), later ones poll WG
+// partitions at once (M from a workgroup sum of b - a back from a known size: exact up to the
+// first owner with M = 0, which ends the chain), reducing a silent partition themselves
+// (decoupled fallback) and jumping over a window without owners to the farthest published parent
+// link in it where that parent's size is published. Returns (entries, parent + 1 or 0, ok).
+fn owner_chain(p: u32, bp: u32, mp: u32, lid: u32, steps: ptr<function, u32>, lb: vec4<u32>) -> vec3<u32> {
+    var ch = Chain(bp, 0u, select(C_GOING, C_DONE, bp == 0u), 0u);
+    var q0 = i32(p) - 1;
+    var send = bp;  // stack size after q0
+    if (LB_D == 1u && lb.z == p && ch.status == C_GOING) {
+        let e = op_win[lid];
+        let stop = lb.w;
+        let before = lid < stop;  // K_AGG entries: M from the incoming size
+        let ex = wg_exclusive_sum(lid, select(0, i32(e.z) - i32(e.y), before));
+        let m = select(i32(e.w) - i32(e.z), i32(bp) - ex.x - i32(e.z), before);
+        let usable = before || e.x == K_BOTH;
+        op_sb[lid] = u32(m + i32(e.y));
+        let r = take_records(lid, usable, p - 1u - lid, m, mp, &ch);
+        if (ch.status == C_GOING) {
+            if (r.x == R_STOP) {
+                let e_r = op_win[r.y];
+                if (e_r.x == K_PAST) {  // cannot happen: partition 0's minimum is 0
+                    ch.status = C_DONE;
+                }
+                q0 = i32(p - 1u - r.y);
+                send = select(op_sb[max(r.y, 1u) - 1u], bp, r.y == 0u);
+            } else {
+                q0 -= i32(WG);
+                send = op_sb[WG - 1u];
+            }
+        }
+    }
+    for (var round = 0u; round <= params.max_hops && ch.status == C_GOING; round++) {
+        if (q0 < 0) {  // cannot happen either (see above)
+            ch.status = C_DONE;
+            break;
         }
         if (*steps == 0u) {
+            ch.status = C_FAILED;
             break;
         }
         *steps -= 1u;
         if (lid == 0u) {
-            atomicStore(&op_min[0], INF);
-            atomicStore(&op_min[1], INF);
+            atomicStore(&op_min[3], INF);
         }
         let valid = q0 >= i32(lid);
         let t = select(0u, u32(q0) - lid, valid);
-        var g = vec3<u32>(1u, 0u, 0u);
+        var g = vec3<u32>(0u);
         var par = vec2<u32>(0u);
         if (valid) {
             g = poll_agg(t);
@@ -916,87 +1026,65 @@ fn walk_below(q0_in: i32, send_in: u32, thresh: u32, lid: u32, steps: ptr<functi
                 g = poll_agg(t);
             }
         }
-        let ex = wg_exclusive_sum(lid, i32(g.z) - i32(g.y));  // (b - a) of the nearer entries
-        let m = i32(send) - ex.x - i32(g.z);  // M[t] (unclamped: right up to the first stop)
-        let stop = !valid || g.x == 0u || m < i32(thresh) || (par.x != 0u && par.y == 0u);
-        if (stop) {
-            atomicMin(&op_min[0], lid);
+        // A withheld partition (test switch) is never trusted here, even when a fallback has
+        // published it: the walk reduces it itself, as it must one whose summary it cannot see.
+        let usable = valid && g.x != 0u && !withholds(t, params.withhold_period);
+        let ex = wg_exclusive_sum(lid, select(0, i32(g.z) - i32(g.y), usable));  // (b - a) of the nearer entries
+        let m = i32(send) - ex.x - i32(g.z);  // M[t] (unclamped: right up to the first owner with M = 0)
+        op_sb[lid] = u32(m + i32(g.y));
+        let r = take_records(lid, usable, t, m, mp, &ch);
+        if (ch.status != C_GOING) {
+            break;
         }
-        if (par.x != 0u && par.y != 0u) {
-            atomicMin(&op_min[1], par.y - 1u);
+        if (r.x == R_STOP) {
+            let q = u32(q0) - r.y;
+            if (r.y >= u32(q0) + 1u) {  // past partition 0: cannot happen (see above)
+                ch.status = C_DONE;
+                break;
+            }
+            // Silent: reduced here (and published for others), then taken in place, so the walk
+            // never waits for it to become visible.
+            let sum = part_summary(q, lid);
+            if (lid == 0u) {
+                publish_agg(q, sum);
+                atomicAdd(&state[2], 1u);
+            }
+            let mq = i32(select(op_sb[max(r.y, 1u) - 1u], send, r.y == 0u)) - i32(sum.y);
+            if (mq < i32(ch.thresh)) {
+                take_owner(lid, q, mq, mp, &ch);
+                if (ch.status != C_GOING) {
+                    break;
+                }
+            }
+            send = u32(mq + i32(sum.x));  // mq >= the threshold > 0: no clamping
+            q0 = i32(q) - 1;
+            continue;
+        }
+        // No owner left in the window: every entry from the last owner on has M >= the threshold,
+        // and so do the partitions between each of them and its parent.
+        if (par.x != 0u && par.y != 0u && m >= i32(ch.thresh)) {
+            atomicMin(&op_min[3], par.y - 1u);
         }
         workgroupBarrier();
-        let first = atomicLoad(&op_min[0]);
-        if (lid == first) {
-            var res = vec4<u32>(W_NONE, 0u, 0u, 0u);  // past partition 0, or no parent below M[t]
-            if (valid && g.x == 0u) {
-                res = vec4<u32>(W_STALL, t, u32(m), 0u);  // the size after t (its b counted as 0)
-            } else if (valid && m < i32(thresh)) {
-                res = vec4<u32>(W_FOUND, t, u32(m), g.z);
-            }
-            op_res = res;
-        }
-        if (lid == 0u && first == INF) {
-            var res = vec4<u32>(W_ON, u32(q0) - WG, u32(i32(send) - ex.y), 0u);
-            let j = atomicLoad(&op_min[1]);
-            if (j != INF) {
+        let j = atomicLoad(&op_min[3]);
+        if (lid == 0u) {
+            var res = vec4<u32>(u32(q0) - WG, u32(i32(send) - ex.y), 0u, 0u);
+            if (j != INF && i32(j) <= q0 - i32(WG)) {
                 let ps = poll_size(j);
                 if (ps.x != 0u) {
-                    res = vec4<u32>(W_ON, j, ps.y, 0u);
+                    res = vec4<u32>(j, ps.y, 0u, 0u);
                 }
             }
             op_res = res;
         }
-        let r = workgroupUniformLoad(&op_res);
-        if (r.x == W_FOUND || r.x == W_NONE) {
-            return r;
-        }
-        if (r.x == W_STALL) {
-            let sum = part_summary(r.y, lid);
-            if (lid == 0u) {
-                publish_agg(r.y, sum);
-                atomicAdd(&state[2], 1u);
-            }
-            q0 = i32(r.y);
-        } else {
-            q0 = bitcast<i32>(r.y);
-        }
-        send = r.z;
+        let nx = workgroupUniformLoad(&op_res);
+        q0 = bitcast<i32>(nx.x);
+        send = nx.y;
     }
-    return vec4<u32>(FAIL, 0u, 0u, 0u);
-}
-
-// The owners of the incoming stack's heights (mp, bp], highest first, into op_chain: entry k =
-// (q, M[q]) serves heights (M[q], M[k - 1]]; then parent(p) = the first owner with M < mp (it
-// serves mp). Returns (entries, parent + 1 or 0, ok).
-fn owner_chain(p: u32, bp: u32, mp: u32, lid: u32, steps: ptr<function, u32>) -> vec3<u32> {
-    var q0 = i32(p) - 1;
-    var send = bp;
-    var thresh = bp;
-    var len = 0u;
-    for (var k = 0u; k <= P; k++) {
-        let o = walk_below(q0, send, thresh, lid, steps);
-        if (o.x == FAIL) {
-            return vec3<u32>(len, 0u, 0u);
-        }
-        if (o.x == W_NONE) {
-            break;
-        }
-        if (len == CHAIN_CAP) {
-            return vec3<u32>(len, 0u, 0u);
-        }
-        if (lid == 0u) {
-            op_chain[len] = vec2<u32>(o.y, o.z);
-        }
-        len += 1u;
-        if (o.z < mp) {
-            return vec3<u32>(len, o.y + 1u, 1u);
-        }
-        thresh = o.z;
-        q0 = i32(o.y);
-        send = o.z + o.w;
+    if (ch.status == C_GOING) {
+        ch.status = C_FAILED;
     }
-    return vec3<u32>(len, 0u, 1u);
+    return vec3<u32>(ch.len, ch.parent1, select(0u, 1u, ch.status == C_DONE));
 }
 
 var<private> g_ci: u32;           // chain entry: owners only move left as heights fall
@@ -1099,12 +1187,13 @@ fn main(@builtin(local_invocation_index) lid: u32,
         publish_agg(p, agg);
     }
     var bp = 0u;  // stack size before the partition
+    var lb = vec4<u32>(0u);
 #if NO_LOOKBACK_TIMING
     if (false) {
 #else
     if (p > 0u) {
 #endif
-        let lb = lookback(p, lid);
+        lb = lookback(p, lid);
         if (lb.x == 0u) {
             if (lid == 0u) {
                 give_up();
@@ -1132,7 +1221,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #if NO_WALKS_TIMING
     steps = 0u;
 #endif
-    let chain = owner_chain(p, bp, mp, lid, &steps);
+    let chain = owner_chain(p, bp, mp, lid, &steps, lb);
     if (lid == 0u && chain.z != 0u && !silent) {
         publish_parent(p, chain.y);
     }
