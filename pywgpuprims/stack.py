@@ -47,14 +47,17 @@ waits on another, there is no decoupled lookback and so no fallback to force: an
 order of workgroups gives the same result; the price is reading the input twice (1 byte per element
 each time for bool/uint8 input).
 
-The single pass the issue describes, opt-in (``stack_onepass=True``; 55 G el/s against 113 on an
+The single pass the issue describes, opt-in (``stack_onepass=True``; 60 G el/s against 112 on an
 H100 at 2^28 random brackets, see BENCHMARKS.md): ``bracket.wgsl`` ONEPASS, partitions of 4096
-taken by ticket. Each writes its list (REDUCE's code) and publishes its bicyclic summary, finds
-its start size by decoupled lookback (a predecessor silent for SPIN_LIMIT polls is reduced by the
-workgroup and published with ``atomicMax``: the decoupled fallback), publishes it, finds the
-owners of the heights it needs by walking back a window of partitions at a time along published
-parent links (a silent one again reduced by the walker), publishes its own parent link, and runs
-the leaf. List entries carry the call's epoch, so a reader that cannot see an entry's store yet
+taken by ticket. Each writes its list (REDUCE's code) and publishes its bicyclic summary, then
+works in rounds over windows of 256 predecessors, one poll per invocation, scanned by subgroup
+shuffles, a few barriers a round. The first round is the decoupled lookback for its start size (a
+predecessor silent for SPIN_LIMIT polls is reduced by the workgroup: the decoupled fallback),
+which it publishes; the same polls give each predecessor's minimum stack size M, so the owners of
+the heights it needs (the records of M going back) mostly come from that round too; later rounds
+go further back, jumping along published parent links where they can, but never wait for one.
+It publishes its own parent link, fetches the opens it needs from the owners' lists at once, and
+runs the leaf. List entries carry the call's epoch, so a reader that cannot see an entry's store yet
 (plain stores and relaxed atomics are not ordered) rebuilds it from the input. Every loop has a
 budget; a partition past one gives up and arms the multi-pass method, recorded after the single
 pass as indirect dispatches with zero grids, wherever a give-up is possible (more than 64
@@ -69,10 +72,12 @@ outputs staged through workgroup memory), ``stack_spine_wg`` (spine chunks of 4 
 ``stack_onepass`` (the single pass) and, for it, ``stack_withhold_period`` (every k-th partition
 publishes nothing: its successors must reduce it), ``stack_force_repair`` (record the repair
 whatever the size), ``stack_max_steps`` / ``stack_max_hops`` (budgets; 0 forces give-ups),
-``stack_chain_cap``, ``stack_lb_depth``, ``stack_spin_limit``, ``stack_stale_lists`` (no list
-entry carries the epoch: every read rebuilds), ``stack_stats_buffer`` (receives the state
-counters: tickets, give-ups, fallbacks) and ``stack_timing_only`` ("no_lookback" or "no_walks":
-timing only, wrong results).
+``stack_chain_cap``, ``stack_spin_limit``, ``stack_stale_lists`` (no list
+entry carries the epoch: every read rebuilds), ``stack_no_sizes`` (no partition publishes its size:
+every lookback goes back to partition 0), ``stack_stats_buffer`` (receives the state
+counters: tickets, give-ups, fallbacks, and with ``stack_round_stats`` "look" or "walk" the rounds
+of that phase) and ``stack_timing_only`` ("no_lookback", "no_walks" or "no_list": timing only,
+wrong results).
 """
 
 from __future__ import annotations
@@ -101,13 +106,12 @@ SPINE_WG = 256
 # Leaf outputs through workgroup memory (contiguous stores) or each invocation's own stores.
 STAGE_STORES = False
 # The single pass (bracket.wgsl ONEPASS), opt-in with ``stack_onepass=True``: on an H100 at 2^28
-# random brackets it ran 55 G el/s with partitions of 4096 (the multi-pass method: 113).
+# random brackets it ran 60 G el/s with partitions of 4096 (the multi-pass method: 112).
 ONEPASS = False
 ONEPASS_WG = 256  # its partitions: 4096 elements (H100: 1024 / 2048 / 4096 gave 33 / 42 / 53.5 G el/s)
 # Polls of a silent predecessor before the single pass reduces it itself (H100, 2^28 random:
 # 8 took 25,000 fallbacks and 53.2 G el/s, 32 took 40 and 55.3; deep nesting the same either way).
 SPIN_LIMIT = 32
-LB_DEPTH = 1  # predecessors per invocation and lookback step (H100: 2 / 4 / 8 slower)
 CHAIN_CAP = 64  # owners a partition may need (more: it gives up to the repair)
 # Budgets of the single pass, per invocation: lookback steps and owner-walk rounds; within
 # lavapipe's loop cap (65,535 trips) with room to spare.
@@ -229,9 +233,12 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
         timing = opt.get("stack_timing_only")
         k_one = dev.kernel("stack/bracket.wgsl", defines=dict(
             defs, ONEPASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap,
-            SPIN_LIMIT=int(opt.get("stack_spin_limit", SPIN_LIMIT)), LB_D=int(opt.get("stack_lb_depth", LB_DEPTH)),
-            STALE_LISTS=bool(opt.get("stack_stale_lists")),
-            NO_LOOKBACK_TIMING=timing == "no_lookback", NO_WALKS_TIMING=timing == "no_walks"))
+            SPIN_LIMIT=int(opt.get("stack_spin_limit", SPIN_LIMIT)),
+            N_SEG=wg // max(1, dev.subgroup_min_size) if defs["SUBGROUPS"] else 1,
+            STALE_LISTS=bool(opt.get("stack_stale_lists")), NO_SIZES=bool(opt.get("stack_no_sizes")),
+            ROUND_STATS=bool(opt.get("stack_round_stats")), LOOK_STATS=int(opt.get("stack_round_stats") == "look"),
+            NO_LOOKBACK_TIMING=timing == "no_lookback", NO_WALKS_TIMING=timing == "no_walks",
+            NO_LIST_TIMING=timing == "no_list"))
         state = dev.scratch(16 + 16 * n_parts)
         rargs = dev.scratch(18 * 4)
         red, up, ch = dev.grid(n_parts), dev.grid(n_chunks), dev.grid(-(-n_parts // 256))

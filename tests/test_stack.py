@@ -415,6 +415,14 @@ def test_onepass_stale_list_entries(rng):
         assert check_onepass(x, stack_wg=32, stack_stale_lists=True)[1] == 0
 
 
+def test_onepass_lookback_to_partition_zero(rng):
+    """No partition publishes its size: every lookback combines summaries window after window
+    back to partition 0, and the owner walk starts afresh after it."""
+    for x in onepass_inputs(rng, 60_000).values():
+        assert check_onepass(x, stack_wg=32, stack_no_sizes=True)[1] == 0
+    assert check_onepass(rng.random(40_000) < 0.5, stack_wg=32, stack_no_sizes=True, stack_withhold_period=3)[1] == 0
+
+
 def test_onepass_workgroup_memory_path_and_kinds(rng):
     for x in onepass_inputs(rng, 100_000).values():
         assert check_onepass(x, stack_subgroups=False, stack_wg=64)[1] == 0

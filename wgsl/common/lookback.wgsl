@@ -108,15 +108,7 @@ var<workgroup> lb_acc: u32;
 #if SG_LOOKBACK
 const LB_DEPTH: u32 = {{LB_DEPTH}}u;  // predecessors per lane and step (1 unless LB_DEEP)
 
-// The lowest lane set in a ballot, or `size` if none.
-fn first_lane(b: vec4<u32>, size: u32) -> u32 {
-    var first = size;
-    if (b.w != 0u) { first = 96u + firstTrailingBit(b.w); }
-    if (b.z != 0u) { first = 64u + firstTrailingBit(b.z); }
-    if (b.y != 0u) { first = 32u + firstTrailingBit(b.y); }
-    if (b.x != 0u) { first = firstTrailingBit(b.x); }
-    return first;
-}
+#include "common/ballot.wgsl"
 
 // One group of polled predecessors, a lane each: the nearest lane that stops the walk (silent,
 // inclusive, or the segment start) by a ballot, the lanes before it (and it, when inclusive)

@@ -13,20 +13,22 @@
 // progress; every loop has a constant or small bound. Depth is unbounded (u32 stack sizes).
 //   ONEPASS: the same in one dispatch (opt-in: slower on an H100, see BENCHMARKS.md): partitions by
 //           ticket write their lists (REDUCE's code) and publish their summaries, find their start
-//           size by decoupled lookback with decoupled fallback, publish it, find the owners of the
-//           heights they need as the records of M going back (owner_chain: the lookback's window
-//           first, then windows of WG partitions, jumping along published parent links), publish
-//           their own parent link, and run the leaf. Budgets bound every loop; a partition past
-//           one gives up and arms the four passes above (recorded indirect) as the repair.
+//           size by decoupled lookback with decoupled fallback and publish it, find the owners of
+//           the heights they need as the records of M going back (the lookback's window first,
+//           then windows of WG partitions, jumping along published parent links where they can),
+//           publish their own parent link, fetch the opens they need from the owners' lists, and
+//           run the leaf. Budgets bound every loop; a partition past one gives up and arms the
+//           four passes above (recorded indirect) as the repair.
 // List entries carry the call's epoch (epoch << LOCAL_BITS | offset in the partition): a single-pass
 // reader tells an entry whose store it cannot see yet (plain stores are not ordered by relaxed
 // atomics) and rebuilds it from the input.
 // Defines: WG (invocations; P = 16 * WG), MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | CHAIN | LEAF |
 // ONEPASS, with REDUCE_FNS (REDUCE, ONEPASS), LEAF_FNS (LEAF, ONEPASS), TREE (CHAIN, LEAF);
 // SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
-// STAGE_STORES (outputs through workgroup memory, for contiguous stores); ONEPASS: SPIN_LIMIT, LB_D,
+// STAGE_STORES (outputs through workgroup memory, for contiguous stores); ONEPASS: SPIN_LIMIT,
 // CHAIN_CAP, and the timing-only NO_LOOKBACK_TIMING / NO_WALKS_TIMING (wrong results), the test-only
-// STALE_LISTS (no entry carries the epoch: every read rebuilds).
+// STALE_LISTS (no entry carries the epoch: every read rebuilds) and NO_SIZES (no partition publishes
+// its size: every lookback goes back to partition 0).
 
 struct Params {
     n: u32,          // elements
@@ -707,18 +709,10 @@ const AGG_FLAG: u32 = 0x80000000u;
 const HALF_FLAG: u32 = 0x10000u;
 const SPIN_LIMIT: u32 = {{SPIN_LIMIT}}u;
 const FAIL: u32 = 0xffffffffu;
-const LB_D: u32 = {{LB_D}}u;           // predecessors polled per invocation and lookback step
 const CHAIN_CAP: u32 = {{CHAIN_CAP}}u; // owners a partition may need before it gives up
 
 var<workgroup> op_ticket: u32;
 var<workgroup> op_total: vec2<u32>;
-var<workgroup> op_res: vec4<u32>;
-var<workgroup> op_chain: array<vec2<u32>, CHAIN_CAP>;
-var<workgroup> op_win: array<vec4<u32>, WG * LB_D>;
-var<workgroup> op_part: array<vec2<u32>, WG>;
-var<workgroup> op_stop: atomic<u32>;
-var<workgroup> op_sum: array<i32, WG>;
-var<workgroup> op_min: array<atomic<u32>, 4>;  // take_records: 0-2 in turn; owner_chain's jumps: 3
 
 fn store_entry(i: u32, v: u32) {
 #if STALE_LISTS
@@ -743,8 +737,10 @@ fn poll_agg(q: u32) -> vec3<u32> {
 }
 
 fn publish_size(q: u32, s: u32) {
+#if !NO_SIZES
     atomicStore(&state[ST_BASE + 4u * q + 1u], HALF_FLAG | (s & 0xffffu));
     atomicStore(&state[ST_BASE + 4u * q + 2u], HALF_FLAG | (s >> 16u));
+#endif
 }
 
 // (published, stack size after partition q)
@@ -791,304 +787,481 @@ fn part_summary(q: u32, lid: u32) -> vec2<u32> {
     return workgroupUniformLoad(&op_total);
 }
 
-// The stack size before partition p (> 0): decoupled lookback over the predecessors' summaries,
-// WG * LB_D predecessors polled per step (invocation l: entries l LB_D .. l LB_D + LB_D - 1, entry k
-// = predecessor look - 1 - k); the nearest entry that stops the walk (a published size, or
-// silence: decoupled fallback) found with an atomic minimum, the entries before it combined by
-// each invocation over its own entries, then a tree over the invocations. Returns (ok, size, look,
-// stop): ok = 0 when max_steps steps did not reach a published size; else the last step's window
-// (entry k = predecessor look - 1 - k, in op_win) ended at entry stop, which owner_chain reads.
-fn lookback(p: u32, lid: u32) -> vec4<u32> {
-    var look = p;
-    var acc = vec2<u32>(0u);  // partitions look .. p - 1, combined (uniform: every invocation keeps it)
-    for (var step = 0u; step < params.max_steps; step++) {
-        if (lid == 0u) {
-            atomicStore(&op_stop, INF);
-        }
-        var mine = INF;
-        for (var d = 0u; d < LB_D; d++) {
-            let k = lid * LB_D + d;
-            let valid = look > k;
-            let t = select(0u, look - 1u - k, valid);
-            var st = vec4<u32>(K_PAST, 0u, 0u, 0u);
-            if (valid) {
-                st = poll_pred(t);
-                for (var s = 1u; s < SPIN_LIMIT && st.x == K_NONE; s++) {
-                    st = poll_pred(t);
-                }
-            }
-            op_win[k] = st;
-            if (st.x != K_AGG) {
-                mine = min(mine, k);
-            }
+// The stack size before the partition and the owners of the incoming stack's heights, found in
+// rounds over windows of WG predecessors (wide_round), one poll per invocation.
+//
+// Per window entry l (partition t = start - l, nearest first) with its summary (a, b) known:
+// d = b - a, D = the sum of d over the nearer entries, v = D + b. Applied in order, the summaries
+// between t and the partition map a stack size s to max(s + sum d, max v), so
+//   the lookback: bp = max(size after the stop entry + D[stop], max of v before the stop);
+//   the walk: M[t] = (stack size after the window's start) - v, exact up to the first owner
+//   with M = 0 (no clamping before it).
+// The owners of the heights still needed are the records of M (the entries whose M is below every
+// nearer one and below the chain's threshold): ranked by a scan, written to op_chain directly.
+// So a partition needs no other partition's parent link, only summaries and sizes, which every
+// partition publishes as soon as it has them. An entry without a usable summary stops the window:
+// a silent predecessor is reduced by the whole workgroup (the decoupled fallback) and taken in place.
+const BIG: i32 = 0x20000000;
+const PH_LOOK: u32 = 0u;    // the lookback: stack size before the partition
+const PH_OWNERS: u32 = 1u;  // the owner walk
+const PH_DONE: u32 = 2u;
+const PH_FAILED: u32 = 3u;
+
+struct Walk {
+    phase: u32,
+    look: u32,       // PH_LOOK: the next window starts at look - 1
+    acc_d: i32,      // PH_LOOK: sum of d over the passed predecessors
+    acc_v: i32,      // PH_LOOK: maximum of v over them (-BIG: none)
+    bp: u32,         // the stack size before the partition
+    q0: i32,         // PH_OWNERS: the next window starts at q0
+    send: u32,       // PH_OWNERS: the stack size after q0
+    thresh: u32,     // PH_OWNERS: heights below it still need owners
+    len: u32,        // owners in op_chain
+    parent1: u32,    // parent(p) + 1 (0: none)
+    steps: u32,      // lookback windows left
+    hops: u32,       // walk windows left
+    fallback: u32,   // a predecessor for the workgroup to reduce (INF: none)
+    reuse: u32,      // 1: the walk's first window is the lookback's (still in registers)
+    lb_done: u32,    // 1: bp is known (and published)
+}
+var<workgroup> op_walk: Walk;
+var<workgroup> op_chain: array<vec2<u32>, CHAIN_CAP>;
+
+// Segment operations (a segment: a subgroup, or without subgroups the workgroup through workgroup
+// memory). Call them in segment-uniform control flow with no divergent branch since the last
+// barrier (see common/subgroup_scan.wgsl).
+#if SUBGROUPS
+#include "common/ballot.wgsl"
+
+fn seg_size() -> u32 {
+    return g_sg;
+}
+fn seg_lane() -> u32 {
+    return g_lane;
+}
+fn seg_incl_add(x: i32) -> i32 {
+    return subgroupInclusiveAdd(x);
+}
+fn seg_incl_max(x: i32) -> i32 {
+    var v = x;
+    for (var d = 1u; d < g_sg; d = d << 1u) {
+        let y = subgroupShuffleUp(v, d);
+        v = select(v, max(v, y), g_lane >= d);
+    }
+    return v;
+}
+fn seg_up(x: i32, none: i32) -> i32 {  // the previous lane's x (none in lane 0)
+    return select(subgroupShuffleUp(x, 1u), none, g_lane == 0u);
+}
+fn seg_at(x: i32, lane: u32) -> i32 {
+    return subgroupShuffle(x, lane);
+}
+fn seg_first(pred: bool) -> u32 {
+    return first_lane(subgroupBallot(pred), g_sg);
+}
+fn seg_all(pred: bool) -> bool {
+    return subgroupAll(pred);
+}
+#else
+var<private> g_lid: u32;
+var<workgroup> op_seg: array<i32, WG>;
+var<workgroup> op_seg_min: atomic<u32>;
+var<workgroup> op_seg_first: u32;
+fn seg_size() -> u32 {
+    return WG;
+}
+fn seg_lane() -> u32 {
+    return g_lid;
+}
+// Inclusive sum (or maximum) over the workgroup, Hillis-Steele.
+fn seg_inclusive(x: i32, take_max: bool) -> i32 {
+    workgroupBarrier();
+    op_seg[g_lid] = x;
+    workgroupBarrier();
+    for (var d = 1u; d < WG; d = d << 1u) {
+        var v = op_seg[g_lid];
+        if (g_lid >= d) {
+            let y = op_seg[g_lid - d];
+            v = select(v + y, max(v, y), take_max);
         }
         workgroupBarrier();
-        if (mine != INF) {
-            atomicMin(&op_stop, mine);
-        }
+        op_seg[g_lid] = v;
         workgroupBarrier();
-        let stop = atomicLoad(&op_stop);  // uniform after the barrier
-        var part = vec2<u32>(0u);
-        for (var d = 0u; d < LB_D; d++) {
-            let k = lid * LB_D + d;
-            if (k < stop) {
-                part = bic_combine(op_win[k].yz, part);  // entry k precedes entries < k
+    }
+    return op_seg[g_lid];
+}
+fn seg_incl_add(x: i32) -> i32 {
+    return seg_inclusive(x, false);
+}
+fn seg_incl_max(x: i32) -> i32 {
+    return seg_inclusive(x, true);
+}
+fn seg_at(x: i32, lane: u32) -> i32 {
+    workgroupBarrier();
+    op_seg[g_lid] = x;
+    workgroupBarrier();
+    return op_seg[lane];
+}
+fn seg_up(x: i32, none: i32) -> i32 {
+    let y = seg_at(x, max(g_lid, 1u) - 1u);
+    return select(y, none, g_lid == 0u);
+}
+fn seg_first(pred: bool) -> u32 {
+    workgroupBarrier();
+    if (g_lid == 0u) {
+        atomicStore(&op_seg_min, WG);
+    }
+    workgroupBarrier();
+    if (pred) {
+        atomicMin(&op_seg_min, g_lid);
+    }
+    workgroupBarrier();
+    if (g_lid == 0u) {
+        op_seg_first = atomicLoad(&op_seg_min);
+    }
+    return workgroupUniformLoad(&op_seg_first);
+}
+fn seg_all(pred: bool) -> bool {
+    return seg_first(!pred) == WG;
+}
+#endif
+
+// One round of the lookback or the owner walk over a window of entries, entry l = partition
+// t0 - l (nearest first), one poll each. A segment (subgroup, or the workgroup without subgroups)
+// scans its own entries with shuffles (seg_scan) and leaves a summary in workgroup memory; after
+// one barrier every invocation combines the summaries before its segment (carries) and the whole
+// window's; the records are ranked after a second; the next state goes out through a third. When
+// the lookback ends in its first window, the same polls serve the walk's first window.
+const N_SEG: u32 = {{N_SEG}}u;  // segments per workgroup at most
+
+// A segment's scan of its entries: per entry the window values (has: a usable summary for the
+// lookback; usable: for the walk), and the segment's summary: sum = (sum of d, maximum of v, first
+// lookback stop, first unusable entry), stop = at the first stop (kind, size after it, D, exclusive
+// maximum of v), unus = at the first unusable entry (D, exclusive maximum of v, partition, kind).
+struct SegScan {
+    usable: bool,
+    dx: i32,
+    v: i32,
+    pex: i32,
+    sum: vec4<i32>,
+    stop: vec4<i32>,
+    unus: vec4<i32>,
+}
+fn seg_scan(st: vec4<u32>, t: u32) -> SegScan {
+    let size = seg_size();
+    // A withheld partition's summary (test switch) is never trusted by the walk.
+    let has = st.x == K_AGG || st.x == K_BOTH;
+    let usable = has && !withholds(t, params.withhold_period);
+    let d = select(0, i32(st.z) - i32(st.y), has);
+    let incl_d = seg_incl_add(d);
+    let dx = incl_d - d;
+    let v = select(BIG, dx + i32(st.z), has);
+    let pin = seg_incl_max(v);
+    let pex = seg_up(pin, -BIG);
+    let fs = seg_first(st.x != K_AGG);
+    let fu = seg_first(!usable);
+    let fsc = min(fs, size - 1u);
+    let fuc = min(fu, size - 1u);
+    return SegScan(usable, dx, v, pex,
+                   vec4<i32>(seg_at(incl_d, size - 1u), seg_at(pin, size - 1u), i32(fs), i32(fu)),
+                   vec4<i32>(seg_at(i32(st.x), fsc), seg_at(i32(st.w), fsc), seg_at(dx, fsc), seg_at(pex, fsc)),
+                   vec4<i32>(seg_at(dx, fuc), seg_at(pex, fuc), seg_at(i32(t), fuc), seg_at(i32(st.x), fuc)));
+}
+
+// A whole window's totals: (sum of d, maximum of v), and at its first lookback stop and first
+// unusable entry: the entry's index (`none` if there is none), the carries (D, maximum of v) into
+// its segment, and its segment's stop / unus summary.
+struct WinTot {
+    tot_d: i32,
+    tot_v: i32,
+    stop_at: u32,
+    stop_carry: vec2<i32>,
+    stop: vec4<i32>,
+    unus_at: u32,
+    unus_carry: vec2<i32>,
+    unus: vec4<i32>,
+}
+
+// The lookback's step from a window's totals: past the window, or to a silent predecessor for the
+// workgroup to reduce, or bp. Returns whether the walk's records are to be taken from this window.
+fn lookback_step(nw: ptr<function, Walk>, wt: WinTot, t0: i32, none: u32, p: u32) -> bool {
+    if (wt.stop_at == none) {
+        (*nw).acc_v = max((*nw).acc_v, (*nw).acc_d + wt.tot_v);
+        (*nw).acc_d += wt.tot_d;
+        (*nw).look = u32(t0 + 1) - none;
+        (*nw).reuse = 0u;
+        return false;
+    }
+    let dd = (*nw).acc_d + wt.stop_carry.x + wt.stop.z;
+    let vv = max((*nw).acc_v, max((*nw).acc_d + wt.stop_carry.y, (*nw).acc_d + wt.stop_carry.x + wt.stop.w));
+    if (u32(wt.stop.x) == K_NONE) {
+        (*nw).acc_d = dd;
+        (*nw).acc_v = vv;
+        (*nw).look = u32(t0) - wt.stop_at;
+        (*nw).fallback = (*nw).look;
+        (*nw).reuse = 0u;
+        return false;
+    }
+    let bp = u32(max(i32(select(u32(wt.stop.y), 0u, u32(wt.stop.x) == K_PAST)) + dd, vv));
+    (*nw).bp = bp;
+    (*nw).lb_done = 1u;
+    (*nw).phase = select(PH_OWNERS, PH_DONE, bp == 0u);
+    (*nw).q0 = i32(p) - 1;
+    (*nw).send = bp;
+    (*nw).thresh = bp;
+    let reuse = (*nw).phase == PH_OWNERS && (*nw).reuse == 1u;
+    (*nw).reuse = 0u;
+    return reuse;
+}
+
+// The walk's step after a window's records (count of them, and rec = (first that ends the chain
+// (`none`: none), its partition, its M)): done, failed, or on to the unusable entry (for the
+// workgroup to reduce) or past the window (to its parent-link jump j where that is safe).
+fn walk_step(nw: ptr<function, Walk>, wt: WinTot, count: u32, rec: vec4<i32>, none: u32, t0: i32, mp: u32, j: u32) {
+    let send = i32((*nw).send);
+    if ((*nw).len + count > CHAIN_CAP) {
+        (*nw).phase = PH_FAILED;
+        return;
+    }
+    (*nw).len += count;
+    if (u32(rec.x) != none) {
+        (*nw).phase = PH_DONE;
+        (*nw).parent1 = select(0u, u32(rec.y) + 1u, rec.z < i32(mp));
+        return;
+    }
+    if (count > 0u) {  // the last record's M: the minimum before the unusable entry
+        (*nw).thresh = u32(send - select(wt.tot_v, max(wt.unus_carry.y, wt.unus_carry.x + wt.unus.y),
+                                         wt.unus_at != none));
+    }
+    if (wt.unus_at != none) {
+        // (a partition past 0 cannot be reached: partition 0's minimum is 0, an owner that ends
+        // the chain)
+        (*nw).q0 = wt.unus.z;
+        (*nw).send = u32(send - (wt.unus_carry.x + wt.unus.x));
+        (*nw).fallback = u32(wt.unus.z);
+        return;
+    }
+    (*nw).q0 = t0 - i32(none);
+    (*nw).send = u32(send - wt.tot_d);
+    // Every entry has M >= the threshold, and so does every partition between an entry and its
+    // parent: the farthest published parent link is a safe jump.
+    if (j != INF && i32(j) <= (*nw).q0) {
+        let ps = poll_size(j);
+        if (ps.x != 0u) {
+            (*nw).q0 = i32(j);
+            (*nw).send = ps.y;
+        }
+    }
+}
+
+// Entry l of a window: (kind, a, b, size after it) of partition t0 - l (K_PAST before partition 0),
+// spinning (bounded) while the segment has an entry that has published nothing.
+fn poll_entry(t0: i32, l: u32) -> vec4<u32> {
+    let valid = t0 >= i32(l);
+    let t = u32(select(0, t0 - i32(l), valid));
+    var st = select(vec4<u32>(K_PAST, 0u, 0u, 0u), poll_pred(t), valid);
+    for (var s = 1u; s < SPIN_LIMIT; s++) {
+        if (seg_all(st.x != K_NONE)) {
+            break;
+        }
+        st = select(st, poll_pred(t), st.x == K_NONE);
+    }
+    return st;
+}
+
+// Whether entry m (its M, and the threshold th before it) is a record: an owner to take.
+fn is_record(records: bool, l: u32, unus_at: u32, m: i32, th: i32, mp: u32) -> bool {
+    return records && l < unus_at && m < th && th >= i32(max(mp, 1u));
+}
+
+// Per segment: sum, stop and unus of seg_scan; rec = (records, first that ends the chain, its
+// partition, its M).
+var<workgroup> segs_sum: array<vec4<i32>, N_SEG>;
+var<workgroup> segs_stop: array<vec4<i32>, N_SEG>;
+var<workgroup> segs_unus: array<vec4<i32>, N_SEG>;
+var<workgroup> segs_rec: array<vec4<i32>, N_SEG>;
+var<workgroup> op_jump: atomic<u32>;  // the farthest published parent link in the window
+
+fn wide_round(w: ptr<function, Walk>, lid: u32, p: u32, agg: vec2<u32>) {
+    let size = seg_size();
+    let seg = lid / size;
+    let nseg = WG / size;
+    let look_phase = (*w).phase == PH_LOOK;
+    let t0 = select((*w).q0, i32((*w).look) - 1, look_phase);
+    let valid = t0 >= i32(lid);
+    let t = u32(select(0, t0 - i32(lid), valid));
+    let st = poll_entry(t0, lid);
+    var par = vec2<u32>(0u);
+    if (!look_phase) {
+        par = poll_parent(t);
+    }
+    let sc = seg_scan(st, t);
+    if (seg_lane() == 0u) {
+        segs_sum[seg] = sc.sum;
+        segs_stop[seg] = sc.stop;
+        segs_unus[seg] = sc.unus;
+    }
+    workgroupBarrier();
+    // Carries into this segment, and the whole window (every invocation the same values).
+    var carry = vec2<i32>(0, -BIG);
+    var wt = WinTot(0, -BIG, WG, vec2<i32>(0), vec4<i32>(0), WG, vec2<i32>(0), vec4<i32>(0));
+    for (var j = 0u; j < nseg; j++) {
+        let sj = segs_sum[j];
+        if (j == seg) {
+            carry = vec2<i32>(wt.tot_d, wt.tot_v);
+        }
+        if (wt.stop_at == WG && u32(sj.z) < size) {
+            wt.stop_at = j * size + u32(sj.z);
+            wt.stop_carry = vec2<i32>(wt.tot_d, wt.tot_v);
+            wt.stop = segs_stop[j];
+        }
+        if (wt.unus_at == WG && u32(sj.w) < size) {
+            wt.unus_at = j * size + u32(sj.w);
+            wt.unus_carry = vec2<i32>(wt.tot_d, wt.tot_v);
+            wt.unus = segs_unus[j];
+        }
+        wt.tot_v = max(wt.tot_v, wt.tot_d + sj.y);
+        wt.tot_d += sj.x;
+    }
+    var nw = *w;
+    var records = !look_phase;
+    if (look_phase) {
+        records = lookback_step(&nw, wt, t0, WG, p);
+    }
+    // The records: owners of the heights below the threshold, in order.
+    let send = i32(nw.send);
+    let mp = max(nw.bp, agg.x) - agg.x;
+    let m = send - (carry.x + sc.v);
+    let rec = is_record(records, lid, wt.unus_at, m, min(i32(nw.thresh), send - max(carry.y, carry.x + sc.pex)), mp);
+    let r_incl = seg_incl_add(select(0, 1, rec));
+    let term = rec && (m < i32(mp) || m == 0);
+    let ft = seg_first(term);
+    let ftc = min(ft, size - 1u);
+    let s_rec = vec4<i32>(seg_at(r_incl, size - 1u), i32(ft), seg_at(i32(t), ftc), seg_at(m, ftc));
+    if (seg_lane() == 0u) {
+        segs_rec[seg] = s_rec;
+    }
+    if (records && valid && par.x != 0u && par.y != 0u) {
+        atomicMin(&op_jump, par.y - 1u);
+    }
+    workgroupBarrier();
+    var before = 0;
+    var count = 0;
+    var rt = vec4<i32>(i32(WG), 0, 0, 0);
+    for (var j = 0u; j < nseg; j++) {
+        let rj = segs_rec[j];
+        if (j < seg) {
+            before += rj.x;
+        }
+        count += rj.x;
+        if (u32(rt.x) == WG && u32(rj.y) < size) {
+            rt = vec4<i32>(0, rj.z, rj.w, 0);
+        }
+    }
+    let rank = nw.len + u32(before + r_incl) - 1u;
+    if (rec && rank < CHAIN_CAP) {
+        op_chain[rank] = vec2<u32>(t, u32(max(m, 0)));
+    }
+    if (lid == 0u) {
+        if (records) {
+            walk_step(&nw, wt, u32(count), rt, WG, t0, mp, atomicLoad(&op_jump));
+        }
+        atomicStore(&op_jump, INF);  // for the next round (after its first barrier)
+        op_walk = nw;
+    }
+    *w = workgroupUniformLoad(&op_walk);
+}
+
+// The stack size before partition p and its owner chain (op_chain): (bp, entries, parent + 1,
+// status: 0 the lookback's budget ran out, 1 the walk's, 2 done). Rounds of wide_round; the
+// workgroup reduces the silent predecessors met and takes them in place: in the lookback as the
+// next entry, in the walk as one entry (an owner if its minimum is below the threshold).
+fn find_owners(p: u32, lid: u32, mp_of: vec2<u32>, silent: bool) -> vec4<u32> {
+    var w = Walk(PH_LOOK, p, 0, -BIG, 0u, 0, 0u, 0u, 0u, 0u, params.max_steps, params.max_hops, INF, 1u, 0u);
+#if NO_WALKS_TIMING
+    w.hops = 0u;
+    w.reuse = 0u;
+#endif
+#if NO_LOOKBACK_TIMING
+    if (true) {
+#else
+    if (p == 0u) {
+#endif
+        w.phase = PH_DONE;
+        w.lb_done = 1u;
+    }
+    for (var round = 0u; round <= params.max_steps + params.max_hops; round++) {
+        if (w.phase == PH_LOOK) {
+            if (w.steps == 0u) {
+                w.phase = PH_FAILED;
+                break;
             }
-        }
-        op_part[lid] = part;
-        workgroupBarrier();
-        for (var w = 1u; w < WG; w = w << 1u) {
-            if ((lid & (2u * w - 1u)) == 0u && lid + w < WG) {
-                op_part[lid] = bic_combine(op_part[lid + w], op_part[lid]);
+            w.steps -= 1u;
+        } else if (w.phase == PH_OWNERS) {
+            if (w.hops == 0u) {
+                w.phase = PH_FAILED;
+                break;
             }
-            workgroupBarrier();
+            w.hops -= 1u;
+        } else {
+            break;
         }
-        acc = bic_combine(op_part[0], acc);
-        if (lid == 0u) {
-            op_res.x = stop;
+        let was_look = w.phase == PH_LOOK;
+#if ROUND_STATS
+        if (lid == 0u && select(0u, 1u, was_look) == {{LOOK_STATS}}u) {
+            atomicAdd(&state[3], 1u);  // diagnostics: lookback (LOOK_STATS) or walk rounds
         }
-        let stop_u = workgroupUniformLoad(&op_res).x;
-        if (stop_u == INF) {
-            look -= min(look, WG * LB_D);
+#endif
+        wide_round(&w, lid, p, mp_of);
+        if (was_look && w.lb_done == 1u && !silent && lid == 0u) {
+            publish_size(p, bic_apply(w.bp, mp_of));
+        }
+        if (w.fallback == INF) {
             continue;
         }
-        let e = op_win[stop_u];
-        if (e.x != K_NONE) {
-            return vec4<u32>(1u, bic_apply(select(0u, e.w, e.x != K_PAST), acc), look, stop_u);
-        }
-        let q = look - 1u - stop_u;
+        let q = w.fallback;
+        w.fallback = INF;
         let sum = part_summary(q, lid);
         if (lid == 0u) {
             publish_agg(q, sum);
             atomicAdd(&state[2], 1u);
         }
-        acc = bic_combine(sum, acc);
-        look = q;
-    }
-    return vec4<u32>(0u);
-}
-
-// Exclusive sum over the workgroup's invocations and the total (Hillis-Steele in workgroup memory).
-fn wg_exclusive_sum(lid: u32, v: i32) -> vec2<i32> {
-    op_sum[lid] = v;
-    workgroupBarrier();
-    for (var d = 1u; d < WG; d = d << 1u) {
-        var x = op_sum[lid];
-        if (lid >= d) {
-            x += op_sum[lid - d];
-        }
-        workgroupBarrier();
-        op_sum[lid] = x;
-        workgroupBarrier();
-    }
-    let r = vec2<i32>(op_sum[lid] - v, op_sum[WG - 1u]);
-    workgroupBarrier();
-    return r;
-}
-
-// The owner chain being built (uniform): heights below `thresh` still need owners; status
-// C_GOING, C_DONE (parent1 = parent(p) + 1, 0 for none) or C_FAILED (a budget ran out).
-struct Chain {
-    thresh: u32,
-    len: u32,
-    status: u32,
-    parent1: u32,
-}
-const C_GOING: u32 = 0u;
-const C_DONE: u32 = 1u;
-const C_FAILED: u32 = 2u;
-
-// Round results (op_res.x): the window had no stop, a record (a new owner), an unusable entry.
-const R_NONE: u32 = 0u;
-const R_RECORD: u32 = 1u;
-const R_STOP: u32 = 2u;
-
-// One window of the owner walk, entry lid = partition t (usable: its minimum m = M[t] is known; an
-// unusable entry stops the window). Takes every record in order (the nearest entry whose minimum
-// is below the chain's threshold, which becomes its minimum: exactly the owners of the heights
-// still needed) into op_chain, each found with an atomic minimum over the invocations (the first
-// unusable entry competes too). mp is the partition's own minimum: an owner below it is parent(p)
-// and ends the chain. Returns (R_NONE, 0), or (R_STOP, entry index) at an unusable entry; the
-// caller reads op_sb for the stack size before an entry (after the window's last barrier).
-var<workgroup> op_sb: array<u32, WG>;
-fn take_records(lid: u32, usable: bool, t: u32, m: i32, mp: u32, ch: ptr<function, Chain>) -> vec2<u32> {
-    if (lid == 0u) {
-        atomicStore(&op_min[0], INF);
-        atomicStore(&op_min[1], INF);
-    }
-    workgroupBarrier();
-    var last = -1;
-    for (var k = 0u; k <= WG; k++) {
-        if (lid == 0u) {
-            atomicStore(&op_min[(k + 2u) % 3u], INF);  // next used two barriers from now
-        }
-        let cand = i32(lid) > last && (!usable || m < i32((*ch).thresh));
-        if (cand) {
-            atomicMin(&op_min[k % 3u], lid);
-        }
-        workgroupBarrier();
-        let r = atomicLoad(&op_min[k % 3u]);
-        if (lid == r) {
-            op_res = vec4<u32>(select(R_STOP, R_RECORD, usable), lid, t, u32(m));
-        } else if (lid == 0u && r == INF) {
-            op_res = vec4<u32>(R_NONE, 0u, 0u, 0u);
-        }
-        let res = workgroupUniformLoad(&op_res);
-        if (res.x != R_RECORD) {
-            return res.xy;
-        }
-        take_owner(lid, res.z, i32(res.w), mp, ch);
-        if ((*ch).status != C_GOING) {
-            return vec2<u32>(R_NONE, 0u);
-        }
-        last = i32(res.y);
-    }
-    return vec2<u32>(R_NONE, 0u);
-}
-
-// Appends owner q (minimum m, below the threshold) to the chain (uniform arguments).
-fn take_owner(lid: u32, q: u32, m: i32, mp: u32, ch: ptr<function, Chain>) {
-    if ((*ch).len == CHAIN_CAP) {
-        (*ch).status = C_FAILED;
-        return;
-    }
-    let mu = u32(max(m, 0));
-    if (lid == 0u) {
-        op_chain[(*ch).len] = vec2<u32>(q, mu);
-    }
-    (*ch).len += 1u;
-    (*ch).thresh = mu;
-    if (mu < mp) {
-        (*ch).status = C_DONE;
-        (*ch).parent1 = q + 1u;
-    } else if (mu == 0u) {
-        (*ch).status = C_DONE;
-    }
-}
-
-// The owners of the incoming stack's heights (mp, bp], highest first, into op_chain: entry k =
-// (q, M[q]) serves heights (M[q], M[k - 1]]; then parent(p) = the first owner with M < mp (it
-// serves mp). The owners are the records of M going back from p: the first window is the
-// lookback's last one when it began at p - 1 (no new polls: M[t] from the incoming size and the
-// summaries before the lookback's stop, from published sizes after it), later ones poll WG
-// partitions at once (M from a workgroup sum of b - a back from a known size: exact up to the
-// first owner with M = 0, which ends the chain), reducing a silent partition themselves
-// (decoupled fallback) and jumping over a window without owners to the farthest published parent
-// link in it where that parent's size is published. Returns (entries, parent + 1 or 0, ok).
-fn owner_chain(p: u32, bp: u32, mp: u32, lid: u32, steps: ptr<function, u32>, lb: vec4<u32>) -> vec3<u32> {
-    var ch = Chain(bp, 0u, select(C_GOING, C_DONE, bp == 0u), 0u);
-    var q0 = i32(p) - 1;
-    var send = bp;  // stack size after q0
-    if (LB_D == 1u && lb.z == p && ch.status == C_GOING) {
-        let e = op_win[lid];
-        let stop = lb.w;
-        let before = lid < stop;  // K_AGG entries: M from the incoming size
-        let ex = wg_exclusive_sum(lid, select(0, i32(e.z) - i32(e.y), before));
-        let m = select(i32(e.w) - i32(e.z), i32(bp) - ex.x - i32(e.z), before);
-        let usable = before || e.x == K_BOTH;
-        op_sb[lid] = u32(m + i32(e.y));
-        let r = take_records(lid, usable, p - 1u - lid, m, mp, &ch);
-        if (ch.status == C_GOING) {
-            if (r.x == R_STOP) {
-                let e_r = op_win[r.y];
-                if (e_r.x == K_PAST) {  // cannot happen: partition 0's minimum is 0
-                    ch.status = C_DONE;
-                }
-                q0 = i32(p - 1u - r.y);
-                send = select(op_sb[max(r.y, 1u) - 1u], bp, r.y == 0u);
-            } else {
-                q0 -= i32(WG);
-                send = op_sb[WG - 1u];
-            }
-        }
-    }
-    for (var round = 0u; round <= params.max_hops && ch.status == C_GOING; round++) {
-        if (q0 < 0) {  // cannot happen either (see above)
-            ch.status = C_DONE;
-            break;
-        }
-        if (*steps == 0u) {
-            ch.status = C_FAILED;
-            break;
-        }
-        *steps -= 1u;
-        if (lid == 0u) {
-            atomicStore(&op_min[3], INF);
-        }
-        let valid = q0 >= i32(lid);
-        let t = select(0u, u32(q0) - lid, valid);
-        var g = vec3<u32>(0u);
-        var par = vec2<u32>(0u);
-        if (valid) {
-            g = poll_agg(t);
-            par = poll_parent(t);
-            for (var s = 1u; s < SPIN_LIMIT && g.x == 0u; s++) {
-                g = poll_agg(t);
-            }
-        }
-        // A withheld partition (test switch) is never trusted here, even when a fallback has
-        // published it: the walk reduces it itself, as it must one whose summary it cannot see.
-        let usable = valid && g.x != 0u && !withholds(t, params.withhold_period);
-        let ex = wg_exclusive_sum(lid, select(0, i32(g.z) - i32(g.y), usable));  // (b - a) of the nearer entries
-        let m = i32(send) - ex.x - i32(g.z);  // M[t] (unclamped: right up to the first owner with M = 0)
-        op_sb[lid] = u32(m + i32(g.y));
-        let r = take_records(lid, usable, t, m, mp, &ch);
-        if (ch.status != C_GOING) {
-            break;
-        }
-        if (r.x == R_STOP) {
-            let q = u32(q0) - r.y;
-            if (r.y >= u32(q0) + 1u) {  // past partition 0: cannot happen (see above)
-                ch.status = C_DONE;
-                break;
-            }
-            // Silent: reduced here (and published for others), then taken in place, so the walk
-            // never waits for it to become visible.
-            let sum = part_summary(q, lid);
-            if (lid == 0u) {
-                publish_agg(q, sum);
-                atomicAdd(&state[2], 1u);
-            }
-            let mq = i32(select(op_sb[max(r.y, 1u) - 1u], send, r.y == 0u)) - i32(sum.y);
-            if (mq < i32(ch.thresh)) {
-                take_owner(lid, q, mq, mp, &ch);
-                if (ch.status != C_GOING) {
-                    break;
-                }
-            }
-            send = u32(mq + i32(sum.x));  // mq >= the threshold > 0: no clamping
-            q0 = i32(q) - 1;
+        if (w.phase == PH_LOOK) {
+            w.acc_v = max(w.acc_v, w.acc_d + i32(sum.y));
+            w.acc_d += i32(sum.y) - i32(sum.x);
             continue;
         }
-        // No owner left in the window: every entry from the last owner on has M >= the threshold,
-        // and so do the partitions between each of them and its parent.
-        if (par.x != 0u && par.y != 0u && m >= i32(ch.thresh)) {
-            atomicMin(&op_min[3], par.y - 1u);
-        }
-        workgroupBarrier();
-        let j = atomicLoad(&op_min[3]);
-        if (lid == 0u) {
-            var res = vec4<u32>(u32(q0) - WG, u32(i32(send) - ex.y), 0u, 0u);
-            if (j != INF && i32(j) <= q0 - i32(WG)) {
-                let ps = poll_size(j);
-                if (ps.x != 0u) {
-                    res = vec4<u32>(j, ps.y, 0u, 0u);
-                }
+        let mp = max(w.bp, mp_of.x) - mp_of.x;
+        let mq = i32(w.send) - i32(sum.y);
+        if (mq < i32(w.thresh)) {
+            if (w.len == CHAIN_CAP) {
+                w.phase = PH_FAILED;
+                break;
             }
-            op_res = res;
+            if (lid == 0u) {
+                op_chain[w.len] = vec2<u32>(q, u32(max(mq, 0)));
+            }
+            w.len += 1u;
+            w.thresh = u32(max(mq, 0));
+            if (mq < i32(mp) || mq <= 0) {
+                w.phase = PH_DONE;
+                w.parent1 = select(0u, q + 1u, mq < i32(mp));
+                break;
+            }
         }
-        let nx = workgroupUniformLoad(&op_res);
-        q0 = bitcast<i32>(nx.x);
-        send = nx.y;
+        w.send = u32(mq + i32(sum.x));  // mq >= the threshold > 0: no clamping
+        w.q0 = i32(q) - 1;
     }
-    if (ch.status == C_GOING) {
-        ch.status = C_FAILED;
+    if (w.phase == PH_DONE && p == 0u && !silent && lid == 0u) {
+        publish_size(p, bic_apply(0u, mp_of));
     }
-    return vec3<u32>(ch.len, ch.parent1, select(0u, 1u, ch.status == C_DONE));
+    return vec4<u32>(w.bp, w.len, w.parent1, select(w.lb_done, 2u, w.phase == PH_DONE));
 }
 
 var<private> g_ci: u32;           // chain entry: owners only move left as heights fall
 var<private> g_chain_len: u32;
+var<private> g_owner_m: u32;      // the current owner's minimum
+var<private> g_tab_lo: u32 = INF; // the incoming stack's opens at heights g_tab_lo.. in sh_a, sh_b
 
 // (q + 1, M[q]) of the nearest earlier partition q with M[q] < h, from the owner chain; x = 0 for
 // none (past the chain).
@@ -1098,13 +1271,55 @@ fn partition_owner(h: u32) -> vec2<u32> {
     if (g_ci == g_chain_len) {
         return vec2<u32>(0u);
     }
-    return vec2<u32>(op_chain[g_ci].x + 1u, op_chain[g_ci].y);
+    g_owner_m = op_chain[g_ci].y;
+    return vec2<u32>(op_chain[g_ci].x + 1u, g_owner_m);
+}
+
+// Up to 2 WG opens of the incoming stack a partition's leaf needs (heights max(mp, 1) .. bp), read
+// from their owners' lists at once by the whole workgroup into sh_a, sh_b (free after the scans):
+// one round trip instead of one per owner round in the leaf.
+fn fetch_incoming(lid: u32, bp: u32, mp: u32) {
+    let lo = max(mp, 1u);
+    if (bp < lo || bp - lo >= 2u * WG) {
+        return;
+    }
+    for (var i = lid; i <= bp - lo; i += WG) {
+        let h = lo + i;
+        var c = 0u;
+        for (; c < g_chain_len && op_chain[c].y >= h; c++) {
+        }
+        if (c < g_chain_len) {
+            let e = u32(list_load(op_chain[c].x, h - 1u - op_chain[c].y));
+            if (i < WG) {
+                sh_a[i] = e;
+            } else {
+                sh_b[i - WG] = e;
+            }
+        }
+    }
+    g_tab_lo = lo;
+    workgroupBarrier();
+}
+
+// The open at `slot` of partition q's list (global index): from sh_a, sh_b where fetch_incoming
+// took it (the current owner's minimum gives its height), else from q's list.
+fn list_entry(q: u32, slot: u32) -> i32 {
+    if (g_tab_lo != INF) {
+        let i = slot + 1u + g_owner_m - g_tab_lo;
+        return i32(select(sh_b[max(i, WG) - WG], sh_a[min(i, WG - 1u)], i < WG));
+    }
+    return list_load(q, slot);
 }
 
 // The open at `slot` of partition q's list (global index). An entry without this call's tag was
 // not visible yet (plain stores and flags are not ordered): rebuilt from q's input instead, as
 // the last open at that height of q's unclamped walk.
-fn list_entry(q: u32, slot: u32) -> i32 {
+fn list_load(q: u32, slot: u32) -> i32 {
+#if NO_LIST_TIMING
+    if (slot != INF) {
+        return i32(q * P + slot);
+    }
+#endif
     let v = atomicLoad(&lists[q * P + slot]);
     if ((v >> LOCAL_BITS) == params.epoch) {
         return i32(q * P + (v & LOCAL_MASK));
@@ -1165,6 +1380,8 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #if SUBGROUPS
     g_lane = lane;
     g_sg = min(sg_size, WG);
+#else
+    g_lid = lid;
 #endif
     // Partitions by ticket: a predecessor has always started.
     if (lid == 0u) {
@@ -1176,62 +1393,48 @@ fn main(@builtin(local_invocation_index) lid: u32,
     }
     let m = load_masks(p, lid);
     let total = write_list(p, lid, m);
+    let silent = withholds(p, params.withhold_period);
     if (lid == WG - 1u) {
         op_total = total;
+        if (!silent) {
+            publish_agg(p, total);
+        }
+        atomicStore(&op_jump, INF);
     }
     workgroupBarrier();  // write_list's scans and bic_exclusive share sh_a / sh_b
     let pre = bic_exclusive(lid, inv_summary(m));
-    let agg = workgroupUniformLoad(&op_total);
-    let silent = withholds(p, params.withhold_period);
-    if (lid == 0u && !silent) {
-        publish_agg(p, agg);
-    }
-    var bp = 0u;  // stack size before the partition
-    var lb = vec4<u32>(0u);
-#if NO_LOOKBACK_TIMING
-    if (false) {
-#else
-    if (p > 0u) {
-#endif
-        lb = lookback(p, lid);
-        if (lb.x == 0u) {
-            if (lid == 0u) {
-                give_up();
-            }
-            return;
+    let agg = workgroupUniformLoad(&op_total);  // (no divergent branch before the walk's subgroup)
+    // The stack size before the partition (published inside), the owners of the incoming stack's
+    // heights it needs, and parent(p) (published for later walks).
+    let chain = find_owners(p, lid, agg, silent);
+    if (chain.w == 0u) {  // the lookback's budget ran out: nothing published but the summary
+        if (lid == 0u) {
+            give_up();
         }
-        bp = lb.y;
+        return;
     }
-    let s_end = bic_apply(bp, agg);
-    let mp = max(bp, agg.x) - agg.x;  // the partition's minimum stack size
+    let bp = chain.x;
     if (lid == 0u) {
-        if (!silent) {
-            publish_size(p, s_end);
+        if (chain.w == 2u && !silent) {
+            publish_parent(p, chain.z);
         }
         if (agg.x > bp) {
             atomicAdd(&info[0], agg.x - bp);
         }
         if (p == params.n_parts - 1u) {
-            atomicStore(&info[1], s_end);
+            atomicStore(&info[1], bic_apply(bp, agg));
         }
-    }
-    // The owners of the incoming stack's heights the partition needs, and parent(p) (published
-    // for later walks), found once by the whole workgroup.
-    var steps = params.max_hops;
-#if NO_WALKS_TIMING
-    steps = 0u;
-#endif
-    let chain = owner_chain(p, bp, mp, lid, &steps, lb);
-    if (lid == 0u && chain.z != 0u && !silent) {
-        publish_parent(p, chain.y);
     }
 
     // The leaf, with partition owners from the chain. An element left without one: the chain
     // stopped short because a budget ran out.
-    g_chain_len = chain.x;
+    g_chain_len = chain.y;
+    if (chain.w == 2u) {
+        fetch_incoming(lid, bp, max(bp, agg.x) - agg.x);
+    }
     var B: array<u32, 17>;
     var lk: array<i32, 16>;
-    let gave = leaf_links(p, lid, m, pre, bp, &lk, &B) && chain.z == 0u;
+    let gave = leaf_links(p, lid, m, pre, bp, &lk, &B) && chain.w != 2u;
 #if !NO_WALKS_TIMING
     if (gave) {
         give_up();
