@@ -29,8 +29,10 @@ Algorithm (``wgsl/stack/``), six small dispatches, no inter-workgroup waiting at
    - within the invocation's 16 elements: a stack of 4-bit offsets in two registers;
    - else (the element found that stack empty: one element per height from ``B(start)`` down to
      the invocation's minimum) from the nearest earlier invocation whose minimum is below the
-     height, found in workgroup memory (its block of 32 minima, then block minima), which serves
-     every height down to its minimum from its own stack of unmatched opens;
+     height, which serves every height down to its minimum from its own stack of unmatched opens:
+     the first is the previous invocation or its parent (the nearest earlier invocation with a
+     smaller minimum, found once per invocation in workgroup memory: its block of 32 minima, then
+     block minima), each next one the last one's parent;
    - else from the nearest earlier partition ``q`` with ``M[q] < h``: walk ``first(p)``,
      ``parent(...)`` (up to 8 hops, then the tree), and read ``q``'s list; ``q`` also serves a
      whole range of heights.

@@ -388,7 +388,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 #if LEAF_FNS
 const NBLK: u32 = WG / 32u;                           // blocks of 32 invocations (any subgroup size)
 var<workgroup> sh_tmin: array<vec4<u32>, WG / 4u>;    // each invocation's minimum of B[0..16]
-var<workgroup> sh_surv: array<vec4<u32>, WG>;         // its unmatched opens (element offsets, 4 bits each, top first), B[16]
+var<workgroup> sh_surv: array<vec4<u32>, WG>;         // its unmatched opens (element offsets, 4 bits each, top first), B[16], parent
 var<workgroup> sh_bmin: array<u32, NBLK>;             // minimum of sh_tmin over each block
 #if STAGE_STORES
 var<workgroup> sh_stage: array<u32, P>;
@@ -561,11 +561,24 @@ fn leaf_links(p: u32, lid: u32, m: vec2<u32>, pre: vec2<u32>, bp: u32, lk: ptr<f
     let st = inv_links(m, p * P + lid * EPT, lk);
     var pending = st.x & positive_mask(B);
     share_invocations(lid, tmin, st, (*B)[16]);
+    // Each invocation's parent (the nearest earlier one with a smaller minimum), one search each,
+    // next to its unmatched opens: after an owner j has served down to its minimum, the next owner
+    // is j's parent, so the rounds themselves search nothing.
+    sh_surv[lid].w = bitcast<u32>(owner_search(lid, tmin));
+    workgroupBarrier();
     var h = (*B)[0];
-    var jo = -2;  // owner invocation: -2 not searched yet, -1 before the partition
+    var jo = -2;  // owner invocation: -2 none yet, -1 before the partition
     for (var round = 0u; round < 17u && pending != 0u && h > 0u; round++) {
-        if (jo != -1) {
-            jo = owner_search(select(lid, u32(jo), jo >= 0), h);
+        if (jo == -2) {
+            // h = B[0] is where invocation lid - 1 ended, so its minimum is at most h: it is the
+            // first owner if below h, else its parent is (no search).
+            jo = -1;
+            if (lid > 0u) {
+                let k = lid - 1u;
+                jo = select(bitcast<i32>(sh_surv[k].w), i32(k), sh_tmin[k / 4u][k % 4u] < h);
+            }
+        } else if (jo >= 0) {
+            jo = bitcast<i32>(sh_surv[jo].w);
         }
         if (jo >= 0) {
             h = serve_from_invocation(p, u32(jo), B, lk, &pending);
