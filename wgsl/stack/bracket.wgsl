@@ -583,6 +583,17 @@ fn leaf_links(p: u32, lid: u32, m: vec2<u32>, pre: vec2<u32>, bp: u32, lk: ptr<f
         if (jo >= 0) {
             h = serve_from_invocation(p, u32(jo), B, lk, &pending);
         } else {
+#if ONEPASS
+            if (g_tab_lo != INF) {
+                // Every height left is in fetch_incoming's table: one pass, no owner rounds.
+#unroll E 16
+                if (((pending >> {{E}}u) & 1u) != 0u) {
+                    (*lk)[{{E}}] = incoming_open((*B)[{{E}}]);
+                }
+#endunroll
+                return false;
+            }
+#endif
             // Before the partition: the open at height t of the incoming stack, in the list of the
             // nearest earlier partition whose minimum is below t.
             let o = partition_owner(h);
@@ -1273,7 +1284,6 @@ fn find_owners(p: u32, lid: u32, mp_of: vec2<u32>, silent: bool) -> vec4<u32> {
 
 var<private> g_ci: u32;           // chain entry: owners only move left as heights fall
 var<private> g_chain_len: u32;
-var<private> g_owner_m: u32;      // the current owner's minimum
 var<private> g_tab_lo: u32 = INF; // the incoming stack's opens at heights g_tab_lo.. in sh_a, sh_b
 
 // (q + 1, M[q]) of the nearest earlier partition q with M[q] < h, from the owner chain; x = 0 for
@@ -1284,13 +1294,12 @@ fn partition_owner(h: u32) -> vec2<u32> {
     if (g_ci == g_chain_len) {
         return vec2<u32>(0u);
     }
-    g_owner_m = op_chain[g_ci].y;
-    return vec2<u32>(op_chain[g_ci].x + 1u, g_owner_m);
+    return vec2<u32>(op_chain[g_ci].x + 1u, op_chain[g_ci].y);
 }
 
 // Up to 2 WG opens of the incoming stack a partition's leaf needs (heights max(mp, 1) .. bp), read
 // from their owners' lists at once by the whole workgroup into sh_a, sh_b (free after the scans):
-// one round trip instead of one per owner round in the leaf.
+// one round trip, and the leaf then serves them in one pass instead of a round per owner.
 fn fetch_incoming(lid: u32, bp: u32, mp: u32) {
     let lo = max(mp, 1u);
     if (bp < lo || bp - lo >= 2u * WG) {
@@ -1314,13 +1323,14 @@ fn fetch_incoming(lid: u32, bp: u32, mp: u32) {
     workgroupBarrier();
 }
 
-// The open at `slot` of partition q's list (global index): from sh_a, sh_b where fetch_incoming
-// took it (the current owner's minimum gives its height), else from q's list.
+// The incoming stack's open at height h (global index), from fetch_incoming's table.
+fn incoming_open(h: u32) -> i32 {
+    let i = h - g_tab_lo;
+    return i32(select(sh_b[max(i, WG) - WG], sh_a[min(i, WG - 1u)], i < WG));
+}
+
+// The open at `slot` of partition q's list (global index).
 fn list_entry(q: u32, slot: u32) -> i32 {
-    if (g_tab_lo != INF) {
-        let i = slot + 1u + g_owner_m - g_tab_lo;
-        return i32(select(sh_b[max(i, WG) - WG], sh_a[min(i, WG - 1u)], i < WG));
-    }
     return list_load(q, slot);
 }
 
