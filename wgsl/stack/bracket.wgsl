@@ -156,6 +156,9 @@ var<private> g_sg: u32;
 #endif
 
 #if REDUCE_FNS
+#if ONEPASS
+var<private> g_pre: vec2<u32>;  // set by reduce_scans (subgroups): the exclusive bicyclic prefix
+#endif
 // (exclusive sum of the invocations' walk totals, minimum over the partition, minimum over the
 // later invocations) for an invocation whose walk has total `tsum` and minimum `tmin` (from 0).
 fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
@@ -179,6 +182,15 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
         suf = select(suf, min(suf, y), g_lane + d < g_sg);
     }
     let later_in_sg = select(subgroupShuffleDown(suf, 1u), 0x7fffffff, g_lane + 1u >= g_sg);
+#if ONEPASS
+    // prefix minimum within the subgroup (shuffles up), for g_pre
+    var pm = own;
+    for (var d = 1u; d < g_sg; d = d << 1u) {
+        let y = subgroupShuffleUp(pm, d);
+        pm = select(pm, min(pm, y), g_lane >= d);
+    }
+    var earlier = select(subgroupShuffleUp(pm, 1u), 0, g_lane == 0u);  // 0: the partition's start
+#endif
     if (g_lane == 0u) {
         sh_b[sgid] = bitcast<u32>(suf);
     }
@@ -191,7 +203,17 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
         if (k > sgid) {
             later = min(later, m);
         }
+#if ONEPASS
+        if (k < sgid) {
+            earlier = min(earlier, m);
+        }
+#endif
     }
+#if ONEPASS
+    // the exclusive bicyclic prefix over the earlier invocations, as bic_exclusive gives it
+    earlier = min(earlier, 0);
+    g_pre = vec2<u32>(u32(-earlier), u32(start - earlier));
+#endif
     return vec3<i32>(start, all, later);
 #else
     sh_a[lid] = bitcast<u32>(tsum);
@@ -1424,9 +1446,13 @@ fn main(@builtin(local_invocation_index) lid: u32,
         }
         atomicStore(&op_jump, INF);
     }
+#if SUBGROUPS
+    let pre = g_pre;  // from write_list's scans
+#else
     workgroupBarrier();  // write_list's scans and bic_exclusive share sh_a / sh_b
     let pre = bic_exclusive(lid, inv_summary(m));
-    let agg = workgroupUniformLoad(&op_total);  // (no divergent branch before the walk's subgroup)
+#endif
+    let agg = workgroupUniformLoad(&op_total);  // (no divergent branch before the walk's subgroups)
     // The stack size before the partition (published inside), the owners of the incoming stack's
     // heights it needs, and parent(p) (published for later walks).
     let chain = find_owners(p, lid, agg, silent);
