@@ -49,7 +49,7 @@ waits on another, there is no decoupled lookback and so no fallback to force: an
 order of workgroups gives the same result; the price is reading the input twice (1 byte per element
 each time for bool/uint8 input).
 
-The single pass the issue describes, opt-in (``stack_onepass=True``; 60 G el/s against 112 on an
+The single pass the issue describes, opt-in (``stack_onepass=True``; 85 G el/s against 124 on an
 H100 at 2^28 random brackets, see BENCHMARKS.md): ``bracket.wgsl`` ONEPASS, partitions of 4096
 taken by ticket. Each writes its list (REDUCE's code) and publishes its bicyclic summary, then
 works in rounds over windows of 256 predecessors, one poll per invocation, scanned by subgroup
@@ -108,11 +108,11 @@ SPINE_WG = 256
 # Leaf outputs through workgroup memory (contiguous stores) or each invocation's own stores.
 STAGE_STORES = False
 # The single pass (bracket.wgsl ONEPASS), opt-in with ``stack_onepass=True``: on an H100 at 2^28
-# random brackets it ran 60 G el/s with partitions of 4096 (the multi-pass method: 112).
+# random brackets it ran 85 G el/s with partitions of 4096 (the multi-pass method: 124).
 ONEPASS = False
-ONEPASS_WG = 256  # its partitions: 4096 elements (H100: 1024 / 2048 / 4096 gave 33 / 42 / 53.5 G el/s)
-# Polls of a silent predecessor before the single pass reduces it itself (H100, 2^28 random:
-# 8 took 25,000 fallbacks and 53.2 G el/s, 32 took 40 and 55.3; deep nesting the same either way).
+ONEPASS_WG = 256  # its partitions: 4096 elements (H100: 2048 / 4096 gave 68 / 85 G el/s)
+# Polls of a silent predecessor before the single pass reduces it itself (H100, 2^28 random: 8 took
+# 646 fallbacks and 71.0 G el/s, 32 took none and 71.1; deep nesting the same either way).
 SPIN_LIMIT = 32
 CHAIN_CAP = 64  # owners a partition may need (more: it gives up to the repair)
 # Budgets of the single pass, per invocation: lookback steps and owner-walk rounds; within

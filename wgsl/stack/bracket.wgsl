@@ -867,7 +867,7 @@ struct Walk {
     steps: u32,      // lookback windows left
     hops: u32,       // walk windows left
     fallback: u32,   // a predecessor for the workgroup to reduce (INF: none)
-    reuse: u32,      // 1: the walk's first window is the lookback's (still in registers)
+    reuse: u32,      // 1: the lookback is in its first window, which the walk's first one can reuse
     lb_done: u32,    // 1: bp is known (and published)
 }
 var<workgroup> op_walk: Walk;
@@ -1333,7 +1333,7 @@ fn fetch_incoming(lid: u32, bp: u32, mp: u32) {
         for (; c < g_chain_len && op_chain[c].y >= h; c++) {
         }
         if (c < g_chain_len) {
-            let e = u32(list_load(op_chain[c].x, h - 1u - op_chain[c].y));
+            let e = u32(list_entry(op_chain[c].x, h - 1u - op_chain[c].y));
             if (i < WG) {
                 sh_a[i] = e;
             } else {
@@ -1351,15 +1351,10 @@ fn incoming_open(h: u32) -> i32 {
     return i32(select(sh_b[max(i, WG) - WG], sh_a[min(i, WG - 1u)], i < WG));
 }
 
-// The open at `slot` of partition q's list (global index).
-fn list_entry(q: u32, slot: u32) -> i32 {
-    return list_load(q, slot);
-}
-
 // The open at `slot` of partition q's list (global index). An entry without this call's tag was
 // not visible yet (plain stores and flags are not ordered): rebuilt from q's input instead, as
 // the last open at that height of q's unclamped walk.
-fn list_load(q: u32, slot: u32) -> i32 {
+fn list_entry(q: u32, slot: u32) -> i32 {
 #if NO_LIST_TIMING
     if (slot != INF) {
         return i32(q * P + slot);
