@@ -233,10 +233,13 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
         safe = min(steps, cap, hops // 2 - 1)
         repair = n_parts > safe or bool(opt.get("stack_force_repair", False))
         timing = opt.get("stack_timing_only")
+        # The walk's segments are subgroups, one summary each in workgroup memory: sized by the
+        # smallest subgroup the device reports (none reported: the workgroup-memory path).
+        sg_min = dev.subgroup_min_size
+        sub = defs["SUBGROUPS"] and sg_min >= 4
         k_one = dev.kernel("stack/bracket.wgsl", defines=dict(
-            defs, ONEPASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap,
-            SPIN_LIMIT=int(opt.get("stack_spin_limit", SPIN_LIMIT)),
-            N_SEG=wg // max(1, dev.subgroup_min_size) if defs["SUBGROUPS"] else 1,
+            defs, SUBGROUPS=sub, ONEPASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap,
+            SPIN_LIMIT=int(opt.get("stack_spin_limit", SPIN_LIMIT)), N_SEG=wg // sg_min if sub else 1,
             STALE_LISTS=bool(opt.get("stack_stale_lists")), NO_SIZES=bool(opt.get("stack_no_sizes")),
             ROUND_STATS=bool(opt.get("stack_round_stats")), LOOK_STATS=int(opt.get("stack_round_stats") == "look"),
             NO_LOOKBACK_TIMING=timing == "no_lookback", NO_WALKS_TIMING=timing == "no_walks",
