@@ -1015,7 +1015,7 @@ fn seg_scan(st: vec4<u32>, t: u32) -> SegScan {
 }
 
 // A whole window's totals: (sum of d, maximum of v), and at its first lookback stop and first
-// unusable entry: the entry's index (`none` if there is none), the carries (D, maximum of v) into
+// unusable entry: the entry's index (WG if there is none), the carries (D, maximum of v) into
 // its segment, and its segment's stop / unus summary.
 struct WinTot {
     tot_d: i32,
@@ -1030,11 +1030,11 @@ struct WinTot {
 
 // The lookback's step from a window's totals: past the window, or to a silent predecessor for the
 // workgroup to reduce, or bp. Returns whether the walk's records are to be taken from this window.
-fn lookback_step(nw: ptr<function, Walk>, wt: WinTot, t0: i32, none: u32, p: u32) -> bool {
-    if (wt.stop_at == none) {
+fn lookback_step(nw: ptr<function, Walk>, wt: WinTot, t0: i32, p: u32) -> bool {
+    if (wt.stop_at == WG) {
         (*nw).acc_v = max((*nw).acc_v, (*nw).acc_d + wt.tot_v);
         (*nw).acc_d += wt.tot_d;
-        (*nw).look = u32(t0 + 1) - none;
+        (*nw).look = u32(t0 + 1) - WG;
         (*nw).reuse = 0u;
         return false;
     }
@@ -1061,25 +1061,25 @@ fn lookback_step(nw: ptr<function, Walk>, wt: WinTot, t0: i32, none: u32, p: u32
 }
 
 // The walk's step after a window's records (count of them, and rec = (first that ends the chain
-// (`none`: none), its partition, its M)): done, failed, or on to the unusable entry (for the
+// (WG: none), its partition, its M)): done, failed, or on to the unusable entry (for the
 // workgroup to reduce) or past the window (to its parent-link jump j where that is safe).
-fn walk_step(nw: ptr<function, Walk>, wt: WinTot, count: u32, rec: vec4<i32>, none: u32, t0: i32, mp: u32, j: u32) {
+fn walk_step(nw: ptr<function, Walk>, wt: WinTot, count: u32, rec: vec4<i32>, t0: i32, mp: u32, j: u32) {
     let send = i32((*nw).send);
     if ((*nw).len + count > CHAIN_CAP) {
         (*nw).phase = PH_FAILED;
         return;
     }
     (*nw).len += count;
-    if (u32(rec.x) != none) {
+    if (u32(rec.x) != WG) {
         (*nw).phase = PH_DONE;
         (*nw).parent1 = select(0u, u32(rec.y) + 1u, rec.z < i32(mp));
         return;
     }
     if (count > 0u) {  // the last record's M: the minimum before the unusable entry
         (*nw).thresh = u32(send - select(wt.tot_v, max(wt.unus_carry.y, wt.unus_carry.x + wt.unus.y),
-                                         wt.unus_at != none));
+                                         wt.unus_at != WG));
     }
-    if (wt.unus_at != none) {
+    if (wt.unus_at != WG) {
         // (a partition past 0 cannot be reached: partition 0's minimum is 0, an owner that ends
         // the chain)
         (*nw).q0 = wt.unus.z;
@@ -1087,7 +1087,7 @@ fn walk_step(nw: ptr<function, Walk>, wt: WinTot, count: u32, rec: vec4<i32>, no
         (*nw).fallback = u32(wt.unus.z);
         return;
     }
-    (*nw).q0 = t0 - i32(none);
+    (*nw).q0 = t0 - i32(WG);
     (*nw).send = u32(send - wt.tot_d);
     // Every entry has M >= the threshold, and so does every partition between an entry and its
     // parent: the farthest published parent link is a safe jump.
@@ -1113,11 +1113,6 @@ fn poll_entry(t0: i32, l: u32) -> vec4<u32> {
         st = select(st, poll_pred(t), st.x == K_NONE);
     }
     return st;
-}
-
-// Whether entry m (its M, and the threshold th before it) is a record: an owner to take.
-fn is_record(records: bool, l: u32, unus_at: u32, m: i32, th: i32, mp: u32) -> bool {
-    return records && l < unus_at && m < th && th >= i32(max(mp, 1u));
 }
 
 // Per segment: sum, stop and unus of seg_scan; rec = (records, first that ends the chain, its
@@ -1172,13 +1167,14 @@ fn wide_round(w: ptr<function, Walk>, lid: u32, p: u32, agg: vec2<u32>) {
     var nw = *w;
     var records = !look_phase;
     if (look_phase) {
-        records = lookback_step(&nw, wt, t0, WG, p);
+        records = lookback_step(&nw, wt, t0, p);
     }
     // The records: owners of the heights below the threshold, in order.
     let send = i32(nw.send);
     let mp = max(nw.bp, agg.x) - agg.x;
     let m = send - (carry.x + sc.v);
-    let rec = is_record(records, lid, wt.unus_at, m, min(i32(nw.thresh), send - max(carry.y, carry.x + sc.pex)), mp);
+    let th = min(i32(nw.thresh), send - max(carry.y, carry.x + sc.pex));  // the last owner's M before it
+    let rec = records && lid < wt.unus_at && m < th && th >= i32(max(mp, 1u));
     let r_incl = seg_incl_add(select(0, 1, rec));
     let term = rec && (m < i32(mp) || m == 0);
     let ft = seg_first(term);
@@ -1210,7 +1206,7 @@ fn wide_round(w: ptr<function, Walk>, lid: u32, p: u32, agg: vec2<u32>) {
     }
     if (lid == 0u) {
         if (records) {
-            walk_step(&nw, wt, u32(count), rt, WG, t0, mp, atomicLoad(&op_jump));
+            walk_step(&nw, wt, u32(count), rt, t0, mp, atomicLoad(&op_jump));
         }
         atomicStore(&op_jump, INF);  // for the next round (after its first barrier)
         op_walk = nw;
