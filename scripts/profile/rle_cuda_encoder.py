@@ -29,7 +29,7 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-from rle_ceiling import encode_timer, torch_timer  # this folder's: the same timings as there
+from rle_ceiling import encode_timer, report, torch_timer  # this folder's: the same timings and report as there
 
 import pywgpuprims as pp
 from pywgpuprims import rle
@@ -271,12 +271,7 @@ def main(log2n: int, rounds: int, specs: list[str]) -> None:
                                  f"shared, {k.num_regs} registers", lambda run=run: ctx.cuda_ns(run)))
         timers.append((name, "rle_encode (WGSL)", encode_timer(ctx, asarray(x, dev=dev))))
         timers.append((name, "torch.unique_consecutive", torch_timer(ctx, x)))
-    rates: dict[tuple[str, str], list[float]] = {}
-    for _ in range(rounds):
-        for name, what, ns in timers:
-            rates.setdefault((name, what), []).append(n / ns())
-    for (name, what), rs in rates.items():
-        print(f"| {name} | {what} | {np.median(rs):.1f} | {' '.join(f'{r:.1f}' for r in rs)} |")
+    report(timers, n, rounds)
 
 
 if __name__ == "__main__":
