@@ -553,14 +553,24 @@ fn serve_from_invocation(p: u32, jo: u32, B: ptr<function, array<u32, 17>>, lk: 
     return jmin;
 }
 
-// Each invocation's own 16 links and depths (depth = min(B[e], B[e + 1])).
-fn store_direct(base: u32, lk: ptr<function, array<i32, 16>>, B: ptr<function, array<u32, 17>>) {
+// Each invocation's own 16 links, then its 16 depths (depth = min(B[e], B[e + 1])).
+fn store_links(base: u32, lk: ptr<function, array<i32, 16>>) {
     let n_vec = (params.n + 3u) / 4u;
 #unroll V 4
     {
         let vi = base / 4u + {{V}}u;
         if (vi < n_vec) {
             link[vi] = vec4<i32>((*lk)[{{V}} * 4], (*lk)[{{V}} * 4 + 1], (*lk)[{{V}} * 4 + 2], (*lk)[{{V}} * 4 + 3]);
+        }
+    }
+#endunroll
+}
+fn store_depths(base: u32, B: ptr<function, array<u32, 17>>) {
+    let n_vec = (params.n + 3u) / 4u;
+#unroll V 4
+    {
+        let vi = base / 4u + {{V}}u;
+        if (vi < n_vec) {
             depth[vi] = vec4<i32>(i32(min((*B)[{{V}} * 4], (*B)[{{V}} * 4 + 1])),
                                   i32(min((*B)[{{V}} * 4 + 1], (*B)[{{V}} * 4 + 2])),
                                   i32(min((*B)[{{V}} * 4 + 2], (*B)[{{V}} * 4 + 3])),
@@ -570,16 +580,18 @@ fn store_direct(base: u32, lk: ptr<function, array<i32, 16>>, B: ptr<function, a
 #endunroll
 }
 
-// Each element's link in lk and the stack sizes B of invocation lid of partition p (elements m,
-// exclusive summary pre within the partition, stack size bp before the partition). The owners of
-// the pending heights, highest first: an owner invocation j serves every height in (its minimum,
-// h], an owner partition q every height in (M[q], h]; each round hands a whole range to its
-// elements. Heights only decrease, so owners only move left. Partition owners come from the
-// mode's partition_owner and list_entry. Returns true when an element was left without an owner
-// (the single pass: a budget ran out; otherwise it cannot happen).
-fn leaf_links(p: u32, lid: u32, m: vec2<u32>, pre: vec2<u32>, bp: u32, lk: ptr<function, array<i32, 16>>,
-              B: ptr<function, array<u32, 17>>) -> bool {
-    let tmin = inv_heights(m, max(bp, pre.x) - pre.x + pre.y, B);
+// The leaf, in two parts. The owners of the pending heights, highest first: an owner invocation j
+// serves every height in (its minimum, h], an owner partition q every height in (M[q], h]; each
+// round hands a whole range to its elements. Heights only decrease, so owners only move left.
+
+// The part inside the partition: each element's link in lk and the stack sizes B of invocation lid
+// of partition p (elements m, stack size b0 before the invocation), as far as the partition's own
+// opens serve them. Returns (the elements left for the incoming stack, the height h they start
+// from). The pending heights are B's prefix minima, every height from B[0] down to the lowest, and
+// each round serves at least the highest left: 16 rounds suffice.
+fn leaf_local(p: u32, lid: u32, m: vec2<u32>, b0: u32, lk: ptr<function, array<i32, 16>>,
+              B: ptr<function, array<u32, 17>>) -> vec2<u32> {
+    let tmin = inv_heights(m, b0, B);
     let st = inv_links(m, p * P + lid * EPT, lk);
     var pending = st.x & positive_mask(B);
     share_invocations(lid, tmin, st, (*B)[16]);
@@ -589,48 +601,53 @@ fn leaf_links(p: u32, lid: u32, m: vec2<u32>, pre: vec2<u32>, bp: u32, lk: ptr<f
     sh_surv[lid].w = bitcast<u32>(owner_search(lid, tmin));
     workgroupBarrier();
     var h = (*B)[0];
-    var jo = -2;  // owner invocation: -2 none yet, -1 before the partition
-    for (var round = 0u; round < 17u && pending != 0u && h > 0u; round++) {
-        if (jo == -2) {
-            // h = B[0] is where invocation lid - 1 ended, so its minimum is at most h: it is the
-            // first owner if below h, else its parent is (no search).
-            jo = -1;
-            if (lid > 0u) {
-                let k = lid - 1u;
-                jo = select(bitcast<i32>(sh_surv[k].w), i32(k), sh_tmin[k / 4u][k % 4u] < h);
-            }
-        } else if (jo >= 0) {
-            jo = bitcast<i32>(sh_surv[jo].w);
-        }
-        if (jo >= 0) {
-            h = serve_from_invocation(p, u32(jo), B, lk, &pending);
-        } else {
+    // h = B[0] is where invocation lid - 1 ended, so its minimum is at most h: it is the first
+    // owner if below h, else its parent is (no search).
+    var jo = -1;  // owner invocation, -1: before the partition
+    if (lid > 0u) {
+        let k = lid - 1u;
+        jo = select(bitcast<i32>(sh_surv[k].w), i32(k), sh_tmin[k / 4u][k % 4u] < h);
+    }
+    for (var round = 0u; round < 16u && pending != 0u && h > 0u && jo >= 0; round++) {
+        h = serve_from_invocation(p, u32(jo), B, lk, &pending);
+        jo = bitcast<i32>(sh_surv[jo].w);
+    }
+    return vec2<u32>(pending, h);
+}
+
+// The part before the partition: the pending elements' links from the incoming stack (the open at
+// height t in the list of the nearest earlier partition whose minimum is below t), starting below
+// height h. Partition owners come from the mode's partition_owner and list_entry. Returns true when
+// an element was left without an owner (the single pass: a budget ran out; otherwise it cannot
+// happen).
+fn leaf_incoming(pending_in: u32, h_in: u32, lk: ptr<function, array<i32, 16>>,
+                 B: ptr<function, array<u32, 17>>) -> bool {
+    var pending = pending_in;
 #if ONEPASS
-            if (g_tab_lo != INF) {
-                // Every height left is in fetch_incoming's table: one pass, no owner rounds.
+    if (g_tab_lo != INF) {
+        // Every height left is in fetch_incoming's table: one pass, no owner rounds.
 #unroll E 16
-                if (((pending >> {{E}}u) & 1u) != 0u) {
-                    (*lk)[{{E}}] = incoming_open((*B)[{{E}}]);
-                }
-#endunroll
-                return false;
-            }
-#endif
-            // Before the partition: the open at height t of the incoming stack, in the list of the
-            // nearest earlier partition whose minimum is below t.
-            let o = partition_owner(h);
-            if (o.x == 0u) {
-                return true;
-            }
-            let q = o.x - 1u;
-#unroll E 16
-            if (((pending >> {{E}}u) & 1u) != 0u && (*B)[{{E}}] > o.y) {
-                (*lk)[{{E}}] = list_entry(q, (*B)[{{E}}] - 1u - o.y);
-                pending &= ~(1u << {{E}}u);
-            }
-#endunroll
-            h = o.y;
+        if (((pending >> {{E}}u) & 1u) != 0u) {
+            (*lk)[{{E}}] = incoming_open((*B)[{{E}}]);
         }
+#endunroll
+        return false;
+    }
+#endif
+    var h = h_in;
+    for (var round = 0u; round < 17u && pending != 0u && h > 0u; round++) {
+        let o = partition_owner(h);
+        if (o.x == 0u) {
+            return true;
+        }
+        let q = o.x - 1u;
+#unroll E 16
+        if (((pending >> {{E}}u) & 1u) != 0u && (*B)[{{E}}] > o.y) {
+            (*lk)[{{E}}] = list_entry(q, (*B)[{{E}}] - 1u - o.y);
+            pending &= ~(1u << {{E}}u);
+        }
+#endunroll
+        h = o.y;
     }
     return false;
 }
@@ -695,10 +712,14 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     g_first = bitcast<i32>(own.z);
     var B: array<u32, 17>;
     var lk: array<i32, 16>;
-    leaf_links(p, lid, m, bic_exclusive(lid, inv_summary(m)), own.w, &lk, &B);
+    let pre = bic_exclusive(lid, inv_summary(m));
+    let bp = own.w;
+    let left = leaf_local(p, lid, m, max(bp, pre.x) - pre.x + pre.y, &lk, &B);
+    _ = leaf_incoming(left.x, left.y, &lk, &B);
     let base = p * P + lid * EPT;
 #if !STAGE_STORES
-    store_direct(base, &lk, &B);
+    store_links(base, &lk);
+    store_depths(base, &B);
 #endif
 #if STAGE_STORES
     // Through workgroup memory, so that each store instruction of a subgroup writes one contiguous
@@ -1474,12 +1495,14 @@ fn main(@builtin(local_invocation_index) lid: u32,
     }
     var B: array<u32, 17>;
     var lk: array<i32, 16>;
-    let gave = leaf_links(p, lid, m, pre, bp, &lk, &B) && chain.w != 2u;
+    let left = leaf_local(p, lid, m, max(bp, pre.x) - pre.x + pre.y, &lk, &B);
+    let gave = leaf_incoming(left.x, left.y, &lk, &B) && chain.w != 2u;
 #if !NO_WALKS_TIMING
     if (gave) {
         give_up();
     }
 #endif
-    store_direct(p * P + lid * EPT, &lk, &B);
+    store_links(p * P + lid * EPT, &lk);
+    store_depths(p * P + lid * EPT, &B);
 }
 #endif
