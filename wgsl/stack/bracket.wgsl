@@ -295,7 +295,7 @@ fn bic_exclusive(lid: u32, bic: vec2<u32>) -> vec2<u32> {
 #if REDUCE_FNS
 // Writes partition p's list: the tagged offsets of the opens it leaves open, each at
 // slot = its height above the partition's minimum (no compaction needed). Returns the partition's
-// bicyclic summary (valid in the last invocation only).
+// bicyclic summary (valid in the last invocation only); the single pass publishes it first.
 fn write_list(p: u32, lid: u32, m: vec2<u32>) -> vec2<u32> {
     // s[e]: unclamped walk (+1 open, -1 close) relative to the invocation's start.
     var s: array<i32, 17>;
@@ -309,6 +309,13 @@ fn write_list(p: u32, lid: u32, m: vec2<u32>) -> vec2<u32> {
     let start = sc.x;   // walk value at the invocation's start
     let pmin = sc.y;    // partition minimum, <= 0 (its start is 0)
     var run = sc.z;     // minimum over every later invocation (ends included)
+#if ONEPASS
+    // The summary goes out before the list's stores: successors poll it right away (a successor
+    // that reads a list entry not yet visible rebuilds it, see list_entry).
+    if (lid == WG - 1u && !withholds(p, params.withhold_period)) {
+        publish_agg(p, vec2<u32>(u32(-pmin), u32(start + s[16] - pmin)));
+    }
+#endif
     // An open survives the partition iff it is below every later value; its height above the
     // partition minimum is its slot in the partition's list.
     let tag = (params.epoch << LOCAL_BITS) | (lid * EPT);
@@ -1449,13 +1456,10 @@ fn main(@builtin(local_invocation_index) lid: u32,
         return;
     }
     let m = load_masks(p, lid);
-    let total = write_list(p, lid, m);
+    let total = write_list(p, lid, m);  // (publishes the partition's summary)
     let silent = withholds(p, params.withhold_period);
     if (lid == WG - 1u) {
         op_total = total;
-        if (!silent) {
-            publish_agg(p, total);
-        }
         atomicStore(&op_jump, INF);
     }
 #if SUBGROUPS
