@@ -43,15 +43,15 @@ Algorithm (``wgsl/stack/``), six small dispatches, no inter-workgroup waiting at
    input on an H100, faster at deep nesting).
 
 Depth is unbounded: no stack is capped at a partition's size (the lists cover any depth, the chain
-and tree any distance); every loop has a constant bound (owner rounds <= 17 per invocation, chain
-hops <= 8, tree walks <= 40 steps) far under lavapipe's 65,535 trips. Because no workgroup ever
-waits on another, there is no decoupled lookback and so no fallback to force: any schedule, any
-order of workgroups gives the same result; the price is reading the input twice (1 byte per element
-each time for bool/uint8 input).
+and tree any distance); every loop has a constant bound (owner rounds per invocation <= 16 inside
+the partition and <= 17 before it, chain hops <= 8, tree walks <= 40 steps) far under lavapipe's
+65,535 trips. Because no workgroup ever waits on another, there is no decoupled lookback and so no
+fallback to force: any schedule, any order of workgroups gives the same result; the price is reading
+the input twice (1 byte per element each time for bool/uint8 input).
 
-The single pass the issue describes, opt-in (``stack_onepass=True``; 85 G el/s against 124 on an
+The single pass the issue describes, opt-in (``stack_onepass=True``; 86 G el/s against 139 on an
 H100 at 2^28 random brackets, see BENCHMARKS.md): ``bracket.wgsl`` ONEPASS, partitions of 4096
-taken by ticket. Each writes its list (REDUCE's code) and publishes its bicyclic summary, then
+taken by ticket. Each publishes its bicyclic summary, writes its list (REDUCE's code), then
 works in rounds over windows of 256 predecessors, one poll per invocation, scanned by subgroup
 shuffles, a few barriers a round. The first round is the decoupled lookback for its start size (a
 predecessor silent for SPIN_LIMIT polls is reduced by the workgroup: the decoupled fallback),
@@ -108,9 +108,9 @@ SPINE_WG = 256
 # Leaf outputs through workgroup memory (contiguous stores) or each invocation's own stores.
 STAGE_STORES = False
 # The single pass (bracket.wgsl ONEPASS), opt-in with ``stack_onepass=True``: on an H100 at 2^28
-# random brackets it ran 85 G el/s with partitions of 4096 (the multi-pass method: 124).
+# random brackets it ran 86 G el/s with partitions of 4096 (the multi-pass method: 139).
 ONEPASS = False
-ONEPASS_WG = 256  # its partitions: 4096 elements (H100: 2048 / 4096 gave 68 / 85 G el/s)
+ONEPASS_WG = 256  # its partitions: 4096 elements (H100: 2048 / 4096 gave 70 / 85 G el/s)
 # Polls of a silent predecessor before the single pass reduces it itself (H100, 2^28 random: 8 took
 # 646 fallbacks and 71.0 G el/s, 32 took none and 71.1; deep nesting the same either way).
 SPIN_LIMIT = 32
@@ -142,8 +142,8 @@ def _onepass(dev: Device) -> bool:
 def _wg(dev: Device, n: int) -> int:
     """Invocations per partition workgroup (partition = 16 x that): for the multi-pass method the
     smallest of 32, 64, 128 that keeps the partitions within 2^20 (the tree's reach); on an H100
-    at 2^28 random brackets 32 ran 117 G el/s, 64 114 (the owner searches are shorter; the spine is
-    a few microseconds either way). The single pass takes ONEPASS_WG."""
+    at 2^28 random brackets 32 and 64 both ran 139 G el/s (the owner searches are shorter at 32; the
+    spine is a few microseconds either way). The single pass takes ONEPASS_WG."""
     if "stack_wg" in dev.options:
         wg = int(dev.options["stack_wg"])
         if wg * EPT > 1 << LOCAL_BITS:  # list entries hold an offset within the partition
