@@ -309,11 +309,12 @@ fn write_list(p: u32, lid: u32, m: vec2<u32>) -> vec2<u32> {
     let start = sc.x;   // walk value at the invocation's start
     let pmin = sc.y;    // partition minimum, <= 0 (its start is 0)
     var run = sc.z;     // minimum over every later invocation (ends included)
+    let summary = vec2<u32>(u32(-pmin), u32(start + s[16] - pmin));
 #if ONEPASS
     // The summary goes out before the list's stores: successors poll it right away (a successor
     // that reads a list entry not yet visible rebuilds it, see list_entry).
     if (lid == WG - 1u && !withholds(p, params.withhold_period)) {
-        publish_agg(p, vec2<u32>(u32(-pmin), u32(start + s[16] - pmin)));
+        publish_agg(p, summary);
     }
 #endif
     // An open survives the partition iff it is below every later value; its height above the
@@ -329,8 +330,7 @@ fn write_list(p: u32, lid: u32, m: vec2<u32>) -> vec2<u32> {
         }
     }
 #endunroll
-    let total = start + s[16];
-    return vec2<u32>(u32(-pmin), u32(total - pmin));
+    return summary;
 }
 #endif
 
@@ -561,7 +561,7 @@ fn serve_from_invocation(p: u32, jo: u32, B: ptr<function, array<u32, 17>>, lk: 
 }
 
 // Each invocation's own 16 links, then its 16 depths (depth = min(B[e], B[e + 1])).
-fn store_links(base: u32, lk: ptr<function, array<i32, 16>>) {
+fn store_direct(base: u32, lk: ptr<function, array<i32, 16>>, B: ptr<function, array<u32, 17>>) {
     let n_vec = (params.n + 3u) / 4u;
 #unroll V 4
     {
@@ -571,9 +571,6 @@ fn store_links(base: u32, lk: ptr<function, array<i32, 16>>) {
         }
     }
 #endunroll
-}
-fn store_depths(base: u32, B: ptr<function, array<u32, 17>>) {
-    let n_vec = (params.n + 3u) / 4u;
 #unroll V 4
     {
         let vi = base / 4u + {{V}}u;
@@ -659,6 +656,15 @@ fn leaf_incoming(pending_in: u32, h_in: u32, lk: ptr<function, array<i32, 16>>,
     return false;
 }
 
+// Each element's link in lk and the stack sizes B of invocation lid of partition p (elements m,
+// exclusive summary pre within the partition, stack size bp before the partition): both parts.
+// Returns true when an element was left without an owner (see leaf_incoming).
+fn leaf_links(p: u32, lid: u32, m: vec2<u32>, pre: vec2<u32>, bp: u32, lk: ptr<function, array<i32, 16>>,
+              B: ptr<function, array<u32, 17>>) -> bool {
+    let left = leaf_local(p, lid, m, max(bp, pre.x) - pre.x + pre.y, lk, B);
+    return leaf_incoming(left.x, left.y, lk, B);
+}
+
 #endif
 
 #if LEAF
@@ -719,14 +725,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     g_first = bitcast<i32>(own.z);
     var B: array<u32, 17>;
     var lk: array<i32, 16>;
-    let pre = bic_exclusive(lid, inv_summary(m));
-    let bp = own.w;
-    let left = leaf_local(p, lid, m, max(bp, pre.x) - pre.x + pre.y, &lk, &B);
-    _ = leaf_incoming(left.x, left.y, &lk, &B);
+    _ = leaf_links(p, lid, m, bic_exclusive(lid, inv_summary(m)), own.w, &lk, &B);
     let base = p * P + lid * EPT;
 #if !STAGE_STORES
-    store_links(base, &lk);
-    store_depths(base, &B);
+    store_direct(base, &lk, &B);
 #endif
 #if STAGE_STORES
     // Through workgroup memory, so that each store instruction of a subgroup writes one contiguous
@@ -1499,14 +1501,12 @@ fn main(@builtin(local_invocation_index) lid: u32,
     }
     var B: array<u32, 17>;
     var lk: array<i32, 16>;
-    let left = leaf_local(p, lid, m, max(bp, pre.x) - pre.x + pre.y, &lk, &B);
-    let gave = leaf_incoming(left.x, left.y, &lk, &B) && chain.w != 2u;
+    let gave = leaf_links(p, lid, m, pre, bp, &lk, &B) && chain.w != 2u;
 #if !NO_WALKS_TIMING
     if (gave) {
         give_up();
     }
 #endif
-    store_links(p * P + lid * EPT, &lk);
-    store_depths(p * P + lid * EPT, &B);
+    store_direct(p * P + lid * EPT, &lk, &B);
 }
 #endif
