@@ -49,9 +49,10 @@ the partition and <= 17 before it, chain hops <= 8, tree walks <= 40 steps) far 
 fallback to force: any schedule, any order of workgroups gives the same result; the price is reading
 the input twice (1 byte per element each time for bool/uint8 input).
 
-The single pass the issue describes, opt-in (``stack_onepass=True``; 86 G el/s against 139 on an
+The single pass the issue describes, opt-in (``stack_onepass=True``; 87 G el/s against 139 on an
 H100 at 2^28 random brackets, see BENCHMARKS.md): ``bracket.wgsl`` ONEPASS, partitions of 4096
-taken by ticket. Each publishes its bicyclic summary, writes its list (REDUCE's code), then
+taken by ticket. Each publishes its bicyclic summary (subgroup reductions, before any scan),
+writes its list (REDUCE's code), then
 works in rounds over windows of 256 predecessors, one poll per invocation, scanned by subgroup
 shuffles, a few barriers a round. The first round is the decoupled lookback for its start size (a
 predecessor silent for SPIN_LIMIT polls is reduced by the workgroup: the decoupled fallback),
@@ -60,7 +61,11 @@ the heights it needs (the records of M going back) mostly come from that round t
 go further back, jumping along published parent links where they can, but never wait for one.
 It publishes its own parent link, fetches the opens it needs from the owners' lists at once, and
 runs the leaf. List entries carry the call's epoch, so a reader that cannot see an entry's store yet
-(plain stores and relaxed atomics are not ordered) rebuilds it from the input. Every loop has a
+(plain stores and relaxed atomics are not ordered) rebuilds it from the input (``stack_list_spin``:
+after that many polls). With ``stack_chunks`` = 2 or 4 a partition is that many chunks of 4096 (one ticket,
+summary, lookback and owner walk for all of them; then one leaf per chunk, in order, whose owners
+inside the partition are the earlier chunks, read from their own sub-lists): slower on an H100
+(2 / 4 chunks: 82 / 35 G el/s, against 87 with one; BENCHMARKS.md). Every loop has a
 budget; a partition past one gives up and arms the multi-pass method, recorded after the single
 pass as indirect dispatches with zero grids, wherever a give-up is possible (more than 64
 partitions). No wrong result and no hang depends on forward progress between workgroups.
@@ -74,11 +79,12 @@ outputs staged through workgroup memory), ``stack_spine_wg`` (spine chunks of 4 
 ``stack_onepass`` (the single pass) and, for it, ``stack_withhold_period`` (every k-th partition
 publishes nothing: its successors must reduce it), ``stack_force_repair`` (record the repair
 whatever the size), ``stack_max_steps`` / ``stack_max_hops`` (budgets; 0 forces give-ups),
-``stack_chain_cap``, ``stack_spin_limit``, ``stack_stale_lists`` (no list
-entry carries the epoch: every read rebuilds), ``stack_no_sizes`` (no partition publishes its size:
-every lookback goes back to partition 0), ``stack_stats_buffer`` (receives the state
-counters: tickets, give-ups, fallbacks, and with ``stack_round_stats`` "look" or "walk" the rounds
-of that phase) and ``stack_timing_only`` ("no_lookback", "no_walks" or "no_list": timing only,
+``stack_chain_cap``, ``stack_spin_limit``, ``stack_list_spin``, ``stack_chunks`` (chunks per
+partition: 1, 2 or 4), ``stack_stale_lists`` (no list entry carries the epoch: every read
+rebuilds), ``stack_no_sizes`` (no partition publishes its size: every lookback goes back to
+partition 0), ``stack_stats_buffer`` (receives the state counters: tickets, give-ups, fallbacks,
+and with ``stack_round_stats`` "look" or "walk" the rounds of that phase, "rebuild" the list
+entries rebuilt) and ``stack_timing_only`` ("no_lookback", "no_walks" or "no_list": timing only,
 wrong results).
 """
 
@@ -110,16 +116,24 @@ STAGE_STORES = False
 # The single pass (bracket.wgsl ONEPASS), opt-in with ``stack_onepass=True``: on an H100 at 2^28
 # random brackets it ran 86 G el/s with partitions of 4096 (the multi-pass method: 139).
 ONEPASS = False
-ONEPASS_WG = 256  # its partitions: 4096 elements (H100: 2048 / 4096 gave 70 / 85 G el/s)
+ONEPASS_WG = 256  # its chunks: 4096 elements (H100: 2048 / 4096 gave 70 / 85 G el/s)
+# Chunks per partition of the single pass: one lookback per partition, one leaf per chunk (H100,
+# 2^28 random: 1 / 2 / 4 chunks ran 87 / 82 / 35 G el/s).
+ONEPASS_CHUNKS = 1
 # Polls of a silent predecessor before the single pass reduces it itself (H100, 2^28 random: 8 took
 # 646 fallbacks and 71.0 G el/s, 32 took none and 71.1; deep nesting the same either way).
 SPIN_LIMIT = 32
 CHAIN_CAP = 64  # owners a partition may need (more: it gives up to the repair)
+# Polls of a list entry not yet tagged with the call's epoch before the reader rebuilds it from the
+# input (its writer is mostly still storing: it publishes its summary before its lists). 0 as
+# measured on the H100; the chunked partitions rebuild often (BENCHMARKS.md), not yet timed with it.
+LIST_SPIN = 0
 # Budgets of the single pass, per invocation: lookback steps and owner-walk rounds; within
 # lavapipe's loop cap (65,535 trips) with room to spare.
 MAX_STEPS = 256
 MAX_HOPS = 1024
 LOCAL_BITS = 12  # list entries: epoch << 12 | the open's offset in its partition (bracket.wgsl)
+MAX_LOCAL_BITS = 14  # the single pass's partitions: up to 4 chunks (2^14 elements; summaries pack a in 15 bits)
 
 
 class BracketInfo(NamedTuple):
@@ -137,6 +151,14 @@ def _leaf_storage_bytes(wg: int, staged: bool = STAGE_STORES) -> int:
 
 def _onepass(dev: Device) -> bool:
     return bool(dev.options.get("stack_onepass", ONEPASS))
+
+
+def _chunks(dev: Device) -> int:
+    """Chunks per partition of the single pass (1, 2 or 4)."""
+    k = int(dev.options.get("stack_chunks", ONEPASS_CHUNKS))
+    if k not in (1, 2, 4):
+        raise ValueError(f"stack_chunks={k}: 1, 2 or 4")
+    return k
 
 
 def _wg(dev: Device, n: int) -> int:
@@ -184,7 +206,7 @@ def _lists(dev: Device, b, nbytes: int):
             ent = [dev.create_buffer(size, label="stack lists"), 0]
             _lists_cache[dev] = ent
         ent[1] += 1
-        if ent[1] >= 1 << (32 - LOCAL_BITS):
+        if ent[1] >= 1 << (32 - MAX_LOCAL_BITS):
             b.clear(ent[0])
             ent[1] = 1
         return ent[0], ent[1], True
@@ -213,10 +235,13 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     n_parts = -(-n // P)
     tree_size = 1 << max(0, (n_parts - 1).bit_length())
     defs = {"WG": wg, f"MODE_{mode.upper()}": True, "ELEMS_PER_VEC": 16 if mode == "u8" else 4,
-            "SUBGROUPS": dev.has_subgroups and bool(dev.options.get("stack_subgroups", True))}
+            "SUBGROUPS": dev.has_subgroups and bool(dev.options.get("stack_subgroups", True)),
+            "LOCAL_BITS": LOCAL_BITS}
     onepass = _onepass(dev)
-    if onepass:
-        lists, epoch, keep = _lists(dev, b, 4 * n_parts * P)
+    if onepass:  # partitions of `chunks` chunks of P elements
+        chunks = _chunks(dev)
+        one_parts = -(-n // (P * chunks))
+        lists, epoch, keep = _lists(dev, b, 4 * one_parts * chunks * P)
     else:  # dispatch order alone orders the multi-pass method's list stores and loads
         lists, epoch, keep = dev.scratch(4 * n_parts * P), 1, False
     params = {"n": n, "n_parts": n_parts, "n_groups": n_parts, "tree_size": tree_size, "epoch": epoch}
@@ -231,31 +256,37 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
         # least one predecessor; a partition needs at most one owner per earlier partition; its
         # walk passes at least one partition every two rounds (a silent one costs a round).
         safe = min(steps, cap, hops // 2 - 1)
-        repair = n_parts > safe or bool(opt.get("stack_force_repair", False))
+        repair = one_parts > safe or bool(opt.get("stack_force_repair", False))
         timing = opt.get("stack_timing_only")
         # The walk's segments are subgroups, one summary each in workgroup memory: sized by the
         # smallest subgroup the device reports (none reported: the workgroup-memory path).
         sg_min = dev.subgroup_min_size
         sub = defs["SUBGROUPS"] and sg_min >= 4
         k_one = dev.kernel("stack/bracket.wgsl", defines=dict(
-            defs, SUBGROUPS=sub, ONEPASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap,
+            defs, SUBGROUPS=sub, ONEPASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap, CHUNKS=chunks,
+            LOCAL_BITS=max(LOCAL_BITS, (P * chunks - 1).bit_length()),
             SPIN_LIMIT=int(opt.get("stack_spin_limit", SPIN_LIMIT)), N_SEG=wg // sg_min if sub else 1,
+            LIST_SPIN=int(opt.get("stack_list_spin", LIST_SPIN)),
             STALE_LISTS=bool(opt.get("stack_stale_lists")), NO_SIZES=bool(opt.get("stack_no_sizes")),
-            ROUND_STATS=bool(opt.get("stack_round_stats")), LOOK_STATS=int(opt.get("stack_round_stats") == "look"),
+            ROUND_STATS=bool(opt.get("stack_round_stats")),
+            LOOK_STATS={"look": 1, "rebuild": 2}.get(opt.get("stack_round_stats"), 0),
             NO_LOOKBACK_TIMING=timing == "no_lookback", NO_WALKS_TIMING=timing == "no_walks",
             NO_LIST_TIMING=timing == "no_list"))
-        state = dev.scratch(16 + 16 * n_parts)
+        state = dev.scratch(16 + 16 * one_parts)
         rargs = dev.scratch(18 * 4)
+        sublists = dev.scratch(max(16, 4 * one_parts * (chunks - 1) * P))
         red, up, ch = dev.grid(n_parts), dev.grid(n_chunks), dev.grid(-(-n_parts // 256))
-        one = dict(params, withhold_period=int(opt.get("stack_withhold_period", 0)), max_steps=steps,
+        one = dict(params, n_parts=one_parts, n_groups=one_parts,
+                   withhold_period=int(opt.get("stack_withhold_period", 0)), max_steps=steps,
                    max_hops=hops, arm=int(repair), red_x=red[0], red_y=red[1], up_x=up[0], up_y=up[1],
                    chain_x=ch[0], chain_y=ch[1])
-        b.clear(state, 0, 16 + 16 * n_parts)
+        b.clear(state, 0, 16 + 16 * one_parts)
         b.clear(info, 0, 8)
         if repair:  # else never written (arm = 0)
             b.clear(rargs, 0, 18 * 4)
-        b.dispatch(k_one, n_parts, params=one, input=g, lists=lists, link=link, depth=depth, state=state,
-                   info=info, repair_args=rargs)
+        b.dispatch(k_one, one_parts, params=one, input=g, lists=lists, sublists=sublists, link=link, depth=depth,
+                   state=state, info=info, repair_args=rargs)
+        dev.release(sublists)
         stats = opt.get("stack_stats_buffer")
         if stats is not None:
             b.copy(state, 0, stats, 0, 16)
@@ -267,7 +298,8 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             return
     defs["STAGE_STORES"] = bool(dev.options.get("stack_stage_stores", STAGE_STORES))
     k_red = dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True))
-    k_chain = dev.kernel("stack/bracket.wgsl", defines={"WG": 256, "CHAIN": True, "TREE": True})
+    k_chain = dev.kernel("stack/bracket.wgsl", defines={"WG": 256, "CHAIN": True, "TREE": True,
+                                                        "LOCAL_BITS": LOCAL_BITS})
     k_leaf = dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True, LEAF_FNS=True, TREE=True))
     k_up, k_top, k_down = (dev.kernel("stack/spine.wgsl", defines={"WG": swg, m: True}) for m in ("UP", "TOP", "DOWN"))
     part_bic = dev.scratch(8 * n_parts)
@@ -338,7 +370,8 @@ def _check_size(dev: Device, n: int, primitive: str) -> None:
     P = _wg(dev, n) * EPT
     if -(-n // P) > 1 << 20:  # the leaf's global tree walk covers 2^20 partitions
         raise InputError(primitive, f"{n} elements: at most {P << 20} with partitions of {P}")
-    if 4 * (-(-n // P)) * P > dev.max_binding:
+    span = P * (_chunks(dev) if _onepass(dev) else 1)  # the lists' partitions
+    if 4 * (-(-n // span)) * span > dev.max_binding:
         raise DeviceLimitError(primitive, f"{n} elements need {4 * n} byte bindings; the device's largest "
                                f"storage binding is {dev.max_binding} bytes")
 

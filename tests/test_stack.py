@@ -310,7 +310,8 @@ _THREAD_SCRIPT = textwrap.dedent("""
     k, b = random_clips(rng, 50_000)
     assert (pp.clip_bboxes(k, b, (0, 0, 900, 900)) == clip_reference(k, b, (0, 0, 900, 900), "intersect")).all()
     with pp.device().using(stack_onepass=True):  # the single pass, also with silent partitions
-        for kw in ({}, {"stack_withhold_period": 3}, {"stack_wg": 32}):
+        for kw in ({}, {"stack_withhold_period": 3}, {"stack_wg": 32},
+                   {"stack_wg": 32, "stack_chunks": 4, "stack_withhold_period": 5, "stack_list_spin": 16}):
             with pp.device().using(**kw):
                 check(rng.random(300_000) < 0.5)
                 check(dyck(rng, 200_000))
@@ -438,6 +439,48 @@ def test_onepass_repeated_calls_reuse_lists(rng):
     for _ in range(3):
         for x in (rng.random(90_000) < 0.5, dyck(rng, 90_000)):
             assert check_onepass(x, stack_wg=32)[1] == 0
+
+
+# The single pass in partitions of several chunks (opt-in stack_chunks): one lookback and owner walk
+# per partition, one leaf per chunk; a chunk's owners inside the partition come from the earlier
+# chunks' sub-lists. Chunks of 512 (stack_wg=32), so that partitions are 1024 or 2048 elements.
+@pytest.mark.parametrize("chunks", [2, 4])
+@pytest.mark.parametrize("n", [511, 513, 1025, 2047, 2048, 2049, 5 * 2048 + 700, 70 * 2048 + 1])
+def test_onepass_chunks(chunks, n, rng):
+    for name, x in onepass_inputs(rng, n).items():
+        st = check_onepass(x, stack_wg=32, stack_chunks=chunks)
+        assert st[1] == 0, f"{name}: {st[1]} invocations gave up"
+        assert st[0] == -(-len(x) // (512 * chunks)), f"{name}: {st[0]} tickets"  # one per partition
+
+
+@pytest.mark.parametrize("chunks", [2, 4])
+def test_onepass_chunks_forced_paths(chunks, rng):
+    """With chunks: silent partitions (reduced by their successors, all chunks at once), every list
+    entry stale (rebuilt from the partition's chunks), no published sizes, the workgroup-memory
+    path, partitions of 4096-element chunks, the repair, and clip boxes (kind codes)."""
+    n = 150_000
+    parts = -(-n // (512 * chunks))
+    silent = sum(1 for q in range(parts - 1) if q % 3 == 2)
+    for name, x in onepass_inputs(rng, n).items():
+        st = check_onepass(x, stack_wg=32, stack_chunks=chunks, stack_withhold_period=3)
+        assert st[1] == 0 and st[2] >= silent, f"{name}: {st[1]} gave up, {st[2]} fallbacks for {silent} silent"
+        assert check_onepass(x, stack_wg=32, stack_chunks=chunks, stack_stale_lists=True, stack_list_spin=2)[1] == 0
+        assert check_onepass(x, stack_wg=32, stack_chunks=chunks, stack_no_sizes=True)[1] == 0
+        assert check_onepass(x, stack_wg=64, stack_chunks=chunks, stack_subgroups=False)[1] == 0
+    for x in (rng.random(3 * P1 * chunks + 99) < 0.5, dyck(rng, 2 * P1 * chunks + 2)):
+        assert check_onepass(x, stack_chunks=chunks)[1] == 0
+    st = check_onepass(rng.random(n) < 0.5, stack_wg=32, stack_chunks=chunks, stack_force_repair=True,
+                       stack_max_steps=0)
+    assert st[1] > 0
+    kinds, boxes = random_clips(rng, 60_000)
+    with pp.device().using(stack_onepass=True, stack_chunks=chunks, stack_wg=32):
+        got = pp.clip_bboxes(kinds, boxes, (0, 0, 1000, 1000))
+    np.testing.assert_array_equal(got, clip_reference(kinds, boxes, (0, 0, 1000, 1000), "intersect"))
+
+
+def test_onepass_chunks_bad_option():
+    with options(stack_onepass=True, stack_chunks=3), pytest.raises(ValueError, match="stack_chunks"):
+        pp.bracket_match(np.ones(10, bool))
 
 
 def test_partition_too_large_for_list_entries():

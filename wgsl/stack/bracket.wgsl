@@ -11,24 +11,27 @@
 //           B(i) (workgroup memory), else from the owner partition reached along the chain.
 // In these four no workgroup waits on another (no lookback), so nothing depends on forward
 // progress; every loop has a constant or small bound. Depth is unbounded (u32 stack sizes).
-//   ONEPASS: the same in one dispatch (opt-in: slower on an H100, see BENCHMARKS.md): partitions by
-//           ticket write their lists (REDUCE's code) and publish their summaries, find their start
-//           size by decoupled lookback with decoupled fallback and publish it, find the owners of
-//           the heights they need as the records of M going back (the lookback's window first,
-//           then windows of WG partitions, jumping along published parent links where they can),
-//           publish their own parent link, fetch the opens they need from the owners' lists, and
-//           run the leaf. Budgets bound every loop; a partition past one gives up and arms the
-//           four passes above (recorded indirect) as the repair.
+//   ONEPASS: the same in one dispatch (opt-in: slower on an H100, see BENCHMARKS.md): partitions of
+//           CHUNKS chunks of P elements, by ticket, publish their summaries (all chunks' loads at
+//           once), write their lists (REDUCE's code, per chunk), find their start size by decoupled
+//           lookback with decoupled fallback and publish it, find the owners of the heights they
+//           need as the records of M going back (the lookback's window first, then windows of WG
+//           partitions, jumping along published parent links where they can), publish their own
+//           parent link, then per chunk fetch the opens it needs from the owners' lists (the
+//           earlier chunks' own sub-lists, then the partitions') and run the leaf. Budgets bound
+//           every loop; a partition past one gives up and arms the four passes above (recorded
+//           indirect, partitions of P) as the repair.
 // List entries carry the call's epoch (epoch << LOCAL_BITS | offset in the partition): a single-pass
 // reader tells an entry whose store it cannot see yet (plain stores are not ordered by relaxed
 // atomics) and rebuilds it from the input.
-// Defines: WG (invocations; P = 16 * WG), MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | CHAIN | LEAF |
-// ONEPASS, with REDUCE_FNS (REDUCE, ONEPASS), LEAF_FNS (LEAF, ONEPASS), TREE (CHAIN, LEAF);
+// Defines: WG (invocations; P = 16 * WG), LOCAL_BITS, MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | CHAIN |
+// LEAF | ONEPASS, with REDUCE_FNS (REDUCE, ONEPASS), LEAF_FNS (LEAF, ONEPASS), TREE (CHAIN, LEAF);
 // SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
-// STAGE_STORES (outputs through workgroup memory, for contiguous stores); ONEPASS: SPIN_LIMIT,
-// CHAIN_CAP, and the timing-only NO_LOOKBACK_TIMING / NO_WALKS_TIMING (wrong results), the test-only
-// STALE_LISTS (no entry carries the epoch: every read rebuilds) and NO_SIZES (no partition publishes
-// its size: every lookback goes back to partition 0).
+// STAGE_STORES (outputs through workgroup memory, for contiguous stores); ONEPASS: CHUNKS (1, 2 or 4),
+// SPIN_LIMIT, LIST_SPIN, CHAIN_CAP, and the timing-only NO_LOOKBACK_TIMING / NO_WALKS_TIMING (wrong
+// results), the test-only STALE_LISTS (no entry carries the epoch: every read rebuilds) and NO_SIZES
+// (no partition publishes its size: every lookback goes back to partition 0), the diagnostic
+// ROUND_STATS / LOOK_STATS.
 
 struct Params {
     n: u32,          // elements
@@ -54,8 +57,14 @@ const WG: u32 = {{WG}}u;
 const EPT: u32 = 16u;
 const P: u32 = WG * EPT;
 const INF: u32 = 0xffffffffu;
-const LOCAL_BITS: u32 = 12u;  // list entries: epoch << LOCAL_BITS | the open's offset in its partition (P <= 4096)
+const LOCAL_BITS: u32 = {{LOCAL_BITS}}u;  // list entries: epoch << LOCAL_BITS | the open's offset in its partition
 const LOCAL_MASK: u32 = (1u << LOCAL_BITS) - 1u;
+#if ONEPASS
+const CHUNKS: u32 = {{CHUNKS}}u;  // the single pass: partitions of CHUNKS chunks of P elements, one leaf each
+#else
+const CHUNKS: u32 = 1u;
+#endif
+const PP: u32 = P * CHUNKS;        // elements per partition
 
 @group(0) @binding(0) var<uniform> params: Params;
 #if REDUCE
@@ -71,6 +80,7 @@ const LOCAL_MASK: u32 = (1u << LOCAL_BITS) - 1u;
 #if ONEPASS
 @group(0) @binding(1) var<storage, read> input: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> lists: array<atomic<u32>>;
+@group(0) @binding(11) var<storage, read_write> sublists: array<u32>;  // the chunks' own lists (all but the last)
 @group(0) @binding(5) var<storage, read_write> link: array<vec4<i32>>;
 @group(0) @binding(6) var<storage, read_write> depth: array<vec4<i32>>;
 @group(0) @binding(8) var<storage, read_write> state: array<atomic<u32>>;
@@ -156,9 +166,6 @@ var<private> g_sg: u32;
 #endif
 
 #if REDUCE_FNS
-#if ONEPASS
-var<private> g_pre: vec2<u32>;  // set by reduce_scans (subgroups): the exclusive bicyclic prefix
-#endif
 // (exclusive sum of the invocations' walk totals, minimum over the partition, minimum over the
 // later invocations) for an invocation whose walk has total `tsum` and minimum `tmin` (from 0).
 fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
@@ -182,15 +189,6 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
         suf = select(suf, min(suf, y), g_lane + d < g_sg);
     }
     let later_in_sg = select(subgroupShuffleDown(suf, 1u), 0x7fffffff, g_lane + 1u >= g_sg);
-#if ONEPASS
-    // prefix minimum within the subgroup (shuffles up), for g_pre
-    var pm = own;
-    for (var d = 1u; d < g_sg; d = d << 1u) {
-        let y = subgroupShuffleUp(pm, d);
-        pm = select(pm, min(pm, y), g_lane >= d);
-    }
-    var earlier = select(subgroupShuffleUp(pm, 1u), 0, g_lane == 0u);  // 0: the partition's start
-#endif
     if (g_lane == 0u) {
         sh_b[sgid] = bitcast<u32>(suf);
     }
@@ -203,17 +201,7 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
         if (k > sgid) {
             later = min(later, m);
         }
-#if ONEPASS
-        if (k < sgid) {
-            earlier = min(earlier, m);
-        }
-#endif
     }
-#if ONEPASS
-    // the exclusive bicyclic prefix over the earlier invocations, as bic_exclusive gives it
-    earlier = min(earlier, 0);
-    g_pre = vec2<u32>(u32(-earlier), u32(start - earlier));
-#endif
     return vec3<i32>(start, all, later);
 #else
     sh_a[lid] = bitcast<u32>(tsum);
@@ -293,10 +281,16 @@ fn bic_exclusive(lid: u32, bic: vec2<u32>) -> vec2<u32> {
 #endif
 
 #if REDUCE_FNS
-// Writes partition p's list: the tagged offsets of the opens it leaves open, each at
-// slot = its height above the partition's minimum (no compaction needed). Returns the partition's
-// bicyclic summary (valid in the last invocation only); the single pass publishes it first.
-fn write_list(p: u32, lid: u32, m: vec2<u32>) -> vec2<u32> {
+// Writes the list of chunk c (P elements; partition p = c / CHUNKS, chunk k = c % CHUNKS of it): the
+// tagged offsets (within the partition) of the opens the partition leaves open, each at slot = its
+// height above the partition's minimum (no compaction needed). The single pass also writes the
+// chunk's own sub-list (for the partition's later chunks): the offsets within the chunk of the opens
+// the chunk leaves open, at slot = height above the chunk's minimum. `ctx` places the chunk in its
+// partition: (its start, the minimum over the later chunks (relative to its start, BIG_RUN: none),
+// the partition's minimum), walk values relative to the partition's start. Returns the chunk's
+// bicyclic summary (valid in the last invocation only).
+const BIG_RUN: i32 = 0x7fffffff;
+fn write_list(c: u32, lid: u32, m: vec2<u32>, ctx: vec3<i32>) -> vec2<u32> {
     // s[e]: unclamped walk (+1 open, -1 close) relative to the invocation's start.
     var s: array<i32, 17>;
     s[0] = 0;
@@ -306,31 +300,39 @@ fn write_list(p: u32, lid: u32, m: vec2<u32>) -> vec2<u32> {
     tmin = min(tmin, s[{{E}} + 1]);
 #endunroll
     let sc = reduce_scans(lid, s[16], tmin);
-    let start = sc.x;   // walk value at the invocation's start
-    let pmin = sc.y;    // partition minimum, <= 0 (its start is 0)
+    let start = sc.x;   // walk value at the invocation's start (from the chunk's)
+    let cmin = sc.y;    // the chunk's minimum, <= 0 (its start is 0)
     var run = sc.z;     // minimum over every later invocation (ends included)
-    let summary = vec2<u32>(u32(-pmin), u32(start + s[16] - pmin));
+    let k = c % CHUNKS;
+    let tag = (params.epoch << LOCAL_BITS) | (k * P + lid * EPT);
+    let list_at = (c - k) * P;  // the partition's list
 #if ONEPASS
-    // The summary goes out before the list's stores: successors poll it right away (a successor
-    // that reads a list entry not yet visible rebuilds it, see list_entry).
-    if (lid == WG - 1u && !withholds(p, params.withhold_period)) {
-        publish_agg(p, summary);
-    }
+    let off = ctx.x - ctx.z;
+    let sub_at = (c - k) / CHUNKS * (CHUNKS - 1u) * P + k * P;  // its sub-list (not the last chunk)
+    let sub = k + 1u < CHUNKS;
+#else
+    let off = -cmin;
 #endif
-    // An open survives the partition iff it is below every later value; its height above the
-    // partition minimum is its slot in the partition's list.
-    let tag = (params.epoch << LOCAL_BITS) | (lid * EPT);
+    // An open survives a range iff it is below every later value in it; its height above the
+    // range's minimum is its slot.
 #unroll E 16
     {
         const e: i32 = 15 - {{E}};
         run = min(run, start + s[e + 1]);
         let v = start + s[e];
         if (((m.x >> u32(e)) & 1u) != 0u && v < run) {
-            store_entry(p * P + u32(v - pmin), tag + u32(e));
+#if ONEPASS
+            if (sub) {
+                sublists[sub_at + u32(v - cmin)] = lid * EPT + u32(e);
+            }
+#endif
+            if (v < ctx.y) {
+                store_entry(list_at + u32(v + off), tag + u32(e));
+            }
         }
     }
 #endunroll
-    return summary;
+    return vec2<u32>(u32(-cmin), u32(start + s[16] - cmin));
 }
 #endif
 
@@ -353,7 +355,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     if (p >= params.n_parts) {
         return;
     }
-    let bic = write_list(p, lid, load_masks(p, lid));
+    let bic = write_list(p, lid, load_masks(p, lid), vec3<i32>(0, BIG_RUN, 0));
     if (lid == WG - 1u) {
         part_bic[p] = bic;
     }
@@ -621,7 +623,7 @@ fn leaf_local(p: u32, lid: u32, m: vec2<u32>, b0: u32, lk: ptr<function, array<i
 
 // The part before the partition: the pending elements' links from the incoming stack (the open at
 // height t in the list of the nearest earlier partition whose minimum is below t), starting below
-// height h. Partition owners come from the mode's partition_owner and list_entry. Returns true when
+// height h. Partition owners come from the mode's partition_owner and owner_open. Returns true when
 // an element was left without an owner (the single pass: a budget ran out; otherwise it cannot
 // happen).
 fn leaf_incoming(pending_in: u32, h_in: u32, lk: ptr<function, array<i32, 16>>,
@@ -641,13 +643,12 @@ fn leaf_incoming(pending_in: u32, h_in: u32, lk: ptr<function, array<i32, 16>>,
     var h = h_in;
     for (var round = 0u; round < 17u && pending != 0u && h > 0u; round++) {
         let o = partition_owner(h);
-        if (o.x == 0u) {
+        if (o.x == INF) {
             return true;
         }
-        let q = o.x - 1u;
 #unroll E 16
         if (((pending >> {{E}}u) & 1u) != 0u && (*B)[{{E}}] > o.y) {
-            (*lk)[{{E}}] = list_entry(q, (*B)[{{E}}] - 1u - o.y);
+            (*lk)[{{E}}] = owner_open(o.x, (*B)[{{E}}] - 1u - o.y);
             pending &= ~(1u << {{E}}u);
         }
 #endunroll
@@ -681,7 +682,7 @@ var<private> g_q: i32 = -2;            // -2: not looked up yet, -1: none
 var<private> g_qc: vec2<u32>;          // its (minimum, parent)
 var<private> g_first: i32;
 
-// (q + 1, M[q]) of the nearest earlier partition q with M[q] < h; x = 0 for none.
+// (q, M[q]) of the nearest earlier partition q with M[q] < h; x = INF for none.
 fn partition_owner(h: u32) -> vec2<u32> {
     if (g_q == -2) {
         g_q = g_first;
@@ -698,11 +699,11 @@ fn partition_owner(h: u32) -> vec2<u32> {
         g_q = gtree_query(u32(g_q), h);
         g_qc = chain_entry(g_q);
     }
-    return vec2<u32>(u32(g_q + 1), g_qc.x);
+    return vec2<u32>(select(u32(g_q), INF, g_q < 0), g_qc.x);
 }
 
 // The open at `slot` of partition q's list (global index).
-fn list_entry(q: u32, slot: u32) -> i32 {
+fn owner_open(q: u32, slot: u32) -> i32 {
     return i32(q * P + (opens_out[q * P + slot] & LOCAL_MASK));
 }
 
@@ -784,6 +785,7 @@ const ST_BASE: u32 = 4u;
 const AGG_FLAG: u32 = 0x80000000u;
 const HALF_FLAG: u32 = 0x10000u;
 const SPIN_LIMIT: u32 = {{SPIN_LIMIT}}u;
+const LIST_SPIN: u32 = {{LIST_SPIN}}u;  // polls of an untagged list entry before it is rebuilt
 const FAIL: u32 = 0xffffffffu;
 const CHAIN_CAP: u32 = {{CHAIN_CAP}}u; // owners a partition may need before it gives up
 
@@ -853,14 +855,78 @@ fn poll_pred(t: u32) -> vec4<u32> {
     return vec4<u32>(kind, g.y, g.z, sz.y);
 }
 
-// Partition q's summary reduced by the whole workgroup (the decoupled fallback).
-fn part_summary(q: u32, lid: u32) -> vec2<u32> {
-    let s = inv_summary(load_masks(q, lid));
-    let pre = bic_exclusive(lid, s);
-    if (lid == WG - 1u) {
-        op_total = bic_combine(pre, s);
+// Partition q's summary reduced by the whole workgroup: its own at the start (own: each chunk's
+// summary also goes to op_ctot), or a silent predecessor's (the decoupled fallback). All chunks'
+// loads are issued at once; per segment (subgroup) and chunk the (sum, minimum) of the walk go to
+// the window's per-segment arrays (free outside wide_round), 2 chunks to a vec4.
+var<workgroup> op_ctot: array<vec2<u32>, CHUNKS>;
+fn partition_summary(q: u32, lid: u32, own: bool) -> vec2<u32> {
+#if SUBGROUPS
+    let sgid = lid / g_sg;
+    let n_seg = WG / g_sg;
+#unroll K CHUNKS
+    let s{{K}} = inv_summary(load_masks(q * CHUNKS + {{K}}u, lid));
+#endunroll
+#unroll K CHUNKS
+    {
+        let d = i32(s{{K}}.y) - i32(s{{K}}.x);
+        let lo = subgroupMin(subgroupExclusiveAdd(d) - i32(s{{K}}.x));
+        let sum = subgroupAdd(d);
+        if (g_lane == 0u) {
+            put_chunk_sum(sgid, {{K}}u, vec2<i32>(sum, lo));
+        }
+    }
+#endunroll
+    workgroupBarrier();
+#else
+    let n_seg = 1u;
+#unroll K CHUNKS
+    {
+        let s = inv_summary(load_masks(q * CHUNKS + {{K}}u, lid));
+        let pre = bic_exclusive(lid, s);
+        if (lid == WG - 1u) {
+            let t = bic_combine(pre, s);
+            put_chunk_sum(0u, {{K}}u, vec2<i32>(i32(t.y) - i32(t.x), -i32(t.x)));
+        }
+        workgroupBarrier();
+    }
+#endunroll
+#endif
+    if (lid == 0u) {
+        var tot = vec2<u32>(0u);
+        for (var k = 0u; k < CHUNKS; k++) {
+            var d = 0;
+            var lo = 0;
+            for (var j = 0u; j < n_seg; j++) {
+                let v = chunk_sum(j, k);
+                lo = min(lo, d + v.y);
+                d += v.x;
+            }
+            let t = vec2<u32>(u32(-lo), u32(d - lo));
+            if (own) {
+                op_ctot[k] = t;
+            }
+            tot = bic_combine(tot, t);
+        }
+        op_total = tot;
     }
     return workgroupUniformLoad(&op_total);
+}
+
+fn put_chunk_sum(seg: u32, k: u32, v: vec2<i32>) {
+    if (k < 2u) {
+        segs_sum[seg][2u * k] = v.x;
+        segs_sum[seg][2u * k + 1u] = v.y;
+    } else {
+        segs_stop[seg][2u * k - 4u] = v.x;
+        segs_stop[seg][2u * k - 3u] = v.y;
+    }
+}
+
+fn chunk_sum(seg: u32, k: u32) -> vec2<i32> {
+    let v = select(segs_stop[seg], segs_sum[seg], k < 2u);
+    let i = 2u * (k % 2u);
+    return vec2<i32>(v[i], v[i + 1u]);
 }
 
 // The stack size before the partition and the owners of the incoming stack's heights, found in
@@ -1293,7 +1359,7 @@ fn find_owners(p: u32, lid: u32, mp_of: vec2<u32>, silent: bool) -> vec4<u32> {
         }
         let q = w.fallback;
         w.fallback = INF;
-        let sum = part_summary(q, lid);
+        let sum = partition_summary(q, lid, false);
         if (lid == 0u) {
             publish_agg(q, sum);
             atomicAdd(&state[2], 1u);
@@ -1330,19 +1396,87 @@ fn find_owners(p: u32, lid: u32, mp_of: vec2<u32>, silent: bool) -> vec4<u32> {
     return vec4<u32>(w.bp, w.len, w.parent1, select(w.lb_done, 2u, w.phase == PH_DONE));
 }
 
+// A chunk's owner chain: the owners inside the partition (earlier chunks, op_sub), then the
+// partition's owner chain (op_chain) from entry g_c0. Entries: (owner, its minimum M), owner =
+// a partition, or CHUNK_FLAG | a chunk.
+const CHUNK_FLAG: u32 = 0x80000000u;
+var<workgroup> op_sub: array<vec2<u32>, CHUNKS>;
+var<workgroup> op_cinfo: vec4<u32>;  // chunk_chain's result for the chunk at hand
+var<private> g_nsub: u32;
+var<private> g_c0: u32;
 var<private> g_ci: u32;           // chain entry: owners only move left as heights fall
 var<private> g_chain_len: u32;
 var<private> g_tab_lo: u32 = INF; // the incoming stack's opens at heights g_tab_lo.. in sh_a, sh_b
 
-// (q + 1, M[q]) of the nearest earlier partition q with M[q] < h, from the owner chain; x = 0 for
-// none (past the chain).
+fn chain_at(i: u32) -> vec2<u32> {
+    if (i < g_nsub) {
+        return op_sub[i];
+    }
+    return op_chain[g_c0 + i - g_nsub];
+}
+
+// For chunk k of partition p (bp: the stack size before the partition; len entries in op_chain),
+// by one invocation: the records of the earlier chunks' minima below the chunk's start size into
+// op_sub. Returns (their count, the first op_chain entry still needed, the chunk's start size bk,
+// its minimum mk).
+fn chunk_chain(p: u32, k: u32, bp: u32, len: u32) -> vec4<u32> {
+    var mins: array<u32, CHUNKS>;
+    var b = bp;
+    var bk = bp;
+#unroll J CHUNKS
+    {
+        let t = op_ctot[{{J}}];
+        mins[{{J}}] = max(b, t.x) - t.x;
+        if ({{J}}u == k) {
+            bk = b;
+        }
+        b = bic_apply(b, t);
+    }
+#endunroll
+    let mk = max(bk, op_ctot[k].x) - op_ctot[k].x;
+    var th = bk;
+    var ns = 0u;
+    var done = false;
+#unroll J CHUNKS
+    {
+        const j: u32 = CHUNKS - 1u - {{J}}u;
+        if (!done && j < k && mins[j] < th) {
+            op_sub[ns] = vec2<u32>(CHUNK_FLAG | (p * CHUNKS + j), mins[j]);
+            ns += 1u;
+            th = mins[j];
+            done = th < mk || th == 0u;
+        }
+    }
+#endunroll
+    var c0 = len;
+    if (!done) {
+        c0 = 0u;
+        for (; c0 < len && op_chain[c0].y >= th; c0++) {
+        }
+    }
+    return vec4<u32>(ns, c0, bk, mk);
+}
+
+// (owner, M) of the nearest earlier chunk or partition whose minimum M is below h, from the chunk's
+// owner chain; x = INF for none (past the chain).
 fn partition_owner(h: u32) -> vec2<u32> {
-    for (; g_ci < g_chain_len && op_chain[g_ci].y >= h; g_ci++) {
+    for (; g_ci < g_chain_len && chain_at(g_ci).y >= h; g_ci++) {
     }
     if (g_ci == g_chain_len) {
-        return vec2<u32>(0u);
+        return vec2<u32>(INF, 0u);
     }
-    return vec2<u32>(op_chain[g_ci].x + 1u, op_chain[g_ci].y);
+    return chain_at(g_ci);
+}
+
+// The open at `slot` of an owner's list (global index): a chunk's sub-list (written by this
+// workgroup before a storage barrier) or a partition's list.
+fn owner_open(w: u32, slot: u32) -> i32 {
+    if (w >= CHUNK_FLAG) {
+        let c = w - CHUNK_FLAG;
+        let k = c % CHUNKS;
+        return i32(c * P + sublists[(c - k) / CHUNKS * (CHUNKS - 1u) * P + k * P + slot]);
+    }
+    return list_entry(w, slot);
 }
 
 // Up to 2 WG opens of the incoming stack a partition's leaf needs (heights max(mp, 1) .. bp), read
@@ -1356,10 +1490,11 @@ fn fetch_incoming(lid: u32, bp: u32, mp: u32) {
     for (var i = lid; i <= bp - lo; i += WG) {
         let h = lo + i;
         var c = 0u;
-        for (; c < g_chain_len && op_chain[c].y >= h; c++) {
+        for (; c < g_chain_len && chain_at(c).y >= h; c++) {
         }
         if (c < g_chain_len) {
-            let e = u32(list_entry(op_chain[c].x, h - 1u - op_chain[c].y));
+            let o = chain_at(c);
+            let e = u32(owner_open(o.x, h - 1u - o.y));
             if (i < WG) {
                 sh_a[i] = e;
             } else {
@@ -1383,18 +1518,29 @@ fn incoming_open(h: u32) -> i32 {
 fn list_entry(q: u32, slot: u32) -> i32 {
 #if NO_LIST_TIMING
     if (slot != INF) {
-        return i32(q * P + slot);
+        return i32(q * PP + slot);
     }
 #endif
-    let v = atomicLoad(&lists[q * P + slot]);
-    if ((v >> LOCAL_BITS) == params.epoch) {
-        return i32(q * P + (v & LOCAL_MASK));
+    var v = atomicLoad(&lists[q * PP + slot]);
+    // An entry without the tag is mostly one whose writer is still storing its lists (it published
+    // its summary first): polled a while before the rebuild, which is far dearer (bounded: nothing
+    // waits on another workgroup's progress).
+    for (var spin = 0u; spin < LIST_SPIN && (v >> LOCAL_BITS) != params.epoch; spin++) {
+        v = atomicLoad(&lists[q * PP + slot]);
     }
+    if ((v >> LOCAL_BITS) == params.epoch) {
+        return i32(q * PP + (v & LOCAL_MASK));
+    }
+#if ROUND_STATS
+    if ({{LOOK_STATS}}u == 2u) {
+        atomicAdd(&state[3], 1u);  // diagnostics: entries rebuilt
+    }
+#endif
     let height = i32(slot) - i32(poll_agg(q).y);  // q's summary is published: the walk read it
     var h = 0;
     var last = 0u;
-    for (var t = 0u; t < WG; t++) {
-        let m = load_masks(q, t);
+    for (var t = 0u; t < WG * CHUNKS; t++) {
+        let m = load_masks(q * CHUNKS, t);
 #unroll E 16
         {
             if (((m.x >> {{E}}u) & 1u) != 0u) {
@@ -1408,7 +1554,7 @@ fn list_entry(q: u32, slot: u32) -> i32 {
         }
 #endunroll
     }
-    return i32(q * P + last);
+    return i32(q * PP + last);
 }
 
 // A budget ran out: counted, and the repair (the six dispatches, recorded indirect with zero
@@ -1457,20 +1603,36 @@ fn main(@builtin(local_invocation_index) lid: u32,
     if (p >= params.n_parts) {
         return;
     }
-    let m = load_masks(p, lid);
-    let total = write_list(p, lid, m);  // (publishes the partition's summary)
     let silent = withholds(p, params.withhold_period);
-    if (lid == WG - 1u) {
-        op_total = total;
+    // The partition's summary first (all chunks' loads at once), published before its lists.
+    let agg = partition_summary(p, lid, true);  // (no divergent branch before the walk's subgroups)
+    if (lid == 0u) {
+        if (!silent) {
+            publish_agg(p, agg);
+        }
         atomicStore(&op_jump, INF);
     }
-#if SUBGROUPS
-    let pre = g_pre;  // from write_list's scans
-#else
-    workgroupBarrier();  // write_list's scans and bic_exclusive share sh_a / sh_b
-    let pre = bic_exclusive(lid, inv_summary(m));
-#endif
-    let agg = workgroupUniformLoad(&op_total);  // (no divergent branch before the walk's subgroups)
+    // Each chunk's lists: the partition's list (for later partitions) and, but for the last chunk,
+    // its own sub-list (for this partition's later chunks; read after the storage barrier).
+    var cstart = 0;  // the chunk's start, walk relative to the partition's
+    for (var k = 0u; k < CHUNKS; k++) {
+        let c = p * CHUNKS + k;
+        if (c * P >= params.n) {
+            break;
+        }
+        var later = BIG_RUN;
+        var d = 0;
+        for (var j = k; j < CHUNKS; j++) {
+            let t = op_ctot[j];
+            if (j > k) {
+                later = min(later, d - i32(t.x));
+            }
+            d += i32(t.y) - i32(t.x);
+        }
+        write_list(c, lid, load_masks(c, lid), vec3<i32>(cstart, later, -i32(agg.x)));
+        cstart += i32(op_ctot[k].y) - i32(op_ctot[k].x);
+    }
+    storageBarrier();
     // The stack size before the partition (published inside), the owners of the incoming stack's
     // heights it needs, and parent(p) (published for later walks).
     let chain = find_owners(p, lid, agg, silent);
@@ -1493,20 +1655,39 @@ fn main(@builtin(local_invocation_index) lid: u32,
         }
     }
 
-    // The leaf, with partition owners from the chain. An element left without one: the chain
-    // stopped short because a budget ran out.
-    g_chain_len = chain.y;
-    if (chain.w == 2u) {
-        fetch_incoming(lid, bp, max(bp, agg.x) - agg.x);
-    }
-    var B: array<u32, 17>;
-    var lk: array<i32, 16>;
-    let gave = leaf_links(p, lid, m, pre, bp, &lk, &B) && chain.w != 2u;
+    // The leaf of each chunk, with owners from the earlier chunks and then from the partition's
+    // chain. An element left without one: the chain stopped short because a budget ran out.
+    for (var k = 0u; k < CHUNKS; k++) {
+        let c = p * CHUNKS + k;
+        if (c * P >= params.n) {
+            break;
+        }
+        workgroupBarrier();  // the last chunk's leaf is done with the shared arrays and op_sub
+        if (lid == 0u) {
+            op_cinfo = chunk_chain(p, k, bp, chain.y);
+        }
+        let m = load_masks(c, lid);
+        let pre = bic_exclusive(lid, inv_summary(m));
+        let ci = workgroupUniformLoad(&op_cinfo);  // (also: bic_exclusive's reads of sh_a / sh_b are done)
+        let bk = ci.z;  // the stack size before the chunk
+        let mk = ci.w;  // its minimum
+        g_nsub = ci.x;
+        g_c0 = ci.y;
+        g_chain_len = ci.x + chain.y - ci.y;
+        g_ci = 0u;
+        g_tab_lo = INF;
+        if (chain.w == 2u) {
+            fetch_incoming(lid, bk, mk);
+        }
+        var B: array<u32, 17>;
+        var lk: array<i32, 16>;
+        let gave = leaf_links(c, lid, m, pre, bk, &lk, &B) && chain.w != 2u;
 #if !NO_WALKS_TIMING
-    if (gave) {
-        give_up();
-    }
+        if (gave) {
+            give_up();
+        }
 #endif
-    store_direct(p * P + lid * EPT, &lk, &B);
+        store_direct(c * P + lid * EPT, &lk, &B);
+    }
 }
 #endif
