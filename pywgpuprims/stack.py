@@ -114,7 +114,7 @@ SPINE_WG = 256
 # Leaf outputs through workgroup memory (contiguous stores) or each invocation's own stores.
 STAGE_STORES = False
 # The single pass (bracket.wgsl ONEPASS), opt-in with ``stack_onepass=True``: on an H100 at 2^28
-# random brackets it ran 86 G el/s with partitions of 4096 (the multi-pass method: 139).
+# random brackets it ran 87 G el/s with partitions of 4096 (the multi-pass method: 139).
 ONEPASS = False
 ONEPASS_WG = 256  # its chunks: 4096 elements (H100: 2048 / 4096 gave 70 / 85 G el/s)
 # Chunks per partition of the single pass: one lookback per partition, one leaf per chunk (H100,
