@@ -80,7 +80,8 @@ outputs staged through workgroup memory), ``stack_spine_wg`` (spine chunks of 4 
 publishes nothing: its successors must reduce it), ``stack_force_repair`` (record the repair
 whatever the size), ``stack_max_steps`` / ``stack_max_hops`` (budgets; 0 forces give-ups),
 ``stack_chain_cap``, ``stack_spin_limit``, ``stack_list_spin``, ``stack_chunks`` (chunks per
-partition: 1, 2 or 4), ``stack_stale_lists`` (no list entry carries the epoch: every read
+partition: 1, 2 or 4), ``stack_early_polls`` (the lookback's first window polled before the list
+scans, so that its latency overlaps them; not yet timed), ``stack_stale_lists`` (no list entry carries the epoch: every read
 rebuilds), ``stack_no_sizes`` (no partition publishes its size: every lookback goes back to
 partition 0), ``stack_stats_buffer`` (receives the state counters: tickets, give-ups, fallbacks,
 and with ``stack_round_stats`` "look" or "walk" the rounds of that phase, "rebuild" the list
@@ -266,7 +267,7 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             defs, SUBGROUPS=sub, ONEPASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap, CHUNKS=chunks,
             LOCAL_BITS=max(LOCAL_BITS, (P * chunks - 1).bit_length()),
             SPIN_LIMIT=int(opt.get("stack_spin_limit", SPIN_LIMIT)), N_SEG=wg // sg_min if sub else 1,
-            LIST_SPIN=int(opt.get("stack_list_spin", LIST_SPIN)),
+            LIST_SPIN=int(opt.get("stack_list_spin", LIST_SPIN)), EARLY_POLLS=bool(opt.get("stack_early_polls")),
             STALE_LISTS=bool(opt.get("stack_stale_lists")), NO_SIZES=bool(opt.get("stack_no_sizes")),
             ROUND_STATS=bool(opt.get("stack_round_stats")),
             LOOK_STATS={"look": 1, "rebuild": 2}.get(opt.get("stack_round_stats"), 0),

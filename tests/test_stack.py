@@ -311,7 +311,8 @@ _THREAD_SCRIPT = textwrap.dedent("""
     assert (pp.clip_bboxes(k, b, (0, 0, 900, 900)) == clip_reference(k, b, (0, 0, 900, 900), "intersect")).all()
     with pp.device().using(stack_onepass=True):  # the single pass, also with silent partitions
         for kw in ({}, {"stack_withhold_period": 3}, {"stack_wg": 32},
-                   {"stack_wg": 32, "stack_chunks": 4, "stack_withhold_period": 5, "stack_list_spin": 16}):
+                   {"stack_wg": 32, "stack_chunks": 4, "stack_withhold_period": 5, "stack_list_spin": 16},
+                   {"stack_wg": 32, "stack_early_polls": True}):
             with pp.device().using(**kw):
                 check(rng.random(300_000) < 0.5)
                 check(dyck(rng, 200_000))
@@ -476,6 +477,14 @@ def test_onepass_chunks_forced_paths(chunks, rng):
     with pp.device().using(stack_onepass=True, stack_chunks=chunks, stack_wg=32):
         got = pp.clip_bboxes(kinds, boxes, (0, 0, 1000, 1000))
     np.testing.assert_array_equal(got, clip_reference(kinds, boxes, (0, 0, 1000, 1000), "intersect"))
+
+
+def test_onepass_early_polls(rng):
+    """The lookback's first window polled before the list scans (older values, re-polled while
+    empty): silent partitions, no published sizes, chunks."""
+    for kw in ({}, {"stack_withhold_period": 3}, {"stack_no_sizes": True}, {"stack_chunks": 2}):
+        for name, x in onepass_inputs(rng, 90_000).items():
+            assert check_onepass(x, stack_wg=32, stack_early_polls=True, **kw)[1] == 0, f"{kw} {name}"
 
 
 def test_onepass_chunks_bad_option():

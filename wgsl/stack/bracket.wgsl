@@ -786,6 +786,13 @@ const AGG_FLAG: u32 = 0x80000000u;
 const HALF_FLAG: u32 = 0x10000u;
 const SPIN_LIMIT: u32 = {{SPIN_LIMIT}}u;
 const LIST_SPIN: u32 = {{LIST_SPIN}}u;  // polls of an untagged list entry before it is rebuilt
+// The lookback's first window polled before the partition's list scans, so that the polls' latency
+// overlaps them (the entries' values are then older; the spin re-polls those with nothing yet).
+#if EARLY_POLLS
+const EARLY_FIRST: bool = true;
+#else
+const EARLY_FIRST: bool = false;
+#endif
 const FAIL: u32 = 0xffffffffu;
 const CHAIN_CAP: u32 = {{CHAIN_CAP}}u; // owners a partition may need before it gives up
 
@@ -1198,10 +1205,15 @@ fn walk_step(nw: ptr<function, Walk>, wt: WinTot, count: u32, rec: vec4<i32>, t0
 
 // Entry l of a window: (kind, a, b, size after it) of partition t0 - l (K_PAST before partition 0),
 // spinning (bounded) while the segment has an entry that has published nothing.
-fn poll_entry(t0: i32, l: u32) -> vec4<u32> {
+// `early`: the first poll, taken before (EARLY_POLLS, the lookback's first window).
+fn poll_entry(t0: i32, l: u32, early: vec4<u32>, use_early: bool) -> vec4<u32> {
     let valid = t0 >= i32(l);
     let t = u32(select(0, t0 - i32(l), valid));
-    var st = select(vec4<u32>(K_PAST, 0u, 0u, 0u), poll_pred(t), valid);
+    var first = early;
+    if (!use_early) {  // (uniform)
+        first = poll_pred(t);
+    }
+    var st = select(vec4<u32>(K_PAST, 0u, 0u, 0u), first, valid);
     for (var s = 1u; s < SPIN_LIMIT; s++) {
         if (seg_all(st.x != K_NONE)) {
             break;
@@ -1219,7 +1231,7 @@ var<workgroup> segs_unus: array<vec4<i32>, N_SEG>;
 var<workgroup> segs_rec: array<vec4<i32>, N_SEG>;
 var<workgroup> op_jump: atomic<u32>;  // the farthest published parent link in the window
 
-fn wide_round(w: ptr<function, Walk>, lid: u32, p: u32, agg: vec2<u32>) {
+fn wide_round(w: ptr<function, Walk>, lid: u32, p: u32, agg: vec2<u32>, early: vec4<u32>) {
     let size = seg_size();
     let seg = lid / size;
     let nseg = WG / size;
@@ -1227,7 +1239,7 @@ fn wide_round(w: ptr<function, Walk>, lid: u32, p: u32, agg: vec2<u32>) {
     let t0 = select((*w).q0, i32((*w).look) - 1, look_phase);
     let valid = t0 >= i32(lid);
     let t = u32(select(0, t0 - i32(lid), valid));
-    let st = poll_entry(t0, lid);
+    let st = poll_entry(t0, lid, early, EARLY_FIRST && look_phase && (*w).look == p);
     var par = vec2<u32>(0u);
     if (!look_phase) {
         par = poll_parent(t);
@@ -1314,7 +1326,7 @@ fn wide_round(w: ptr<function, Walk>, lid: u32, p: u32, agg: vec2<u32>) {
 // status: 0 the lookback's budget ran out, 1 the walk's, 2 done). Rounds of wide_round; the
 // workgroup reduces the silent predecessors met and takes them in place: in the lookback as the
 // next entry, in the walk as one entry (an owner if its minimum is below the threshold).
-fn find_owners(p: u32, lid: u32, mp_of: vec2<u32>, silent: bool) -> vec4<u32> {
+fn find_owners(p: u32, lid: u32, mp_of: vec2<u32>, silent: bool, early: vec4<u32>) -> vec4<u32> {
     var w = Walk(PH_LOOK, p, 0, -BIG, 0u, 0, 0u, 0u, 0u, 0u, params.max_steps, params.max_hops, INF, 1u, 0u);
 #if NO_WALKS_TIMING
     w.hops = 0u;
@@ -1350,7 +1362,7 @@ fn find_owners(p: u32, lid: u32, mp_of: vec2<u32>, silent: bool) -> vec4<u32> {
             atomicAdd(&state[3], 1u);  // diagnostics: lookback (LOOK_STATS) or walk rounds
         }
 #endif
-        wide_round(&w, lid, p, mp_of);
+        wide_round(&w, lid, p, mp_of, early);
         if (was_look && w.lb_done == 1u && !silent && lid == 0u) {
             publish_size(p, bic_apply(w.bp, mp_of));
         }
@@ -1612,6 +1624,12 @@ fn main(@builtin(local_invocation_index) lid: u32,
         }
         atomicStore(&op_jump, INF);
     }
+    // The lookback's first window (entry lid = partition p - 1 - lid; clamped, masked in poll_entry).
+#if EARLY_POLLS
+    let early = poll_pred(u32(max(i32(p) - 1 - i32(lid), 0)));
+#else
+    let early = vec4<u32>(K_NONE);
+#endif
     // Each chunk's lists: the partition's list (for later partitions) and, but for the last chunk,
     // its own sub-list (for this partition's later chunks; read after the storage barrier).
     var cstart = 0;  // the chunk's start, walk relative to the partition's
@@ -1635,7 +1653,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
     storageBarrier();
     // The stack size before the partition (published inside), the owners of the incoming stack's
     // heights it needs, and parent(p) (published for later walks).
-    let chain = find_owners(p, lid, agg, silent);
+    let chain = find_owners(p, lid, agg, silent, early);
     if (chain.w == 0u) {  // the lookback's budget ran out: nothing published but the summary
         if (lid == 0u) {
             give_up();
