@@ -82,11 +82,11 @@ whatever the size), ``stack_max_steps`` / ``stack_max_hops`` (budgets; 0 forces 
 ``stack_chain_cap``, ``stack_spin_limit``, ``stack_list_spin``, ``stack_chunks`` (chunks per
 partition: 1, 2 or 4), ``stack_early_polls`` (the lookback's first window polled before the list
 scans, so that its latency overlaps them; not yet timed), ``stack_stale_lists`` (no list entry
-carries the epoch: every read rebuilds), ``stack_no_sizes`` (no partition publishes its size: every lookback goes back to
-partition 0), ``stack_stats_buffer`` (receives the state counters: tickets, give-ups, fallbacks,
-and with ``stack_round_stats`` "look" or "walk" the rounds of that phase, "rebuild" the list
-entries rebuilt) and ``stack_timing_only`` ("no_lookback", "no_walks" or "no_list": timing only,
-wrong results).
+carries the epoch: every read rebuilds), ``stack_no_sizes`` (no partition publishes its size: every
+lookback goes back to partition 0), ``stack_stats_buffer`` (receives the state counters: tickets,
+give-ups, fallbacks, and with ``stack_round_stats`` "look" or "walk" the rounds of that phase,
+"rebuild" the list entries rebuilt) and ``stack_timing_only`` ("no_lookback", "no_walks" or
+"no_list": timing only, wrong results).
 """
 
 from __future__ import annotations
