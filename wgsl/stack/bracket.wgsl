@@ -28,7 +28,7 @@
 // LEAF | ONEPASS, with REDUCE_FNS (REDUCE, ONEPASS), LEAF_FNS (LEAF, ONEPASS), TREE (CHAIN, LEAF);
 // SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
 // STAGE_STORES (outputs through workgroup memory, for contiguous stores); ONEPASS: CHUNKS (1, 2 or 4),
-// SPIN_LIMIT, LIST_SPIN, CHAIN_CAP, and the timing-only NO_LOOKBACK_TIMING / NO_WALKS_TIMING (wrong
+// SPIN_LIMIT, LIST_SPIN, CHAIN_CAP, EARLY_POLLS, SG_LEAF (the leaf by segments, with SUBGROUPS), and the timing-only NO_LOOKBACK_TIMING / NO_WALKS_TIMING (wrong
 // results), the test-only STALE_LISTS (no entry carries the epoch: every read rebuilds) and NO_SIZES
 // (no partition publishes its size: every lookback goes back to partition 0), the diagnostic
 // ROUND_STATS / LOOK_STATS.
@@ -165,6 +165,17 @@ var<private> g_lane: u32;
 var<private> g_sg: u32;
 #endif
 
+#if SG_LEAF
+// The single pass's leaf by segments (subgroups): each serves its elements from its own
+// invocations, then from the earlier segments' sub-lists, then from the partition's incoming stack.
+var<private> g_later_sg: i32;  // minimum over the later invocations of the segment (walk values)
+var<private> g_lid_sg: u32;     // the invocation's segment
+var<private> g_segmin: i32;    // the segment's minimum (walk value)
+var<private> g_part: u32;      // the partition
+var<workgroup> op_segmin: array<i32, N_SEG>;  // each segment's minimum (walk value)
+var<workgroup> op_segm: array<u32, N_SEG>;    // each segment's minimum stack size
+#endif
+
 #if REDUCE_FNS
 // (exclusive sum of the invocations' walk totals, minimum over the partition, minimum over the
 // later invocations) for an invocation whose walk has total `tsum` and minimum `tmin` (from 0).
@@ -189,6 +200,13 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
         suf = select(suf, min(suf, y), g_lane + d < g_sg);
     }
     let later_in_sg = select(subgroupShuffleDown(suf, 1u), 0x7fffffff, g_lane + 1u >= g_sg);
+#if SG_LEAF
+    g_later_sg = later_in_sg;
+    g_segmin = subgroupMin(own);
+    if (g_lane == 0u) {
+        op_segmin[sgid] = g_segmin;
+    }
+#endif
     if (g_lane == 0u) {
         sh_b[sgid] = bitcast<u32>(suf);
     }
@@ -313,6 +331,10 @@ fn write_list(c: u32, lid: u32, m: vec2<u32>, ctx: vec3<i32>) -> vec2<u32> {
 #else
     let off = -cmin;
 #endif
+#if SG_LEAF
+    var run_sg = g_later_sg;
+    let seg_at = i32(c * P + (lid - g_lane) * EPT) - g_segmin;  // the segment's sub-list
+#endif
     // An open survives a range iff it is below every later value in it; its height above the
     // range's minimum is its slot.
 #unroll E 16
@@ -320,6 +342,12 @@ fn write_list(c: u32, lid: u32, m: vec2<u32>, ctx: vec3<i32>) -> vec2<u32> {
         const e: i32 = 15 - {{E}};
         run = min(run, start + s[e + 1]);
         let v = start + s[e];
+#if SG_LEAF
+        run_sg = min(run_sg, start + s[e + 1]);
+        if (((m.x >> u32(e)) & 1u) != 0u && v < run_sg) {
+            sublists[u32(seg_at + v)] = lid * EPT + u32(e);
+        }
+#endif
         if (((m.x >> u32(e)) & 1u) != 0u && v < run) {
 #if ONEPASS
             if (sub) {
@@ -442,18 +470,18 @@ fn block_last_below(blk: u32, limit: u32, h: u32) -> i32 {
     return best;
 }
 
-// Nearest invocation j < before whose elements hold a stack size below h, or -1.
-fn owner_search(before: u32, h: u32) -> i32 {
-    if (before == 0u) {
+// Nearest invocation j in [lo, before) whose elements hold a stack size below h, or -1.
+fn owner_search(lo: u32, before: u32, h: u32) -> i32 {
+    if (before <= lo) {
         return -1;
     }
     let blk = (before - 1u) / 32u;
     let j = block_last_below(blk, before - blk * 32u, h);
     if (j >= 0) {
-        return j;
+        return select(-1, j, j >= i32(lo));
     }
     var b = -1;
-    for (var k = 0u; k < blk; k++) {
+    for (var k = lo / 32u; k < blk; k++) {
         if (sh_bmin[k] < h) {
             b = i32(k);
         }
@@ -461,7 +489,8 @@ fn owner_search(before: u32, h: u32) -> i32 {
     if (b < 0) {
         return -1;
     }
-    return block_last_below(u32(b), 32u, h);
+    let r = block_last_below(u32(b), 32u, h);
+    return select(-1, r, r >= i32(lo));
 }
 
 // The invocation's bicyclic summary: (closes it pops from before it, opens it leaves open).
@@ -604,13 +633,18 @@ fn leaf_local(p: u32, lid: u32, m: vec2<u32>, b0: u32, lk: ptr<function, array<i
     // Each invocation's parent (the nearest earlier one with a smaller minimum), one search each,
     // next to its unmatched opens: after an owner j has served down to its minimum, the next owner
     // is j's parent, so the rounds themselves search nothing.
-    sh_surv[lid].w = bitcast<u32>(owner_search(lid, tmin));
+#if SG_LEAF
+    let lo = lid - g_lane;  // the segment's first invocation: owners stay inside the segment
+#else
+    let lo = 0u;
+#endif
+    sh_surv[lid].w = bitcast<u32>(owner_search(lo, lid, tmin));
     workgroupBarrier();
     var h = (*B)[0];
     // h = B[0] is where invocation lid - 1 ended, so its minimum is at most h: it is the first
     // owner if below h, else its parent is (no search).
-    var jo = -1;  // owner invocation, -1: before the partition
-    if (lid > 0u) {
+    var jo = -1;  // owner invocation, -1: before the partition (the segment)
+    if (lid > lo) {
         let k = lid - 1u;
         jo = select(bitcast<i32>(sh_surv[k].w), i32(k), sh_tmin[k / 4u][k % 4u] < h);
     }
@@ -629,6 +663,29 @@ fn leaf_local(p: u32, lid: u32, m: vec2<u32>, b0: u32, lk: ptr<function, array<i
 fn leaf_incoming(pending_in: u32, h_in: u32, lk: ptr<function, array<i32, 16>>,
                  B: ptr<function, array<u32, 17>>) -> bool {
     var pending = pending_in;
+    var h = h_in;
+#if SG_LEAF
+    // The earlier segments, nearest first: the nearest with a minimum below h serves (its minimum,
+    // h] from its sub-list; heights only fall, so the search resumes below the last owner.
+    var k = g_lid_sg;
+    for (var round = 0u; round < N_SEG && pending != 0u && h > 0u; round++) {
+        for (; k > 0u && op_segm[k - 1u] >= h; k--) {
+        }
+        if (k == 0u) {
+            break;
+        }
+        k -= 1u;
+        let ms = op_segm[k];
+        let at = g_part * P + k * g_sg * EPT - ms - 1u;  // + the height B: the open at B - 1
+#unroll E 16
+        if (((pending >> {{E}}u) & 1u) != 0u && (*B)[{{E}}] > ms) {
+            (*lk)[{{E}}] = i32(g_part * P + sublists[at + (*B)[{{E}}]]);
+            pending &= ~(1u << {{E}}u);
+        }
+#endunroll
+        h = ms;
+    }
+#endif
 #if ONEPASS
     if (g_tab_lo != INF) {
         // Every height left is in fetch_incoming's table: one pass, no owner rounds.
@@ -640,7 +697,6 @@ fn leaf_incoming(pending_in: u32, h_in: u32, lk: ptr<function, array<i32, 16>>,
         return false;
     }
 #endif
-    var h = h_in;
     for (var round = 0u; round < 17u && pending != 0u && h > 0u; round++) {
         let o = partition_owner(h);
         if (o.x == INF) {
@@ -1673,6 +1729,19 @@ fn main(@builtin(local_invocation_index) lid: u32,
         }
     }
 
+#if SG_LEAF
+    // Each segment's minimum stack size (read after the leaf's barriers).
+    g_part = p;
+    g_lid_sg = lid / g_sg;
+    if (lid < WG / g_sg) {
+        var before = 0;  // the walk's minimum before the segment (its start included)
+        for (var k = 0u; k < lid; k++) {
+            before = min(before, op_segmin[k]);
+        }
+        let sm = op_segmin[lid];
+        op_segm[lid] = u32(max(i32(bp) + sm, sm - min(before, sm)));
+    }
+#endif
     // The leaf of each chunk, with owners from the earlier chunks and then from the partition's
     // chain. An element left without one: the chain stopped short because a budget ran out.
     for (var k = 0u; k < CHUNKS; k++) {
