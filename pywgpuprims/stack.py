@@ -80,15 +80,12 @@ outputs staged through workgroup memory), ``stack_spine_wg`` (spine chunks of 4 
 publishes nothing: its successors must reduce it), ``stack_force_repair`` (record the repair
 whatever the size), ``stack_max_steps`` / ``stack_max_hops`` (budgets; 0 forces give-ups),
 ``stack_chain_cap``, ``stack_spin_limit``, ``stack_list_spin``, ``stack_chunks`` (chunks per
-partition: 1, 2 or 4), ``stack_early_polls`` (the lookback's first window polled before the list
-scans, so that its latency overlaps them; not yet timed), ``stack_sg_leaf`` (the leaf by segments,
-one per subgroup, each served by its own invocations, then the earlier segments' sub-lists, then the
-partition's incoming stack, as the multi-pass leaf is at partitions of 512; subgroups and one chunk
-only; not yet timed), ``stack_stale_lists`` (no list entry carries the epoch: every read rebuilds),
-``stack_no_sizes`` (no partition publishes its size: every lookback goes back to partition 0),
-``stack_stats_buffer`` (receives the state counters: tickets, give-ups, fallbacks, and with
-``stack_round_stats`` "look" or "walk" the rounds of that phase, "rebuild" the list entries rebuilt)
-and ``stack_timing_only`` ("no_lookback", "no_walks" or "no_list": timing only, wrong results).
+partition: 1, 2 or 4), ``stack_stale_lists`` (no list entry carries the epoch: every read
+rebuilds), ``stack_no_sizes`` (no partition publishes its size: every lookback goes back to
+partition 0), ``stack_stats_buffer`` (receives the state counters: tickets, give-ups, fallbacks,
+and with ``stack_round_stats`` "look" or "walk" the rounds of that phase, "rebuild" the list
+entries rebuilt) and ``stack_timing_only`` ("no_lookback", "no_walks" or "no_list": timing only,
+wrong results).
 """
 
 from __future__ import annotations
@@ -265,16 +262,11 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
         # smallest subgroup the device reports (none reported: the workgroup-memory path).
         sg_min = dev.subgroup_min_size
         sub = defs["SUBGROUPS"] and sg_min >= 4
-        # The leaf by segments (subgroups), each with its own sub-list: subgroups only, one chunk.
-        sg_leaf = bool(opt.get("stack_sg_leaf")) and sub
-        if sg_leaf and chunks > 1:
-            raise ValueError("stack_sg_leaf needs stack_chunks=1")
         k_one = dev.kernel("stack/bracket.wgsl", defines=dict(
             defs, SUBGROUPS=sub, ONEPASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap, CHUNKS=chunks,
             LOCAL_BITS=max(LOCAL_BITS, (P * chunks - 1).bit_length()),
             SPIN_LIMIT=int(opt.get("stack_spin_limit", SPIN_LIMIT)), N_SEG=wg // sg_min if sub else 1,
-            LIST_SPIN=int(opt.get("stack_list_spin", LIST_SPIN)), EARLY_POLLS=bool(opt.get("stack_early_polls")),
-            SG_LEAF=sg_leaf,
+            LIST_SPIN=int(opt.get("stack_list_spin", LIST_SPIN)),
             STALE_LISTS=bool(opt.get("stack_stale_lists")), NO_SIZES=bool(opt.get("stack_no_sizes")),
             ROUND_STATS=bool(opt.get("stack_round_stats")),
             LOOK_STATS={"look": 1, "rebuild": 2}.get(opt.get("stack_round_stats"), 0),
@@ -282,7 +274,7 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             NO_LIST_TIMING=timing == "no_list"))
         state = dev.scratch(16 + 16 * one_parts)
         rargs = dev.scratch(18 * 4)
-        sublists = dev.scratch(max(16, 4 * one_parts * (1 if sg_leaf else chunks - 1) * P))
+        sublists = dev.scratch(max(16, 4 * one_parts * (chunks - 1) * P))
         red, up, ch = dev.grid(n_parts), dev.grid(n_chunks), dev.grid(-(-n_parts // 256))
         one = dict(params, n_parts=one_parts, n_groups=one_parts,
                    withhold_period=int(opt.get("stack_withhold_period", 0)), max_steps=steps,

@@ -311,8 +311,7 @@ _THREAD_SCRIPT = textwrap.dedent("""
     assert (pp.clip_bboxes(k, b, (0, 0, 900, 900)) == clip_reference(k, b, (0, 0, 900, 900), "intersect")).all()
     with pp.device().using(stack_onepass=True):  # the single pass, also with silent partitions
         for kw in ({}, {"stack_withhold_period": 3}, {"stack_wg": 32},
-                   {"stack_wg": 32, "stack_chunks": 4, "stack_withhold_period": 5, "stack_list_spin": 16},
-                   {"stack_wg": 32, "stack_early_polls": True}, {"stack_sg_leaf": True}):
+                   {"stack_wg": 32, "stack_chunks": 4, "stack_withhold_period": 5, "stack_list_spin": 16}):
             with pp.device().using(**kw):
                 check(rng.random(300_000) < 0.5)
                 check(dyck(rng, 200_000))
@@ -479,33 +478,9 @@ def test_onepass_chunks_forced_paths(chunks, rng):
     np.testing.assert_array_equal(got, clip_reference(kinds, boxes, (0, 0, 1000, 1000), "intersect"))
 
 
-def test_onepass_early_polls(rng):
-    """The lookback's first window polled before the list scans (older values, re-polled while
-    empty): silent partitions, no published sizes, chunks."""
-    for kw in ({}, {"stack_withhold_period": 3}, {"stack_no_sizes": True}, {"stack_chunks": 2}):
-        for name, x in onepass_inputs(rng, 90_000).items():
-            assert check_onepass(x, stack_wg=32, stack_early_polls=True, **kw)[1] == 0, f"{kw} {name}"
-
-
-@pytest.mark.parametrize("kw", [{}, {"stack_wg": 32}, {"stack_wg": 64, "stack_withhold_period": 3},
-                                {"stack_wg": 32, "stack_no_sizes": True}, {"stack_wg": 32, "stack_stale_lists": True},
-                                {"stack_early_polls": True}])
-def test_onepass_segment_leaf(kw, rng):
-    """The leaf by segments (subgroups; lavapipe's are 8 invocations, so that segments sit inside the
-    blocks of 32 minima): owners inside the segment, then the earlier segments' sub-lists, then the
-    partition's incoming stack. Without subgroups (GL) it falls back to the whole-workgroup leaf."""
-    for n in (4095, 4097, 3 * P1 + 77, 150_000):
-        for name, x in onepass_inputs(rng, n).items():
-            assert check_onepass(x, stack_sg_leaf=True, **kw)[1] == 0, f"{n} {name}"
-
-
 def test_onepass_chunks_bad_option():
     with options(stack_onepass=True, stack_chunks=3), pytest.raises(ValueError, match="stack_chunks"):
         pp.bracket_match(np.ones(10, bool))
-    if pp.device().has_subgroups:
-        with options(stack_onepass=True, stack_chunks=2, stack_sg_leaf=True), pytest.raises(ValueError,
-                                                                                           match="stack_sg_leaf"):
-            pp.bracket_match(np.ones(10, bool))
 
 
 def test_partition_too_large_for_list_entries():

@@ -28,7 +28,7 @@
 // LEAF | ONEPASS, with REDUCE_FNS (REDUCE, ONEPASS), LEAF_FNS (LEAF, ONEPASS), TREE (CHAIN, LEAF);
 // SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
 // STAGE_STORES (outputs through workgroup memory, for contiguous stores); ONEPASS: CHUNKS (1, 2 or 4),
-// SPIN_LIMIT, LIST_SPIN, CHAIN_CAP, EARLY_POLLS, SG_LEAF (the leaf by segments, with SUBGROUPS), and the timing-only NO_LOOKBACK_TIMING / NO_WALKS_TIMING (wrong
+// SPIN_LIMIT, LIST_SPIN, CHAIN_CAP, and the timing-only NO_LOOKBACK_TIMING / NO_WALKS_TIMING (wrong
 // results), the test-only STALE_LISTS (no entry carries the epoch: every read rebuilds) and NO_SIZES
 // (no partition publishes its size: every lookback goes back to partition 0), the diagnostic
 // ROUND_STATS / LOOK_STATS.
@@ -165,17 +165,6 @@ var<private> g_lane: u32;
 var<private> g_sg: u32;
 #endif
 
-#if SG_LEAF
-// The single pass's leaf by segments (subgroups): each serves its elements from its own
-// invocations, then from the earlier segments' sub-lists, then from the partition's incoming stack.
-var<private> g_later_sg: i32;  // minimum over the later invocations of the segment (walk values)
-var<private> g_lid_sg: u32;     // the invocation's segment
-var<private> g_segmin: i32;    // the segment's minimum (walk value)
-var<private> g_part: u32;      // the partition
-var<workgroup> op_segmin: array<i32, N_SEG>;  // each segment's minimum (walk value)
-var<workgroup> op_segm: array<u32, N_SEG>;    // each segment's minimum stack size
-#endif
-
 #if REDUCE_FNS
 // (exclusive sum of the invocations' walk totals, minimum over the partition, minimum over the
 // later invocations) for an invocation whose walk has total `tsum` and minimum `tmin` (from 0).
@@ -200,13 +189,6 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
         suf = select(suf, min(suf, y), g_lane + d < g_sg);
     }
     let later_in_sg = select(subgroupShuffleDown(suf, 1u), 0x7fffffff, g_lane + 1u >= g_sg);
-#if SG_LEAF
-    g_later_sg = later_in_sg;
-    g_segmin = subgroupMin(own);
-    if (g_lane == 0u) {
-        op_segmin[sgid] = g_segmin;
-    }
-#endif
     if (g_lane == 0u) {
         sh_b[sgid] = bitcast<u32>(suf);
     }
@@ -331,10 +313,6 @@ fn write_list(c: u32, lid: u32, m: vec2<u32>, ctx: vec3<i32>) -> vec2<u32> {
 #else
     let off = -cmin;
 #endif
-#if SG_LEAF
-    var run_sg = g_later_sg;
-    let seg_at = i32(c * P + (lid - g_lane) * EPT) - g_segmin;  // the segment's sub-list
-#endif
     // An open survives a range iff it is below every later value in it; its height above the
     // range's minimum is its slot.
 #unroll E 16
@@ -342,12 +320,6 @@ fn write_list(c: u32, lid: u32, m: vec2<u32>, ctx: vec3<i32>) -> vec2<u32> {
         const e: i32 = 15 - {{E}};
         run = min(run, start + s[e + 1]);
         let v = start + s[e];
-#if SG_LEAF
-        run_sg = min(run_sg, start + s[e + 1]);
-        if (((m.x >> u32(e)) & 1u) != 0u && v < run_sg) {
-            sublists[u32(seg_at + v)] = lid * EPT + u32(e);
-        }
-#endif
         if (((m.x >> u32(e)) & 1u) != 0u && v < run) {
 #if ONEPASS
             if (sub) {
@@ -470,18 +442,18 @@ fn block_last_below(blk: u32, limit: u32, h: u32) -> i32 {
     return best;
 }
 
-// Nearest invocation j in [lo, before) whose elements hold a stack size below h, or -1.
-fn owner_search(lo: u32, before: u32, h: u32) -> i32 {
-    if (before <= lo) {
+// Nearest invocation j < before whose elements hold a stack size below h, or -1.
+fn owner_search(before: u32, h: u32) -> i32 {
+    if (before == 0u) {
         return -1;
     }
     let blk = (before - 1u) / 32u;
     let j = block_last_below(blk, before - blk * 32u, h);
     if (j >= 0) {
-        return select(-1, j, j >= i32(lo));
+        return j;
     }
     var b = -1;
-    for (var k = lo / 32u; k < blk; k++) {
+    for (var k = 0u; k < blk; k++) {
         if (sh_bmin[k] < h) {
             b = i32(k);
         }
@@ -489,8 +461,7 @@ fn owner_search(lo: u32, before: u32, h: u32) -> i32 {
     if (b < 0) {
         return -1;
     }
-    let r = block_last_below(u32(b), 32u, h);
-    return select(-1, r, r >= i32(lo));
+    return block_last_below(u32(b), 32u, h);
 }
 
 // The invocation's bicyclic summary: (closes it pops from before it, opens it leaves open).
@@ -633,18 +604,13 @@ fn leaf_local(p: u32, lid: u32, m: vec2<u32>, b0: u32, lk: ptr<function, array<i
     // Each invocation's parent (the nearest earlier one with a smaller minimum), one search each,
     // next to its unmatched opens: after an owner j has served down to its minimum, the next owner
     // is j's parent, so the rounds themselves search nothing.
-#if SG_LEAF
-    let lo = lid - g_lane;  // the segment's first invocation: owners stay inside the segment
-#else
-    let lo = 0u;
-#endif
-    sh_surv[lid].w = bitcast<u32>(owner_search(lo, lid, tmin));
+    sh_surv[lid].w = bitcast<u32>(owner_search(lid, tmin));
     workgroupBarrier();
     var h = (*B)[0];
     // h = B[0] is where invocation lid - 1 ended, so its minimum is at most h: it is the first
     // owner if below h, else its parent is (no search).
-    var jo = -1;  // owner invocation, -1: before the partition (the segment)
-    if (lid > lo) {
+    var jo = -1;  // owner invocation, -1: before the partition
+    if (lid > 0u) {
         let k = lid - 1u;
         jo = select(bitcast<i32>(sh_surv[k].w), i32(k), sh_tmin[k / 4u][k % 4u] < h);
     }
@@ -663,29 +629,6 @@ fn leaf_local(p: u32, lid: u32, m: vec2<u32>, b0: u32, lk: ptr<function, array<i
 fn leaf_incoming(pending_in: u32, h_in: u32, lk: ptr<function, array<i32, 16>>,
                  B: ptr<function, array<u32, 17>>) -> bool {
     var pending = pending_in;
-    var h = h_in;
-#if SG_LEAF
-    // The earlier segments, nearest first: the nearest with a minimum below h serves (its minimum,
-    // h] from its sub-list; heights only fall, so the search resumes below the last owner.
-    var k = g_lid_sg;
-    for (var round = 0u; round < N_SEG && pending != 0u && h > 0u; round++) {
-        for (; k > 0u && op_segm[k - 1u] >= h; k--) {
-        }
-        if (k == 0u) {
-            break;
-        }
-        k -= 1u;
-        let ms = op_segm[k];
-        let at = g_part * P + k * g_sg * EPT - ms - 1u;  // + the height B: the open at B - 1
-#unroll E 16
-        if (((pending >> {{E}}u) & 1u) != 0u && (*B)[{{E}}] > ms) {
-            (*lk)[{{E}}] = i32(g_part * P + sublists[at + (*B)[{{E}}]]);
-            pending &= ~(1u << {{E}}u);
-        }
-#endunroll
-        h = ms;
-    }
-#endif
 #if ONEPASS
     if (g_tab_lo != INF) {
         // Every height left is in fetch_incoming's table: one pass, no owner rounds.
@@ -697,6 +640,7 @@ fn leaf_incoming(pending_in: u32, h_in: u32, lk: ptr<function, array<i32, 16>>,
         return false;
     }
 #endif
+    var h = h_in;
     for (var round = 0u; round < 17u && pending != 0u && h > 0u; round++) {
         let o = partition_owner(h);
         if (o.x == INF) {
@@ -842,13 +786,6 @@ const AGG_FLAG: u32 = 0x80000000u;
 const HALF_FLAG: u32 = 0x10000u;
 const SPIN_LIMIT: u32 = {{SPIN_LIMIT}}u;
 const LIST_SPIN: u32 = {{LIST_SPIN}}u;  // polls of an untagged list entry before it is rebuilt
-// The lookback's first window polled before the partition's list scans, so that the polls' latency
-// overlaps them (the entries' values are then older; the spin re-polls those with nothing yet).
-#if EARLY_POLLS
-const EARLY_FIRST: bool = true;
-#else
-const EARLY_FIRST: bool = false;
-#endif
 const FAIL: u32 = 0xffffffffu;
 const CHAIN_CAP: u32 = {{CHAIN_CAP}}u; // owners a partition may need before it gives up
 
@@ -1261,15 +1198,10 @@ fn walk_step(nw: ptr<function, Walk>, wt: WinTot, count: u32, rec: vec4<i32>, t0
 
 // Entry l of a window: (kind, a, b, size after it) of partition t0 - l (K_PAST before partition 0),
 // spinning (bounded) while the segment has an entry that has published nothing.
-// `early`: the first poll, taken before (EARLY_POLLS, the lookback's first window).
-fn poll_entry(t0: i32, l: u32, early: vec4<u32>, use_early: bool) -> vec4<u32> {
+fn poll_entry(t0: i32, l: u32) -> vec4<u32> {
     let valid = t0 >= i32(l);
     let t = u32(select(0, t0 - i32(l), valid));
-    var first = early;
-    if (!use_early) {  // (uniform)
-        first = poll_pred(t);
-    }
-    var st = select(vec4<u32>(K_PAST, 0u, 0u, 0u), first, valid);
+    var st = select(vec4<u32>(K_PAST, 0u, 0u, 0u), poll_pred(t), valid);
     for (var s = 1u; s < SPIN_LIMIT; s++) {
         if (seg_all(st.x != K_NONE)) {
             break;
@@ -1287,7 +1219,7 @@ var<workgroup> segs_unus: array<vec4<i32>, N_SEG>;
 var<workgroup> segs_rec: array<vec4<i32>, N_SEG>;
 var<workgroup> op_jump: atomic<u32>;  // the farthest published parent link in the window
 
-fn wide_round(w: ptr<function, Walk>, lid: u32, p: u32, agg: vec2<u32>, early: vec4<u32>) {
+fn wide_round(w: ptr<function, Walk>, lid: u32, p: u32, agg: vec2<u32>) {
     let size = seg_size();
     let seg = lid / size;
     let nseg = WG / size;
@@ -1295,7 +1227,7 @@ fn wide_round(w: ptr<function, Walk>, lid: u32, p: u32, agg: vec2<u32>, early: v
     let t0 = select((*w).q0, i32((*w).look) - 1, look_phase);
     let valid = t0 >= i32(lid);
     let t = u32(select(0, t0 - i32(lid), valid));
-    let st = poll_entry(t0, lid, early, EARLY_FIRST && look_phase && (*w).look == p);
+    let st = poll_entry(t0, lid);
     var par = vec2<u32>(0u);
     if (!look_phase) {
         par = poll_parent(t);
@@ -1382,7 +1314,7 @@ fn wide_round(w: ptr<function, Walk>, lid: u32, p: u32, agg: vec2<u32>, early: v
 // status: 0 the lookback's budget ran out, 1 the walk's, 2 done). Rounds of wide_round; the
 // workgroup reduces the silent predecessors met and takes them in place: in the lookback as the
 // next entry, in the walk as one entry (an owner if its minimum is below the threshold).
-fn find_owners(p: u32, lid: u32, mp_of: vec2<u32>, silent: bool, early: vec4<u32>) -> vec4<u32> {
+fn find_owners(p: u32, lid: u32, mp_of: vec2<u32>, silent: bool) -> vec4<u32> {
     var w = Walk(PH_LOOK, p, 0, -BIG, 0u, 0, 0u, 0u, 0u, 0u, params.max_steps, params.max_hops, INF, 1u, 0u);
 #if NO_WALKS_TIMING
     w.hops = 0u;
@@ -1418,7 +1350,7 @@ fn find_owners(p: u32, lid: u32, mp_of: vec2<u32>, silent: bool, early: vec4<u32
             atomicAdd(&state[3], 1u);  // diagnostics: lookback (LOOK_STATS) or walk rounds
         }
 #endif
-        wide_round(&w, lid, p, mp_of, early);
+        wide_round(&w, lid, p, mp_of);
         if (was_look && w.lb_done == 1u && !silent && lid == 0u) {
             publish_size(p, bic_apply(w.bp, mp_of));
         }
@@ -1680,12 +1612,6 @@ fn main(@builtin(local_invocation_index) lid: u32,
         }
         atomicStore(&op_jump, INF);
     }
-    // The lookback's first window (entry lid = partition p - 1 - lid; clamped, masked in poll_entry).
-#if EARLY_POLLS
-    let early = poll_pred(u32(max(i32(p) - 1 - i32(lid), 0)));
-#else
-    let early = vec4<u32>(K_NONE);
-#endif
     // Each chunk's lists: the partition's list (for later partitions) and, but for the last chunk,
     // its own sub-list (for this partition's later chunks; read after the storage barrier).
     var cstart = 0;  // the chunk's start, walk relative to the partition's
@@ -1709,7 +1635,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
     storageBarrier();
     // The stack size before the partition (published inside), the owners of the incoming stack's
     // heights it needs, and parent(p) (published for later walks).
-    let chain = find_owners(p, lid, agg, silent, early);
+    let chain = find_owners(p, lid, agg, silent);
     if (chain.w == 0u) {  // the lookback's budget ran out: nothing published but the summary
         if (lid == 0u) {
             give_up();
@@ -1729,19 +1655,6 @@ fn main(@builtin(local_invocation_index) lid: u32,
         }
     }
 
-#if SG_LEAF
-    // Each segment's minimum stack size (read after the leaf's barriers).
-    g_part = p;
-    g_lid_sg = lid / g_sg;
-    if (lid < WG / g_sg) {
-        var before = 0;  // the walk's minimum before the segment (its start included)
-        for (var k = 0u; k < lid; k++) {
-            before = min(before, op_segmin[k]);
-        }
-        let sm = op_segmin[lid];
-        op_segm[lid] = u32(max(i32(bp) + sm, sm - min(before, sm)));
-    }
-#endif
     // The leaf of each chunk, with owners from the earlier chunks and then from the partition's
     // chain. An element left without one: the chain stopped short because a budget ran out.
     for (var k = 0u; k < CHUNKS; k++) {
