@@ -272,7 +272,7 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             LOOK_STATS={"look": 1, "rebuild": 2}.get(opt.get("stack_round_stats"), 0),
             NO_LOOKBACK_TIMING=timing == "no_lookback", NO_WALKS_TIMING=timing == "no_walks",
             NO_LIST_TIMING=timing == "no_list"))
-        state = dev.scratch(16 + 16 * one_parts)
+        state = dev.scratch(16 + 12 * one_parts)  # counters, then 3 words per partition
         rargs = dev.scratch(18 * 4)
         sublists = dev.scratch(max(16, 4 * one_parts * (chunks - 1) * P))
         red, up, ch = dev.grid(n_parts), dev.grid(n_chunks), dev.grid(-(-n_parts // 256))
@@ -280,7 +280,7 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
                    withhold_period=int(opt.get("stack_withhold_period", 0)), max_steps=steps,
                    max_hops=hops, arm=int(repair), red_x=red[0], red_y=red[1], up_x=up[0], up_y=up[1],
                    chain_x=ch[0], chain_y=ch[1])
-        b.clear(state, 0, 16 + 16 * one_parts)
+        b.clear(state, 0, 16 + 12 * one_parts)
         b.clear(info, 0, 8)
         if repair:  # else never written (arm = 0)
             b.clear(rargs, 0, 18 * 4)
