@@ -1714,7 +1714,11 @@ fn main(@builtin(local_invocation_index) lid: u32,
         write_list(c, lid, load_masks(c, lid), vec3<i32>(cstart, later, -i32(agg.x)));
         cstart += i32(op_ctot[k].y) - i32(op_ctot[k].x);
     }
-    storageBarrier();
+    // Only the partition's own later chunks read its sub-lists here; other partitions' reads of its
+    // list check each entry's tag, so one chunk needs no barrier (H100: 0.056 ms less at 2^28).
+    if (CHUNKS > 1u) {
+        storageBarrier();
+    }
     // The stack size before the partition (published inside), the owners of the incoming stack's
     // heights it needs, and parent(p) (published for later walks).
     let chain = find_owners(p, lid, agg, silent);
