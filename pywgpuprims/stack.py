@@ -49,7 +49,7 @@ the partition and <= 17 before it, chain hops <= 8, tree walks <= 40 steps) far 
 fallback to force: any schedule, any order of workgroups gives the same result; the price is reading
 the input twice (1 byte per element each time for bool/uint8 input).
 
-The single pass the issue describes, opt-in (``stack_onepass=True``; 90 G el/s against 139 on an
+The single pass the issue describes, opt-in (``stack_onepass=True``; 92.5 G el/s against 139 on an
 H100 at 2^28 random brackets, see BENCHMARKS.md): ``bracket.wgsl`` ONEPASS, partitions of 4096
 taken by ticket. Each publishes its bicyclic summary (subgroup reductions, before any scan),
 writes its list (REDUCE's code), then
@@ -114,7 +114,7 @@ SPINE_WG = 256
 # Leaf outputs through workgroup memory (contiguous stores) or each invocation's own stores.
 STAGE_STORES = False
 # The single pass (bracket.wgsl ONEPASS), opt-in with ``stack_onepass=True``: on an H100 at 2^28
-# random brackets it ran 90 G el/s with partitions of 4096 (the multi-pass method: 139).
+# random brackets it ran 92.5 G el/s with partitions of 4096 (the multi-pass method: 139).
 ONEPASS = False
 ONEPASS_WG = 256  # its chunks: 4096 elements (H100: 2048 / 4096 gave 70 / 85 G el/s)
 # Chunks per partition of the single pass: one lookback per partition, one leaf per chunk (H100,
