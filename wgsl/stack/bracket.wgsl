@@ -167,8 +167,9 @@ var<private> g_sg: u32;
 
 #if REDUCE_FNS
 // (exclusive sum of the invocations' walk totals, minimum over the partition, minimum over the
-// later invocations) for an invocation whose walk has total `tsum` and minimum `tmin` (from 0).
-fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
+// later invocations, and with PRE_SHARED the closes the earlier invocations pop from before the
+// partition) for an invocation whose walk has total `tsum` and minimum `tmin` (from 0).
+fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec4<i32> {
 #if SUBGROUPS
     let sgid = lid / g_sg;
     let n_sg = WG / g_sg;
@@ -184,11 +185,23 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
     // suffix minimum within the subgroup (shuffles down), then over later subgroups
     let own = start + tmin;
     var suf = own;
+#if PRE_SHARED
+    var pmin = own;  // prefix minimum within the subgroup
+#endif
     for (var d = 1u; d < g_sg; d = d << 1u) {
         let y = subgroupShuffleDown(suf, d);
         suf = select(suf, min(suf, y), g_lane + d < g_sg);
+#if PRE_SHARED
+        let z = subgroupShuffleUp(pmin, d);
+        pmin = select(pmin, min(pmin, z), g_lane >= d);
+#endif
     }
     let later_in_sg = select(subgroupShuffleDown(suf, 1u), 0x7fffffff, g_lane + 1u >= g_sg);
+#if PRE_SHARED
+    var earlier = select(subgroupShuffleUp(pmin, 1u), 0, g_lane == 0u);  // (0: the partition's start)
+#else
+    var earlier = 0;
+#endif
     if (g_lane == 0u) {
         sh_b[sgid] = bitcast<u32>(suf);
     }
@@ -201,8 +214,13 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
         if (k > sgid) {
             later = min(later, m);
         }
+#if PRE_SHARED
+        if (k < sgid) {
+            earlier = min(earlier, m);
+        }
+#endif
     }
-    return vec3<i32>(start, all, later);
+    return vec4<i32>(start, all, later, -earlier);
 #else
     sh_a[lid] = bitcast<u32>(tsum);
     workgroupBarrier();
@@ -231,8 +249,55 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
     if (lid + 1u < WG) {
         later = bitcast<i32>(sh_b[lid + 1u]);
     }
-    return vec3<i32>(start, bitcast<i32>(sh_b[0]), later);
+    return vec4<i32>(start, bitcast<i32>(sh_b[0]), later, 0);
 #endif
+}
+#endif
+
+#if SEG_TOTALS
+// reduce_scans for chunk k of the single pass, without its two barriers: the segments' (subgroups')
+// walk totals and minima are partition_summary's, still in the window's arrays.
+fn scans_from_segs(lid: u32, k: u32, tsum: i32, tmin: i32) -> vec4<i32> {
+    let sgid = lid / g_sg;
+    var acc = 0;       // walk value at segment j's start
+    var seg_start = 0;
+    var all = 0x7fffffff;
+    var later = 0x7fffffff;
+    var earlier = 0;   // (0: the chunk's start)
+    for (var j = 0u; j < WG / g_sg; j++) {
+        let v = chunk_sum(j, k);
+        let lo = acc + v.y;
+        all = min(all, lo);
+        if (j < sgid) {
+            earlier = min(earlier, lo);
+        }
+        if (j > sgid) {
+            later = min(later, lo);
+        }
+        if (j == sgid) {
+            seg_start = acc;
+        }
+        acc += v.x;
+    }
+    let start = seg_start + subgroupExclusiveAdd(tsum);
+    let own = start + tmin;
+    var suf = own;
+#if PRE_SHARED
+    var pmin = own;
+#endif
+    for (var d = 1u; d < g_sg; d = d << 1u) {
+        let y = subgroupShuffleDown(suf, d);
+        suf = select(suf, min(suf, y), g_lane + d < g_sg);
+#if PRE_SHARED
+        let z = subgroupShuffleUp(pmin, d);
+        pmin = select(pmin, min(pmin, z), g_lane >= d);
+#endif
+    }
+    later = min(later, select(subgroupShuffleDown(suf, 1u), 0x7fffffff, g_lane + 1u >= g_sg));
+#if PRE_SHARED
+    earlier = min(earlier, select(subgroupShuffleUp(pmin, 1u), 0x7fffffff, g_lane == 0u));
+#endif
+    return vec4<i32>(start, all, later, -earlier);
 }
 #endif
 
@@ -299,8 +364,17 @@ fn write_list(c: u32, lid: u32, m: vec2<u32>, ctx: vec3<i32>) -> vec2<u32> {
     s[{{E}} + 1] = s[{{E}}] + i32((m.x >> {{E}}u) & 1u) - i32((m.y >> {{E}}u) & 1u);
     tmin = min(tmin, s[{{E}} + 1]);
 #endunroll
+#if SEG_TOTALS
+    let sc = scans_from_segs(lid, c % CHUNKS, s[16], tmin);
+#else
     let sc = reduce_scans(lid, s[16], tmin);
+#endif
     let start = sc.x;   // walk value at the invocation's start (from the chunk's)
+#if PRE_SHARED
+    // For the leaf (one chunk per partition): the invocation's masks and its exclusive summary in
+    // the partition (a = sc.w, b = start + a), in sh_surv until the leaf's share_invocations.
+    sh_surv[lid] = vec4<u32>(m.x | (m.y << 16u), u32(sc.w), bitcast<u32>(start), 0u);
+#endif
     let cmin = sc.y;    // the chunk's minimum, <= 0 (its start is 0)
     var run = sc.z;     // minimum over every later invocation (ends included)
     let k = c % CHUNKS;
@@ -420,7 +494,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 const NBLK: u32 = WG / 32u;                           // blocks of 32 invocations (any subgroup size)
 var<workgroup> sh_tmin: array<vec4<u32>, WG / 4u>;    // each invocation's minimum of B[0..16]
 var<workgroup> sh_surv: array<vec4<u32>, WG>;         // its unmatched opens (element offsets, 4 bits each, top first), B[16], parent
+#if BLOCK_MIN_LANES
+var<workgroup> sh_bmin: array<atomic<u32>, NBLK>;     // minimum of sh_tmin over each block (INF before)
+fn bmin_at(k: u32) -> u32 {
+    return atomicLoad(&sh_bmin[k]);
+}
+#else
 var<workgroup> sh_bmin: array<u32, NBLK>;             // minimum of sh_tmin over each block
+fn bmin_at(k: u32) -> u32 {
+    return sh_bmin[k];
+}
+#endif
 #if STAGE_STORES
 var<workgroup> sh_stage: array<u32, P>;
 #endif
@@ -454,7 +538,7 @@ fn owner_search(before: u32, h: u32) -> i32 {
     }
     var b = -1;
     for (var k = 0u; k < blk; k++) {
-        if (sh_bmin[k] < h) {
+        if (bmin_at(k) < h) {
             b = i32(k);
         }
     }
@@ -528,18 +612,33 @@ fn positive_mask(B: ptr<function, array<u32, 17>>) -> u32 {
 fn share_invocations(lid: u32, tmin: u32, st: vec4<u32>, b16: u32) {
     sh_tmin[lid / 4u][lid % 4u] = tmin;
     sh_surv[lid] = vec4<u32>(st.y, st.z, b16, 0u);
-    workgroupBarrier();
-    if (lid < NBLK) {
-        var bm = INF;
-#unroll K 8
-        {
-            let v = sh_tmin[lid * 8u + {{K}}u];
-            bm = min(bm, min(min(v.x, v.y), min(v.z, v.w)));
-        }
-#endunroll
-        sh_bmin[lid] = bm;
+#if BLOCK_MIN_LANES
+    // The block minima by the lanes (groups of min(subgroup, 32)) before the one barrier.
+    let group = min(g_sg, 32u);
+    var bm = tmin;
+    for (var d = 1u; d < group; d = d << 1u) {
+        bm = min(bm, subgroupShuffleXor(bm, d));
+    }
+    if (lid % group == 0u) {
+        atomicMin(&sh_bmin[lid / 32u], bm);
     }
     workgroupBarrier();
+#else
+    workgroupBarrier();
+    if (NBLK > 1u) {  // (one block: owner_search reads no block minimum)
+        if (lid < NBLK) {
+            var bm = INF;
+#unroll K 8
+            {
+                let v = sh_tmin[lid * 8u + {{K}}u];
+                bm = min(bm, min(min(v.x, v.y), min(v.z, v.w)));
+            }
+#endunroll
+            sh_bmin[lid] = bm;
+        }
+        workgroupBarrier();
+    }
+#endif
 }
 
 // Hands every pending height above invocation jo's minimum to jo (whose minimum is below the
@@ -861,7 +960,7 @@ fn poll_pred(t: u32) -> vec4<u32> {
 // Partition q's summary reduced by the whole workgroup: its own at the start (own: each chunk's
 // summary also goes to op_ctot), or a silent predecessor's (the decoupled fallback). All chunks'
 // loads are issued at once; per segment (subgroup) and chunk the (sum, minimum) of the walk go to
-// the window's per-segment arrays (free outside wide_round), 2 chunks to a vec4.
+// put_chunk_sum (write_list's scans read them too).
 var<workgroup> op_ctot: array<vec2<u32>, CHUNKS>;
 fn partition_summary(q: u32, lid: u32, own: bool) -> vec2<u32> {
 #if SUBGROUPS
@@ -916,7 +1015,40 @@ fn partition_summary(q: u32, lid: u32, own: bool) -> vec2<u32> {
     return workgroupUniformLoad(&op_total);
 }
 
+#if AGG_ALL
+// partition_summary of the partition's own single chunk, with no barrier after the combine: every
+// invocation combines the segments' sums itself.
+fn own_summary(q: u32, lid: u32) -> vec2<u32> {
+    let s = inv_summary(load_masks(q, lid));
+    let d = i32(s.y) - i32(s.x);
+    let lo = subgroupMin(subgroupExclusiveAdd(d) - i32(s.x));
+    let sum = subgroupAdd(d);
+    if (g_lane == 0u) {
+        put_chunk_sum(lid / g_sg, 0u, vec2<i32>(sum, lo));
+    }
+    workgroupBarrier();
+    var acc = 0;
+    var low = 0;
+    for (var j = 0u; j < WG / g_sg; j++) {
+        let v = chunk_sum(j, 0u);
+        low = min(low, acc + v.y);
+        acc += v.x;
+    }
+    let t = vec2<u32>(u32(-low), u32(acc - low));
+    if (lid == 0u) {
+        op_ctot[0] = t;
+    }
+    return t;
+}
+#endif
+
+// With subgroups in sh_a / sh_b (free until fetch_incoming): write_list reads them, with no barrier
+// before the first round's stores to the window's arrays. Without, the scans use sh_a / sh_b.
 fn put_chunk_sum(seg: u32, k: u32, v: vec2<i32>) {
+#if SUBGROUPS
+    sh_a[seg * CHUNKS + k] = bitcast<u32>(v.x);
+    sh_b[seg * CHUNKS + k] = bitcast<u32>(v.y);
+#else
     if (k < 2u) {
         segs_sum[seg][2u * k] = v.x;
         segs_sum[seg][2u * k + 1u] = v.y;
@@ -924,12 +1056,17 @@ fn put_chunk_sum(seg: u32, k: u32, v: vec2<i32>) {
         segs_stop[seg][2u * k - 4u] = v.x;
         segs_stop[seg][2u * k - 3u] = v.y;
     }
+#endif
 }
 
 fn chunk_sum(seg: u32, k: u32) -> vec2<i32> {
+#if SUBGROUPS
+    return vec2<i32>(bitcast<i32>(sh_a[seg * CHUNKS + k]), bitcast<i32>(sh_b[seg * CHUNKS + k]));
+#else
     let v = select(segs_stop[seg], segs_sum[seg], k < 2u);
     let i = 2u * (k % 2u);
     return vec2<i32>(v[i], v[i + 1u]);
+#endif
 }
 
 // The stack size before the partition and the owners of the incoming stack's heights, found in
@@ -1223,6 +1360,16 @@ var<workgroup> segs_rec: array<vec4<i32>, N_SEG>;
 var<workgroup> op_jump: atomic<u32>;  // the farthest published parent link in the window
 
 #if SUBGROUPS
+// With one lane per segment (lane j's entry position `at` in its segment, size: none there, and
+// the carries (ed, ev) into it): (the first segment with such an entry, the entry's window
+// position, the carries into its segment); x = the subgroup's size when no segment has one.
+fn first_entry(in_win: bool, at: i32, ed: i32, ev: i32, size: u32, nseg: u32) -> vec4<i32> {
+    let f = first_lane(subgroupBallot(in_win && u32(at) < size), size);
+    let fc = min(f, nseg - 1u);
+    let pos = f * size + u32(subgroupShuffle(at, fc));
+    return vec4<i32>(i32(f), i32(pos), subgroupShuffle(ed, fc), subgroupShuffle(ev, fc));
+}
+
 // The window's totals and the carries into segment `seg`, with one lane per segment (nseg at most
 // the subgroup's size): scans across the lanes instead of every invocation looping over the
 // segments' summaries.
@@ -1245,25 +1392,17 @@ fn win_lanes(seg: u32, size: u32, nseg: u32, wt: ptr<function, WinTot>) -> vec2<
     let ev = select(subgroupShuffleUp(v, 1u), -BIG, j == 0u);
     (*wt).tot_d = subgroupShuffle(d, nseg - 1u);
     (*wt).tot_v = subgroupShuffle(v, nseg - 1u);
-    let fs = first_lane(subgroupBallot(in_win && u32(sj.z) < size), size);
-    let fsc = min(fs, nseg - 1u);
-    let s_at = u32(subgroupShuffle(sj.z, fsc));
-    let s_cd = subgroupShuffle(ed, fsc);
-    let s_cv = subgroupShuffle(ev, fsc);
-    if (fs < nseg) {
-        (*wt).stop_at = fs * size + s_at;
-        (*wt).stop_carry = vec2<i32>(s_cd, s_cv);
-        (*wt).stop = segs_stop[fs];
+    let fs = first_entry(in_win, sj.z, ed, ev, size, nseg);
+    if (fs.x < i32(nseg)) {
+        (*wt).stop_at = u32(fs.y);
+        (*wt).stop_carry = fs.zw;
+        (*wt).stop = segs_stop[fs.x];
     }
-    let fu = first_lane(subgroupBallot(in_win && u32(sj.w) < size), size);
-    let fuc = min(fu, nseg - 1u);
-    let u_at = u32(subgroupShuffle(sj.w, fuc));
-    let u_cd = subgroupShuffle(ed, fuc);
-    let u_cv = subgroupShuffle(ev, fuc);
-    if (fu < nseg) {
-        (*wt).unus_at = fu * size + u_at;
-        (*wt).unus_carry = vec2<i32>(u_cd, u_cv);
-        (*wt).unus = segs_unus[fu];
+    let fu = first_entry(in_win, sj.w, ed, ev, size, nseg);
+    if (fu.x < i32(nseg)) {
+        (*wt).unus_at = u32(fu.y);
+        (*wt).unus_carry = fu.zw;
+        (*wt).unus = segs_unus[fu.x];
     }
     return vec2<i32>(subgroupShuffle(ed, seg), subgroupShuffle(ev, seg));
 }
@@ -1461,6 +1600,7 @@ fn find_owners(p: u32, lid: u32, mp_of: vec2<u32>, silent: bool) -> vec4<u32> {
             if (lid == 0u) {
                 op_chain[w.len] = vec2<u32>(q, u32(max(mq, 0)));
             }
+            workgroupBarrier();  // (the leaf reads op_chain with no barrier of its own)
             w.len += 1u;
             w.thresh = u32(max(mq, 0));
             if (mq < i32(mp) || mq <= 0) {
@@ -1681,13 +1821,22 @@ fn main(@builtin(local_invocation_index) lid: u32,
     if (lid == 0u) {
         op_ticket = atomicAdd(&state[0], 1u);
     }
+#if BLOCK_MIN_LANES
+    if (lid < NBLK) {
+        atomicStore(&sh_bmin[lid], INF);  // (the first chunk's leaf is many barriers later)
+    }
+#endif
     let p = workgroupUniformLoad(&op_ticket);
     if (p >= params.n_parts) {
         return;
     }
     let silent = withholds(p, params.withhold_period);
     // The partition's summary first (all chunks' loads at once), published before its lists.
+#if AGG_ALL
+    let agg = own_summary(p, lid);
+#else
     let agg = partition_summary(p, lid, true);  // (no divergent branch before the walk's subgroups)
+#endif
     if (lid == 0u) {
         if (!silent) {
             publish_agg(p, agg);
@@ -1748,13 +1897,27 @@ fn main(@builtin(local_invocation_index) lid: u32,
         if (c * P >= params.n) {
             break;
         }
+#if PRE_SHARED
+        // One chunk: no earlier chunks' owners, and op_chain's first entry is below bp already
+        // (find_owners' last barrier is after its stores).
+        let ci = vec4<u32>(0u, 0u, bp, max(bp, agg.x) - agg.x);
+        let sv = sh_surv[lid];  // from write_list
+        let m = vec2<u32>(sv.x & 0xffffu, sv.x >> 16u);
+        let pre = vec2<u32>(sv.y, sv.y + sv.z);
+#else
         workgroupBarrier();  // the last chunk's leaf is done with the shared arrays and op_sub
+#if BLOCK_MIN_LANES
+        if (lid < NBLK) {
+            atomicStore(&sh_bmin[lid], INF);
+        }
+#endif
         if (lid == 0u) {
             op_cinfo = chunk_chain(p, k, bp, chain.y);
         }
         let m = load_masks(c, lid);
         let pre = bic_exclusive(lid, inv_summary(m));
         let ci = workgroupUniformLoad(&op_cinfo);  // (also: bic_exclusive's reads of sh_a / sh_b are done)
+#endif
         let bk = ci.z;  // the stack size before the chunk
         let mk = ci.w;  // its minimum
         g_nsub = ci.x;
