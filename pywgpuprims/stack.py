@@ -272,10 +272,7 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             LOOK_STATS={"look": 1, "rebuild": 2}.get(opt.get("stack_round_stats"), 0),
             NO_LOOKBACK_TIMING=timing == "no_lookback", NO_WALKS_TIMING=timing == "no_walks",
             NO_LIST_TIMING=timing == "no_list",
-            PRE_SHARED=sub and chunks == 1 and bool(opt.get("stack_pre_shared", True)),
-            SEG_TOTALS=sub and bool(opt.get("stack_seg_totals", True)),
-            AGG_ALL=sub and chunks == 1 and bool(opt.get("stack_agg_all", True)),
-            BLOCK_MIN_LANES=sub and bool(opt.get("stack_block_min_lanes", True))))
+            SEG_TOTALS=sub, BLOCK_MIN_LANES=sub, SHARED_WALK=sub and chunks == 1))
         state = dev.scratch(16 + 12 * one_parts)  # counters, then 3 words per partition
         rargs = dev.scratch(18 * 4)
         sublists = dev.scratch(max(16, 4 * one_parts * (chunks - 1) * P))

@@ -28,8 +28,11 @@
 // LEAF | ONEPASS, with REDUCE_FNS (REDUCE, ONEPASS), LEAF_FNS (LEAF, ONEPASS), TREE (CHAIN, LEAF);
 // SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
 // STAGE_STORES (outputs through workgroup memory, for contiguous stores); ONEPASS: CHUNKS (1, 2 or 4),
-// SPIN_LIMIT, LIST_SPIN, CHAIN_CAP, and the timing-only NO_LOOKBACK_TIMING / NO_WALKS_TIMING (wrong
-// results), the test-only STALE_LISTS (no entry carries the epoch: every read rebuilds) and NO_SIZES
+// SPIN_LIMIT, LIST_SPIN, CHAIN_CAP; with subgroups SEG_TOTALS (write_list's scans from the summary's
+// segment sums), BLOCK_MIN_LANES (the leaf's block minima by lanes) and, with one chunk, SHARED_WALK
+// (each invocation's walk summarised once: the summary combined by every invocation, and write_list
+// hands the leaf its masks and exclusive summary, so the body has no barrier it can do without);
+// the timing-only NO_LOOKBACK_TIMING / NO_WALKS_TIMING (wrong results), the test-only STALE_LISTS (no entry carries the epoch: every read rebuilds) and NO_SIZES
 // (no partition publishes its size: every lookback goes back to partition 0), the diagnostic
 // ROUND_STATS / LOOK_STATS.
 
@@ -167,9 +170,8 @@ var<private> g_sg: u32;
 
 #if REDUCE_FNS
 // (exclusive sum of the invocations' walk totals, minimum over the partition, minimum over the
-// later invocations, and with PRE_SHARED the closes the earlier invocations pop from before the
-// partition) for an invocation whose walk has total `tsum` and minimum `tmin` (from 0).
-fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec4<i32> {
+// later invocations) for an invocation whose walk has total `tsum` and minimum `tmin` (from 0).
+fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec3<i32> {
 #if SUBGROUPS
     let sgid = lid / g_sg;
     let n_sg = WG / g_sg;
@@ -185,23 +187,11 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec4<i32> {
     // suffix minimum within the subgroup (shuffles down), then over later subgroups
     let own = start + tmin;
     var suf = own;
-#if PRE_SHARED
-    var pmin = own;  // prefix minimum within the subgroup
-#endif
     for (var d = 1u; d < g_sg; d = d << 1u) {
         let y = subgroupShuffleDown(suf, d);
         suf = select(suf, min(suf, y), g_lane + d < g_sg);
-#if PRE_SHARED
-        let z = subgroupShuffleUp(pmin, d);
-        pmin = select(pmin, min(pmin, z), g_lane >= d);
-#endif
     }
     let later_in_sg = select(subgroupShuffleDown(suf, 1u), 0x7fffffff, g_lane + 1u >= g_sg);
-#if PRE_SHARED
-    var earlier = select(subgroupShuffleUp(pmin, 1u), 0, g_lane == 0u);  // (0: the partition's start)
-#else
-    var earlier = 0;
-#endif
     if (g_lane == 0u) {
         sh_b[sgid] = bitcast<u32>(suf);
     }
@@ -214,13 +204,8 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec4<i32> {
         if (k > sgid) {
             later = min(later, m);
         }
-#if PRE_SHARED
-        if (k < sgid) {
-            earlier = min(earlier, m);
-        }
-#endif
     }
-    return vec4<i32>(start, all, later, -earlier);
+    return vec3<i32>(start, all, later);
 #else
     sh_a[lid] = bitcast<u32>(tsum);
     workgroupBarrier();
@@ -249,52 +234,71 @@ fn reduce_scans(lid: u32, tsum: i32, tmin: i32) -> vec4<i32> {
     if (lid + 1u < WG) {
         later = bitcast<i32>(sh_b[lid + 1u]);
     }
-    return vec4<i32>(start, bitcast<i32>(sh_b[0]), later, 0);
+    return vec3<i32>(start, bitcast<i32>(sh_b[0]), later);
 #endif
 }
 #endif
 
 #if SEG_TOTALS
-// reduce_scans for chunk k of the single pass, without its two barriers: the segments' (subgroups')
-// walk totals and minima are partition_summary's, still in the window's arrays.
-fn scans_from_segs(lid: u32, k: u32, tsum: i32, tmin: i32) -> vec4<i32> {
-    let sgid = lid / g_sg;
-    var acc = 0;       // walk value at segment j's start
-    var seg_start = 0;
-    var all = 0x7fffffff;
-    var later = 0x7fffffff;
-    var earlier = 0;   // (0: the chunk's start)
+// The single pass with subgroups: write_list's scans from the segments' (subgroups') walk totals
+// and minima that the partition's summary left (put_chunk_sum), without reduce_scans' barriers.
+struct SegCarry {
+    start: i32,    // the walk at segment sgid's start
+    all: i32,      // the chunk's minimum
+    earlier: i32,  // the minimum before the segment (0 included: the chunk's start)
+    later: i32,    // the minimum after it
+    total: i32,    // the walk at the chunk's end
+}
+
+// From the segments' (sum, minimum) of chunk k (put_chunk_sum), for segment sgid.
+fn seg_carry(sgid: u32, k: u32) -> SegCarry {
+    var c = SegCarry(0, 0x7fffffff, 0, 0x7fffffff, 0);
     for (var j = 0u; j < WG / g_sg; j++) {
         let v = chunk_sum(j, k);
-        let lo = acc + v.y;
-        all = min(all, lo);
+        let lo = c.total + v.y;
+        c.all = min(c.all, lo);
         if (j < sgid) {
-            earlier = min(earlier, lo);
+            c.earlier = min(c.earlier, lo);
         }
         if (j > sgid) {
-            later = min(later, lo);
+            c.later = min(c.later, lo);
         }
         if (j == sgid) {
-            seg_start = acc;
+            c.start = c.total;
         }
-        acc += v.x;
+        c.total += v.x;
     }
-    let start = seg_start + subgroupExclusiveAdd(tsum);
+    return c;
+}
+
+// reduce_scans' (start, minimum, minimum over the later invocations) for chunk k, and with
+// SHARED_WALK the closes the earlier invocations pop from before the partition (for the leaf).
+fn scans_from_segs(lid: u32, k: u32, tsum: i32, tmin: i32) -> vec4<i32> {
+#if SHARED_WALK
+    let c = g_carry;
+    let start = c.start + g_excl;
+#else
+    let c = seg_carry(lid / g_sg, k);
+    let start = c.start + subgroupExclusiveAdd(tsum);
+#endif
+    let all = c.all;
+    var later = c.later;
+    var earlier = c.earlier;
     let own = start + tmin;
     var suf = own;
-#if PRE_SHARED
-    var pmin = own;
+#if SHARED_WALK
+    var pmin = own;  // prefix minimum within the subgroup
 #endif
     for (var d = 1u; d < g_sg; d = d << 1u) {
         let y = subgroupShuffleDown(suf, d);
         suf = select(suf, min(suf, y), g_lane + d < g_sg);
-#if PRE_SHARED
+#if SHARED_WALK
         let z = subgroupShuffleUp(pmin, d);
         pmin = select(pmin, min(pmin, z), g_lane >= d);
 #endif
     }
     later = min(later, select(subgroupShuffleDown(suf, 1u), 0x7fffffff, g_lane + 1u >= g_sg));
-#if PRE_SHARED
+#if SHARED_WALK
     earlier = min(earlier, select(subgroupShuffleUp(pmin, 1u), 0x7fffffff, g_lane == 0u));
 #endif
     return vec4<i32>(start, all, later, -earlier);
@@ -370,7 +374,7 @@ fn write_list(c: u32, lid: u32, m: vec2<u32>, ctx: vec3<i32>) -> vec2<u32> {
     let sc = reduce_scans(lid, s[16], tmin);
 #endif
     let start = sc.x;   // walk value at the invocation's start (from the chunk's)
-#if PRE_SHARED
+#if SHARED_WALK
     // For the leaf (one chunk per partition): the invocation's masks and its exclusive summary in
     // the partition (a = sc.w, b = start + a), in sh_surv until the leaf's share_invocations.
     sh_surv[lid] = vec4<u32>(m.x | (m.y << 16u), u32(sc.w), bitcast<u32>(start), 0u);
@@ -1015,26 +1019,27 @@ fn partition_summary(q: u32, lid: u32, own: bool) -> vec2<u32> {
     return workgroupUniformLoad(&op_total);
 }
 
-#if AGG_ALL
-// partition_summary of the partition's own single chunk, with no barrier after the combine: every
-// invocation combines the segments' sums itself.
-fn own_summary(q: u32, lid: u32) -> vec2<u32> {
-    let s = inv_summary(load_masks(q, lid));
+#if SHARED_WALK
+var<private> g_excl: i32;        // own_summary's exclusive sum of the walk over the subgroup
+var<private> g_carry: SegCarry;  // and its segment carries, for write_list's scans
+
+// partition_summary of a partition of one chunk (masks m), with subgroups: every invocation
+// combines the segments' sums itself (no second barrier, no broadcast), and keeps what write_list's
+// scans need of them.
+fn own_summary(m: vec2<u32>, lid: u32) -> vec2<u32> {
+    let s = inv_summary(m);
     let d = i32(s.y) - i32(s.x);
-    let lo = subgroupMin(subgroupExclusiveAdd(d) - i32(s.x));
+    let ex = subgroupExclusiveAdd(d);
+    g_excl = ex;
+    let lo = subgroupMin(ex - i32(s.x));
     let sum = subgroupAdd(d);
     if (g_lane == 0u) {
         put_chunk_sum(lid / g_sg, 0u, vec2<i32>(sum, lo));
     }
     workgroupBarrier();
-    var acc = 0;
-    var low = 0;
-    for (var j = 0u; j < WG / g_sg; j++) {
-        let v = chunk_sum(j, 0u);
-        low = min(low, acc + v.y);
-        acc += v.x;
-    }
-    let t = vec2<u32>(u32(-low), u32(acc - low));
+    let c = seg_carry(lid / g_sg, 0u);
+    g_carry = c;
+    let t = vec2<u32>(u32(-c.all), u32(c.total - c.all));
     if (lid == 0u) {
         op_ctot[0] = t;
     }
@@ -1144,6 +1149,9 @@ fn seg_first(pred: bool) -> u32 {
 fn seg_all(pred: bool) -> bool {
     return subgroupAll(pred);
 }
+fn seg_count_incl(pred: bool) -> i32 {  // lanes up to this one where pred holds
+    return i32(count_through(subgroupBallot(pred), g_lane));
+}
 #else
 var<private> g_lid: u32;
 var<workgroup> op_seg: array<i32, WG>;
@@ -1205,6 +1213,9 @@ fn seg_first(pred: bool) -> u32 {
 }
 fn seg_all(pred: bool) -> bool {
     return seg_first(!pred) == WG;
+}
+fn seg_count_incl(pred: bool) -> i32 {
+    return seg_incl_add(select(0, 1, pred));
 }
 #endif
 
@@ -1485,7 +1496,7 @@ fn wide_round(w: ptr<function, Walk>, lid: u32, p: u32, agg: vec2<u32>) {
     let m = send - (carry.x + sc.v);
     let th = min(i32(nw.thresh), send - max(carry.y, carry.x + sc.pex));  // the last owner's M before it
     let rec = records && lid < wt.unus_at && m < th && th >= i32(max(mp, 1u));
-    let r_incl = seg_incl_add(select(0, 1, rec));
+    let r_incl = seg_count_incl(rec);
     let term = rec && (m < i32(mp) || m == 0);
     let ft = seg_first(term);
     let ftc = min(ft, size - 1u);
@@ -1725,7 +1736,7 @@ fn fetch_incoming(lid: u32, bp: u32, mp: u32) {
         }
     }
     g_tab_lo = lo;
-    workgroupBarrier();
+    workgroupBarrier();  // (the leaf's first barrier would do, but this one is faster on an H100)
 }
 
 // The incoming stack's open at height h (global index), from fetch_incoming's table.
@@ -1832,8 +1843,9 @@ fn main(@builtin(local_invocation_index) lid: u32,
     }
     let silent = withholds(p, params.withhold_period);
     // The partition's summary first (all chunks' loads at once), published before its lists.
-#if AGG_ALL
-    let agg = own_summary(p, lid);
+#if SHARED_WALK
+    let m0 = load_masks(p, lid);  // (one chunk: also write_list's)
+    let agg = own_summary(m0, lid);
 #else
     let agg = partition_summary(p, lid, true);  // (no divergent branch before the walk's subgroups)
 #endif
@@ -1860,7 +1872,12 @@ fn main(@builtin(local_invocation_index) lid: u32,
             }
             d += i32(t.y) - i32(t.x);
         }
-        write_list(c, lid, load_masks(c, lid), vec3<i32>(cstart, later, -i32(agg.x)));
+#if SHARED_WALK
+        let m = m0;
+#else
+        let m = load_masks(c, lid);
+#endif
+        write_list(c, lid, m, vec3<i32>(cstart, later, -i32(agg.x)));
         cstart += i32(op_ctot[k].y) - i32(op_ctot[k].x);
     }
     // Only the partition's own later chunks read its sub-lists here; other partitions' reads of its
@@ -1897,7 +1914,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
         if (c * P >= params.n) {
             break;
         }
-#if PRE_SHARED
+#if SHARED_WALK
         // One chunk: no earlier chunks' owners, and op_chain's first entry is below bp already
         // (find_owners' last barrier is after its stores).
         let ci = vec4<u32>(0u, 0u, bp, max(bp, agg.x) - agg.x);
