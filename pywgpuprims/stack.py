@@ -49,10 +49,11 @@ the partition and <= 17 before it, chain hops <= 8, tree walks <= 40 steps) far 
 fallback to force: any schedule, any order of workgroups gives the same result; the price is reading
 the input twice (1 byte per element each time for bool/uint8 input).
 
-The single pass the issue describes, opt-in (``stack_onepass=True``; 92.5 G el/s against 139 on an
-H100 at 2^28 random brackets, see BENCHMARKS.md): ``bracket.wgsl`` ONEPASS, partitions of 4096
-taken by ticket. Each publishes its bicyclic summary (subgroup reductions, before any scan),
-writes its list (REDUCE's code), then
+The single pass the issue describes, opt-in (``stack_onepass=True``; on an H100 at 2^28 it runs
+102 G el/s on random brackets and 67 at depth 2^20, against 142 and 81 for the multi-pass method; see
+BENCHMARKS.md): ``bracket.wgsl`` ONEPASS, partitions of 4096 taken by ticket. Each publishes its
+bicyclic summary (subgroup reductions, before any scan), writes its list (REDUCE's code, its scans
+started from the summary's per-subgroup sums, so without barriers of their own), then
 works in rounds over windows of 256 predecessors, one poll per invocation, scanned by subgroup
 shuffles, a few barriers a round. The first round is the decoupled lookback for its start size (a
 predecessor silent for SPIN_LIMIT polls is reduced by the workgroup: the decoupled fallback),
@@ -60,12 +61,13 @@ which it publishes; the same polls give each predecessor's minimum stack size M,
 the heights it needs (the records of M going back) mostly come from that round too; later rounds
 go further back, jumping along published parent links where they can, but never wait for one.
 It publishes its own parent link, fetches the opens it needs from the owners' lists at once, and
-runs the leaf. List entries carry the call's epoch, so a reader that cannot see an entry's store yet
-(plain stores and relaxed atomics are not ordered) rebuilds it from the input (``stack_list_spin``:
-after that many polls). With ``stack_chunks`` = 2 or 4 a partition is that many chunks of 4096 (one ticket,
+runs the leaf (with the masks and exclusive summaries write_list left it in workgroup memory).
+List entries carry the call's epoch, so a reader that cannot see an entry's store yet (plain stores
+and relaxed atomics are not ordered) rebuilds it from the input (``stack_list_spin``: after that
+many polls). With ``stack_chunks`` = 2 or 4 a partition is that many chunks of 4096 (one ticket,
 summary, lookback and owner walk for all of them; then one leaf per chunk, in order, whose owners
 inside the partition are the earlier chunks, read from their own sub-lists): slower on an H100
-(2 / 4 chunks: 82 / 35 G el/s, against 87 with one; BENCHMARKS.md). Every loop has a
+(session 24: 2 / 4 chunks ran 82 / 35 G el/s, against 87 with one; BENCHMARKS.md). Every loop has a
 budget; a partition past one gives up and arms the multi-pass method, recorded after the single
 pass as indirect dispatches with zero grids, wherever a give-up is possible (more than 64
 partitions). No wrong result and no hang depends on forward progress between workgroups.
@@ -114,11 +116,11 @@ SPINE_WG = 256
 # Leaf outputs through workgroup memory (contiguous stores) or each invocation's own stores.
 STAGE_STORES = False
 # The single pass (bracket.wgsl ONEPASS), opt-in with ``stack_onepass=True``: on an H100 at 2^28
-# random brackets it ran 92.5 G el/s with partitions of 4096 (the multi-pass method: 139).
+# random brackets it ran 102 G el/s with partitions of 4096 (the multi-pass method: 142).
 ONEPASS = False
-ONEPASS_WG = 256  # its chunks: 4096 elements (H100: 2048 / 4096 gave 70 / 85 G el/s)
+ONEPASS_WG = 256  # its chunks: 4096 elements (H100, 2^28 random: 2048 / 4096 ran 80 / 102 G el/s)
 # Chunks per partition of the single pass: one lookback per partition, one leaf per chunk (H100,
-# 2^28 random: 1 / 2 / 4 chunks ran 87 / 82 / 35 G el/s).
+# 2^28 random, session 24: 1 / 2 / 4 chunks ran 87 / 82 / 35 G el/s).
 ONEPASS_CHUNKS = 1
 # Polls of a silent predecessor before the single pass reduces it itself (H100, 2^28 random: 8 took
 # 646 fallbacks and 71.0 G el/s, 32 took none and 71.1; deep nesting the same either way).
