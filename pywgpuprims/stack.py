@@ -50,7 +50,7 @@ fallback to force: any schedule, any order of workgroups gives the same result; 
 the input twice (1 byte per element each time for bool/uint8 input).
 
 The single pass the issue describes, opt-in (``stack_onepass=True``; on an H100 at 2^28 it runs
-102 G el/s on random brackets and 67 at depth 2^20, against 142 and 81 for the multi-pass method; see
+104 G el/s on random brackets and 68 at depth 2^20, against 142 and 81 for the multi-pass method; see
 BENCHMARKS.md): ``bracket.wgsl`` ONEPASS, partitions of 4096 taken by ticket. Each publishes its
 bicyclic summary (subgroup reductions, before any scan), writes its list (REDUCE's code, its scans
 started from the summary's per-subgroup sums, so without barriers of their own), then
@@ -116,9 +116,9 @@ SPINE_WG = 256
 # Leaf outputs through workgroup memory (contiguous stores) or each invocation's own stores.
 STAGE_STORES = False
 # The single pass (bracket.wgsl ONEPASS), opt-in with ``stack_onepass=True``: on an H100 at 2^28
-# random brackets it ran 102 G el/s with partitions of 4096 (the multi-pass method: 142).
+# random brackets it ran 104 G el/s with partitions of 4096 (the multi-pass method: 142).
 ONEPASS = False
-ONEPASS_WG = 256  # its chunks: 4096 elements (H100, 2^28 random: 2048 / 4096 ran 80 / 102 G el/s)
+ONEPASS_WG = 256  # its chunks: 4096 elements (H100, 2^28 random: 2048 / 4096 ran 79 / 104 G el/s)
 # Chunks per partition of the single pass: one lookback per partition, one leaf per chunk (H100,
 # 2^28 random, session 24: 1 / 2 / 4 chunks ran 87 / 82 / 35 G el/s).
 ONEPASS_CHUNKS = 1
