@@ -33,6 +33,15 @@ def _skewed(rng, n):
 
 # ----------------------------------------------------------------------------- host tables
 @needs_ref
+def test_optimal_table_log_tiny_inputs():
+    """2 and 3 symbols: the reference's unsigned arithmetic wraps there (a random draw found it)."""
+    for n in range(2, 10):
+        for m in (1, 2, 7, 200, 248, 255):
+            for req in (0, 5, 9, 11, 12, 15):
+                assert fse.optimal_table_log(req, n, m) == R.load().FSE_optimalTableLog(req, n, m), (req, n, m)
+
+
+@needs_ref
 def test_tables_match_reference(rng):
     for _ in range(60):
         n = int(rng.integers(3, 50000))

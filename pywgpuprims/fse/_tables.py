@@ -38,7 +38,8 @@ def min_table_log(n: int, max_symbol: int) -> int:
 def optimal_table_log(max_table_log: int, n: int, max_symbol: int) -> int:
     """The table log the reference picks for ``n`` symbols with largest value ``max_symbol``."""
     tl = max_table_log or DEFAULT_TABLELOG
-    max_bits_src = _highbit(n - 1) - 2
+    # Unsigned 32-bit, as the reference computes it: below 4 symbols it wraps, and so never lowers tl.
+    max_bits_src = (_highbit(n - 1) - 2) & 0xFFFFFFFF
     if max_bits_src < tl:
         tl = max_bits_src
     mb = min_table_log(n, max_symbol)
