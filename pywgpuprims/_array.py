@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._device import Device, device
-from ._errors import DeviceLimitError, InputError
+from ._errors import DeviceLimitError, InputError, PrimitiveError
 
 #: dtypes a GpuArray can hold; uint8 is packed four to a 32-bit word (little-endian).
 SUPPORTED_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.int32), np.dtype(np.float32))
@@ -50,7 +50,9 @@ class GpuArray:
         if nbytes > dev.max_buffer:
             raise DeviceLimitError("GpuArray", f"{nbytes} bytes exceed the device's largest buffer "
                                    f"({dev.max_buffer} bytes)")
-        return cls(dev, dev.create_buffer(nbytes, label="GpuArray"), shape, dtype)
+        if any(s < 0 for s in shape):
+            raise InputError("GpuArray.empty", f"negative dimensions are not allowed: {shape}")
+        return cls(dev, dev.alloc(nbytes, label="GpuArray"), shape, dtype)
 
     @property
     def size(self) -> int:
@@ -79,17 +81,23 @@ class GpuArray:
         shape = tuple(np.empty(self.size, dtype=np.uint8).reshape(shape).shape)
         return GpuArray(self.device, self.buffer, shape, self.dtype, self.byte_offset)
 
-    def numpy(self) -> np.ndarray:
-        """Copy to a new numpy array."""
-        if self.nbytes == 0:
-            return np.empty(self.shape, self.dtype)
-        size = (self.nbytes + 3) // 4 * 4
-        raw = self.device.read(self.buffer, self.byte_offset, size)
-        return np.frombuffer(raw, dtype=self.dtype, count=self.size).reshape(self.shape).copy()
+    def numpy(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Copy to a new numpy array (or into ``out``, of the same shape and dtype); waits for the GPU."""
+        if out is None:
+            out = np.empty(self.shape, self.dtype)
+        elif out.shape != self.shape or out.dtype != self.dtype:
+            raise InputError("GpuArray.numpy", f"out has shape {out.shape} and dtype {out.dtype}; expected "
+                             f"{self.shape} and {self.dtype}")
+        elif not out.flags.c_contiguous:
+            out[...] = self.numpy()
+            return out
+        if self.nbytes:
+            self.device.download(self.buffer, out, self.byte_offset)
+        return out
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         a = self.numpy()
-        return a if dtype is None else a.astype(dtype)
+        return a if dtype is None else a.astype(dtype, copy=False)
 
 
 def _check_dtype(dtype, primitive: str) -> np.dtype:
@@ -120,10 +128,7 @@ def asarray(a: Any, dtype=None, dev: Device | None = None) -> GpuArray:
         arr = arr.view(np.uint8)
     _check_dtype(arr.dtype, "asarray")
     g = GpuArray.empty(arr.shape, arr.dtype, dev)
-    if arr.nbytes:
-        data = arr.tobytes()
-        data += b"\0" * (-len(data) % 4)
-        dev.write(g.buffer, data)
+    dev.upload(g.buffer, arr)
     return g
 
 
@@ -152,3 +157,53 @@ def as_input(x: Any, primitive: str, dtypes=None, ndims=None, dev: Device | None
     if g is None:
         g = asarray(host, dev=dev)
     return g, host
+
+
+def submit_to_host(b, *results: GpuArray, out: np.ndarray | None = None):
+    """Submit batch ``b`` and return ``results`` as numpy arrays (one array for one result; the
+    first written into ``out`` when given).
+
+    Results of up to ``device.transfer.one_shot`` bytes in all are copied out in the same
+    submission (one map round trip in all); larger ones are downloaded in chunks after it.
+    """
+    dev = b.device
+    targets = []
+    for i, res in enumerate(results):
+        t = out if i == 0 else None
+        if t is None or not t.flags.c_contiguous or t.dtype != res.dtype or t.shape != res.shape:
+            t = np.empty(res.shape, res.dtype)
+        targets.append(t)
+    if sum(r.nbytes for r in results) <= dev.transfer.one_shot:
+        rb = b.readback(*((r, r.byte_offset, r.nbytes) for r in results))
+        b.submit()
+        rb.into(*targets)
+    else:
+        b.submit()
+        for r, t in zip(results, targets, strict=True):
+            dev.download(r, t)
+    if out is not None and targets[0] is not out:
+        out[...] = targets[0].reshape(out.shape)
+        targets[0] = out
+    return targets[0] if len(targets) == 1 else tuple(targets)
+
+
+def submit_counted_to_host(b, count: GpuArray, *parts: GpuArray) -> list[np.ndarray]:
+    """Submit batch ``b`` and return the first ``count[0]`` elements of each of ``parts``.
+
+    Small parts travel with the count in one readback (one map round trip); otherwise the count
+    comes first and the kept prefixes are downloaded after it.
+    """
+    dev = b.device
+    if sum(p.nbytes for p in parts) <= dev.transfer.one_shot:
+        rb = b.readback((count, count.byte_offset, 4), *((p, p.byte_offset, p.nbytes) for p in parts))
+        b.submit()
+        return rb.counted(*(p.dtype for p in parts))
+    rb = b.readback((count, count.byte_offset, 4))
+    b.submit()
+    k = int(rb.numpy(np.uint32)[0])
+    res = []
+    for p in parts:
+        if k > p.size:
+            raise PrimitiveError("readback", f"a count of {k} exceeds the {p.size} elements of the result")
+        res.append(GpuArray(p.device, p.buffer, (k,), p.dtype, p.byte_offset).numpy())
+    return res

@@ -44,7 +44,7 @@ def raise_gpu_clock(dev: Device, seconds: float | None = None) -> None:
     """
     if time.monotonic() - _last_clock_warm[0] < 1.0 or dev.info.get("adapter_type") == "CPU":
         return
-    src, dst = dev.scratch(_CLOCK_WARM_BYTES), dev.scratch(_CLOCK_WARM_BYTES)
+    src, dst = dev.alloc(_CLOCK_WARM_BYTES), dev.alloc(_CLOCK_WARM_BYTES)
     if seconds is None:
         seconds = 2.0 if _last_clock_warm[0] == 0.0 else 0.5
     start = time.monotonic()
@@ -53,8 +53,6 @@ def raise_gpu_clock(dev: Device, seconds: float | None = None) -> None:
         if time.monotonic() - start > seconds:
             break
     dev.sync()
-    dev.release(src)
-    dev.release(dst)
     _last_clock_warm[0] = time.monotonic()
 
 
@@ -227,7 +225,7 @@ def rle_traffic_pass(dev: Device, src, ends, values, counts, n_vec4: int, *, vpt
                        SELF_REDUCE=False, SPIN_LIMIT=SPIN_LIMIT, LOOKBACK_WINDOW=LOOKBACK_WINDOW,
                        **lb_defines(RLE_LB_DEPTH))
         params["max_steps"] = lookback_steps(SPIN_LIMIT)
-        extra["tile_state"] = dev.scratch(16 + 8 * tiles)
+        extra["tile_state"] = dev.alloc(16 + 8 * tiles)
     k = dev.kernel("bench/rle_traffic.wgsl", defines=defines)
     outs = {"values": values, "counts": counts}
     if vec4:
@@ -240,6 +238,5 @@ def rle_traffic_pass(dev: Device, src, ends, values, counts, n_vec4: int, *, vpt
     if not lookback:
         return 0
     wrong = int(np.frombuffer(dev.read(extra["tile_state"], 0, 16), np.uint32)[3]) if check else 0
-    dev.release(extra["tile_state"])
     return wrong
 

@@ -1,6 +1,6 @@
 """The one way pywgpuprims compiles, caches and dispatches kernels.
 
-A :class:`Device` owns a wgpu device, a pipeline cache and a bounded pool of scratch buffers.
+A :class:`Device` owns a wgpu device, a pipeline cache, a bind-group cache and the memory pool.
 Primitives record work into a :class:`Batch` (clears, copies, dispatches) and submit it once;
 kernels are named by their WGSL path and specialisation, and bound by the names their WGSL
 declares, so no primitive touches bind-group layouts or command encoders itself.
@@ -17,9 +17,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import wgpu
 
-from ._errors import DeviceLimitError, ShaderError
+from ._errors import DeviceLimitError, PrimitiveError, ShaderError
+from ._memory import STORAGE_USAGE, Block, MemoryPool
 from ._shader import parse_bindings, parse_params, preprocess
 
 _BACKENDS = {"vulkan": "Vulkan", "gl": "OpenGL", "opengl": "OpenGL", "metal": "Metal", "d3d12": "D3D12"}
@@ -33,8 +35,6 @@ _WANTED_LIMITS = (
     "max-compute-workgroup-size-x",
     "max-storage-buffers-per-shader-stage",
 )
-STORAGE_USAGE = (wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
-                 | wgpu.BufferUsage.INDIRECT)
 
 
 def _choose_adapter(backend: str | None, name: str | None):
@@ -61,11 +61,58 @@ def _choose_adapter(backend: str | None, name: str | None):
 
 @dataclass(frozen=True)
 class Binding:
-    """A byte range of a buffer to bind (``size=None``: to the end)."""
+    """A byte range of a buffer to bind (``size=None``: to the end of the block)."""
 
     buffer: Any
     offset: int = 0
     size: int | None = None
+
+
+@dataclass(frozen=True)
+class TransferTuning:
+    """Host <-> device transfer settings (one per device class; the default serves all).
+
+    H200 via Vulkan, 2026-11-27, ``.ab``-style probes of 64 and 400 MiB float32 arrays: chunks of
+    32 MiB beat 8 and 16; host copies split over threads: download into a fresh array 3.1-3.4 GB/s
+    on one thread, 8.7-11.7 on eight; upload 7.8-9.0 through ``write_mapped``, 14-21 on four.
+    """
+
+    #: uploads up to this size go through ``queue.write_buffer`` (no map round trip)
+    small_upload: int = 1 << 20
+    #: staged transfers move chunks of this size, the GPU copy of one overlapping the host copy of the next
+    chunk: int = 32 << 20
+    #: results up to this size are copied out in the submission that computes them (one map round trip)
+    one_shot: int = 1 << 20
+    #: threads that copy a chunk between numpy and a mapping (capped by the machine's cores)
+    threads: int = 8
+    #: no thread copies less than this
+    min_part: int = 1 << 20
+
+
+TRANSFER = TransferTuning()
+_COPY_POOL: list = []
+
+
+def _parallel_copy(dst: np.ndarray, src: np.ndarray, tuning: TransferTuning) -> None:
+    """``np.copyto(dst, src)`` for 1-D uint8 arrays, split over threads (numpy's copy releases the
+    GIL, and page faults of a fresh destination are taken in parallel too)."""
+    n = dst.size
+    parts = max(1, min(tuning.threads, os.cpu_count() or 1, n // max(1, tuning.min_part)))
+    if parts == 1:
+        np.copyto(dst, src)
+        return
+    if not _COPY_POOL:
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+        _COPY_POOL.append(ThreadPoolExecutor(max(1, min(tuning.threads, os.cpu_count() or 1)),
+                                             thread_name_prefix="pywgpuprims-copy"))
+    step = (-(-n // parts) + 4095) // 4096 * 4096
+    futures = [_COPY_POOL[0].submit(np.copyto, dst[i:i + step], src[i:i + step]) for i in range(step, n, step)]
+    np.copyto(dst[:step], src[:step])
+    for f in futures:
+        f.result()
+
+_PARAM_FMT = {"u32": "I", "i32": "i", "f32": "f"}
 
 
 class Kernel:
@@ -81,16 +128,25 @@ class Kernel:
         self.source = source
         self.bindings = parse_bindings(source)
         self.params = parse_params(source)
+        self._param_names = frozenset(n for n, _ in self.params)
+        self._param_order = tuple(n for n, _ in self.params)
+        self._param_u32 = tuple(t == "u32" for _, t in self.params)
+        self._param_struct = struct.Struct("<" + "".join(_PARAM_FMT[t] for _, t in self.params))
+        self.param_size = -(-self._param_struct.size // 16) * 16
+        self._storage = tuple((num, name, kind != "uniform") for num, kind, name in self.bindings
+                              if name != "params")
         raw = device.raw
         layout_entries = []
-        for num, kind, _ in self.bindings:
+        for num, kind, name in self.bindings:
             if kind == "uniform":
-                ty = {"type": wgpu.BufferBindingType.uniform}
+                ty = {"type": wgpu.BufferBindingType.uniform, "has_dynamic_offset": name == "params"}
             elif kind == "read":
                 ty = {"type": wgpu.BufferBindingType.read_only_storage}
             else:
                 ty = {"type": wgpu.BufferBindingType.storage}
             layout_entries.append({"binding": num, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": ty})
+        self._params_binding = next((num for num, kind, name in self.bindings
+                                     if kind == "uniform" and name == "params"), None)
         try:
             module = raw.create_shader_module(label=self.name, code=source)
             self.bind_group_layout = raw.create_bind_group_layout(entries=layout_entries)
@@ -103,37 +159,105 @@ class Kernel:
             raise ShaderError(self.name, f"WGSL failed to compile or validate:\n{exc}") from exc
 
     def pack_params(self, params: dict) -> bytes:
-        names = [n for n, _ in self.params]
-        unknown = set(params) - set(names)
-        missing = set(names) - set(params)
-        if unknown or missing:
+        if params.keys() != self._param_names:
+            unknown = set(params) - self._param_names
+            missing = self._param_names - set(params)
             raise TypeError(f"{self.name}: params unknown {sorted(unknown)}, missing {sorted(missing)}")
-        fmt = {"u32": "I", "i32": "i", "f32": "f"}
-        values = []
-        for n, t in self.params:
-            v = params[n]
-            if t == "u32":
-                v = int(v) & 0xFFFFFFFF
-            values.append(v)
-        blob = struct.pack("<" + "".join(fmt[t] for _, t in self.params), *values)
-        return blob + b"\0" * (-len(blob) % 16)
+        values = [int(params[n]) & 0xFFFFFFFF if u else params[n]
+                  for n, u in zip(self._param_order, self._param_u32, strict=True)]
+        return self._param_struct.pack(*values)
 
 
-@dataclass
 class _Dispatch:
-    kernel: Kernel
-    groups: tuple[int, int, int]
-    bindings: dict
-    params: bytes | None
-    indirect: Binding | None = None
+    __slots__ = ("kernel", "groups", "bindings", "params", "indirect", "param_offset")
+
+    def __init__(self, kernel: Kernel, groups, bindings: dict, params: bytes | None, indirect=None):
+        self.kernel = kernel
+        self.groups = groups
+        self.bindings = bindings
+        self.params = params
+        self.indirect = indirect
+        self.param_offset = 0
+
+
+def _raw(buffer):
+    """The wgpu buffer behind a Block, GpuArray or wgpu buffer."""
+    buffer = getattr(buffer, "buffer", buffer)
+    return getattr(buffer, "raw", buffer)
+
+
+class Readback:
+    """Ranges a batch copies into one mappable buffer, read once the batch was submitted.
+
+    Made by :meth:`Batch.readback`; reading waits for the GPU (one map round trip for all parts).
+    """
+
+    def __init__(self, staging, parts: list[tuple[int, int]]):
+        self._staging = staging
+        self._parts = parts  # (offset in staging, nbytes)
+
+    def _map(self):
+        end = max((o + n for o, n in self._parts), default=0)
+        end4 = -(-end // 4) * 4
+        st = self._staging.raw
+        st.map_async("READ_NOSYNC", 0, end4).sync_wait()
+        return np.frombuffer(st.read_mapped(0, end4, copy=False), np.uint8)
+
+    def numpy(self, dtype=np.uint8, out: np.ndarray | None = None) -> np.ndarray:
+        """The first part as an array of ``dtype`` (written into ``out``, C-contiguous, when given)."""
+        off, n = self._parts[0]
+        dtype = np.dtype(dtype)
+        if out is None:
+            out = np.empty(n // dtype.itemsize, dtype)
+        if n:
+            view = self._map()
+            try:
+                np.copyto(out.reshape(-1).view(np.uint8), view[off:off + n])
+            finally:
+                self._staging.raw.unmap()
+        return out
+
+    def into(self, *outs: np.ndarray) -> None:
+        """Copy each part into the C-contiguous array of the same place in ``outs``, in one mapping."""
+        view = self._map()
+        try:
+            for (off, n), o in zip(self._parts, outs, strict=True):
+                np.copyto(o.reshape(-1).view(np.uint8), view[off:off + n])
+        finally:
+            self._staging.raw.unmap()
+
+    def parts(self, *dtypes) -> list[np.ndarray]:
+        """Every part, as ``dtypes`` (one each), read in one mapping."""
+        view = self._map()
+        try:
+            return [view[off:off + n].view(np.dtype(dt)).copy()
+                    for (off, n), dt in zip(self._parts, dtypes, strict=True)]
+        finally:
+            self._staging.raw.unmap()
+
+    def counted(self, *dtypes) -> list[np.ndarray]:
+        """Part 0 is a uint32 count k; returns the first k elements of each further part, as ``dtypes``."""
+        view = self._map()
+        try:
+            k = int(view[:4].view(np.uint32)[0])
+            res = []
+            for (off, n), dt in zip(self._parts[1:], dtypes, strict=True):
+                dt = np.dtype(dt)
+                if k * dt.itemsize > n:
+                    raise ShaderError("readback", f"a count of {k} exceeds the {n // dt.itemsize} elements read")
+                res.append(view[off:off + k * dt.itemsize].view(dt).copy())
+            return res
+        finally:
+            self._staging.raw.unmap()
 
 
 @dataclass
 class Batch:
-    """Clears, copies and dispatches recorded in order and submitted together.
+    """Clears, copies, dispatches and readbacks recorded in order and submitted together.
 
     Dispatches in one compute pass see each other's writes (WebGPU orders them), so a chain of
-    kernels needs no host round trip.
+    kernels needs no host round trip. The batch holds every block it records until it is
+    submitted, so no buffer it uses can go back to the pool before that.
     """
 
     device: Device
@@ -141,16 +265,24 @@ class Batch:
 
     def clear(self, buffer, offset: int = 0, size: int | None = None) -> None:
         buffer = getattr(buffer, "buffer", buffer)
+        if size is None:
+            size = buffer.size - offset
         self.commands.append(("clear", buffer, offset, size))
 
     def copy(self, src, src_offset: int, dst, dst_offset: int, size: int) -> None:
         src, dst = getattr(src, "buffer", src), getattr(dst, "buffer", dst)
         self.commands.append(("copy", src, src_offset, dst, dst_offset, size))
 
-    def dispatch(self, kernel: Kernel, groups, params: dict | None = None, **bindings) -> None:
-        """Record ``kernel`` over ``groups`` workgroups (an int is split over x and y as needed)."""
+    def dispatch(self, kernel: Kernel, groups, params: dict | bytes | None = None, **bindings) -> None:
+        """Record ``kernel`` over ``groups`` workgroups (an int is split over x and y as needed).
+
+        ``params`` fills the kernel's ``struct Params``: a dict by field name, or the bytes
+        :meth:`Kernel.pack_params` made of one (for a plan reused call after call).
+        """
+        if kernel.params and not isinstance(params, bytes):
+            params = kernel.pack_params(params or {})
         self.commands.append(("dispatch", _Dispatch(kernel, self.device.grid(groups), bindings,
-                                                    kernel.pack_params(params or {}) if kernel.params else None)))
+                                                    params if kernel.params else None)))
 
     def dispatch_indirect(self, kernel: Kernel, indirect, offset: int = 0, params: dict | None = None,
                           **bindings) -> None:
@@ -159,13 +291,37 @@ class Batch:
                       Binding(getattr(indirect, "buffer", indirect), offset))
         self.commands.append(("dispatch", d))
 
+    def readback(self, *ranges) -> Readback:
+        """Record copies of ``(src, offset, nbytes)`` ranges (offsets a multiple of 4) for the host.
+
+        They land side by side in one mappable buffer; read them with the returned object after
+        :meth:`submit`: a count beside a small result costs one map round trip and no submission
+        of its own.
+        """
+        parts, end = [], 0
+        for _, _, nbytes in ranges:
+            parts.append((end, int(nbytes)))
+            end += -(-int(nbytes) // 16) * 16
+        staging = self.device.memory.alloc(max(16, end), _READ_USAGE, "readback")
+        for (src, offset, nbytes), (at, _) in zip(ranges, parts, strict=True):
+            n4 = -(-int(nbytes) // 4) * 4
+            if n4:
+                self.copy(src, offset, staging, at, n4)
+        return Readback(staging, parts)
+
     def submit(self) -> None:
         self.device._submit(self)
         self.commands = []
 
 
+_READ_USAGE = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
+_WRITE_USAGE = wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC
+
+
 class _Timer:
-    def __init__(self):
+    def __init__(self, replays: int = 1, warmup: int = 0):
+        self.replays = max(1, int(replays))
+        self.warmup = max(0, int(warmup)) if self.replays > 1 else 0
         self.pending: list = []
         self.marks: list[int] = []
         self._ns: int | None = None
@@ -191,9 +347,89 @@ class _Timer:
             start = end
         return out
 
+    @property
+    def each(self) -> list[int]:
+        """GPU ns of each timed batch, in submission order."""
+        return list(self._each)
+
+
+class _BindGroups:
+    """Bind groups by kernel and bound ranges, so that a repeated call makes none.
+
+    Keys name buffers by their pool serial (never reused), so a key cannot match a buffer that
+    has gone; a buffer the pool destroys takes its entries with it.
+    """
+
+    LIMIT = 4096
+
+    def __init__(self):
+        self._groups: dict = {}
+        self._by_serial: dict[int, list] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        return self._groups.get(key)
+
+    def put(self, key, group, serials) -> None:
+        with self._lock:
+            if len(self._groups) >= self.LIMIT:
+                self._groups.clear()
+                self._by_serial.clear()
+            self._groups[key] = group
+            for s in serials:
+                self._by_serial.setdefault(s, []).append(key)
+
+    def forget(self, serial: int) -> None:
+        with self._lock:
+            for key in self._by_serial.pop(serial, ()):
+                self._groups.pop(key, None)
+
+
+class _Options(dict):
+    """``Device.options``: a dict that counts its changes, so per-call plans keyed on ``version``
+    are rebuilt after any change."""
+
+    version = 0
+
+    def _changed(self) -> None:
+        self.version += 1
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        self._changed()
+
+    def __delitem__(self, key) -> None:
+        super().__delitem__(key)
+        self._changed()
+
+    def update(self, *args, **kwargs) -> None:
+        super().update(*args, **kwargs)
+        self._changed()
+
+    def clear(self) -> None:
+        super().clear()
+        self._changed()
+
+    def pop(self, *args):
+        self._changed()
+        return super().pop(*args)
+
+    def setdefault(self, key, default=None):
+        self._changed()
+        return super().setdefault(key, default)
+
 
 class Device:
-    """A GPU device for pywgpuprims: adapter, limits, features, kernel cache, scratch pool.
+    """A GPU device for pywgpuprims: adapter, limits, features, kernel cache, memory pool.
+
+    Parameters
+    ----------
+    backend, adapter_name : str, optional
+        Which adapter (see :func:`device`).
+    features : tuple of str
+        Further wgpu features to request where the adapter has them.
+    memory_limit : int or str, optional
+        Bytes the memory pool may hold (see :class:`MemoryPool`); default ``PYWGPUPRIMS_MEMORY_LIMIT``.
 
     Examples
     --------
@@ -203,7 +439,8 @@ class Device:
     'NVIDIA H100 80GB HBM3 (DiscreteGPU) via Vulkan'
     """
 
-    def __init__(self, backend: str | None = None, adapter_name: str | None = None, features: tuple = ()):
+    def __init__(self, backend: str | None = None, adapter_name: str | None = None, features: tuple = (),
+                 memory_limit: int | str | None = None):
         self.adapter = _choose_adapter(backend, adapter_name)
         adapter_limits = self.adapter.limits
         self.features = tuple(f for f in (*_WANTED_FEATURES, *features) if f in self.adapter.features)
@@ -226,17 +463,20 @@ class Device:
         self.max_groups = int(self.limits["max-compute-workgroups-per-dimension"])
         self.storage_align = int(self.limits["min-storage-buffer-offset-alignment"])
         self.uniform_align = int(self.limits["min-uniform-buffer-offset-alignment"])
+        self.transfer = TRANSFER
         self._kernels: dict = {}
         self._lock = threading.RLock()
-        self._pool: dict[int, list] = {}
-        self._pool_bytes = 0
-        self.pool_limit_bytes = 256 << 20
+        self._bind_groups = _BindGroups()
+        #: the caching allocator every buffer comes from (:class:`MemoryPool`)
+        self.memory = MemoryPool(self.raw, self._bind_groups.forget, memory_limit)
+        self._params: Block | None = None   # the uniform buffer every batch's params go to
+        self._params_written = b""
         self._timers: list[_Timer] = []
-        self._batch_ns: dict = {}   # GPU ns of the last timing of each batch shape (timing_warm_ms)
         self.lost: str | None = None  # why the device was lost, once it is
         _LostWatcher.watch(self)
         #: Test and benchmark switches, read by primitives (see each primitive's docs).
-        self.options: dict[str, Any] = {}
+        self.options: dict[str, Any] = _Options()
+        self._plans: dict = {}
 
     def __repr__(self) -> str:
         return f"<pywgpuprims.Device {self.adapter_summary}>"
@@ -245,14 +485,39 @@ class Device:
     def kernel(self, path: str, entry: str = "main", defines: dict | None = None,
                constants: dict | None = None) -> Kernel:
         """The compiled kernel for ``path`` with this specialisation (compiled once, then cached)."""
-        defines = dict(defines or {})
-        constants = dict(constants or {})
-        key = (path, entry, tuple(sorted(defines.items())), tuple(sorted(constants.items())))
-        with self._lock:
-            k = self._kernels.get(key)
-            if k is None:
-                k = self._kernels[key] = Kernel(self, path, entry, defines, constants)
-            return k
+        key = (path, entry, tuple(sorted(defines.items())) if defines else (),
+               tuple(sorted(constants.items())) if constants else ())
+        k = self._kernels.get(key)
+        if k is None:
+            with self._lock:
+                k = self._kernels.get(key)
+                if k is None:
+                    k = self._kernels[key] = Kernel(self, path, entry, dict(defines or {}), dict(constants or {}))
+        return k
+
+    def plan(self, key, build):
+        """``build()``, computed once per ``key`` and state of :attr:`options` (a primitive's kernels
+        and fixed parameters for one shape, so that a repeated call rebuilds nothing)."""
+        full = (self.options.version, key)
+        p = self._plans.get(full)
+        if p is None:
+            if len(self._plans) > 4096:
+                self._plans.clear()
+            p = self._plans[full] = build()
+        return p
+
+    def constant(self, data: np.ndarray, usage: int = STORAGE_USAGE, label: str = "constants") -> Block:
+        """A device buffer holding ``data`` (small: filter matrices, weights), uploaded once per
+        distinct content and kept; never write to it."""
+        data = np.ascontiguousarray(data)
+        key = ("constant", usage, data.dtype.str, data.tobytes())
+
+        def make() -> Block:
+            blk = self.alloc(max(16, data.nbytes), usage, label)
+            self.upload(blk, data)
+            return blk
+
+        return self.plan(key, make)
 
     def grid(self, groups) -> tuple[int, int, int]:
         """Split a workgroup count over x and y when it exceeds the per-dimension limit.
@@ -272,60 +537,121 @@ class Device:
         return (x, y, 1)
 
     # ---------------------------------------------------------------- buffers
-    def create_buffer(self, nbytes: int, usage=STORAGE_USAGE, label: str = ""):
-        """A new buffer of at least ``nbytes`` (rounded up to 16, at least 16)."""
-        size = max(16, (int(nbytes) + 15) // 16 * 16)
-        if size > self.max_buffer:
+    def alloc(self, nbytes: int, usage: int = STORAGE_USAGE, label: str = "") -> Block:
+        """A buffer of at least ``nbytes`` (rounded up to 16) from the memory pool; its contents are
+        unspecified. It goes back to the pool when the last reference to it goes."""
+        if nbytes > self.max_buffer:
             raise DeviceLimitError(label or "buffer", f"{nbytes} bytes exceed the device's largest buffer "
                                    f"({self.max_buffer} bytes)")
         self._check_alive(label or "buffer")
-        try:
-            return self.raw.create_buffer(size=size, usage=usage, label=label)
-        except wgpu.GPUError as exc:
-            if "lost" in str(exc).lower():
-                self.lost = "reported when creating a buffer"
-            raise ShaderError(label or "buffer", f"the GPU refused a buffer of {size} bytes: {exc}") from exc
+        return self.memory.alloc(nbytes, usage, label)
 
-    def scratch(self, nbytes: int):
-        """A storage buffer of at least ``nbytes`` from the scratch pool; give it back with :meth:`release`.
+    def upload(self, dst, data: np.ndarray, offset: int = 0) -> None:
+        """Copy the C-contiguous array ``data`` into ``dst`` (a Block or GpuArray) at byte ``offset``.
 
-        Reuse is safe as soon as the batch that used it was submitted: the queue runs in order.
+        Small arrays go through the queue's own write; larger ones through mapped staging buffers
+        filled straight from ``data``'s memory, chunk by chunk, each chunk's GPU copy overlapping
+        the host copy of the next. A last partial word is padded with zeros.
         """
-        size = max(256, 1 << (int(nbytes) - 1).bit_length())
-        with self._lock:
-            free = self._pool.get(size)
-            if free:
-                self._pool_bytes -= size
-                return free.pop()
-        return self.create_buffer(size, label="scratch")
+        raw = _raw(dst)
+        offset += getattr(dst, "byte_offset", 0)
+        src = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        n = src.size
+        if n == 0:
+            return
+        self._check_alive("upload")
+        whole = n & ~3
+        tail = None
+        if whole != n:
+            tail = np.zeros(4, np.uint8)
+            tail[: n - whole] = src[whole:]
+        if n <= self.transfer.small_upload:
+            if whole:
+                self.queue.write_buffer(raw, offset, src[:whole])
+            if tail is not None:
+                self.queue.write_buffer(raw, offset + whole, tail)
+            return
+        chunk = self.transfer.chunk
+        stages = [self.memory.alloc(min(chunk, whole), _WRITE_USAGE, "upload") for _ in range(2)]
+        for i, start in enumerate(range(0, whole, chunk)):
+            size = min(chunk, whole - start)
+            st = stages[i % 2].raw
+            st.map_sync(wgpu.MapMode.WRITE, 0, size)
+            try:
+                mapped = getattr(st, "_experimental_get_mapped_range", None)  # a writable view (wgpu-py 0.32)
+                if mapped is not None:
+                    _parallel_copy(np.frombuffer(mapped(0, size), np.uint8), src[start:start + size], self.transfer)
+                else:
+                    st.write_mapped(src[start:start + size], 0)
+            finally:
+                st.unmap()
+            enc = self.raw.create_command_encoder()
+            enc.copy_buffer_to_buffer(st, 0, raw, offset + start, size)
+            self.queue.submit([enc.finish()])
+        if tail is not None:
+            self.queue.write_buffer(raw, offset + whole, tail)
 
-    def release(self, buffer) -> None:
-        size = buffer.size
-        with self._lock:
-            if size & (size - 1) or self._pool_bytes + size > self.pool_limit_bytes:
-                return  # not a pooled size, or the pool is full: let it be freed
-            self._pool.setdefault(size, []).append(buffer)
-            self._pool_bytes += size
+    def download(self, src, out: np.ndarray, offset: int = 0) -> np.ndarray:
+        """Copy ``out.nbytes`` bytes of ``src`` (a Block or GpuArray) from byte ``offset`` into the
+        C-contiguous array ``out``; waits for the GPU. Returns ``out``.
 
-    @contextmanager
-    def scratch_buffers(self, *sizes: int) -> Iterator[list]:
-        bufs = [self.scratch(s) for s in sizes]
+        Chunks pass through mapped staging buffers, the GPU copy of the next chunk running while
+        the host copies this one straight into ``out``.
+        """
+        raw = _raw(src)
+        offset += getattr(src, "byte_offset", 0)
+        dst = out.reshape(-1).view(np.uint8)
+        n = dst.size
+        if n == 0:
+            return out
+        self._check_alive("download")
+        chunk = self.transfer.chunk
+        starts = list(range(0, n, chunk))
+        stages = [self.memory.alloc(min(chunk, -(-n // 4) * 4), _READ_USAGE, "download")
+                  for _ in range(min(2, len(starts)))]
+
+        def copy_to_stage(i: int):
+            size = min(chunk, n - starts[i])
+            size4 = -(-size // 4) * 4
+            st = stages[i % 2].raw
+            enc = self.raw.create_command_encoder()
+            enc.copy_buffer_to_buffer(raw, offset + starts[i], st, 0, size4)
+            self.queue.submit([enc.finish()])
+            return st.map_async("READ_NOSYNC", 0, size4), size, size4
+
         try:
-            yield bufs
-        finally:
-            for b in bufs:
-                self.release(b)
+            pending = copy_to_stage(0)
+            for i, start in enumerate(starts):
+                promise, size, size4 = pending
+                promise.sync_wait()
+                if i + 1 < len(starts):
+                    pending = copy_to_stage(i + 1)  # the GPU copies the next chunk while we copy this one
+                st = stages[i % 2].raw
+                try:
+                    view = np.frombuffer(st.read_mapped(0, size4, copy=False), np.uint8, count=size)
+                    _parallel_copy(dst[start:start + size], view, self.transfer)
+                finally:
+                    st.unmap()
+        except Exception as exc:
+            self._check_alive("download")
+            if isinstance(exc, PrimitiveError):
+                raise
+            raise ShaderError("download", f"reading a result back failed: {exc}") from exc
+        return out
 
     def write(self, buffer, data, offset: int = 0) -> None:
-        self.queue.write_buffer(getattr(buffer, "buffer", buffer), offset, data)
+        """Copy host ``data`` (bytes or a numpy array) into ``buffer`` at ``offset`` (see :meth:`upload`)."""
+        arr = data if isinstance(data, np.ndarray) else np.frombuffer(memoryview(data).cast("B"), np.uint8)
+        self.upload(buffer, arr, offset)
 
     def read(self, buffer, offset: int = 0, size: int | None = None) -> memoryview:
-        self._check_alive("read")
-        try:
-            return self.queue.read_buffer(getattr(buffer, "buffer", buffer), offset, size)
-        except Exception as exc:
-            self._check_alive("read")
-            raise ShaderError("read", f"reading a result back failed: {exc}") from exc
+        """``size`` bytes of ``buffer`` from ``offset`` (to the block's end by default); waits for the GPU."""
+        buffer = getattr(buffer, "buffer", buffer)
+        if size is None:
+            size = buffer.size - offset
+        out = np.empty(int(size), np.uint8)
+        self.download(buffer, out, offset)
+        return memoryview(out)
 
     # ---------------------------------------------------------------- submission
     def batch(self) -> Batch:
@@ -355,23 +681,24 @@ class Device:
             self.options.update(saved)
 
     @contextmanager
-    def timer(self) -> Iterator[_Timer]:
+    def timer(self, replays: int = 1, warmup: int = 0) -> Iterator[_Timer]:
         """Time GPU work: every batch submitted inside the block gets timestamp queries.
 
-        ``t.ns`` (after the block) is the summed GPU time of those batches in nanoseconds.
+        ``t.ns`` (after the block) is the summed GPU time of those batches in nanoseconds. With
+        ``replays`` K > 1 each batch is recorded K times back to back in one submission (after
+        ``warmup`` untimed copies) and reports the mean, so a short batch runs at a steady clock.
         """
         if not self.has_timestamps:
             raise RuntimeError(f"{self.adapter_summary} has no timestamp-query feature")
-        t = _Timer()
+        t = _Timer(replays, warmup)
         self._timers.append(t)
         try:
             yield t
         finally:
             self._timers.remove(t)
-            for buf, reps, key in t.pending:
-                begin, end = struct.unpack("<QQ", bytes(self.read(buf, 0, 16)))
+            for rb, reps in t.pending:
+                begin, end = struct.unpack("<QQ", rb.numpy().tobytes())
                 t._each.append((end - begin) // reps)
-                self._batch_ns[key] = t._each[-1]
             t._ns = sum(t._each)
 
     def _check_alive(self, what: str) -> None:
@@ -379,117 +706,180 @@ class Device:
             raise ShaderError(what, f"the GPU device was lost ({self.lost}); make a new one with "
                               "pywgpuprims.set_device(None)")
 
+    def _param_buffer(self, blob: bytes):
+        """The uniform buffer holding this batch's params (written only when they changed)."""
+        pb = self._params
+        if pb is None or pb.size < len(blob):
+            size = max(4096, 1 << (len(blob) - 1).bit_length())
+            pb = self._params = self.memory.alloc(size, wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST,
+                                                  "params")
+            self._params_written = b""
+        if blob != self._params_written:
+            self.queue.write_buffer(pb.raw, 0, blob)
+            self._params_written = blob
+        return pb
+
     def _submit(self, batch: Batch) -> None:
-        names = sorted({c[1].kernel.name for c in batch.commands if c[0] == "dispatch"})
-        self._check_alive(", ".join(names) or "batch")
-        raw = self.raw
-        dispatches = [c[1] for c in batch.commands if c[0] == "dispatch" and c[1].params is not None]
-        param_buf = None
+        if self.lost is not None:
+            self._check_alive(_names(batch))
+        commands = batch.commands
         stride = max(self.uniform_align, 16)
-        if dispatches:
-            blob = bytearray()
-            for d in dispatches:
-                d.param_offset = len(blob)
-                blob += d.params + b"\0" * (-len(d.params) % stride)
-            param_buf = raw.create_buffer(size=len(blob), usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST)
-            self.queue.write_buffer(param_buf, 0, bytes(blob))
-        timer = self._timers[-1] if self._timers else None
-        # options["timing_replay"] = K (benchmarks only): a timed batch is recorded K times back to
-        # back in one submission and reports the mean, so the GPU runs at a steady clock (host gaps
-        # between short submissions let an H100 drop its core clock from 1980 to 345 MHz)
-        # (timing_warm = W more replays run untimed first, to bring the clock up)
-        reps = max(1, int(self.options.get("timing_replay", 1))) if timer is not None else 1
-        warm = max(0, int(self.options.get("timing_warm", 0))) if reps > 1 else 0
-        # timing_warm_ms = M: at least M ms of untimed replays, from this batch's last timing (a
-        # 0.7 ms batch needs hundreds of replays before the clock is up; a 50 ms one, a few)
-        key = tuple((c[1].kernel.name, c[1].groups) for c in batch.commands if c[0] == "dispatch")
-        if reps > 1 and self.options.get("timing_warm_ms") and self._batch_ns.get(key):
-            warm = max(warm, min(2000, -(-int(self.options["timing_warm_ms"] * 1e6) // self._batch_ns[key])))
-        commands = []
-        for r in range(warm + reps):
-            commands += [("break", r == warm)] + list(batch.commands)  # a pass ends between replays
-        query_set = None
-        passes = 0
-        first_timed = 1
-        for i, c in enumerate(commands):
-            if c[0] == "break" and c[1]:
-                first_timed = passes + 1
-            if c[0] == "dispatch" and (i == 0 or commands[i - 1][0] != "dispatch"):
-                passes += 1
-        if timer is not None and passes:
-            query_set = raw.create_query_set(type=wgpu.QueryType.timestamp, count=2)
-        enc = raw.create_command_encoder()
+        parts = []
+        off = 0
+        for c in commands:
+            if c[0] == "dispatch" and c[1].params is not None:
+                d = c[1]
+                d.param_offset = off
+                parts.append(d.params)
+                pad = -len(d.params) % stride
+                if pad:
+                    parts.append(bytes(pad))
+                off += len(d.params) + pad
+        with self._lock:  # the params buffer is shared: write and submit together
+            pbuf = self._param_buffer(b"".join(parts)) if parts else None
+            try:
+                enc = self.raw.create_command_encoder()
+                if self._timers:
+                    self._record_timed(enc, commands, pbuf, self._timers[-1])
+                else:
+                    self._record(enc, commands, pbuf)
+                self.queue.submit([enc.finish()])
+            except wgpu.GPUError as exc:
+                raise ShaderError(_names(batch), f"the GPU rejected the work: {exc}") from exc
+
+    def _record(self, enc, commands, pbuf) -> None:
         cpass = None
+        for cmd in commands:
+            kind = cmd[0]
+            if kind == "dispatch":
+                d = cmd[1]
+                if cpass is None:
+                    cpass = enc.begin_compute_pass()
+                cpass.set_pipeline(d.kernel.pipeline)
+                if d.params is not None:
+                    cpass.set_bind_group(0, self._bind_group(d, pbuf), [d.param_offset])
+                else:
+                    cpass.set_bind_group(0, self._bind_group(d, pbuf))
+                if d.indirect is not None:
+                    cpass.dispatch_workgroups_indirect(_raw(d.indirect.buffer), d.indirect.offset)
+                elif d.groups[0] and d.groups[1] and d.groups[2]:
+                    cpass.dispatch_workgroups(*d.groups)
+                continue
+            if cpass is not None:
+                cpass.end()
+                cpass = None
+            if kind == "clear":
+                if cmd[3]:
+                    enc.clear_buffer(_raw(cmd[1]), cmd[2], cmd[3])
+            else:
+                enc.copy_buffer_to_buffer(_raw(cmd[1]), cmd[2], _raw(cmd[3]), cmd[4], cmd[5])
+        if cpass is not None:
+            cpass.end()
+
+    def _record_timed(self, enc, commands, pbuf, timer: _Timer) -> None:
+        """Record the batch ``timer.warmup + timer.replays`` times, timestamps around the replays."""
+        raw = self.raw
+        passes_per = sum(1 for i, c in enumerate(commands)
+                         if c[0] == "dispatch" and (i == 0 or commands[i - 1][0] != "dispatch"))
+        if not passes_per:
+            for _ in range(timer.warmup + timer.replays):
+                self._record(enc, commands, pbuf)
+            return
+        query_set = raw.create_query_set(type=wgpu.QueryType.timestamp, count=2)
+        first, last = timer.warmup * passes_per + 1, (timer.warmup + timer.replays) * passes_per
         pass_no = 0
-        try:
+        for _ in range(timer.warmup + timer.replays):
+            cpass = None
             for cmd in commands:
                 if cmd[0] != "dispatch":
                     if cpass is not None:
                         cpass.end()
                         cpass = None
-                    if cmd[0] == "break":
-                        continue
-                    if cmd[0] == "clear":
-                        enc.clear_buffer(cmd[1], cmd[2], cmd[3])
-                    else:
-                        enc.copy_buffer_to_buffer(*cmd[1:])
+                    self._record(enc, [cmd], pbuf)
                     continue
-                d: _Dispatch = cmd[1]
+                d = cmd[1]
                 if cpass is None:
                     pass_no += 1
                     tw = None
-                    if query_set is not None and pass_no in (first_timed, passes):  # middle passes: none
+                    if pass_no in (first, last):  # middle passes: none
                         tw = {"query_set": query_set}
-                        if pass_no == first_timed:
+                        if pass_no == first:
                             tw["beginning_of_pass_write_index"] = 0
-                        if pass_no == passes:
+                        if pass_no == last:
                             tw["end_of_pass_write_index"] = 1
                     cpass = enc.begin_compute_pass(timestamp_writes=tw) if tw else enc.begin_compute_pass()
                 cpass.set_pipeline(d.kernel.pipeline)
-                cpass.set_bind_group(0, self._bind_group(d, param_buf))
+                if d.params is not None:
+                    cpass.set_bind_group(0, self._bind_group(d, pbuf), [d.param_offset])
+                else:
+                    cpass.set_bind_group(0, self._bind_group(d, pbuf))
                 if d.indirect is not None:
-                    cpass.dispatch_workgroups_indirect(d.indirect.buffer, d.indirect.offset)
+                    cpass.dispatch_workgroups_indirect(_raw(d.indirect.buffer), d.indirect.offset)
                 elif min(d.groups) > 0:
                     cpass.dispatch_workgroups(*d.groups)
             if cpass is not None:
                 cpass.end()
-            if query_set is not None:
-                qbuf = raw.create_buffer(size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
-                enc.resolve_query_set(query_set, 0, 2, qbuf, 0)
-                timer.pending.append((qbuf, reps, key))
-            self.queue.submit([enc.finish()])
-        except wgpu.GPUError as exc:
-            raise ShaderError(", ".join(names) or "batch", f"the GPU rejected the work: {exc}") from exc
+        qbuf = self.memory.alloc(16, wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC, "timestamps")
+        enc.resolve_query_set(query_set, 0, 2, qbuf.raw, 0)
+        staging = self.memory.alloc(16, _READ_USAGE, "timestamps")
+        enc.copy_buffer_to_buffer(qbuf.raw, 0, staging.raw, 0, 16)
+        timer.pending.append((Readback(staging, [(0, 16)]), timer.replays))
 
-    def _bind_group(self, d: _Dispatch, param_buf):
+    def _bind_group(self, d: _Dispatch, pbuf):
+        k = d.kernel
+        bound = d.bindings
+        ranges = []
+        cacheable = True
+        for num, name, storage in k._storage:
+            res = bound.get(name)
+            if res is None:
+                raise TypeError(f"{k.name}: binding {name!r} was not given")
+            if isinstance(res, Binding):
+                buf, off, size = res.buffer, res.offset, res.size
+            else:
+                buf, off, size = getattr(res, "buffer", res), getattr(res, "byte_offset", 0), None
+            buf = getattr(buf, "buffer", buf)
+            if size is None:
+                size = buf.size - off
+            serial = getattr(buf, "serial", None)
+            if serial is None:
+                cacheable = False
+            ranges.append((num, name, buf, off, size, serial, storage))
+        if len(bound) != len(ranges):
+            extra = set(bound) - {n for _, n, _ in k._storage}
+            raise TypeError(f"{k.name}: no binding named {sorted(extra)}")
+        key = None
+        if cacheable:
+            key = (k, pbuf.serial if pbuf is not None else 0,
+                   tuple((r[5], r[3], r[4]) for r in ranges))
+            group = self._bind_groups.get(key)
+            if group is not None:
+                return group
         entries = []
-        for num, kind, name in d.kernel.bindings:
-            if kind == "uniform" and name == "params":
-                entries.append({"binding": num, "resource": {"buffer": param_buf, "offset": d.param_offset,
-                                                             "size": len(d.params)}})
-                continue
-            if name not in d.bindings:
-                raise TypeError(f"{d.kernel.name}: binding {name!r} was not given")
-            res = d.bindings[name]
-            if not isinstance(res, Binding):
-                res = Binding(getattr(res, "buffer", res), getattr(res, "byte_offset", 0))
-            size = res.size if res.size is not None else res.buffer.size - res.offset
-            if kind != "uniform" and size > self.max_binding:
-                raise DeviceLimitError(d.kernel.name, f"binding {name!r} of {size} bytes exceeds the device's "
+        for num, name, buf, off, size, _, storage in ranges:
+            if storage and size > self.max_binding:
+                raise DeviceLimitError(k.name, f"binding {name!r} of {size} bytes exceeds the device's "
                                        f"largest storage binding ({self.max_binding} bytes)")
-            entries.append({"binding": num, "resource": {"buffer": res.buffer, "offset": res.offset, "size": size}})
-        extra = set(d.bindings) - {n for _, _, n in d.kernel.bindings}
-        if extra:
-            raise TypeError(f"{d.kernel.name}: no binding named {sorted(extra)}")
-        return self.raw.create_bind_group(layout=d.kernel.bind_group_layout, entries=entries)
+            entries.append({"binding": num, "resource": {"buffer": _raw(buf), "offset": off, "size": size}})
+        if k._params_binding is not None:
+            entries.append({"binding": k._params_binding,
+                            "resource": {"buffer": pbuf.raw, "offset": 0, "size": k.param_size}})
+        group = self.raw.create_bind_group(layout=k.bind_group_layout, entries=entries)
+        if key is not None:
+            serials = [r[5] for r in ranges] + ([pbuf.serial] if pbuf is not None else [])
+            self._bind_groups.put(key, group, serials)
+        return group
 
     def sync(self) -> None:
         """Wait until the GPU has finished all submitted work."""
-        self.read(self._sync_buffer(), 0, 4)
+        b = self.batch()
+        rb = b.readback((self._sync_block(), 0, 4))
+        b.submit()
+        rb.numpy()
 
-    def _sync_buffer(self):
+    def _sync_block(self):
         if not hasattr(self, "_syncbuf"):
-            self._syncbuf = self.create_buffer(16, label="sync")
+            self._syncbuf = self.alloc(16, label="sync")
         return self._syncbuf
 
     def describe(self) -> str:
@@ -501,6 +891,10 @@ class Device:
         if self.has_subgroups:
             lines.append(f"subgroup size: {self.subgroup_min_size}..{self.subgroup_max_size}")
         return "\n".join(lines)
+
+
+def _names(batch: Batch) -> str:
+    return ", ".join(sorted({c[1].kernel.name for c in batch.commands if c[0] == "dispatch"})) or "batch"
 
 
 class _LostWatcher(logging.Handler):

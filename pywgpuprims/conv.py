@@ -425,7 +425,7 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
     wblock = -(-wp.shape[1] * 4 // dev.storage_align) * dev.storage_align
     wpad = np.zeros((nkb, wblock // 4), np.float32)
     wpad[:, :wp.shape[1]] = wp
-    wbuf = dev.create_buffer(wpad.nbytes, label="correlate weights")
+    wbuf = dev.alloc(wpad.nbytes, label="correlate weights")
     dev.write(wbuf, wpad.tobytes())
     defines = dict(_generate(kd, kh, kw, cfg))
     if _is_cpu(dev):

@@ -298,7 +298,21 @@ def _axis_geometry(shape: tuple[int, ...], axis: int) -> dict:
 
 def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: bool, anti: bool, mode: str,
                 method: str, scratch: list) -> dict:
-    """Params and buffers for one axis pass: ``{"p": params, ...}`` (block: mats, weights, carries)."""
+    """Params and buffers for one axis pass: ``{"p": params, ...}`` (block: mats, weights, carries).
+
+    Everything but the carries is computed once per shape and filter (:meth:`Device.plan`)."""
+    st = dict(dev.plan(("recfilter axis", tuple(shape), axis, b0, tuple(a), rho, causal, anti, mode, method,
+                        _FIX_SEG, _SPLIT),
+                       lambda: _axis_plan(dev, shape, axis, b0, a, rho, causal, anti, mode, method)))
+    if method != "rt":
+        st["carry"] = dev.alloc(st["carry_bytes"])
+        st["bpart"] = dev.alloc(st["carry_bytes"])
+        scratch += [st["carry"], st["bpart"]]
+    return st
+
+
+def _axis_plan(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: bool, anti: bool, mode: str,
+               method: str) -> dict:
     geo = _axis_geometry(shape, axis)
     N, nlines, C = geo["N"], geo["nlines"], geo["C"]
     L = _padlen(b0, a, rho) if (mode != "zero" or causal) else 0
@@ -322,18 +336,14 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     gain = b0 ** (int(causal) + int(anti))
     p.update(b0=1.0, gain=gain)
     b0 = 1.0
-    carry = dev.scratch(4 * 6 * K * nlines * C)
-    bpart = dev.scratch(4 * 6 * K * nlines * C)
-    scratch += [carry, bpart]
     w, ranges, Mp = _boundary_weights(b0, a, rho, causal, anti, mode, N)
     w = w * np.float32(gain)
     mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel(),
                            _segment_matrices(K, N - (K - 1) * _B, b0, a, _FIX_SEG[1] if _FIX_SEG else 0)])
     assert mats.size == 117  # recfilter.wgsl BLOCK_FIX: mats is a uniform array of 30 vec4 (120 floats)
     mats = np.concatenate([mats, np.zeros(3)])
-    mbuf = dev.create_buffer(4 * mats.size, usage=wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST,
-                             label="recfilter mats")
-    dev.write(mbuf, mats.astype(np.float32).tobytes())
+    mbuf = dev.constant(mats.astype(np.float32), wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST,
+                        "recfilter mats")
     p.update(lo_L=ranges[0], hi_L=ranges[1], lo_R=ranges[2], hi_R=ranges[3])
     # Workgroups along x take tiles along the image rows (wgsl/sat/recfilter.wgsl tile_k, tile_lb).
     tiles = (K, -(-nlines // _B), C) if axis == 1 else (-(-nlines // _B), K, C)
@@ -342,9 +352,8 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     hbuf = None
     if _SPLIT:
         h = _split_consts(b0, a)
-        hbuf = dev.create_buffer(h.nbytes, label="recfilter split constants")
-        dev.write(hbuf, h.tobytes())
-    return {"p": p, "carry": carry, "bpart": bpart, "mats": mbuf, "w": w, "tiles": tiles, "fast": axis == 1,
+        hbuf = dev.constant(h, label="recfilter split constants")
+    return {"p": p, "carry_bytes": 4 * 6 * K * nlines * C, "mats": mbuf, "w": w, "tiles": tiles, "fast": axis == 1,
             "vec4": vec4, "split": hbuf}
 
 
@@ -362,10 +371,7 @@ def _tile_binds(st: dict) -> dict:
 
 
 def _weights_buffer(dev, *ws: np.ndarray):
-    data = np.concatenate([w.ravel() for w in ws]).astype(np.float32)
-    buf = dev.create_buffer(max(16, data.nbytes), label="recfilter boundary weights")
-    dev.write(buf, data.tobytes())
-    return buf
+    return dev.constant(np.concatenate([w.ravel() for w in ws]).astype(np.float32), label="recfilter boundary weights")
 
 
 def _record_rt(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
@@ -419,11 +425,12 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     p.update(K2=q["K"], lo_L2=q["lo_L"], hi_L2=q["hi_L"], lo_R2=q["lo_R"], hi_R2=q["hi_R"], woff2=st["w"].size)
     wts = _weights_buffer(dev, st["w"], st2["w"])
     W, H, C = p["nlines"], p["N"], p["C"]
-    resp = np.concatenate([_responses(_B, b0, a, causal, anti), _responses(H - (p["K"] - 1) * _B, b0, a, causal, anti),
-                           q["gain"] * _carry_weights(_B, b0, a, causal, anti),
-                           q["gain"] * _carry_weights(W - (q["K"] - 1) * _B, b0, a, causal, anti)])
-    rbuf = dev.create_buffer(4 * resp.size, label="recfilter responses")
-    dev.write(rbuf, resp.astype(np.float32).tobytes())
+    rbuf = dev.plan(("recfilter responses", b0, tuple(a), causal, anti, H, W, p["K"], q["K"], q["gain"]),
+                    lambda: dev.constant(np.concatenate([
+                        _responses(_B, b0, a, causal, anti), _responses(H - (p["K"] - 1) * _B, b0, a, causal, anti),
+                        q["gain"] * _carry_weights(_B, b0, a, causal, anti),
+                        q["gain"] * _carry_weights(W - (q["K"] - 1) * _B, b0, a, causal, anti)]).astype(np.float32),
+                        label="recfilter responses"))
     kern = dev.kernel
     td = _tile_defines(st)
     # Full tiles run with the tile in registers (recfilter_reg.wgsl: more workgroups per SM), the
@@ -504,40 +511,36 @@ def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primiti
         return out
     scratch: list = []
     b = dev.batch()
-    try:
-        sts = [_axis_setup(dev, g.shape, ax, b0, a, rho, causal, anti, mode, method, scratch)
-               for ax, b0, a, rho, causal, anti in jobs]
-        if method == "rt":
-            # RT reads its input to the end (boundary), so it never runs in place: ping-pong
-            # between out and tmp so that the last pass lands in out.
-            tmp = None
-            cur = g
-            for i, st in enumerate(sts):
-                if (len(jobs) - 1 - i) % 2 == 0:
-                    target = out
-                else:
-                    tmp = tmp or GpuArray.empty(g.shape, np.float32, dev)
-                    target = tmp
-                _record_rt(b, dev, st, cur, target)
-                cur = target
-        else:
-            cur = g
-            i = 0
-            while i < len(sts):
-                # Row-column overlap: a column pass followed by a row pass with the same filter.
-                if (i + 1 < len(sts) and jobs[i][0] == 0 and jobs[i + 1][0] == 1
-                        and jobs[i][1:] == jobs[i + 1][1:]):
-                    _record_overlapped(b, dev, sts[i], sts[i + 1], cur, out, jobs[i])
-                    i += 2
-                else:
-                    _record_a_fix(b, dev, sts[i], cur)
-                    _record_c(b, dev, sts[i], cur, out)
-                    i += 1
-                cur = out
-        b.submit()
-    finally:
-        for s in scratch:
-            dev.release(s)
+    sts = [_axis_setup(dev, g.shape, ax, b0, a, rho, causal, anti, mode, method, scratch)
+           for ax, b0, a, rho, causal, anti in jobs]
+    if method == "rt":
+        # RT reads its input to the end (boundary), so it never runs in place: ping-pong
+        # between out and tmp so that the last pass lands in out.
+        tmp = None
+        cur = g
+        for i, st in enumerate(sts):
+            if (len(jobs) - 1 - i) % 2 == 0:
+                target = out
+            else:
+                tmp = tmp or GpuArray.empty(g.shape, np.float32, dev)
+                target = tmp
+            _record_rt(b, dev, st, cur, target)
+            cur = target
+    else:
+        cur = g
+        i = 0
+        while i < len(sts):
+            # Row-column overlap: a column pass followed by a row pass with the same filter.
+            if (i + 1 < len(sts) and jobs[i][0] == 0 and jobs[i + 1][0] == 1
+                    and jobs[i][1:] == jobs[i + 1][1:]):
+                _record_overlapped(b, dev, sts[i], sts[i + 1], cur, out, jobs[i])
+                i += 2
+            else:
+                _record_a_fix(b, dev, sts[i], cur)
+                _record_c(b, dev, sts[i], cur, out)
+                i += 1
+            cur = out
+    b.submit()
     return out
 
 

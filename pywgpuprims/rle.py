@@ -92,7 +92,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._array import GpuArray, as_input, asarray
+from ._array import GpuArray, as_input, asarray, submit_counted_to_host
 from ._bench import BenchContext, benchmark
 from ._device import Device
 from ._errors import DeviceLimitError, InputError
@@ -228,9 +228,8 @@ class Compacted:
     count: GpuArray
 
     def numpy(self) -> np.ndarray:
-        """Read the count, then the kept elements."""
-        k = int(self.count.numpy()[0])
-        return _read_prefix(self.data, k)
+        """The kept elements (the count and the data read together where they are small)."""
+        return submit_counted_to_host(self.data.device.batch(), self.count, self.data)[0]
 
 
 @dataclass
@@ -260,15 +259,9 @@ class RunLengths:
     _tile_elems: int = field(default=TILE, repr=False)
 
     def numpy(self) -> tuple[np.ndarray, np.ndarray]:
-        """Read the number of runs, then ``(values, counts)``."""
-        k = int(self.n_runs.numpy()[0])
-        return _read_prefix(self.values, k), _read_prefix(self.counts, k)
-
-
-def _read_prefix(g: GpuArray, k: int) -> np.ndarray:
-    if k == 0:
-        return np.empty(0, g.dtype)
-    return GpuArray(g.device, g.buffer, (k,), g.dtype, g.byte_offset).numpy()
+        """``(values, counts)`` (read with the number of runs where they are small)."""
+        values, counts = submit_counted_to_host(self.values.device.batch(), self.n_runs, self.values, self.counts)
+        return values, counts
 
 
 def _count_view(meta: GpuArray) -> GpuArray:
@@ -309,23 +302,98 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     run lengths directly, finished by the per-tile fix-up pass. Scratch buffers are appended to ``scratch`` (the
     caller releases them after submitting).
     """
-    eb8 = x.dtype == np.uint8
+    if method == "parle":
+        b.clear(meta)
+        _encode_parle(b, dev, _flags(mode, x, mask), x, n, mask, meta, idx, scratch)
+        return
+    p = dev.plan(("rle items", mode, x.dtype, n, None if mask is None else mask.dtype, idx is not None,
+                  val is not None, counts is not None),
+                 lambda: _items_plan(dev, mode, x.dtype, n, mask, idx is not None, val is not None, counts is not None))
+    state = dev.alloc(16 + 8 * p.n_tiles)
+    rargs = dev.alloc(32)
+    scratch += [state, rargs]
+    if counts is not None and head is None:
+        head = dev.alloc(8 * p.n_tiles)
+        scratch.append(head)
+    io = {"x": x}
+    if mask is not None:
+        io["mask"] = mask
+    outs = {"info": meta}
+    if idx is not None:
+        outs["out_idx"] = idx
+    if val is not None:
+        outs["out_val"] = val
+    if counts is not None:
+        outs.update(counts=counts, head=head)
+    if p.bitmask:
+        io["x_u32"] = x  # the run values, read again at the store
+    if p.vec4:
+        if p.store != "direct":
+            outs["out_vec"] = val
+        if p.rle_kernel:
+            outs["counts_vec"] = counts
+    b.clear(meta)
+    b.clear(state, 0, 16 + 8 * p.n_tiles)
+    b.dispatch(p.k_single, p.n_tiles, p.packed, tile_state=state, repair_args=rargs, **io, **outs)
+    stats = _opt(dev, "rle_stats_buffer", None)
+    if stats is not None:
+        b.copy(state, 0, stats, 0, 16)
+    if p.repair:  # armed on the GPU: zero-sized grids unless some tile gave up
+        partials = dev.alloc(4 * p.n_tiles)
+        carry = dev.alloc(16)
+        scratch += [partials, carry]
+        red_outs = {} if p.path == "rle/compact.wgsl" else {"WRITE_IDX": False, "WRITE_VALUES": False,
+                                                             "RLE_COUNTS": False, "STAGE_POSITIONS": False}
+        k_red = dev.kernel(p.path, defines=dict(p.base, RTS_REDUCE=True, **red_outs))
+        k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
+        k_down = dev.kernel(p.path, defines=dict(p.base, RTS_DOWNSWEEP=True))
+        b.dispatch_indirect(k_red, rargs, 0, params=p.params, partials=partials, **io)
+        b.dispatch_indirect(k_spine, rargs, 16, params={"tiles_per_row": p.n_tiles, "rows": 1, "carry_in": 0,
+                                                        "chunk": 0}, partials=partials, carry=carry)
+        b.dispatch_indirect(k_down, rargs, 0, params=p.params, partials=partials, **io, **outs)
+    if counts is not None:  # the runs that cross tile boundaries (rle/fixup.wgsl)
+        b.dispatch(p.k_fix, -(-(p.n_tiles + 1) // 256), p.fix_packed, info=meta, head=head, counts=counts)
+
+
+def _flags(mode: str, x: GpuArray, mask) -> dict:
+    return {"RLE": mode == "rle", "COMPACT": mode == "compact", "NONZERO": mode == "nonzero",
+            "EB8": x.dtype == np.uint8, "MASK_U8": mask is not None and mask.dtype == np.uint8}
+
+
+@dataclass
+class _ItemsPlan:
+    """What the recording of one shape needs: kernels, packed params, the choices made."""
+
+    n_tiles: int
+    k_single: object
+    packed: bytes
+    params: dict
+    base: dict
+    path: str
+    repair: bool
+    bitmask: bool
+    vec4: bool
+    store: str
+    rle_kernel: bool
+    k_fix: object | None
+    fix_packed: bytes | None
+
+
+def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_val: bool,
+                has_counts: bool) -> _ItemsPlan:
+    eb8 = np.dtype(dtype) == np.uint8
     mask_u8 = mask is not None and mask.dtype == np.uint8
     flags = {"RLE": mode == "rle", "COMPACT": mode == "compact", "NONZERO": mode == "nonzero",
              "EB8": eb8, "MASK_U8": mask_u8}
-    b.clear(meta)
-    if method == "parle":
-        _encode_parle(b, dev, flags, x, n, mask, meta, idx, scratch)
-        return
-    n_vec4 = -(-_words(n, x.dtype) // 4)
+    n_vec4 = -(-_words(n, dtype) // 4)
     # 32-bit compaction by value has its own kernel, built like the scan (rle/compact.wgsl)
     # (and RLE of 32-bit values, there with the fused pass's tile size: RunLengths records it)
-    compact_kernel = mode == "compact" and not eb8 and val is not None and _opt(dev, "rle_compact_kernel", True)
-    rle_kernel = mode == "rle" and not eb8 and counts is not None and _opt(dev, "rle_encode_kernel", True)
+    compact_kernel = mode == "compact" and not eb8 and has_val and _opt(dev, "rle_compact_kernel", True)
+    rle_kernel = mode == "rle" and not eb8 and has_counts and _opt(dev, "rle_encode_kernel", True)
     if compact_kernel:
         vpt = _compact_vpt(dev)
     elif mode == "rle":
-        vpt = _vpt(dev, x.dtype)
+        vpt = _vpt(dev, dtype)
     else:
         vpt = 1 if eb8 else int(_opt(dev, "rle_vpt", VPT))
     store = _opt(dev, "rle_encode_store", ENCODE_STORE) if rle_kernel else _opt(dev, "rle_compact_store",
@@ -341,8 +409,8 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
                              else int(_opt(dev, "rle_compact_lb_depth", 1))),
                 NO_LOOKBACK=bool(_opt(dev, "rle_no_lookback", False)), SELF_REDUCE=True,
                 PREV_SHUFFLE=subgroups and bool(_opt(dev, "rle_prev_shuffle", True)),
-                LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=idx is not None, WRITE_VALUES=val is not None,
-                RLE_COUNTS=counts is not None, STAGE_POSITIONS=idx is not None or counts is not None,
+                LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=has_idx, WRITE_VALUES=has_val,
+                RLE_COUNTS=has_counts, STAGE_POSITIONS=has_idx or has_counts,
                 STAGE=min(int(_opt(dev, "rle_stage", STAGE)), wg * vpt * (16 if eb8 else 4)), **flags)
     grid = dev.grid(n_tiles)
     steps = int(_opt(dev, "rle_max_steps", lookback_steps(spin, MAX_STEPS)))
@@ -356,23 +424,8 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
               "withhold_period": int(_opt(dev, "rle_withhold_period", 0)),
               "max_steps": steps, "max_self": max_self,
               "repair_x": grid[0], "repair_y": grid[1], "fin_per_group": FIN_PER_GROUP, "max_groups": dev.max_groups}
-    state = dev.scratch(16 + 8 * n_tiles)
-    rargs = dev.scratch(32)
-    scratch += [state, rargs]
-    if counts is not None and head is None:
-        head = dev.scratch(8 * n_tiles)
-        scratch.append(head)
-    io = {"x": x}
-    if mask is not None:
-        io["mask"] = mask
-    outs = {"info": meta}
-    if idx is not None:
-        outs["out_idx"] = idx
-    if val is not None:
-        outs["out_val"] = val
-    if counts is not None:
-        outs.update(counts=counts, head=head)
     path = "rle/fused.wgsl"
+    bitmask = vec4 = False
     if compact_kernel or rle_kernel:
         path = "rle/compact.wgsl"
         # RLE stages the run starts whatever the store (a run length needs the next start)
@@ -388,41 +441,18 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
                     STAGED=not bitmask and (rle_kernel or store != "direct"),
                     STAGE=_compact_stage(dev, vpt, per_item, RLE_STAGE if rle_kernel else COMPACT_STAGE),
                     STAGE_SKIP=str(bool(_opt(dev, "rle_stage_skip", True))).lower())
-        if bitmask:
-            io["x_u32"] = x  # the run values, read again at the store
-        if vec4:
-            if store != "direct":
-                outs["out_vec"] = val
-            if rle_kernel:
-                outs["counts_vec"] = counts
     k_single = dev.kernel(path, defines=dict(base, SINGLE_PASS=True))
-    b.clear(state, 0, 16 + 8 * n_tiles)
-    b.dispatch(k_single, n_tiles, params=params, tile_state=state, repair_args=rargs, **io, **outs)
-    stats = _opt(dev, "rle_stats_buffer", None)
-    if stats is not None:
-        b.copy(state, 0, stats, 0, 16)
-    if repair:  # armed on the GPU: zero-sized grids unless some tile gave up
-        partials = dev.scratch(4 * n_tiles)
-        carry = dev.scratch(16)
-        scratch += [partials, carry]
-        red_outs = {} if compact_kernel or rle_kernel else {"WRITE_IDX": False, "WRITE_VALUES": False,
-                                                            "RLE_COUNTS": False, "STAGE_POSITIONS": False}
-        k_red = dev.kernel(path, defines=dict(base, RTS_REDUCE=True, **red_outs))
-        k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
-        k_down = dev.kernel(path, defines=dict(base, RTS_DOWNSWEEP=True))
-        b.dispatch_indirect(k_red, rargs, 0, params=params, partials=partials, **io)
-        b.dispatch_indirect(k_spine, rargs, 16, params={"tiles_per_row": n_tiles, "rows": 1, "carry_in": 0,
-                                                        "chunk": 0}, partials=partials, carry=carry)
-        b.dispatch_indirect(k_down, rargs, 0, params=params, partials=partials, **io, **outs)
-    if counts is not None:  # the runs that cross tile boundaries (rle/fixup.wgsl)
+    k_fix = fix_packed = None
+    if has_counts:
         k_fix = dev.kernel("rle/fixup.wgsl")
-        b.dispatch(k_fix, -(-(n_tiles + 1) // 256), params={"n": n, "n_tiles": n_tiles}, info=meta, head=head,
-                   counts=counts)
+        fix_packed = k_fix.pack_params({"n": n, "n_tiles": n_tiles})
+    return _ItemsPlan(n_tiles, k_single, k_single.pack_params(params), params, base, path, repair, bitmask, vec4,
+                      store, rle_kernel, k_fix, fix_packed)
 
 
 def _encode_parle(b, dev: Device, flags: dict, x: GpuArray, n: int, mask, meta, idx, scratch: list) -> None:
-    fbuf = dev.scratch(4 * n)
-    sbuf = dev.scratch(4 * n)
+    fbuf = dev.alloc(4 * n)
+    sbuf = dev.alloc(4 * n)
     scratch += [fbuf, sbuf]
     fl = GpuArray(dev, fbuf, (n,), np.uint32)
     sc = GpuArray(dev, sbuf, (n,), np.uint32)
@@ -488,17 +518,22 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
         meta = asarray(np.zeros(16, np.uint32), dev=dev)
         return Compacted(GpuArray.empty((0,), out_dtype, dev), _count_view(meta))
     res = Compacted(GpuArray.empty((n,), out_dtype, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
-    _run(dev, lambda b, scratch: _record_compact(b, mode, g.reshape(-1), gmask, res, m, scratch))
-    return res.numpy() if host is not None else res
+    b = _record(dev, lambda b, scratch: _record_compact(b, mode, g.reshape(-1), gmask, res, m, scratch))
+    if host is not None:
+        return submit_counted_to_host(b, res.count, res.data)[0]
+    b.submit()
+    return res
+
+
+def _record(dev: Device, record):
+    """A batch with ``record(batch, scratch)`` recorded in it (not submitted)."""
+    b = dev.batch()
+    record(b, [])
+    return b
 
 
 def _run(dev: Device, record) -> None:
-    scratch: list = []
-    b = dev.batch()
-    record(b, scratch)
-    b.submit()
-    for buf in scratch:
-        dev.release(buf)
+    _record(dev, record).submit()
 
 
 def _meta_of(count: GpuArray) -> GpuArray:
@@ -515,7 +550,7 @@ def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Com
     if mode == "nonzero":
         _encode_items(b, dev, "nonzero", g1, n, None, meta, data, None, m, scratch)
     elif g1.dtype == np.uint8 or m == "parle":
-        ibuf = dev.scratch(4 * n)
+        ibuf = dev.alloc(4 * n)
         scratch.append(ibuf)
         idx = GpuArray(dev, ibuf, (n,), np.uint32)
         _encode_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, idx, None, m, scratch)
@@ -620,8 +655,12 @@ def rle_encode(x, *, method: str | None = None):
                      GpuArray.empty((n + 1,), np.uint32, dev) if need_starts else None, n,
                      None if need_starts else GpuArray.empty((2 * -(-n // _tile(dev, g.dtype)),), np.uint32, dev),
                      _tile(dev, g.dtype))
-    _run(dev, lambda b, scratch: _record_rle(b, g, res, m, scratch))
-    return res.numpy() if host is not None else res
+    b = _record(dev, lambda b, scratch: _record_rle(b, g, res, m, scratch))
+    if host is not None:
+        values, counts = submit_counted_to_host(b, res.n_runs, res.values, res.counts)
+        return values, counts
+    b.submit()
+    return res
 
 
 def _record_rle(b, g: GpuArray, res: RunLengths, m: str, scratch: list) -> None:
@@ -715,10 +754,12 @@ def rle_decode(values, counts=None, *, size: int | None = None):
         k = dev.kernel("rle/check.wgsl")
         groups = -(-r // 256)
         b.dispatch(k, groups, params={"n": r}, ends=ends, status=status)
+        rb = b.readback((status, status.byte_offset, 4), (ends, ends.byte_offset + 4 * (r - 1), 4))  # the last end
         b.submit()
-        if int(status.numpy()[0]):
+        status_word, last_end = rb.parts(np.uint32, np.uint32)
+        total = int(last_end[0])
+        if int(status_word[0]):
             raise InputError("rle_decode", "the counts sum past 2^32 (32-bit positions overflow)")
-        total = int(np.frombuffer(dev.read(ends.buffer, 4 * (r - 1), 4), np.uint32)[0])  # the last end only
         if total >= MAX_ELEMENTS:
             raise InputError("rle_decode", f"the counts sum to {total}: at most {MAX_ELEMENTS - 1} are supported")
     else:
@@ -784,11 +825,10 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
                                                        ADD_MARKS=bool(_opt(dev, "rle_decode_add", DECODE_ADD))))
     else:
         k = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": False})
-    parts = dev.scratch(4 * (groups + 1))
+    parts = dev.alloc(4 * (groups + 1))
     params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups}
     b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)
     b.dispatch(k, groups, params=params, info=meta, ends=ends, values=values, output=out, parts=parts)
-    dev.release(parts)  # reused only by later batches (the queue runs in order)
 
 
 # ------------------------------------------------------------------------- benchmarks

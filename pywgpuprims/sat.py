@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._array import GpuArray, as_input
+from ._array import GpuArray, as_input, submit_to_host
 from ._bench import BenchContext, benchmark
 from ._errors import InputError
 
@@ -65,49 +65,67 @@ def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped") ->
            [2, 4, 6]], dtype=uint32)
     """
     g, host = as_input(img, "summed_area_table", ndims=(2, 3))
-    out = _sat_gpu(g, method)
-    return out.numpy() if host is not None else out
+    b = g.device.batch()
+    out = _record_sat(b, g, method)
+    if host is not None:
+        return submit_to_host(b, out)
+    b.submit()
+    return out
 
 
 def _sat_gpu(g: GpuArray, method: str = "overlapped") -> GpuArray:
+    b = g.device.batch()
+    out = _record_sat(b, g, method)
+    b.submit()
+    return out
+
+
+def _record_sat(b, g: GpuArray, method: str = "overlapped") -> GpuArray:
+    """Record the summed-area table of ``g`` into batch ``b``; returns the (new) table."""
     dev = g.device
     if method not in ("overlapped", "rt"):
         raise InputError("summed_area_table", f"method must be 'overlapped' or 'rt', got {method!r}")
-    H, W, C = _image_shape(g.shape)
-    T, SRC_T, U8, odt = _types(g.dtype)
+    odt = _types(g.dtype)[3]
     out = GpuArray.empty(g.shape, odt, dev)
     if g.size == 0:
         return out
+    steps, scratch_bytes = dev.plan(("sat", g.shape, g.dtype, method), lambda: _sat_plan(dev, g, method))
+    scratch = [dev.alloc(n) for n in scratch_bytes]
+    for k, groups, packed, names in steps:
+        binds = {"src": g, "dst": out, "colsum": scratch[0] if scratch else None,
+                 "rowpref": scratch[1] if scratch else None, "blocktot": scratch[2] if scratch else None}
+        b.dispatch(k, groups, packed, **{n: binds[n] for n in names})
+    return out
+
+
+def _sat_plan(dev, g: GpuArray, method: str):
+    """The dispatches of a summed-area table of this shape: (kernel, grid, packed params, bindings)."""
+    H, W, C = _image_shape(g.shape)
+    T, SRC_T, U8, _ = _types(g.dtype)
     base = {"T": T, "SRC_T": SRC_T, "U8": U8}
-    b = dev.batch()
+
+    def step(defines, groups, p, *names):
+        k = dev.kernel("sat/sat.wgsl", defines={**base, **defines})
+        return k, groups, k.pack_params(p), names
+
     if method == "rt":
         if max(H, W) > _RT_MAX:
             raise InputError("summed_area_table", f"method='rt' handles rows and columns up to {_RT_MAX}; "
                              f"got {H} x {W} (use method='overlapped')")
         p = {"H": H, "W": W, "C": C, "nbx": 0, "nby": 0}
-        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "RT_ROWS": True}), (-(-H // 64), C),
-                   params=p, src=g, dst=out)
-        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "RT_COLS": True}), (-(-W // 64), C),
-                   params=p, dst=out)
-        b.submit()
-        return out
+        return [step({"RT_ROWS": True}, (-(-H // 64), C), p, "src", "dst"),
+                step({"RT_COLS": True}, (-(-W // 64), C), p, "dst")], ()
     nbx, nby = -(-W // _TS), -(-H // _TS)
     if max(H, W) > 32 * 65535:
         raise InputError("summed_area_table", f"image {H} x {W}: sides up to {32 * 65535} are supported")
     p = {"H": H, "W": W, "C": C, "nbx": nbx, "nby": nby}
     # One channel of 32-bit words with rows a multiple of 4 long: the tile kernels move vec4s.
     vec4 = C == 1 and not U8 and W % 4 == 0
-    with dev.scratch_buffers(4 * C * nby * W, 4 * C * nbx * H, 4 * C * nbx * nby) as (colsum, rowpref, blocktot):
-        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "TILE_SUMS": True, "VEC4": vec4}), (nbx, nby, C),
-                   params=p, src=g, colsum=colsum, rowpref=rowpref, blocktot=blocktot)
-        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "SCAN_COLS": True}), (-(-(W + nbx) // 32), C),
-                   params=p, colsum=colsum, blocktot=blocktot)
-        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "SCAN_ROWS": True}), (-(-H // 32), C),
-                   params=p, rowpref=rowpref, blocktot=blocktot)
-        b.dispatch(dev.kernel("sat/sat.wgsl", defines={**base, "TILE_FINAL": True, "VEC4": vec4}), (nbx, nby, C),
-                   params=p, src=g, colsum=colsum, rowpref=rowpref, dst=out)
-        b.submit()
-    return out
+    return [step({"TILE_SUMS": True, "VEC4": vec4}, (nbx, nby, C), p, "src", "colsum", "rowpref", "blocktot"),
+            step({"SCAN_COLS": True}, (-(-(W + nbx) // 32), C), p, "colsum", "blocktot"),
+            step({"SCAN_ROWS": True}, (-(-H // 32), C), p, "rowpref", "blocktot"),
+            step({"TILE_FINAL": True, "VEC4": vec4}, (nbx, nby, C), p, "src", "colsum", "rowpref", "dst")], \
+        (4 * C * nby * W, 4 * C * nbx * H, 4 * C * nbx * nby)
 
 
 def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant") -> np.ndarray | GpuArray:
@@ -153,16 +171,18 @@ def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant") 
     dev = g.device
     H, W, C = _image_shape(g.shape)
     out = GpuArray.empty(g.shape, np.float32, dev)
+    b = dev.batch()
     if g.size:
-        s = _sat_gpu(g)
+        s = _record_sat(b, g)
         T = _types(g.dtype)[0]
         radius = int(min(radius, max(H, W)))
-        b = dev.batch()
         b.dispatch(dev.kernel("sat/box.wgsl", defines={"T": T}), -(-(H * W * C) // 256),
                    params={"H": H, "W": W, "C": C, "radius": radius, "normalize": int(mode == "clip")},
                    sat=s, dst=out)
-        b.submit()
-    return out.numpy() if host is not None else out
+    if host is not None:
+        return submit_to_host(b, out)
+    b.submit()
+    return out
 
 
 # ------------------------------------------------------------------------------------------ benchmark

@@ -37,7 +37,7 @@ import os
 
 import numpy as np
 
-from ._array import GpuArray, as_input, asarray
+from ._array import GpuArray, as_input, asarray, submit_to_host
 from ._bench import BenchContext, benchmark, copy_pass
 from ._device import Binding, Device
 from ._errors import DeviceLimitError, InputError
@@ -237,17 +237,13 @@ def scan(x, op: str = "add", exclusive: bool = False, axis: int = -1, out=None):
         return res
     dev = g.device
     dst = _output_for(out, g, host, "scan")
+    b = dev.batch()
     if g.size:
-        b = dev.batch()
         encode_scan(b, g, dst, op, exclusive)
-        b.submit()
     if host is None:
+        b.submit()
         return dst
-    result = dst.numpy()
-    if isinstance(out, np.ndarray):
-        out[...] = result
-        return out
-    return result
+    return submit_to_host(b, dst, out=out if isinstance(out, np.ndarray) else None)
 
 
 def _output_for(out, g: GpuArray, host, primitive: str) -> GpuArray:
@@ -270,31 +266,58 @@ def _output_for(out, g: GpuArray, host, primitive: str) -> GpuArray:
 def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method: str | None = None) -> None:
     """Record a scan of ``g`` into ``dst`` (last axis) in batch ``b``; for use by other primitives."""
     dev = g.device
+    method = method or dev.options.get("scan_method", "single_pass")
+    plan = dev.plan(("scan", g.shape, g.dtype, g.buffer.size, dst.buffer.size, op, exclusive, method),
+                    lambda: _scan_plan(dev, g, dst, op, exclusive, method))
+    chunks, carry_bytes, scratch_bytes, max_tiles = plan
+    carry = dev.alloc(carry_bytes)
+    partials = dev.alloc(scratch_bytes) if method == "rts" else None  # single pass: only for a repair
+    state = dev.alloc(scratch_bytes) if method == "single_pass" else None
+    args = dev.alloc(32) if method == "single_pass" else None
+    stats = dev.options.get("scan_stats_buffer")
+    for ci, (k, groups, packed, src_range, out_range, state_bytes, repair, params) in enumerate(chunks):
+        src = Binding(g.buffer, *src_range)
+        out = Binding(dst.buffer, *out_range)
+        if method == "rts":
+            _encode_rts(b, dev, op, g.dtype, src, out, partials, carry, params, exclusive)
+            continue
+        b.clear(state, 0, state_bytes)
+        if repair:
+            b.clear(args, 0, 32)
+        b.dispatch(k, groups, packed, input=src, tile_state=state, carry=carry, output=out, repair_args=args)
+        if stats is not None:
+            b.copy(state, 0, stats, 16 * ci, 16)
+        if repair:
+            if partials is None:
+                partials = dev.alloc(4 * max_tiles)
+            _encode_rts(b, dev, op, g.dtype, src, out, partials, carry, params, exclusive, indirect=args)
+
+
+def _scan_plan(dev: Device, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method: str):
+    """Kernels, packed params and binding ranges of each chunk of a scan of this shape."""
+    if method not in ("single_pass", "rts"):
+        raise InputError("scan", f"unknown scan method {method!r}")
     rows, row_len = _as_2d(g.shape, -1)
     scalar = rows > 1 and row_len % 4 != 0
-    method = method or dev.options.get("scan_method", "single_pass")
     itemsize = 4
     vpt = _vpt(dev, row_len)
     tile = _wg(dev) * vpt * 4
-    chunks = list(_row_chunks(dev, rows, row_len, tile=tile))
-    max_tiles = max(nr * -(-(ne // nr) // tile) for _, nr, _, ne in chunks)
-    carry = dev.scratch(4 * (len(chunks) + 1))
-    partials = dev.scratch(4 * max_tiles) if method == "rts" else None  # single pass: only for a repair
-    state = dev.scratch(16 + 8 * max_tiles) if method == "single_pass" else None
-    args = dev.scratch(32) if method == "single_pass" else None
-    stats = dev.options.get("scan_stats_buffer")
-    for ci, (_, nr, e0, ne) in enumerate(chunks):
+    row_chunks = list(_row_chunks(dev, rows, row_len, tile=tile))
+    max_tiles = max(nr * -(-(ne // nr) // tile) for _, nr, _, ne in row_chunks)
+    chunks = []
+    for ci, (_, nr, e0, ne) in enumerate(row_chunks):
         seg = ne // nr
         tpr = -(-seg // tile)
         n_tiles = tpr * nr
-        src = Binding(g.buffer, e0 * itemsize, _padded(ne * itemsize, g, e0))
-        out = Binding(dst.buffer, e0 * itemsize, _padded(ne * itemsize, dst, e0))
+        src_range = (e0 * itemsize, _padded(ne * itemsize, g, e0))
+        out_range = (e0 * itemsize, _padded(ne * itemsize, dst, e0))
         params = {"row_len": seg, "tiles_per_row": tpr, "n_tiles": n_tiles, "carry_in": int(ci > 0 and rows == 1),
                   "chunk": ci, "withhold_period": int(dev.options.get("scan_withhold_period", 0)),
                   "max_steps": int(dev.options.get("scan_max_steps", _max_steps(dev))), "max_self": 0,
                   "n_groups": n_tiles}
         grid = dev.grid(n_tiles)
-        params.update(repair_x=grid[0], repair_y=grid[1], rows=nr)
+        params.update(repair_x=grid[0], repair_y=grid[1], rows=nr, scalar=scalar, vpt=vpt)
+        k, packed, repair = None, None, False
         if method == "single_pass":
             defs = _defines(dev, op, g.dtype, scalar, vpt, SINGLE_PASS=True, EXCLUSIVE=exclusive)
             k = dev.kernel("scan/scan.wgsl", defines=defs)
@@ -303,25 +326,10 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
             # (three indirect dispatches, 2.5% of a 2^28 scan on an H100 even when idle) is only
             # recorded where a segment has more tiles than that.
             repair = tpr > params["max_self"] and dev.options.get("scan_repair", True)
-            b.clear(state, 0, 16 + 8 * n_tiles)
-            if repair:
-                b.clear(args, 0, 32)
-            b.dispatch(k, n_tiles, params=params, input=src, tile_state=state, carry=carry, output=out,
-                       repair_args=args)
-            if stats is not None:
-                b.copy(state, 0, stats, 16 * ci, 16)
-            if repair:
-                if partials is None:
-                    partials = dev.scratch(4 * max_tiles)
-                _encode_rts(b, dev, op, g.dtype, scalar, vpt, src, out, partials, carry, params, nr, exclusive,
-                            indirect=args)
-        elif method == "rts":
-            _encode_rts(b, dev, op, g.dtype, scalar, vpt, src, out, partials, carry, params, nr, exclusive)
-        else:
-            raise InputError("scan", f"unknown scan method {method!r}")
-    for buf in (carry, partials, state, args):
-        if buf is not None:
-            dev.release(buf)
+            packed = k.pack_params({n: v for n, v in params.items() if n not in ("scalar", "vpt")})
+        chunks.append((k, n_tiles, packed, src_range, out_range, 16 + 8 * n_tiles, repair, params))
+    scratch = 4 * max_tiles if method == "rts" else 16 + 8 * max_tiles
+    return chunks, 4 * (len(row_chunks) + 1), scratch, max_tiles
 
 
 def _padded(nbytes: int, arr: GpuArray, e0: int) -> int:
@@ -330,7 +338,9 @@ def _padded(nbytes: int, arr: GpuArray, e0: int) -> int:
     return min(arr.buffer.size - start, (nbytes + 15) // 16 * 16)
 
 
-def _encode_rts(b, dev, op, dtype, scalar, vpt, src, out, partials, carry, params, rows, exclusive, indirect=None):
+def _encode_rts(b, dev, op, dtype, src, out, partials, carry, params, exclusive, indirect=None):
+    scalar, vpt, rows = params["scalar"], params["vpt"], params["rows"]
+    params = {n: v for n, v in params.items() if n not in ("scalar", "vpt")}
     red = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, dtype, scalar, vpt, RTS_REDUCE=True))
     spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines(op, dtype, "scan"))
     down = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, dtype, scalar, vpt, RTS_DOWNSWEEP=True,
@@ -392,10 +402,10 @@ def reduce(x, op: str = "add", axis: int | None = None):
     dst = GpuArray.empty(out_shape, g.dtype, dev)
     b = dev.batch()
     encode_reduce(b, g if ax is not None else g.reshape(-1), dst, op, defs, rows, row_len)
-    b.submit()
     if host is None:
+        b.submit()
         return dst
-    res = dst.numpy()
+    res = submit_to_host(b, dst)
     return res[()] if ax is None else res
 
 
@@ -406,6 +416,21 @@ def _upload(a: np.ndarray, dev: Device) -> GpuArray:
 def encode_reduce(b, g: GpuArray, dst: GpuArray, op: str, defs: dict, rows: int, row_len: int) -> None:
     """Record the reduction of ``rows`` segments of ``row_len`` elements of ``g`` into ``dst``."""
     dev = g.device
+    steps, parts_bytes, firsts_bytes = dev.plan(
+        ("reduce", g.dtype, g.buffer.size, op, rows, row_len),
+        lambda: _reduce_plan(dev, g, op, defs, rows, row_len))
+    partials = dev.alloc(parts_bytes)
+    firsts = dev.alloc(firsts_bytes) if firsts_bytes else None
+    for k_part, groups, packed_part, src_range, k_final, nr, packed_final in steps:
+        b.dispatch(k_part, groups, packed_part, input=Binding(g.buffer, *src_range), partials=partials)
+        b.dispatch(k_final, nr, packed_final, partials=partials, output=firsts if firsts is not None else dst.buffer)
+    if firsts is not None:
+        k_final = steps[0][4]
+        b.dispatch(k_final, 1, params={"row_len": len(steps), "chunks_per_row": len(steps), "n_groups": 1,
+                                       "out_base": 0}, partials=firsts, output=dst.buffer)
+
+
+def _reduce_plan(dev: Device, g: GpuArray, op: str, defs: dict, rows: int, row_len: int):
     scalar = rows > 1 and row_len % 4 != 0
     loads = int(dev.options.get("reduce_loads", REDUCE_LOADS))
     base = dict(defs, WG=WG, LOADS=loads, FINAL_LOADS=FINAL_LOADS, SUBGROUPS=_use_subgroups(dev), SCALAR=scalar)
@@ -415,25 +440,17 @@ def encode_reduce(b, g: GpuArray, dst: GpuArray, op: str, defs: dict, rows: int,
     pieces = list(_row_chunks(dev, rows, row_len))
     one_d_split = rows == 1 and len(pieces) > 1
     total_parts = sum(nr * -(-(ne // nr) // chunk) for _, nr, _, ne in pieces)
-    partials = dev.scratch(4 * total_parts)
-    firsts = dev.scratch(4 * len(pieces)) if one_d_split else None
-    off = 0
+    steps = []
     for pi, (r0, nr, e0, ne) in enumerate(pieces):
         seg = ne // nr
         cpr = -(-seg // chunk)
         groups = cpr * nr
-        src = Binding(g.buffer, e0 * 4, _padded(ne * 4, g, e0))
-        b.dispatch(k_part, groups, params={"row_len": seg, "chunks_per_row": cpr, "n_groups": groups,
-                                           "out_base": 0}, input=src, partials=partials)
-        target = firsts if one_d_split else dst.buffer
-        b.dispatch(k_final, nr, params={"row_len": seg, "chunks_per_row": cpr, "n_groups": nr,
-                                        "out_base": pi if one_d_split else r0}, partials=partials, output=target)
-        off += groups
-    if one_d_split:
-        b.dispatch(k_final, 1, params={"row_len": len(pieces), "chunks_per_row": len(pieces), "n_groups": 1,
-                                       "out_base": 0}, partials=firsts, output=dst.buffer)
-        dev.release(firsts)
-    dev.release(partials)
+        steps.append((k_part, groups, k_part.pack_params({"row_len": seg, "chunks_per_row": cpr, "n_groups": groups,
+                                                          "out_base": 0}),
+                      (e0 * 4, _padded(ne * 4, g, e0)), k_final, nr,
+                      k_final.pack_params({"row_len": seg, "chunks_per_row": cpr, "n_groups": nr,
+                                           "out_base": pi if one_d_split else r0})))
+    return steps, 4 * total_parts, 4 * len(pieces) if one_d_split else 0
 
 
 # ------------------------------------------------------------------------- benchmarks

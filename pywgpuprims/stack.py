@@ -97,7 +97,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._array import GpuArray, as_input
+from ._array import GpuArray, as_input, submit_to_host
 from ._bench import BenchContext, benchmark
 from ._device import Device
 from ._errors import DeviceLimitError, InputError
@@ -189,29 +189,33 @@ def _spine_wg(dev: Device) -> int:
 
 
 _lists_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+LISTS_KEPT = 256 << 20  # bytes of lists kept per device between calls
 
 
 def _lists(dev: Device, b, nbytes: int):
     """The partitions' lists of unmatched opens and this call's epoch (the tag its entries carry).
 
     A reader in the single pass tells a stale entry (one whose store it cannot see yet) by its tag,
-    so a reused buffer must hold only entries of earlier epochs: one buffer per device (up to the
-    scratch pool's limit; larger ones are fresh, i.e. zero, each call) with a counter, cleared
-    when the counter wraps. Returns (buffer, epoch, keep): release the buffer unless ``keep``.
+    so a reused buffer must hold only entries of earlier epochs: one buffer per device (up to
+    LISTS_KEPT bytes) with a counter, cleared when it is new and when the counter wraps; larger
+    ones come from the pool and are cleared each call. Returns (buffer, epoch).
     """
     size = max(256, 1 << (int(nbytes) - 1).bit_length())
-    if size > dev.pool_limit_bytes:
-        return dev.create_buffer(size, label="stack lists"), 1, False
+    if size > LISTS_KEPT:
+        buf = dev.alloc(size, label="stack lists")
+        b.clear(buf)
+        return buf, 1
     with dev._lock:
         ent = _lists_cache.get(dev)
         if ent is None or ent[0].size < size:
-            ent = [dev.create_buffer(size, label="stack lists"), 0]
+            ent = [dev.alloc(size, label="stack lists"), 0]
+            b.clear(ent[0])
             _lists_cache[dev] = ent
         ent[1] += 1
         if ent[1] >= 1 << (32 - MAX_LOCAL_BITS):
             b.clear(ent[0])
             ent[1] = 1
-        return ent[0], ent[1], True
+        return ent[0], ent[1]
 
 
 def _spine_shape(dev: Device, tree_size: int) -> tuple[int, int, int]:
@@ -243,9 +247,9 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     if onepass:  # partitions of `chunks` chunks of P elements
         chunks = _chunks(dev)
         one_parts = -(-n // (P * chunks))
-        lists, epoch, keep = _lists(dev, b, 4 * one_parts * chunks * P)
+        lists, epoch = _lists(dev, b, 4 * one_parts * chunks * P)
     else:  # dispatch order alone orders the multi-pass method's list stores and loads
-        lists, epoch, keep = dev.scratch(4 * n_parts * P), 1, False
+        lists, epoch = dev.alloc(4 * n_parts * P), 1
     params = {"n": n, "n_parts": n_parts, "n_groups": n_parts, "tree_size": tree_size, "epoch": epoch}
     swg, chunk, n_chunks = _spine_shape(dev, tree_size)
     rargs = None
@@ -275,9 +279,9 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             NO_LOOKBACK_TIMING=timing == "no_lookback", NO_WALKS_TIMING=timing == "no_walks",
             NO_LIST_TIMING=timing == "no_list",
             SEG_TOTALS=sub, BLOCK_MIN_LANES=sub, SHARED_WALK=sub and chunks == 1))
-        state = dev.scratch(16 + 12 * one_parts)  # counters, then 3 words per partition
-        rargs = dev.scratch(18 * 4)
-        sublists = dev.scratch(max(16, 4 * one_parts * (chunks - 1) * P))
+        state = dev.alloc(16 + 12 * one_parts)  # counters, then 3 words per partition
+        rargs = dev.alloc(18 * 4)
+        sublists = dev.alloc(max(16, 4 * one_parts * (chunks - 1) * P))
         red, up, ch = dev.grid(n_parts), dev.grid(n_chunks), dev.grid(-(-n_parts // 256))
         one = dict(params, n_parts=one_parts, n_groups=one_parts,
                    withhold_period=int(opt.get("stack_withhold_period", 0)), max_steps=steps,
@@ -289,15 +293,9 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             b.clear(rargs, 0, 18 * 4)
         b.dispatch(k_one, one_parts, params=one, input=g, lists=lists, sublists=sublists, link=link, depth=depth,
                    state=state, info=info, repair_args=rargs)
-        dev.release(sublists)
         stats = opt.get("stack_stats_buffer")
         if stats is not None:
             b.copy(state, 0, stats, 0, 16)
-        dev.release(state)
-        if not repair:
-            dev.release(rargs)
-            if not keep:
-                dev.release(lists)
             return
     defs["STAGE_STORES"] = bool(dev.options.get("stack_stage_stores", STAGE_STORES))
     k_red = dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True))
@@ -305,12 +303,12 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
                                                         "LOCAL_BITS": LOCAL_BITS})
     k_leaf = dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True, LEAF_FNS=True, TREE=True))
     k_up, k_top, k_down = (dev.kernel("stack/spine.wgsl", defines={"WG": swg, m: True}) for m in ("UP", "TOP", "DOWN"))
-    part_bic = dev.scratch(8 * n_parts)
-    part_start = dev.scratch(4 * n_parts)
-    tree = dev.scratch(8 * tree_size)
-    chain = dev.scratch(16 * n_parts)
-    chunk_bic = dev.scratch(8 * n_chunks)
-    chunk_start = dev.scratch(4 * n_chunks)
+    part_bic = dev.alloc(8 * n_parts)
+    part_start = dev.alloc(4 * n_parts)
+    tree = dev.alloc(8 * tree_size)
+    chain = dev.alloc(16 * n_parts)
+    chunk_bic = dev.alloc(8 * n_chunks)
+    chunk_start = dev.alloc(4 * n_chunks)
     sp = {"n_parts": n_parts, "tree_size": tree_size, "chunk": chunk, "n_chunks": n_chunks}
 
     def dispatch(k, groups, slot, **kw):
@@ -328,12 +326,6 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     dispatch(k_chain, -(-n_parts // 256), 4, params=params, part_start=part_start, tree=tree, chain=chain)
     dispatch(k_leaf, n_parts, 5, params=params, input=g, opens_out=lists, tree=tree, chain=chain,
              link=link, depth=depth)
-    for buf in (part_bic, part_start, tree, chain, chunk_bic, chunk_start):
-        dev.release(buf)
-    if rargs is not None:
-        dev.release(rargs)
-    if not keep:
-        dev.release(lists)
 
 
 def encode_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArray, info=None,
@@ -361,10 +353,8 @@ def encode_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArr
         raise InputError("bracket_match", "kinds must be uint32 or int32 on the GPU")
     own = info is None
     if own:
-        info = dev.scratch(16)
+        info = dev.alloc(16)
     _encode_match(batch, is_open, mode, link, depth, info)
-    if own:
-        dev.release(info)
 
 
 def _check_size(dev: Device, n: int, primitive: str) -> None:
@@ -426,17 +416,20 @@ def bracket_match(is_open, return_info: bool = False, out=None):
     else:
         link = GpuArray.empty((n,), np.int32, dev)
         depth = GpuArray.empty((n,), np.int32, dev)
-    info = dev.scratch(16)
+    info = GpuArray.empty((4,), np.uint32, dev)
+    b = dev.batch()
     if n:
-        b = dev.batch()
         _encode_match(b, g, "u8" if g.dtype == np.uint8 else "u32", link, depth, info)
+    else:
+        b.clear(info)
+    if host is not None:
+        res = submit_to_host(b, link, depth, info)
+    else:
         b.submit()
-    res = (link, depth) if host is None else (link.numpy(), depth.numpy())
+        res = (link, depth, info.numpy() if return_info else None)
     if return_info:
-        words = np.frombuffer(dev.read(info, 0, 8), np.uint32) if n else np.zeros(2, np.uint32)
-        res = (*res, BracketInfo(int(words[0]), int(words[1])))
-    dev.release(info)
-    return res
+        return res[0], res[1], BracketInfo(int(res[2][0]), int(res[2][1]))
+    return res[0], res[1]
 
 
 def unclosed_opens(is_open, link) -> np.ndarray:
@@ -646,10 +639,10 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
     link = GpuArray.empty((n,), np.int32, dev)
     if n:
         depth = GpuArray.empty((n,), np.int32, dev)
-        with dev.scratch_buffers(16) as (info,):
-            b = dev.batch()
-            _encode_match(b, gk, "kind", link, depth, info)
-            b.submit()
+        info = dev.alloc(16)
+        b = dev.batch()
+        _encode_match(b, gk, "kind", link, depth, info)
+        b.submit()
         if max_depth is None:
             from .scan import reduce  # noqa: PLC0415
 
@@ -750,7 +743,7 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
         cuda_ns = _torch_match_ns(ctx, x)
         want = _fast_reference(x) if n <= 1 << 24 else None
         for wg, sg, stage, one in variants:
-            info = dev.scratch(16)
+            info = dev.alloc(16)
 
             def run(i, info=info):
                 b = dev.batch()
@@ -762,8 +755,7 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
                                stack_stats_buffer=stats.buffer if one else None):
                     ns = ctx.gpu_ns(run)
             finally:
-                dev.release(info)
-            method = "single pass" if one else "multi-pass"
+                        method = "single pass" if one else "multi-pass"
             rows.append(ctx.row("bracket_match", f"{name}, {method}, partition {wg * EPT}"
                                 f"{'' if sg else ', no subgroups'}{', staged stores' if stage else ''}",
                                 n, ns, bytes_moved=9 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,

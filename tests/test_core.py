@@ -109,16 +109,22 @@ def test_timer(dev, rng):
 
 def test_many_calls_do_not_grow_memory(dev, rng):
     a = pp.asarray(rng.integers(0, 9, 1000).astype(np.uint32))
+    x = rng.integers(0, 9, 5000).astype(np.uint32)
     for _ in range(200):
         copy(a)
+        pp.scan(x)
     dev.sync()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    created = dev.memory.stats().buffers_created
     for _ in range(10_000):
         copy(a)
+    for _ in range(500):
+        pp.scan(x)
+        pp.scan(a)
     dev.sync()
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 64 * 1024, f"10^4 calls grew the peak RSS by {grown_kib} KiB"
-    assert dev._pool_bytes <= dev.pool_limit_bytes
+    assert dev.memory.stats().buffers_created == created, "steady-state calls created buffers"
 
 
 def test_device_loss_becomes_an_exception(rng):

@@ -11,6 +11,7 @@ from conftest import POISON_U32, poisoned, run_with_lavapipe_threads
 import pywgpuprims as pp
 from pywgpuprims import rle
 from pywgpuprims._bench import rle_traffic_pass
+from pywgpuprims._memory import STORAGE_USAGE
 
 DTYPES = ["uint8", "uint32", "int32", "float32"]
 METHODS = ["fused", "parle"]
@@ -171,23 +172,17 @@ def test_decode(dtype, rng):
 
 @pytest.fixture
 def poison_alloc(monkeypatch):
-    """Every GpuArray and scratch buffer the primitives allocate starts out poisoned."""
+    """Every storage buffer the primitives allocate (GpuArrays and scratch) starts out poisoned."""
     dev = pp.device()
-    real_empty = pp.GpuArray.empty.__func__
-    real_scratch = dev.scratch
+    pooled = dev.alloc
 
-    def empty(cls, shape, dtype, d=None):
-        g = real_empty(cls, shape, dtype, d)
-        dev.write(g.buffer, np.full(g.buffer.size // 4, 0xDEADBEEF, np.uint32).tobytes())
-        return g
-
-    def scratch(nbytes):
-        buf = real_scratch(nbytes)
-        dev.write(buf, np.full(buf.size // 4, 0xDEADBEEF, np.uint32).tobytes())
+    def poisoned(nbytes, usage=STORAGE_USAGE, label=""):
+        buf = pooled(nbytes, usage, label)
+        if usage == STORAGE_USAGE:
+            dev.write(buf, np.full(buf.size // 4, 0xDEADBEEF, np.uint32))
         return buf
 
-    monkeypatch.setattr(pp.GpuArray, "empty", classmethod(empty))
-    monkeypatch.setattr(dev, "scratch", scratch)
+    monkeypatch.setattr(dev, "alloc", poisoned)
     yield
 
 

@@ -14,6 +14,7 @@ from scipy.signal import lfilter
 from skimage.transform import integral_image
 
 import pywgpuprims as pp
+from pywgpuprims._memory import STORAGE_USAGE
 from pywgpuprims.recfilter import _coefs, _padlen
 
 
@@ -339,16 +340,17 @@ def test_recursive_filter_kernel_variants(fix_seg, split, reg_max, monkeypatch, 
 
 
 def _poison_scratch(monkeypatch):
-    """Fill every pooled scratch buffer with NaN as it is handed out; returns the device."""
+    """Fill every storage buffer the pool hands out with NaN; returns the device."""
     dev = pp.device()
-    pooled = dev.scratch
+    pooled = dev.alloc
 
-    def poisoned(nbytes):
-        buf = pooled(nbytes)
-        dev.write(buf, np.full(buf.size // 4, np.nan, np.float32).tobytes())
+    def poisoned(nbytes, usage=STORAGE_USAGE, label=""):
+        buf = pooled(nbytes, usage, label)
+        if usage == STORAGE_USAGE:
+            dev.write(buf, np.full(buf.size // 4, np.nan, np.float32))
         return buf
 
-    monkeypatch.setattr(dev, "scratch", poisoned)
+    monkeypatch.setattr(dev, "alloc", poisoned)
     return dev
 
 

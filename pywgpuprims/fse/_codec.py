@@ -84,7 +84,7 @@ def _u32_view(data: bytes) -> np.ndarray:
 
 
 def _buffer(dev: Device, nbytes: int):
-    return dev.create_buffer(max(16, nbytes), label="fse")
+    return dev.alloc(max(16, nbytes), label="fse")
 
 
 def _upload(dev: Device, data) -> Any:

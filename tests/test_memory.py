@@ -1,0 +1,209 @@
+"""The host path: the caching allocator, staged transfers, readbacks."""
+
+import gc
+import threading
+
+import numpy as np
+import pytest
+from conftest import poisoned
+
+import pywgpuprims as pp
+from pywgpuprims._bench import copy_pass
+from pywgpuprims._device import TransferTuning
+from pywgpuprims._memory import size_class
+
+
+@pytest.fixture
+def small_chunks(dev):
+    """Staged transfers in chunks of 4 KiB, and no shortcut for small ones: every path is staged."""
+    saved = dev.transfer
+    dev.transfer = TransferTuning(small_upload=0, chunk=4096, one_shot=0)
+    yield 4096
+    dev.transfer = saved
+
+
+def test_size_classes():
+    assert size_class(1) == 256 and size_class(4096) == 4096 and size_class(4097) == 4608
+    for n in [5000, 65537, 10**6, 3 * 2**27 + 5]:
+        c = size_class(n)
+        assert n <= c <= n * 1.125
+
+
+def test_freed_arrays_are_reused_and_stats_add_up(dev, rng):
+    dev.sync()
+    a = pp.asarray(rng.integers(0, 9, 300_000).astype(np.uint32))
+    serial = a.buffer.serial
+    in_use = dev.memory.stats().in_use
+    del a
+    gc.collect()
+    st = dev.memory.stats()
+    assert st.in_use <= in_use - 1_200_000 and st.cached >= 1_200_000
+    b = pp.GpuArray.empty((300_000,), np.uint32)
+    assert b.buffer.serial == serial  # the same buffer, from the cache
+    assert b.buffer.size == 1_200_000  # bound and cleared as asked, not as pooled
+    dev.memory.free_cache()
+    assert dev.memory.stats().cached == 0
+
+
+def test_reuse_while_a_batch_still_reads_the_buffer(dev, rng):
+    """A buffer freed while a long queued batch reads it goes to work queued after that batch only."""
+    n = 1 << 20
+    x = rng.integers(0, 2**32, n, dtype=np.uint32)
+    a = pp.asarray(x)
+    out = poisoned((n,), np.uint32)
+    serial = a.buffer.serial
+    copy_pass(dev, a, out, n // 4, times=40)  # queued, not waited for
+    del a
+    gc.collect()
+    b = pp.asarray(np.full(n, 0xDEADBEEF, np.uint32))  # takes a's buffer and overwrites it
+    assert b.buffer.serial == serial
+    np.testing.assert_array_equal(out.numpy(), x)
+    np.testing.assert_array_equal(b.numpy(), np.full(n, 0xDEADBEEF, np.uint32))
+
+
+def test_a_batch_holds_its_blocks_until_submitted(dev, rng):
+    x = rng.integers(0, 2**32, 4096, dtype=np.uint32)
+    a = pp.asarray(x)
+    out = poisoned((4096,), np.uint32)
+    k = dev.kernel("bench/copy.wgsl", defines={"COPY": True, "WG": 256, "VECS_PER_THREAD": 1})
+    b = dev.batch()
+    b.dispatch(k, 4, params={"n_vec4": 1024, "n_groups": 4}, src=a, dst=out)
+    serial = a.buffer.serial
+    del a
+    gc.collect()
+    c = pp.asarray(np.zeros(4096, np.uint32))  # must not get a's buffer while b still records it
+    assert c.buffer.serial != serial
+    b.submit()
+    np.testing.assert_array_equal(out.numpy(), x)
+
+
+@pytest.mark.parametrize("staged", [False, True])
+@pytest.mark.parametrize("nbytes", [1, 3, 4, 5, 4095, 4096, 4097, 8191, 12289, 40_003])
+def test_odd_transfer_sizes(dev, rng, nbytes, staged, request):
+    if staged:
+        request.getfixturevalue("small_chunks")
+    x = rng.integers(0, 256, nbytes, dtype=np.uint8)
+    g = pp.asarray(x)
+    np.testing.assert_array_equal(g.numpy(), x)
+    # the padding of a last partial word is zero (kernels reading packed bytes rely on it)
+    words = np.frombuffer(dev.read(g.buffer, 0, -(-nbytes // 4) * 4), np.uint8)
+    assert not words[nbytes:].any()
+    # an offset view of the buffer comes back too
+    if nbytes > 8:
+        v = pp.GpuArray(dev, g.buffer, (nbytes - 8,), np.uint8, 8)
+        np.testing.assert_array_equal(v.numpy(), x[8:])
+
+
+@pytest.mark.parametrize("staged", [False, True])
+def test_non_contiguous_and_reversed_inputs(dev, rng, staged, request):
+    if staged:
+        request.getfixturevalue("small_chunks")
+    x = rng.standard_normal((300, 41)).astype(np.float32)
+    for view in (x[::-1], x[:, ::2], x.T, x[::3, 5:]):
+        np.testing.assert_array_equal(pp.asarray(view).numpy(), view)
+        row = view[1]  # strided when view is
+        np.testing.assert_array_equal(pp.scan(row, op="max"), np.maximum.accumulate(row))
+
+
+@pytest.mark.parametrize("staged", [False, True])
+def test_numpy_into_out(dev, rng, staged, request):
+    if staged:
+        request.getfixturevalue("small_chunks")
+    x = rng.integers(0, 2**32, 10_001, dtype=np.uint32)
+    g = pp.asarray(x)
+    out = np.full(10_001, 7, np.uint32)
+    assert g.numpy(out=out) is out
+    np.testing.assert_array_equal(out, x)
+    strided = np.zeros(20_002, np.uint32)[::2]
+    g.numpy(out=strided)
+    np.testing.assert_array_equal(strided, x)
+    with pytest.raises(pp.InputError, match="GpuArray.numpy"):
+        g.numpy(out=np.zeros(5, np.uint32))
+    res = np.zeros(10_001, np.uint32)
+    assert pp.scan(x, out=res) is res
+    np.testing.assert_array_equal(res, np.cumsum(x, dtype=np.uint32))
+    gres = pp.GpuArray.empty((10_001,), np.uint32)
+    assert pp.scan(g, out=gres) is gres
+    np.testing.assert_array_equal(gres.numpy(), np.cumsum(x, dtype=np.uint32))
+
+
+@pytest.mark.parametrize("staged", [False, True])
+def test_counted_results_around_the_one_shot_size(dev, rng, staged, request):
+    if staged:
+        request.getfixturevalue("small_chunks")
+    for n in [1, 1000, 1024 * 64 + 3]:
+        x = rng.integers(0, 2**32, n, dtype=np.uint32)
+        m = rng.random(n) < 0.3
+        np.testing.assert_array_equal(pp.compact(x, m), x[m])
+        np.testing.assert_array_equal(pp.nonzero(m), np.flatnonzero(m))
+        r = rng.integers(0, 3, n).astype(np.int32)
+        v, c = pp.rle_encode(r)
+        starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+        np.testing.assert_array_equal(v, r[starts])
+        np.testing.assert_array_equal(c, np.diff(np.r_[starts, n]))
+        assert pp.reduce(x) == x.sum(dtype=np.uint32)
+
+
+def test_threads_allocate_and_free_at_once(dev):
+    errors = []
+
+    def work(seed):
+        r = np.random.default_rng(seed)
+        try:
+            for _ in range(30):
+                n = int(r.integers(1, 50_000))
+                x = r.integers(0, 2**32, n, dtype=np.uint32)
+                g = pp.asarray(x)
+                np.testing.assert_array_equal(pp.scan(g).numpy(), np.cumsum(x, dtype=np.uint32))
+                np.testing.assert_array_equal(pp.scan(x), np.cumsum(x, dtype=np.uint32))
+                del g
+        except Exception as exc:  # reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_memory_limit(dev, rng):
+    mem = dev.memory
+    dev.sync()
+    gc.collect()
+    limit = mem.limit
+    keep = [pp.GpuArray.empty((1 << 18,), np.uint32) for _ in range(4)]  # 4 MiB, freed below: cached
+    del keep
+    gc.collect()
+    try:
+        st = mem.stats()
+        assert st.cached >= 4 << 20
+        mem.set_limit(st.in_use + (2 << 20))  # the cache over the limit goes at once
+        assert mem.stats().cached <= 2 << 20
+        with pytest.raises(pp.DeviceLimitError, match=r"GpuArray: 8388608 bytes asked with \d+ in use exceed"):
+            pp.GpuArray.empty((1 << 21,), np.uint32)
+        g = pp.asarray(rng.integers(0, 9, 1 << 18).astype(np.uint32))  # 1 MiB fits
+        assert g.numpy().sum() > 0
+    finally:
+        mem.set_limit(limit)
+
+
+def test_memory_limit_from_the_environment():
+    from pywgpuprims._memory import parse_bytes
+
+    assert parse_bytes("2GiB") == 2 << 30 and parse_bytes("512M") == 512 << 20 and parse_bytes("1e9") == 10**9
+    assert parse_bytes("0") is None and parse_bytes(None) is None
+    with pytest.raises(ValueError, match="PYWGPUPRIMS_MEMORY_LIMIT"):
+        parse_bytes("lots")
+
+
+def test_readback_parts_in_one_mapping(dev, rng):
+    x = rng.integers(0, 2**32, 1000, dtype=np.uint32)
+    g = pp.asarray(x)
+    b = dev.batch()
+    rb = b.readback((g, 0, 12), (g, 400, 6))
+    b.submit()
+    first, second = rb.parts(np.uint32, np.uint8)
+    np.testing.assert_array_equal(first, x[:3])
+    np.testing.assert_array_equal(second, x[100:102].view(np.uint8)[:6])
