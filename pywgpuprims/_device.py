@@ -319,9 +319,13 @@ _WRITE_USAGE = wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC
 
 
 class _Timer:
-    def __init__(self, replays: int = 1, warmup: int = 0):
+    def __init__(self, replays: int = 1, warmup: int = 0, warmup_ns: int = 0, learned: dict | None = None):
         self.replays = max(1, int(replays))
         self.warmup = max(0, int(warmup)) if self.replays > 1 else 0
+        self.warmup_ns = int(warmup_ns) if self.replays > 1 else 0
+        self.learned = learned or {}
+        #: GPU ns of each batch shape timed here (kernel names and grids): ``learned=`` of a later timer
+        self.durations: dict = {}
         self.pending: list = []
         self.marks: list[int] = []
         self._ns: int | None = None
@@ -681,24 +685,28 @@ class Device:
             self.options.update(saved)
 
     @contextmanager
-    def timer(self, replays: int = 1, warmup: int = 0) -> Iterator[_Timer]:
+    def timer(self, replays: int = 1, warmup: int = 0, warmup_ns: int = 0,
+              learned: dict | None = None) -> Iterator[_Timer]:
         """Time GPU work: every batch submitted inside the block gets timestamp queries.
 
         ``t.ns`` (after the block) is the summed GPU time of those batches in nanoseconds. With
-        ``replays`` K > 1 each batch is recorded K times back to back in one submission (after
-        ``warmup`` untimed copies) and reports the mean, so a short batch runs at a steady clock.
+        ``replays`` K > 1 each batch is recorded K times back to back in one submission and reports
+        the mean, after ``warmup`` untimed copies, or as many as fill ``warmup_ns`` by the durations
+        a previous timer ``learned`` (its ``durations``), at most 2000: so that a short batch runs
+        at a steady clock.
         """
         if not self.has_timestamps:
             raise RuntimeError(f"{self.adapter_summary} has no timestamp-query feature")
-        t = _Timer(replays, warmup)
+        t = _Timer(replays, warmup, warmup_ns, learned)
         self._timers.append(t)
         try:
             yield t
         finally:
             self._timers.remove(t)
-            for rb, reps in t.pending:
+            for rb, reps, key in t.pending:
                 begin, end = struct.unpack("<QQ", rb.numpy().tobytes())
                 t._each.append((end - begin) // reps)
+                t.durations[key] = t._each[-1]
             t._ns = sum(t._each)
 
     def _check_alive(self, what: str) -> None:
@@ -777,18 +785,22 @@ class Device:
             cpass.end()
 
     def _record_timed(self, enc, commands, pbuf, timer: _Timer) -> None:
-        """Record the batch ``timer.warmup + timer.replays`` times, timestamps around the replays."""
+        """Record the batch ``warmup + timer.replays`` times, timestamps around the replays."""
         raw = self.raw
+        key = tuple((c[1].kernel.name, c[1].groups) for c in commands if c[0] == "dispatch")
+        warmup = timer.warmup
+        if timer.warmup_ns and timer.learned.get(key):
+            warmup = max(warmup, min(2000, -(-timer.warmup_ns // timer.learned[key])))
         passes_per = sum(1 for i, c in enumerate(commands)
                          if c[0] == "dispatch" and (i == 0 or commands[i - 1][0] != "dispatch"))
         if not passes_per:
-            for _ in range(timer.warmup + timer.replays):
+            for _ in range(warmup + timer.replays):
                 self._record(enc, commands, pbuf)
             return
         query_set = raw.create_query_set(type=wgpu.QueryType.timestamp, count=2)
-        first, last = timer.warmup * passes_per + 1, (timer.warmup + timer.replays) * passes_per
+        first, last = warmup * passes_per + 1, (warmup + timer.replays) * passes_per
         pass_no = 0
-        for _ in range(timer.warmup + timer.replays):
+        for _ in range(warmup + timer.replays):
             cpass = None
             for cmd in commands:
                 if cmd[0] != "dispatch":
@@ -823,7 +835,7 @@ class Device:
         enc.resolve_query_set(query_set, 0, 2, qbuf.raw, 0)
         staging = self.memory.alloc(16, _READ_USAGE, "timestamps")
         enc.copy_buffer_to_buffer(qbuf.raw, 0, staging.raw, 0, 16)
-        timer.pending.append((Readback(staging, [(0, 16)]), timer.replays))
+        timer.pending.append((Readback(staging, [(0, 16)]), timer.replays, key))
 
     def _bind_group(self, d: _Dispatch, pbuf):
         k = d.kernel

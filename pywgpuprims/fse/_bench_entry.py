@@ -43,9 +43,9 @@ def _fse_entry(ctx: BenchContext, n: int) -> list[dict]:
         # the mean of REPLAY timed copies. Timed once, an H100 ran these batches at 345 MHz: the
         # host work between them (read-backs, normalisation) leaves it idle long enough to drop.
         fn()
-        with dev.timer():   # learns each batch's duration, for timing_warm_ms
+        with dev.timer() as first:   # learns each batch's duration, for warmup_ns
             fn()
-        with dev.using(timing_replay=REPLAY, timing_warm=WARM, timing_warm_ms=WARM_MS), dev.timer() as t:
+        with dev.timer(replays=REPLAY, warmup=WARM, warmup_ns=int(WARM_MS * 1e6), learned=first.durations) as t:
             fn()
         return float(t.ns)
 
