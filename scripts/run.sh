@@ -24,7 +24,9 @@ stamp=".venv/.installed-$(cat pyproject.toml | sha1sum | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
     echo "== installing pywgpuprims and its extras into .venv"
     $PY -m pip install -q --upgrade pip setuptools wheel
-    $PY -m pip install -q -e ".[test,bench,demo]"
+    # setuptools' 'Editable installation' notice (the checkout's folders may shadow the package) is
+    # said of every editable install with a package-dir mapping; here the checkout is the package.
+    PYTHONWARNINGS="ignore:Editable installation" $PY -m pip install -q -e ".[test,bench,demo]"
     touch "$stamp"
 fi
 # A GPU adapter for Vulkan (and llvmpipe's OpenGL for the second backend); lavapipe where there is none.
