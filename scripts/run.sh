@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-stop set-up and run for pywgpuprims on Debian (as root) or any machine with Python 3.10+.
 #   bash scripts/run.sh demo   -> installs, then runs the main demo (writes out/*.png)
-#   bash scripts/run.sh test   -> installs, then runs the test suite (Vulkan, then OpenGL backend)
+#   bash scripts/run.sh test   -> installs, then ruff check . and the test suite (Vulkan, then OpenGL backend)
 #   bash scripts/run.sh bench [args]  -> python -m pywgpuprims.bench [args]
 # Idempotent: a second run skips what is already installed. Everything goes into ./.venv.
 set -euo pipefail
@@ -24,7 +24,9 @@ stamp=".venv/.installed-$(cat pyproject.toml | sha1sum | cut -c1-12)"
 if [ ! -f "$stamp" ]; then
     echo "== installing pywgpuprims and its extras into .venv"
     $PY -m pip install -q --upgrade pip setuptools wheel
-    $PY -m pip install -q -e ".[test,bench,demo]"
+    # setuptools' 'Editable installation' notice (the checkout's folders may shadow the package) is
+    # said of every editable install with a package-dir mapping; here the checkout is the package.
+    PYTHONWARNINGS="ignore:Editable installation" $PY -m pip install -q -e ".[test,bench,demo]"
     touch "$stamp"
 fi
 # A GPU adapter for Vulkan (and llvmpipe's OpenGL for the second backend); lavapipe where there is none.
@@ -35,6 +37,8 @@ fi
 
 case "$what" in
     test)
+        echo "== ruff check ."
+        $PY -m ruff check .
         echo "== tests on the Vulkan backend"
         $PY -m pytest -q "$@"
         if $PY -c 'import wgpu,sys; sys.exit(0 if any(a.info["backend_type"]=="OpenGL" for a in wgpu.gpu.enumerate_adapters_sync()) else 1)' 2>/dev/null; then
