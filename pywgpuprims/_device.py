@@ -286,7 +286,10 @@ class Batch:
 
     def dispatch_indirect(self, kernel: Kernel, indirect, offset: int = 0, params: dict | None = None,
                           **bindings) -> None:
-        """Record ``kernel`` with its workgroup counts read from ``indirect`` at ``offset`` (GPU-side)."""
+        """Record ``kernel`` with its workgroup counts read from ``indirect`` at ``offset`` (GPU-side;
+        ``indirect`` may be a :class:`Binding`, whose offset is added)."""
+        if isinstance(indirect, Binding):
+            indirect, offset = indirect.buffer, indirect.offset + offset
         d = _Dispatch(kernel, (0, 0, 0), bindings, kernel.pack_params(params or {}) if kernel.params else None,
                       Binding(getattr(indirect, "buffer", indirect), offset))
         self.commands.append(("dispatch", d))

@@ -270,9 +270,13 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
     plan = dev.plan(("scan", g.shape, g.dtype, g.buffer.size, dst.buffer.size, op, exclusive, method),
                     lambda: _scan_plan(dev, g, dst, op, exclusive, method))
     chunks, carry_bytes, scratch_bytes, max_tiles = plan
-    carry = dev.alloc(carry_bytes)
-    partials = dev.alloc(scratch_bytes) if method == "rts" else None  # single pass: only for a repair
-    state = dev.alloc(scratch_bytes) if method == "single_pass" else None
+    # one scratch block: carries, then tile state (or partials); the repair's arguments apart (a
+    # buffer read by an indirect dispatch may not be bound as storage in it)
+    at_state = -(-carry_bytes // dev.storage_align) * dev.storage_align
+    scratch = dev.alloc(at_state + scratch_bytes)
+    carry = Binding(scratch, 0, carry_bytes)
+    partials = Binding(scratch, at_state, scratch_bytes) if method == "rts" else None  # single pass: for a repair
+    state = Binding(scratch, at_state, scratch_bytes) if method == "single_pass" else None
     args = dev.alloc(32) if method == "single_pass" else None
     stats = dev.options.get("scan_stats_buffer")
     for ci, (k, groups, packed, src_range, out_range, state_bytes, repair, params) in enumerate(chunks):
@@ -281,12 +285,12 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
         if method == "rts":
             _encode_rts(b, dev, op, g.dtype, src, out, partials, carry, params, exclusive)
             continue
-        b.clear(state, 0, state_bytes)
+        b.clear(scratch, at_state, state_bytes)
         if repair:
             b.clear(args, 0, 32)
         b.dispatch(k, groups, packed, input=src, tile_state=state, carry=carry, output=out, repair_args=args)
         if stats is not None:
-            b.copy(state, 0, stats, 16 * ci, 16)
+            b.copy(scratch, at_state, stats, 16 * ci, 16)
         if repair:
             if partials is None:
                 partials = dev.alloc(4 * max_tiles)

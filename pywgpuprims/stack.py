@@ -296,6 +296,7 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
         stats = opt.get("stack_stats_buffer")
         if stats is not None:
             b.copy(state, 0, stats, 0, 16)
+        if not repair:
             return
     defs["STAGE_STORES"] = bool(dev.options.get("stack_stage_stores", STAGE_STORES))
     k_red = dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True))
@@ -750,12 +751,10 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
                 _encode_match(b, g, "u8", link, depth, info)
                 b.submit()
 
-            try:
-                with dev.using(stack_wg=wg, stack_subgroups=sg, stack_stage_stores=stage, stack_onepass=one,
-                               stack_stats_buffer=stats.buffer if one else None):
-                    ns = ctx.gpu_ns(run)
-            finally:
-                        method = "single pass" if one else "multi-pass"
+            with dev.using(stack_wg=wg, stack_subgroups=sg, stack_stage_stores=stage, stack_onepass=one,
+                           stack_stats_buffer=stats.buffer if one else None):
+                ns = ctx.gpu_ns(run)
+            method = "single pass" if one else "multi-pass"
             rows.append(ctx.row("bracket_match", f"{name}, {method}, partition {wg * EPT}"
                                 f"{'' if sg else ', no subgroups'}{', staged stores' if stage else ''}",
                                 n, ns, bytes_moved=9 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
