@@ -196,12 +196,20 @@ class Readback:
         self._staging = staging
         self._parts = parts  # (offset in staging, nbytes)
 
-    def _map(self):
+    @contextmanager
+    def _mapped(self) -> Iterator[np.ndarray]:
+        """The staging bytes, mapped for the block (one map round trip; nothing to map: empty)."""
         end = max((o + n for o, n in self._parts), default=0)
         end4 = -(-end // 4) * 4
+        if not end4:
+            yield np.empty(0, np.uint8)
+            return
         st = self._staging.raw
         st.map_async("READ_NOSYNC", 0, end4).sync_wait()
-        return np.frombuffer(st.read_mapped(0, end4, copy=False), np.uint8)
+        try:
+            yield np.frombuffer(st.read_mapped(0, end4, copy=False), np.uint8)
+        finally:
+            st.unmap()
 
     def numpy(self, dtype=np.uint8, out: np.ndarray | None = None) -> np.ndarray:
         """The first part as an array of ``dtype`` (written into ``out``, C-contiguous, when given)."""
@@ -209,36 +217,25 @@ class Readback:
         dtype = np.dtype(dtype)
         if out is None:
             out = np.empty(n // dtype.itemsize, dtype)
-        if n:
-            view = self._map()
-            try:
-                np.copyto(out.reshape(-1).view(np.uint8), view[off:off + n])
-            finally:
-                self._staging.raw.unmap()
+        with self._mapped() as view:
+            np.copyto(out.reshape(-1).view(np.uint8), view[off:off + n])
         return out
 
     def into(self, *outs: np.ndarray) -> None:
         """Copy each part into the C-contiguous array of the same place in ``outs``, in one mapping."""
-        view = self._map()
-        try:
+        with self._mapped() as view:
             for (off, n), o in zip(self._parts, outs, strict=True):
                 np.copyto(o.reshape(-1).view(np.uint8), view[off:off + n])
-        finally:
-            self._staging.raw.unmap()
 
     def parts(self, *dtypes) -> list[np.ndarray]:
         """Every part, as ``dtypes`` (one each), read in one mapping."""
-        view = self._map()
-        try:
+        with self._mapped() as view:
             return [view[off:off + n].view(np.dtype(dt)).copy()
                     for (off, n), dt in zip(self._parts, dtypes, strict=True)]
-        finally:
-            self._staging.raw.unmap()
 
     def counted(self, *dtypes) -> list[np.ndarray]:
         """Part 0 is a uint32 count k; returns the first k elements of each further part, as ``dtypes``."""
-        view = self._map()
-        try:
+        with self._mapped() as view:
             k = int(view[:4].view(np.uint32)[0])
             res = []
             for (off, n), dt in zip(self._parts[1:], dtypes, strict=True):
@@ -247,8 +244,6 @@ class Readback:
                     raise ShaderError("readback", f"a count of {k} exceeds the {n // dt.itemsize} elements read")
                 res.append(view[off:off + k * dt.itemsize].view(dt).copy())
             return res
-        finally:
-            self._staging.raw.unmap()
 
 
 @dataclass
