@@ -78,7 +78,13 @@ class GpuArray:
         """A view with another shape (same buffer; one dimension may be -1)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        shape = tuple(np.empty(self.size, dtype=np.uint8).reshape(shape).shape)
+        shape = tuple(int(s) for s in shape)
+        if shape != self.shape:
+            known = math.prod(s for s in shape if s != -1)
+            if shape.count(-1) == 1 and known and self.size % known == 0:
+                shape = tuple(self.size // known if s == -1 else s for s in shape)
+            if shape.count(-1) or any(s < 0 for s in shape) or math.prod(shape) != self.size:
+                raise InputError("GpuArray.reshape", f"cannot reshape an array of size {self.size} into {shape}")
         return GpuArray(self.device, self.buffer, shape, self.dtype, self.byte_offset)
 
     def numpy(self, out: np.ndarray | None = None) -> np.ndarray:
@@ -94,6 +100,18 @@ class GpuArray:
         if self.nbytes:
             self.device.download(self.buffer, out, self.byte_offset)
         return out
+
+    def item(self):
+        """The one element of a size-1 array as a Python scalar (waits for the GPU: one map round trip)."""
+        if self.size != 1:
+            raise InputError("GpuArray.item", f"an array of size {self.size} has no single value")
+        return self.numpy().reshape(-1)[0].item()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         a = self.numpy()
@@ -176,7 +194,7 @@ def submit_to_host(b, *results: GpuArray, out: np.ndarray | None = None):
     if sum(r.nbytes for r in results) <= dev.transfer.one_shot:
         rb = b.readback(*((r, r.byte_offset, r.nbytes) for r in results))
         b.submit()
-        rb.into(*targets)
+        rb.into(*targets, tuning=dev.transfer)
     else:
         b.submit()
         for r, t in zip(results, targets, strict=True):
@@ -194,7 +212,7 @@ def submit_counted_to_host(b, count: GpuArray, *parts: GpuArray) -> list[np.ndar
     comes first and the kept prefixes are downloaded after it.
     """
     dev = b.device
-    if sum(p.nbytes for p in parts) <= dev.transfer.one_shot:
+    if sum(p.nbytes for p in parts) <= dev.transfer.one_shot_counted:
         rb = b.readback((count, count.byte_offset, 4), *((p, p.byte_offset, p.nbytes) for p in parts))
         b.submit()
         return rb.counted(*(p.dtype for p in parts))

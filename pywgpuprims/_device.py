@@ -82,7 +82,10 @@ class TransferTuning:
     #: staged transfers move chunks of this size, the GPU copy of one overlapping the host copy of the next
     chunk: int = 32 << 20
     #: results up to this size are copied out in the submission that computes them (one map round trip)
-    one_shot: int = 1 << 20
+    one_shot: int = 32 << 20
+    #: results with a count (compaction, RLE) up to this worst-case size are copied out whole beside
+    #: their count; larger ones read the count first, then just the kept part
+    one_shot_counted: int = 1 << 20
     #: threads that copy a chunk between numpy and a mapping (capped by the machine's cores)
     threads: int = 8
     #: no thread copies less than this
@@ -221,11 +224,11 @@ class Readback:
             np.copyto(out.reshape(-1).view(np.uint8), view[off:off + n])
         return out
 
-    def into(self, *outs: np.ndarray) -> None:
+    def into(self, *outs: np.ndarray, tuning: TransferTuning = TRANSFER) -> None:
         """Copy each part into the C-contiguous array of the same place in ``outs``, in one mapping."""
         with self._mapped() as view:
             for (off, n), o in zip(self._parts, outs, strict=True):
-                np.copyto(o.reshape(-1).view(np.uint8), view[off:off + n])
+                _parallel_copy(o.reshape(-1).view(np.uint8), view[off:off + n], tuning)
 
     def parts(self, *dtypes) -> list[np.ndarray]:
         """Every part, as ``dtypes`` (one each), read in one mapping."""
@@ -472,6 +475,9 @@ class Device:
         #: the caching allocator every buffer comes from (:class:`MemoryPool`)
         self.memory = MemoryPool(self.raw, self._bind_groups.forget, memory_limit)
         self._params: Block | None = None   # the uniform buffer every batch's params go to
+        # two upload staging buffers, kept mapped for writing between uploads: [block, pending map]
+        self._upload_ring: list = []
+        self._upload_lock = threading.Lock()
         self._params_written = b""
         self._timers: list[_Timer] = []
         self.lost: str | None = None  # why the device was lost, once it is
@@ -574,22 +580,36 @@ class Device:
                 self.queue.write_buffer(raw, offset + whole, tail)
             return
         chunk = self.transfer.chunk
-        stages = [self.memory.alloc(min(chunk, whole), _WRITE_USAGE, "upload") for _ in range(2)]
-        for i, start in enumerate(range(0, whole, chunk)):
-            size = min(chunk, whole - start)
-            st = stages[i % 2].raw
-            st.map_sync(wgpu.MapMode.WRITE, 0, size)
-            try:
-                mapped = getattr(st, "_experimental_get_mapped_range", None)  # a writable view (wgpu-py 0.32)
-                if mapped is not None:
-                    _parallel_copy(np.frombuffer(mapped(0, size), np.uint8), src[start:start + size], self.transfer)
+        with self._upload_lock:
+            ring = self._upload_ring
+            if not ring or ring[0][0].size < chunk:
+                for block, pending in ring:  # mapped buffers never go back to the pool
+                    if pending is not None:
+                        pending.sync_wait()
+                        block.raw.unmap()
+                ring[:] = [[self.memory.alloc(chunk, _WRITE_USAGE, "upload"), None] for _ in range(2)]
+            for i, start in enumerate(range(0, whole, chunk)):
+                size = min(chunk, whole - start)
+                stage = ring[i % 2]
+                st = stage[0].raw
+                if stage[1] is None:
+                    st.map_sync(wgpu.MapMode.WRITE, 0, chunk)
                 else:
-                    st.write_mapped(src[start:start + size], 0)
-            finally:
-                st.unmap()
-            enc = self.raw.create_command_encoder()
-            enc.copy_buffer_to_buffer(st, 0, raw, offset + start, size)
-            self.queue.submit([enc.finish()])
+                    stage[1].sync_wait()  # mapped again as soon as the GPU had copied it
+                    stage[1] = None
+                try:
+                    mapped = getattr(st, "_experimental_get_mapped_range", None)  # a writable view (wgpu-py 0.32)
+                    if mapped is not None:
+                        _parallel_copy(np.frombuffer(mapped(0, size), np.uint8), src[start:start + size],
+                                       self.transfer)
+                    else:
+                        st.write_mapped(src[start:start + size], 0)
+                finally:
+                    st.unmap()
+                enc = self.raw.create_command_encoder()
+                enc.copy_buffer_to_buffer(st, 0, raw, offset + start, size)
+                self.queue.submit([enc.finish()])
+                stage[1] = st.map_async(wgpu.MapMode.WRITE, 0, chunk)  # resolves once the copy is done
         if tail is not None:
             self.queue.write_buffer(raw, offset + whole, tail)
 

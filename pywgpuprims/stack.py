@@ -298,18 +298,11 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             b.copy(state, 0, stats, 0, 16)
         if not repair:
             return
-    defs["STAGE_STORES"] = bool(dev.options.get("stack_stage_stores", STAGE_STORES))
-    k_red = dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True))
-    k_chain = dev.kernel("stack/bracket.wgsl", defines={"WG": 256, "CHAIN": True, "TREE": True,
-                                                        "LOCAL_BITS": LOCAL_BITS})
-    k_leaf = dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True, LEAF_FNS=True, TREE=True))
-    k_up, k_top, k_down = (dev.kernel("stack/spine.wgsl", defines={"WG": swg, m: True}) for m in ("UP", "TOP", "DOWN"))
-    part_bic = dev.alloc(8 * n_parts)
-    part_start = dev.alloc(4 * n_parts)
-    tree = dev.alloc(8 * tree_size)
-    chain = dev.alloc(16 * n_parts)
-    chunk_bic = dev.alloc(8 * n_chunks)
-    chunk_start = dev.alloc(4 * n_chunks)
+    k_red, k_chain, k_leaf, k_up, k_top, k_down = dev.plan(("bracket kernels", mode, wg, swg),
+                                                           lambda: _multipass_kernels(dev, defs, swg))
+    # apart: a buffer bound read-only and read-write in one dispatch is refused
+    part_bic, part_start, tree, chain, chunk_bic, chunk_start = (dev.alloc(sz) for sz in (
+        8 * n_parts, 4 * n_parts, 8 * tree_size, 16 * n_parts, 8 * n_chunks, 4 * n_chunks))
     sp = {"n_parts": n_parts, "tree_size": tree_size, "chunk": chunk, "n_chunks": n_chunks}
 
     def dispatch(k, groups, slot, **kw):
@@ -327,6 +320,16 @@ def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     dispatch(k_chain, -(-n_parts // 256), 4, params=params, part_start=part_start, tree=tree, chain=chain)
     dispatch(k_leaf, n_parts, 5, params=params, input=g, opens_out=lists, tree=tree, chain=chain,
              link=link, depth=depth)
+
+
+def _multipass_kernels(dev: Device, defs: dict, swg: int) -> tuple:
+    """The multi-pass method's six kernels: reduce, chain, leaf, and the spine's up, top, down."""
+    defs = dict(defs, STAGE_STORES=bool(dev.options.get("stack_stage_stores", STAGE_STORES)))
+    return (dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True)),
+            dev.kernel("stack/bracket.wgsl", defines={"WG": 256, "CHAIN": True, "TREE": True,
+                                                      "LOCAL_BITS": LOCAL_BITS}),
+            dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True, LEAF_FNS=True, TREE=True)),
+            *(dev.kernel("stack/spine.wgsl", defines={"WG": swg, m: True}) for m in ("UP", "TOP", "DOWN")))
 
 
 def encode_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArray, info=None,

@@ -17,7 +17,7 @@ from pywgpuprims._memory import size_class
 def small_chunks(dev):
     """Staged transfers in chunks of 4 KiB, and no shortcut for small ones: every path is staged."""
     saved = dev.transfer
-    dev.transfer = TransferTuning(small_upload=0, chunk=4096, one_shot=0)
+    dev.transfer = TransferTuning(small_upload=0, chunk=4096, one_shot=0, one_shot_counted=0)
     yield 4096
     dev.transfer = saved
 
