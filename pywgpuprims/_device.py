@@ -593,7 +593,7 @@ class Device:
                 stage = ring[i % 2]
                 st = stage[0].raw
                 if stage[1] is None:
-                    st.map_sync(wgpu.MapMode.WRITE, 0, chunk)
+                    st.map_sync(wgpu.MapMode.WRITE, 0, stage[0].size)
                 else:
                     stage[1].sync_wait()  # mapped again as soon as the GPU had copied it
                     stage[1] = None
@@ -609,7 +609,7 @@ class Device:
                 enc = self.raw.create_command_encoder()
                 enc.copy_buffer_to_buffer(st, 0, raw, offset + start, size)
                 self.queue.submit([enc.finish()])
-                stage[1] = st.map_async(wgpu.MapMode.WRITE, 0, chunk)  # resolves once the copy is done
+                stage[1] = st.map_async(wgpu.MapMode.WRITE, 0, stage[0].size)  # resolves once the copy is done
         if tail is not None:
             self.queue.write_buffer(raw, offset + whole, tail)
 

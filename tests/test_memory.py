@@ -207,3 +207,17 @@ def test_readback_parts_in_one_mapping(dev, rng):
     first, second = rb.parts(np.uint32, np.uint8)
     np.testing.assert_array_equal(first, x[:3])
     np.testing.assert_array_equal(second, x[100:102].view(np.uint8)[:6])
+
+
+def test_upload_staging_survives_a_change_of_chunk(dev, rng):
+    """The upload ring stays mapped between uploads; a smaller chunk for a while must not leave it
+    mapped short for the next large upload."""
+    saved = dev.transfer
+    x = rng.integers(0, 2**32, 3 << 18, dtype=np.uint32)  # 3 MiB: staged with the default tuning
+    try:
+        np.testing.assert_array_equal(pp.asarray(x).numpy(), x)
+        dev.transfer = TransferTuning(small_upload=0, chunk=4096)
+        np.testing.assert_array_equal(pp.asarray(x[:10_000]).numpy(), x[:10_000])
+    finally:
+        dev.transfer = saved
+    np.testing.assert_array_equal(pp.asarray(x).numpy(), x)
