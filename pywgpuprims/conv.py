@@ -26,7 +26,6 @@ from typing import Literal
 import numpy as np
 
 from ._array import GpuArray, as_input
-from ._bench import BenchContext, benchmark
 from ._device import Binding, Device
 from ._errors import DeviceLimitError, InputError
 
@@ -491,11 +490,6 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
 
 
 # ------------------------------------------------------------------ tuning and benchmark
-def _label(cfg: Config, ksize) -> str:
-    loop = ksize[1] * ksize[2] * cfg.u * cfg.kb > cfg.unroll
-    return f"{cfg.name} {'row-loop' if loop else 'plane-unrolled'}"
-
-
 def _candidates(k: int, ksize, stage: int, best: Config | None = None) -> list[Config]:
     """Stage 1: outputs per invocation x kernel block x unrolling at 16 x 8; stage 2: workgroup
     shapes; stage 3: double-buffered staging on and off for the best two workgroup shapes, and
@@ -542,7 +536,7 @@ def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
     >>> v = np.zeros((64, 64, 64), np.uint8); w = np.ones((8, 7, 7, 7), np.float32)
     >>> cfg = tune(v, w)  # doctest: +SKIP
     """
-    from ._bench import median_gpu_ns  # noqa: PLC0415
+    from ._timing import median_gpu_ns  # noqa: PLC0415
 
     g, _, w = _check(volume, kernels, mode, boundary)
     dev = g.device
@@ -592,92 +586,3 @@ def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
     if save:
         save_choice(dev, ksize, k, g.dtype, best[1])
     return best[1]
-
-
-def _bench_cases(cpu: bool, sweep: bool) -> list[tuple[int, int]]:
-    env = os.environ.get("PYWGPUPRIMS_CORRELATE_CASES")
-    if env:  # e.g. "7:8,5:16": kernel size : K
-        return [(int(a), int(b)) for a, b in (c.split(":") for c in env.split(","))]
-    if sweep:
-        return [(7, 8)] if cpu else [(7, 8), (7, 32), (5, 16), (3, 32), (7, 1)]
-    if cpu:
-        return [(3, 1), (3, 8), (5, 8), (7, 8)]
-    return [(ks, kk) for ks in (3, 5, 7) for kk in (1, 8, 16, 32)]
-
-
-def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
-    dev = ctx.dev
-    cpu = _is_cpu(dev)
-    if cpu:
-        n = min(n, 40)
-    vol = ctx.rng.integers(0, 256, (n, n, n), dtype=np.uint8)
-    g = GpuArray.empty(vol.shape, np.uint8, dev)
-    dev.write(g.buffer, vol.tobytes() + b"\0" * (-vol.nbytes % 4))
-    copy_ns = ctx.copy_ns(vol.nbytes, g, GpuArray.empty(vol.shape, np.uint8, dev))  # over the volume's buffer
-    rows = []
-    for ks, kk in _bench_cases(cpu, sweep):
-        w = ctx.rng.standard_normal((kk, ks, ks, ks)).astype(np.float32)
-        o = n - ks + 1
-        work = 2.0 * kk * ks ** 3 * o ** 3 / 1e3  # FLOP / 1e3, so that FLOP/ns / 1e3 reads as TFLOP/s
-        cuda_ns = None
-        if ctx.torch is not None:
-            t = ctx.torch
-            t.backends.cudnn.allow_tf32 = False
-            t.backends.cuda.matmul.allow_tf32 = False
-            tv = t.from_numpy(vol.astype(np.float32)).cuda()[None, None]
-            tw = t.from_numpy(w).cuda()[:, None]
-            cuda_ns = ctx.cuda_ns(lambda t=t, tv=tv, tw=tw: t.nn.functional.conv3d(tv, tw))
-            del tv, tw
-
-        def add(c: Config, ns: float, ks=ks, kk=kk, work=work, cuda_ns=cuda_ns) -> None:
-            rows.append(ctx.row("correlate", f"{ks}^3 K{kk} {_label(c, (ks,) * 3)}", n ** 3, ns,
-                                bytes_moved=vol.nbytes, baseline_ns=copy_ns, cuda_ns=cuda_ns,
-                                cuda_name="torch conv3d fp32", unit="TFLOP/s", work=work))
-
-        # One result buffer holds at most max_buffer bytes: larger K runs as several calls.
-        kc = max(1, min(kk, dev.max_buffer // (4 * o ** 3)))
-        if sweep:
-            if kc < kk:
-                print(f"correlate sweep: K={kk} does not fit one result buffer; tuning K={kc}")
-            tune(g, w[:kc], save=bool(os.environ.get("PYWGPUPRIMS_SAVE_TUNING")), repeats=ctx.repeats,
-                 on_result=lambda c, ns, kc=kc, kk=kk, work=work, cn=cuda_ns: add(
-                     c, ns, kk=kc, work=work * kc / kk, cuda_ns=None if kc < kk else cn))
-        else:
-            c = _fit(dev, (ks,) * 3, kk, _cached_config(dev, (ks,) * 3, kk, np.uint8)
-                     or default_config(dev, (ks,) * 3, kk))
-            parts = [(s, min(kk, s + kc)) for s in range(0, kk, kc)]
-            outs = [GpuArray.empty((b - a, o, o, o), np.float32, dev) for a, b in parts]
-
-            def run_all(i, w=w, c=c, parts=parts, outs=outs) -> None:
-                for (a, b), out in zip(parts, outs, strict=True):
-                    correlate(g, w[a:b], "valid", config=c, out=out)
-
-            add(c, ctx.gpu_ns(run_all))
-            del outs
-    return rows
-
-
-def _correlate_entry(ctx: BenchContext, n: int) -> list[dict]:
-    """uint8 n^3 volume, 'valid' mode, K kernels of size k^3 (rate in TFLOP/s, 2 per multiply-add).
-
-    Environment: ``PYWGPUPRIMS_CORRELATE_SWEEP=1`` sweeps launch configurations (outputs per
-    invocation, kernel block, unrolling, output planes, workgroup shape, double buffering) instead,
-    one row per variant; with ``PYWGPUPRIMS_SAVE_TUNING=1`` the best is cached for this device.
-    ``PYWGPUPRIMS_CORRELATE_CASES="7:8,5:16"`` picks the (kernel size : K) cases.
-    """
-    rows = _bench_rows(ctx, n, sweep=bool(os.environ.get("PYWGPUPRIMS_CORRELATE_SWEEP")))
-    if ctx.torch is not None:  # the same-machine float32 matrix product the target is set against
-        t = ctx.torch
-        t.backends.cuda.matmul.allow_tf32 = False
-        m = 8192
-        a = t.randn(m, m, device="cuda")
-        b = t.randn(m, m, device="cuda")
-        ns = ctx.cuda_ns(lambda: a @ b)
-        rows.append({"primitive": "matmul", "variant": "torch fp32, TF32 off, 8192^3", "n": m,
-                     "gpu_ms": ns / 1e6, "rate": 2 * m**3 / ns / 1e3, "unit": "TFLOP/s"})
-        del a, b
-    return rows
-
-
-_correlate_entry.default_sizes = [256]
-benchmark("correlate")(_correlate_entry)

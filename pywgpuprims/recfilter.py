@@ -52,7 +52,6 @@ import numpy as np
 import wgpu
 
 from ._array import GpuArray, as_input
-from ._bench import BenchContext, benchmark
 from ._errors import InputError
 
 _B = 64  # block length (wgsl/sat/recfilter.wgsl)
@@ -732,65 +731,3 @@ def bspline_prefilter(img: np.ndarray | GpuArray, mode: str = "mirror", axes: in
     b0, a3, rho = _coefs(1.0 - z, [-z], "bspline_prefilter")
     out = _filter_gpu(g, [(b0, a3, rho, True, True)], axes, modes[mode], method, "bspline_prefilter")
     return out.numpy() if host is not None else out
-
-
-# ------------------------------------------------------------------------------------------ benchmark
-def _bench_run(g: GpuArray, passes: list, axes, mode: str, method: str, out: GpuArray) -> None:
-    """One benchmark run; method "old": the block method as it was before the segmented fix-up,
-    the split tile passes and the register tiles (a thread per line, tiles in workgroup memory),
-    for comparison in the same run."""
-    global _FIX_SEG, _SPLIT
-    if method != "old":
-        _filter_gpu(g, passes, axes, mode, method, "bench", out=out)
-        return
-    saved = _FIX_SEG, _SPLIT
-    _FIX_SEG, _SPLIT = None, False
-    try:
-        with g.device.using(recfilter_regtile=False):
-            _filter_gpu(g, passes, axes, mode, "block", "bench", out=out)
-    finally:
-        _FIX_SEG, _SPLIT = saved
-
-
-def _recfilter_entry(ctx: BenchContext, n: int) -> list[dict]:
-    from .sat import bench_image  # noqa: PLC0415
-
-    side, _, g, copy_ns = bench_image(ctx, n)
-    n = side * side
-    b0, a, rho = _coefs(0.25, [-1.2, 0.45], "bench")  # poles 0.6 +- 0.3i
-    rows = []
-    cuda_ns = None
-    cuda_name = ""
-    if ctx.torch:
-        try:
-            import torchaudio.functional as AF  # noqa: PLC0415
-
-            t = ctx.torch
-            x = t.rand((side, side), dtype=t.float32, device="cuda")
-            ac = t.tensor([1.0, a[0], a[1]], device="cuda")
-            bc = t.tensor([b0, 0.0, 0.0], device="cuda")
-            cuda_ns = ctx.cuda_ns(lambda: AF.lfilter(x, ac, bc, clamp=False))
-            cuda_name = "torchaudio lfilter, one direction, rows"
-            del x
-        except Exception:
-            cuda_ns = None
-    out = GpuArray.empty(g.shape, np.float32, g.device)
-    gb0, ga = _gaussian_coefs(16.0)
-    gb0, ga, grho = _coefs(gb0, ga, "bench")
-    cases = [("order 2 c+a", [(b0, a, rho, True, True)], "zero", cuda_ns, cuda_name),
-             ("gaussian sigma 16", [(gb0, ga, grho, True, True)], "reflect", None, "")]
-    # (variant, axes, method): the overlapped block algorithm, the same per axis without the
-    # row-column overlap (rows first), and the one-thread-per-line baseline.
-    for name, passes, mode, c_ns, c_name in cases:
-        for variant, axes, method in (("block overlapped", (0, 1), "block"),
-                                      ("block overlapped, fix-up thread/line, no split", (0, 1), "old"),
-                                      ("block per axis", (1, 0), "block"), ("rt", (0, 1), "rt")):
-            ns = ctx.gpu_ns(lambda i, ax=axes, m=method, ps=passes, md=mode: _bench_run(g, ps, ax, md, m, out))
-            rows.append(ctx.row("recursive_filter", f"{variant} {name} rows+cols {side}^2", n, ns,
-                                bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=c_ns, cuda_name=c_name,
-                                unit="G px/s"))
-    return rows
-
-
-_recfilter_entry.default_sizes = [4096 * 4096]
-benchmark("recursive_filter")(_recfilter_entry)

@@ -2,7 +2,7 @@
 # One-stop set-up and run for pywgpuprims on Debian (as root) or any machine with Python 3.10+.
 #   bash scripts/run.sh demo   -> installs, then runs the main demo (writes out/*.png)
 #   bash scripts/run.sh test   -> installs, then ruff check . and the test suite (Vulkan, then OpenGL backend)
-#   bash scripts/run.sh bench [args]  -> python -m pywgpuprims.bench [args]
+#   bash scripts/run.sh bench [args]  -> python -m pywgpuprims.bench [args] (--e2e: the end-to-end run)
 # Idempotent: a second run skips what is already installed. Everything goes into ./.venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -7,9 +7,8 @@ import pytest
 from conftest import poisoned
 
 import pywgpuprims as pp
-from pywgpuprims._bench import copy_pass
 from pywgpuprims._shader import parse_bindings, parse_params, preprocess
-from pywgpuprims.copy import copy
+from pywgpuprims.copy import copy, copy_pass
 
 
 def test_device_describes_itself(dev):

@@ -8,9 +8,9 @@ import pytest
 from conftest import poisoned
 
 import pywgpuprims as pp
-from pywgpuprims._bench import copy_pass
 from pywgpuprims._device import TransferTuning
 from pywgpuprims._memory import size_class
+from pywgpuprims.copy import copy_pass
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from conftest import POISON_U32, poisoned, run_with_lavapipe_threads
 
 import pywgpuprims as pp
 from pywgpuprims import rle
-from pywgpuprims._bench import rle_traffic_pass
 from pywgpuprims._memory import STORAGE_USAGE
+from pywgpuprims.bench import rle_traffic_pass
 
 DTYPES = ["uint8", "uint32", "int32", "float32"]
 METHODS = ["fused", "parle"]

@@ -345,7 +345,7 @@ def test_svg_clip_cycle_is_an_error():
 
 
 def test_bench_grid_scene_small():
-    from pywgpuprims._scene_bench import grid_scene
+    from pywgpuprims.bench.scene import grid_scene
 
     s = grid_scene(400, 90, 70, 50)
     assert s.max_depth == 3

@@ -50,5 +50,3 @@ from ._tables import (
 
 __all__ = ["CTable", "DTable", "block_checksum", "build_ctable", "build_dtable", "compress", "decompress",
            "histogram", "normalize_counts", "optimal_table_log", "parse", "read_ncount", "write_ncount"]
-
-from . import _bench_entry  # noqa: E402, F401  (registers the ``fse`` benchmark entry)

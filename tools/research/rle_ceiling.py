@@ -1,8 +1,8 @@
 """The memory-traffic ceiling of ``rle_encode`` (issue 4) on this GPU.
 
-    python scripts/profile/rle_ceiling.py [LOG2N] [ROUNDS]
-    python scripts/profile/rle_ceiling.py LOG2N ROUNDS sweep [VPT ...]
-    python scripts/profile/rle_ceiling.py LOG2N ROUNDS lookback [VPT ...]
+    python tools/research/rle_ceiling.py [LOG2N] [ROUNDS]
+    python tools/research/rle_ceiling.py LOG2N ROUNDS sweep [VPT ...]
+    python tools/research/rle_ceiling.py LOG2N ROUNDS lookback [VPT ...]
 
 For the benchmark's inputs (2^LOG2N int32, runs of ~16 and random values 0..9), times in one
 process: ``rle_encode``; ``wgsl/bench/rle_traffic.wgsl``, which moves exactly the encoder's bytes
@@ -29,7 +29,8 @@ import numpy as np
 import pywgpuprims as pp
 from pywgpuprims import rle
 from pywgpuprims._array import GpuArray, asarray
-from pywgpuprims._bench import BenchContext, copy_pass, median_cuda_ns, rle_traffic_pass
+from pywgpuprims.bench import BenchContext, copy_pass, median_cuda_ns, rle_traffic_pass
+from pywgpuprims.bench.rle import _bench_input, _numpy_rle
 
 WG, VPT = 256, 13
 POISON = 0xDEADBEEF
@@ -123,12 +124,12 @@ def main(log2n: int, rounds: int) -> None:
     per_stream = stream_tiles * WG * 40 / n  # stream rates are per element read
     timed = []  # (input, what, timing function)
     for name, runs in (("runs~16", True), ("random", False)):
-        x = rle._bench_input(ctx, n, runs)
+        x = _bench_input(ctx, n, runs)
         ends = tile_ends(x)
         n_runs = int(ends[-1])
         g, gends = asarray(x, dev=dev), asarray(ends, dev=dev)
         vals, cnts = GpuArray.empty((n,), np.uint32, dev), GpuArray.empty((n,), np.uint32, dev)
-        want_v, want_c = rle._numpy_rle(x)
+        want_v, want_c = _numpy_rle(x)
         got_v, got_c = pp.rle_encode(x)
         ok = np.array_equal(got_v, want_v) and np.array_equal(got_c, want_c)
         print(f"{name}: {n_runs} runs ({n_runs / n:.3f} per element, {4 + 8 * n_runs / n:.2f} B per element);"
@@ -169,7 +170,7 @@ def sweep(log2n: int, rounds: int, vpts: tuple[int, ...] = (8, 13, 16)) -> None:
     dev = pp.device()
     n = 1 << log2n
     ctx = BenchContext(dev, repeats=15, cpu=False, cuda=True)
-    x = rle._bench_input(ctx, n, False)
+    x = _bench_input(ctx, n, False)
     g = asarray(x, dev=dev)
     vals, cnts = GpuArray.empty((n,), np.uint32, dev), GpuArray.empty((n,), np.uint32, dev)
     timed = []
@@ -194,7 +195,7 @@ def lookback(log2n: int, rounds: int, vpts: tuple[int, ...] = (VPT,)) -> None:
     vals, cnts = GpuArray.empty((n,), np.uint32, dev), GpuArray.empty((n,), np.uint32, dev)
     timed = []
     for name, runs in (("runs~16", True), ("random", False)):
-        x = rle._bench_input(ctx, n, runs)
+        x = _bench_input(ctx, n, runs)
         g = asarray(x, dev=dev)
         timed.append((name, "rle_encode", encode_timer(ctx, g)))
         for vpt in vpts:

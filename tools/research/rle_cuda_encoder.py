@@ -1,7 +1,7 @@
 """Is 2x ``torch.unique_consecutive`` on random values reachable by a single-pass encoder on this GPU
 when workgroup memory is not capped at 48 KiB per SM? (issue 4)
 
-    python scripts/profile/rle_cuda_encoder.py [LOG2N] [ROUNDS] [V4[,BLOCK[,SHARED[,REREAD]]] ...]
+    python tools/research/rle_cuda_encoder.py [LOG2N] [ROUNDS] [V4[,BLOCK[,SHARED[,REREAD]]] ...]
 
 Vulkan gives this project's kernels about 48 KiB of workgroup memory per SM on an H100
 (BENCHMARKS.md), so ``rle_encode`` re-reads each run's value from x, and those re-reads miss L1.
@@ -32,9 +32,9 @@ import numpy as np
 from rle_ceiling import encode_timer, report, torch_timer  # this folder's: the same timings and report as there
 
 import pywgpuprims as pp
-from pywgpuprims import rle
 from pywgpuprims._array import asarray
-from pywgpuprims._bench import BenchContext
+from pywgpuprims.bench import BenchContext
+from pywgpuprims.bench.rle import _bench_input, _numpy_rle
 
 CUDA_SRC = r"""
 #define IPT (4 * V4)
@@ -242,8 +242,8 @@ def main(log2n: int, rounds: int, specs: list[str]) -> None:
         kernels[spec] = (k, v4, block, smem, reread)
     timers = []
     for name, runs in (("runs~16", True), ("random", False)):
-        x = rle._bench_input(ctx, n, runs)
-        want_v, want_c = rle._numpy_rle(x)
+        x = _bench_input(ctx, n, runs)
+        want_v, want_c = _numpy_rle(x)
         cx = cp.asarray(x)
         vals, cnts = cp.empty(n, cp.int32), cp.empty(n, cp.uint32)
         total = cp.zeros(1, cp.uint32)

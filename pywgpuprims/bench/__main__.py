@@ -3,6 +3,9 @@
 GPU time comes from timestamp queries (warm-up, then the median of ``--repeats`` runs, inputs
 rotated among fresh random sets). Each row is shown beside a WGSL copy (or read-only pass) over
 the same bytes in the same run, numpy on the CPU, and torch on CUDA when it is importable.
+
+``python -m pywgpuprims.bench --e2e [args ...]`` runs the end-to-end wall-time benchmark instead
+(``pywgpuprims/bench/e2e.py``; ``--e2e --help`` lists its arguments).
 """
 
 from __future__ import annotations
@@ -11,9 +14,9 @@ import argparse
 import json
 import sys
 
-from . import _families  # noqa: F401  (registers every family's benchmark entry)
-from ._bench import REGISTRY, BenchContext
-from ._device import device
+from .._device import device
+from . import conv, copy, fse, recfilter, rle, sat, scan, scene, stack  # noqa: F401  (each registers its entries)
+from ._harness import REGISTRY, BenchContext
 
 
 def _parse_size(s: str) -> int:
@@ -86,6 +89,12 @@ def plot(rows: list[dict], path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--e2e" in argv:
+        from . import e2e  # noqa: PLC0415
+
+        argv.remove("--e2e")
+        return e2e.main(argv)
     ap = argparse.ArgumentParser(prog="python -m pywgpuprims.bench", description=__doc__.splitlines()[0])
     ap.add_argument("primitives", nargs="*", help=f"entries to run (default: all): {', '.join(sorted(REGISTRY))}")
     ap.add_argument("--sizes", nargs="+", help="problem sizes, e.g. 2^20 2^24 (default: per entry)")
@@ -93,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cpu", action="store_true", help="skip the numpy CPU baseline")
     ap.add_argument("--json", help="write rows as JSON to this file")
     ap.add_argument("--plot", help="write a PNG plot of rates to this file")
+    ap.add_argument("--e2e", action="store_true",
+                    help="run the end-to-end wall-time benchmark instead, with the other arguments (--e2e --help)")
     args = ap.parse_args(argv)
     names = args.primitives or sorted(REGISTRY)
     unknown = [n for n in names if n not in REGISTRY]

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._array import asarray
-from .._bench import BenchContext, benchmark, median_wall_ns
-from . import _reference as R
-from ._codec import compress, decompress
+from ..fse import _reference as R
+from ..fse._codec import compress, decompress
+from ._harness import BenchContext, benchmark, median_wall_ns
 
 REF_SAMPLE = 64 << 20
 WARM, REPLAY = 30, 5  # replays of each batch before and inside the timed window

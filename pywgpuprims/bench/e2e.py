@@ -2,8 +2,10 @@
 
 Run::
 
-    python -m pywgpuprims._e2e [--quick] [--primitives scan fse ...] [--sizes 1e6 2^24]
+    python -m pywgpuprims.bench --e2e [--quick] [--primitives scan fse ...] [--sizes 1e6 2^24]
         [--image-sides 1024] [--volume-sides 64] [--repeats N] [--json F] [--markdown F]
+
+(or ``python -m pywgpuprims.bench.e2e`` with the same arguments).
 
 For each primitive, variant and size, in one process (so every figure shares the machine's state):
 
@@ -769,7 +771,7 @@ def metadata(argv: Sequence[str], torch: Any) -> dict:
     dev = pp.device()
     meta = {"device": dev.adapter_summary, "timestamps": dev.has_timestamps,
             "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
-            "commit": _git_rev(), "command": "python -m pywgpuprims._e2e " + shlex.join(argv),
+            "commit": _git_rev(), "command": "python -m pywgpuprims.bench --e2e " + shlex.join(argv),
             "host_cpus": os.cpu_count(), "python": sys.version.split()[0], "numpy": np.__version__}
     if torch is not None:
         meta["torch_device"] = torch.cuda.get_device_name()
@@ -823,7 +825,7 @@ def _selected(names: Sequence[str] | None) -> tuple[list[Case], bool]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m pywgpuprims._e2e", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m pywgpuprims.bench --e2e", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true",
                    help="sizes up to 1e5, images 256^2, volumes 32^3, transfers of 4 and 16 MiB; shorter timings")
     p.add_argument("--primitives", nargs="+", metavar="NAME",

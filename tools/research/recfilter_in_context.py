@@ -1,6 +1,6 @@
 """What each dispatch of the overlapped recursive filter (issue 6) costs inside the pipeline.
 
-    python scripts/profile/recfilter_in_context.py
+    python tools/research/recfilter_in_context.py
 
 Timing one small dispatch alone misleads on an H100: a latency-bound kernel that barely loads the
 GPU ran there 2-4x slower than inside the filter (the clock drops). This script times subsets of
@@ -19,10 +19,9 @@ import pywgpuprims as pp
 from pywgpuprims import _device
 from pywgpuprims import recfilter as rf
 from pywgpuprims._array import GpuArray
-from pywgpuprims._bench import BenchContext
+from pywgpuprims.bench import median_replayed_ns
 
 dev = pp.device()
-ctx = BenchContext(dev, repeats=7, cpu=False)
 side = 4096
 g = GpuArray.empty((side, side), np.float32, dev)
 dev.write(g.buffer, np.random.default_rng(1).standard_normal((side, side)).astype(np.float32).tobytes())
@@ -57,8 +56,9 @@ for _ in range(3):
             saved = {name: getattr(rf, name) for name in attrs}
             for name, value in attrs.items():
                 setattr(rf, name, value)
-            with dev.using(timing_replay=20, timing_warm_ms=20):
-                ns = ctx.gpu_ns(lambda i, p=passes, m=mode: rf._filter_gpu(g, p, (0, 1), m, "block", "bench", out=out))
+            ns = median_replayed_ns(dev, lambda i, p=passes, m=mode: rf._filter_gpu(g, p, (0, 1), m, "block", "bench",
+                                                                                 out=out), repeats=7, replays=20,
+                                    warmup_ns=20_000_000)
             times.setdefault((fname, label), []).append(ns)
             for name, value in saved.items():
                 setattr(rf, name, value)

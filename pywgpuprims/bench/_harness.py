@@ -1,8 +1,10 @@
 """Timing helpers and the registry that ``python -m pywgpuprims.bench`` runs.
 
-Each primitive family registers its entry with :func:`benchmark`; an entry is a function
-``entry(ctx, n) -> list[dict]`` returning table rows. :class:`BenchContext` carries the device,
-the repeat count and the same-run baselines (WGSL copy and read passes, torch/cupy, numpy).
+Each primitive family's entry file in this package registers its entries with :func:`benchmark`;
+an entry is a function ``entry(ctx, n) -> list[dict]`` returning table rows. :class:`BenchContext`
+carries the device, the repeat count and the same-run baselines (WGSL copy and read passes,
+torch/cupy, numpy). :func:`median_gpu_ns`, :func:`raise_gpu_clock` (``pywgpuprims._timing``, which
+``conv.tune`` uses too) and :func:`copy_pass` (``pywgpuprims.copy``) are re-exported here.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._array import GpuArray
-from ._device import Device
-from ._monoid import monoid_defines
+from .._array import GpuArray
+from .._device import Device
+from .._monoid import monoid_defines
+from .._timing import median_gpu_ns, raise_gpu_clock
+from ..copy import copy_pass
 
 REGISTRY: dict[str, Callable] = {}
 
@@ -28,49 +32,6 @@ def benchmark(name: str):
         return fn
 
     return deco
-
-
-_CLOCK_WARM_BYTES = 64 << 20
-_last_clock_warm = [0.0]
-
-
-def raise_gpu_clock(dev: Device, seconds: float | None = None) -> None:
-    """Keep the GPU busy with copies for about ``seconds`` (untimed) before a timing.
-
-    An idle H100 sits at 345 MHz and needs a few hundred milliseconds of steady load to reach
-    1980 MHz (60 ms did not do it); timings taken before that ran at about half speed
-    (memory-bound kernels) or a quarter (latency-bound ones). Skipped on CPU adapters, and when the
-    last call was less than a second ago. The first call of a process keeps it busy for 2 s.
-    """
-    if time.monotonic() - _last_clock_warm[0] < 1.0 or dev.info.get("adapter_type") == "CPU":
-        return
-    src, dst = dev.alloc(_CLOCK_WARM_BYTES), dev.alloc(_CLOCK_WARM_BYTES)
-    if seconds is None:
-        seconds = 2.0 if _last_clock_warm[0] == 0.0 else 0.5
-    start = time.monotonic()
-    for _ in range(400):  # batches of 100 copies (5-8 ms of GPU time each), queued back to back
-        copy_pass(dev, src, dst, _CLOCK_WARM_BYTES // 16, times=100)
-        if time.monotonic() - start > seconds:
-            break
-    dev.sync()
-    _last_clock_warm[0] = time.monotonic()
-
-
-def median_gpu_ns(dev: Device, fn: Callable[[int], None], repeats: int = 10, warmup: int = 3) -> float:
-    """Median GPU time in ns of ``fn(i)`` (``i`` numbers the run, to rotate fresh inputs).
-
-    The runs are queued back to back and their timestamps read at the end, so the GPU does not
-    idle (and change clocks) between them, as CUDA-event timing of torch does not either; the
-    clock is raised first (:func:`raise_gpu_clock`).
-    """
-    raise_gpu_clock(dev)
-    for i in range(warmup):
-        fn(i)
-    with dev.timer() as t:
-        for i in range(repeats):
-            fn(warmup + i)
-            t.mark()
-    return float(statistics.median(t.laps))
 
 
 def median_wall_ns(fn: Callable[[], None], repeats: int = 5, warmup: int = 1) -> float:
@@ -109,6 +70,24 @@ def median_cuda_ns(torch, fn: Callable[[], object], repeats: int = 10, warmup: i
         end.synchronize()
         times.append(start.elapsed_time(end) * 1e6)
     return float(statistics.median(times))
+
+
+def median_replayed_ns(dev: Device, fn: Callable[[int], None], repeats: int = 7, replays: int = 20,
+                       warmup_ns: int = 20_000_000) -> float:
+    """Median over ``repeats`` runs of ``fn(i)`` of its GPU time with every batch it submits replayed
+    ``replays`` times in one submission (the mean replay counts) after about ``warmup_ns`` of untimed
+    replays, sized by a first timed run's durations (:meth:`Device.timer`'s ``replays``,
+    ``warmup_ns``, ``learned``): a short, latency-bound batch then runs at a steady clock.
+    """
+    raise_gpu_clock(dev)
+    fn(0)
+    with dev.timer() as first:  # learns each batch's duration, for warmup_ns
+        fn(1)
+    with dev.timer(replays=replays, warmup_ns=warmup_ns, learned=first.durations) as t:
+        for i in range(repeats):
+            fn(2 + i)
+            t.mark()
+    return float(statistics.median(t.laps))
 
 
 class BenchContext:
@@ -178,19 +157,6 @@ class BenchContext:
         return r
 
 
-def copy_pass(dev: Device, src, dst, n_vec4: int, copy: bool = True, wg: int = 256, vpt: int = 4,
-              times: int = 1) -> None:
-    """Record and submit the baseline copy (or read-only) kernel over ``n_vec4`` vec4 words,
-    ``times`` dispatches in one batch."""
-    k = dev.kernel("bench/copy.wgsl", defines={"COPY": copy, "WG": wg, "VECS_PER_THREAD": vpt})
-    groups = -(-n_vec4 // (wg * vpt))
-    b = dev.batch()
-    for _ in range(times):
-        b.dispatch(k, groups, params={"n_vec4": n_vec4, "n_groups": groups}, src=src, **(
-            {"dst": dst} if copy else {"partials": dst}))
-    b.submit()
-
-
 def rle_traffic_pass(dev: Device, src, ends, values, counts, n_vec4: int, *, vpt: int = 13, vec4: bool = True,
                      round_words: int = 2048, stream: bool = False, lookback: bool = False,
                      hold: bool = False, check: bool = False) -> int:
@@ -217,8 +183,8 @@ def rle_traffic_pass(dev: Device, src, ends, values, counts, n_vec4: int, *, vpt
         tiles = ends.size
         defines.update(ROUNDS=round_words > 0, ROUND=round_words)
     if lookback:
-        from .rle import RLE_LB_DEPTH  # noqa: PLC0415
-        from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lb_defines, lookback_steps  # noqa: PLC0415
+        from ..rle import RLE_LB_DEPTH  # noqa: PLC0415
+        from ..scan import LOOKBACK_WINDOW, SPIN_LIMIT, lb_defines, lookback_steps  # noqa: PLC0415
 
         defines.update(monoid_defines("add", np.uint32, "rle"), LOOKBACK=True, HOLD=hold,
                        SUBGROUPS=dev.has_subgroups, SG_LOOKBACK=dev.has_subgroups, EARLY_PUBLISH=True,
@@ -239,4 +205,3 @@ def rle_traffic_pass(dev: Device, src, ends, values, counts, n_vec4: int, *, vpt
         return 0
     wrong = int(np.frombuffer(dev.read(extra["tile_state"], 0, 16), np.uint32)[3]) if check else 0
     return wrong
-

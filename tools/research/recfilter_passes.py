@@ -1,6 +1,6 @@
 """Per-pass times of the overlapped recursive filter (issue 6) on a 4096^2 float32 image.
 
-    python scripts/profile/recfilter_passes.py
+    python tools/research/recfilter_passes.py
 
 The full filter, then each dispatch alone (the others dropped from the batch: wrong results,
 timing only): 0 pass A, 1 column fix-up, 2 row carries (ROW_CORR), 3 row fix-up, 4 pass C; and
@@ -14,7 +14,7 @@ import pywgpuprims as pp
 from pywgpuprims import _device
 from pywgpuprims import recfilter as rf
 from pywgpuprims._array import GpuArray
-from pywgpuprims._bench import BenchContext
+from pywgpuprims.bench import BenchContext
 
 dev = pp.device()
 ctx = BenchContext(dev, repeats=15, cpu=False)

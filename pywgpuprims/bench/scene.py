@@ -7,8 +7,8 @@ import time
 
 import numpy as np
 
-from ._bench import BenchContext, benchmark
-from .scene import Scene, circle, polygon, rect, rounded_rect, star
+from ..scene import Scene, circle, polygon, rect, rounded_rect, star
+from ._harness import BenchContext, benchmark
 
 
 def grid_scene(n_paths: int, n_clips: int, width: int, height: int, seed: int = 1) -> Scene:
@@ -52,7 +52,7 @@ def grid_scene(n_paths: int, n_clips: int, width: int, height: int, seed: int = 
 
 def _scene_entry(ctx: BenchContext, n: int) -> list[dict]:
 
-    from ._scene_gpu import GpuScene  # noqa: PLC0415
+    from .._scene_gpu import GpuScene  # noqa: PLC0415
 
     dev = ctx.dev
     cpu = dev.info.get("adapter_type") == "CPU"

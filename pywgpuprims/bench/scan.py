@@ -1,0 +1,80 @@
+"""Benchmark entry ``scan`` (scan and reduce): ``python -m pywgpuprims.bench scan``.
+
+``PYWGPUPRIMS_SCAN_SWEEP=1`` adds tile shapes, lookback settings and reduce loads as rows."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .._array import GpuArray
+from ..copy import copy_pass
+from ..scan import reduce, scan
+from ._harness import BenchContext, benchmark
+
+
+def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
+    dev = ctx.dev
+    rows = []
+    inputs = [GpuArray.empty((n,), np.uint32, dev) for _ in range(2)]
+    for a in inputs:
+        dev.write(a.buffer, ctx.rng.integers(0, 2**32, n, dtype=np.uint32).tobytes())
+    out = GpuArray.empty((n,), np.uint32, dev)
+    copy_ns = ctx.copy_ns(4 * n, inputs[0], out)
+    copy8_ns = ctx.gpu_ns(lambda i: copy_pass(dev, inputs[0], out, n // 4, True, vpt=8))
+    read_ns = ctx.gpu_ns(lambda i: copy_pass(dev, inputs[0], out, n // 4, copy=False))
+    cuda_ns = cuda_red_ns = None
+    if ctx.torch:
+        t = ctx.torch
+        a = t.randint(0, 2**31 - 1, (n,), dtype=t.int32, device="cuda")
+        cuda_ns = ctx.cuda_ns(lambda: t.cumsum(a, 0, dtype=t.int32))
+        cuda_red_ns = ctx.cuda_ns(lambda: a.sum(dtype=t.int32))
+        del a
+    host = ctx.rng.integers(0, 2**32, n, dtype=np.uint32)
+    cpu_ns = ctx.cpu_ns(lambda: np.cumsum(host, dtype=np.uint32))
+    variants = [("single-pass sg", {}), ("single-pass wgmem", {"scan_subgroups": False}),
+                ("fallback forced (1/2 tiles)", {"scan_withhold_period": 2}),
+                ("reduce-then-scan", {"scan_method": "rts"})]
+    if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP"):
+        for wg, vpt in [(192, 12), (192, 16), (256, 11), (384, 8)]:
+            variants.append((f"sweep wg{wg} vpt{vpt}", {"scan_wg": wg, "scan_vpt": vpt}))
+        variants += [("sweep window 8", {"scan_window": 8}), ("sweep window 16", {"scan_window": 16}),
+                     ("sweep spin 8", {"scan_spin_limit": 8}),
+                     ("sweep no repair", {"scan_repair": False}),
+                     ("sweep tile by workgroup id", {"scan_tile_by_id": True}),
+                     ("timing only: no lookback (wrong result)", {"scan_no_lookback_timing_only": True}),
+                     ("timing only: no lookback, by id (wrong result)",
+                      {"scan_no_lookback_timing_only": True, "scan_tile_by_id": True})]
+    if not dev.has_subgroups:
+        variants = variants[1:]
+    stats = GpuArray.empty((4 * 64,), np.uint32, dev)
+    for name, opts in variants:
+        with dev.using(**opts):
+            ns = ctx.gpu_ns(lambda i: scan(inputs[i % 2], out=out))
+            fallbacks = None
+            if dev.options.get("scan_method", "single_pass") == "single_pass":
+                dev.options["scan_stats_buffer"] = stats.buffer
+                scan(inputs[0], out=out)
+                fallbacks = int(stats.numpy()[2])
+        rows.append(ctx.row("scan", name, n, ns, bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
+                            cuda_name="torch.cumsum", cpu_ns=cpu_ns))
+        if fallbacks is not None:
+            rows[-1]["fallbacks"] = fallbacks
+    rows.append(ctx.row("copy", "wgsl, same buffers", n, copy_ns, bytes_moved=8 * n))
+    rows.append(ctx.row("copy", "wgsl 8 vec4/inv, same buffers", n, copy8_ns, bytes_moved=8 * n))
+    for loads in ([8, 24, 32] if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP") else []):
+        dev.options["reduce_loads"] = loads
+        ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
+        rows.append(ctx.row("reduce", f"sweep loads {loads}", n, ns, bytes_moved=4 * n, baseline_ns=read_ns,
+                            baseline="read"))
+        del dev.options["reduce_loads"]
+    ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
+    rows.append(ctx.row("reduce", "two-pass", n, ns, bytes_moved=4 * n, baseline_ns=read_ns, baseline="read",
+                        cuda_ns=cuda_red_ns, cuda_name="torch.sum",
+                        cpu_ns=ctx.cpu_ns(lambda: host.sum(dtype=np.uint32))))
+    return rows
+
+
+_scan_entry.default_sizes = [1 << 20, 1 << 24, 1 << 28]
+benchmark("scan")(_scan_entry)
