@@ -122,6 +122,9 @@ class MemoryPool:
         self._on_destroy = on_destroy  # called with a slot's serial before its buffer is destroyed
         self._lock = threading.Lock()
         self._free: dict[tuple[int, int], list[_Slot]] = {}
+        # every buffer the pool owns, in use or cached: so that a buffer is never garbage itself,
+        # even when a Block holding it is (a reference cycle's finalizers would release it first)
+        self._slots: dict[int, _Slot] = {}
         self._returned: collections.deque = collections.deque()
         self._in_use = 0
         self._cached = 0
@@ -181,7 +184,8 @@ class MemoryPool:
             self._serial += 1
             self.buffers_created += 1
             self._in_use += cls
-            return Block(_Slot(raw, cls, usage, self._serial), size, self._returned)
+            slot = self._slots[self._serial] = _Slot(raw, cls, usage, self._serial)
+            return Block(slot, size, self._returned)
 
     def _create(self, size: int, usage: int, label: str) -> Any:
         try:
@@ -212,6 +216,7 @@ class MemoryPool:
                 nbytes -= slot.size
                 if self._on_destroy is not None:
                     self._on_destroy(slot.serial)
+                del self._slots[slot.serial]
                 slot.raw.destroy()
             if not slots:
                 del self._free[key]

@@ -221,3 +221,20 @@ def test_upload_staging_survives_a_change_of_chunk(dev, rng):
     finally:
         dev.transfer = saved
     np.testing.assert_array_equal(pp.asarray(x).numpy(), x)
+
+
+def test_blocks_freed_by_the_cycle_collector(dev):
+    """A block that dies in a reference cycle returns a living buffer: the cycle's finalizers must
+    not release the wgpu buffer the pool hands out again (seen as a NULL handle on the next upload)."""
+
+    class Holder:
+        pass
+
+    for _ in range(20):
+        g = pp.asarray(np.arange(100_000, dtype=np.uint32))
+        h = Holder()
+        h.self, h.block, h.raw = h, g.buffer, g.buffer.raw
+        del g, h
+        gc.collect()
+        x = pp.asarray(np.arange(100_000, dtype=np.uint32))
+        assert x.numpy()[-1] == 99_999
