@@ -72,15 +72,17 @@ class Binding:
 class TransferTuning:
     """Host <-> device transfer settings (one per device class; the default serves all).
 
-    H200 via Vulkan, 2026-11-27, ``.ab``-style probes of 64 and 400 MiB float32 arrays: chunks of
-    32 MiB beat 8 and 16; host copies split over threads: download into a fresh array 3.1-3.4 GB/s
-    on one thread, 8.7-11.7 on eight; upload 7.8-9.0 through ``write_mapped``, 14-21 on four.
+    H200 via Vulkan, 2026-11-27, probes of 64 and 400 MiB float32 arrays: host copies split over
+    threads: download into a fresh array 3.1-3.4 GB/s on one thread, 8.7-11.7 on eight; upload
+    7.8-9.0 through ``write_mapped``, 14-21 on four. Chunks of 64 MiB: with upload staging of 32
+    or 128 MiB, every later small call on that H200 took 4-5 ms instead of 0.3-0.6 (not understood;
+    64 MiB showed none of it in the same sequence of calls).
     """
 
     #: uploads up to this size go through ``queue.write_buffer`` (no map round trip)
     small_upload: int = 1 << 20
     #: staged transfers move chunks of this size, the GPU copy of one overlapping the host copy of the next
-    chunk: int = 32 << 20
+    chunk: int = 64 << 20
     #: results up to this size are copied out in the submission that computes them (one map round trip)
     one_shot: int = 32 << 20
     #: results with a count (compaction, RLE) up to this worst-case size are copied out whole beside
