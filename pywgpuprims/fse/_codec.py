@@ -88,11 +88,10 @@ def _buffer(dev: Device, nbytes: int):
 
 
 def _upload(dev: Device, data) -> Any:
-    raw = bytes(data) if not isinstance(data, np.ndarray) else data.tobytes()
-    raw += b"\0" * (-len(raw) % 4)
-    buf = _buffer(dev, len(raw))
-    if raw:
-        dev.write(buf, raw)
+    """A buffer holding ``data`` (bytes or an array), its last partial word zero-padded."""
+    arr = data if isinstance(data, np.ndarray) else np.frombuffer(memoryview(data).cast("B"), np.uint8)
+    buf = _buffer(dev, -(-arr.nbytes // 4) * 4)
+    dev.upload(buf, arr)  # straight from the caller's memory
     return buf
 
 
@@ -231,7 +230,7 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
     n = g.nbytes if g is not None else host.nbytes
     nb = -(-n // block_size)
     entries = np.zeros(nb, ENTRY)
-    payloads: list[bytes] = []
+    payloads: list = []  # bytes-like
     offset = HEADER.size + ENTRY.itemsize * nb
     stage_words = _stage_words(mode, block_size, lanes, table_log)
     lane_cap = _lane_cap(block_size, lanes, table_log) if mode == "interleaved" else 0
@@ -326,7 +325,7 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
                    src=src, stage=stage if stage is not None else _buffer(dev, 16), gplan=_upload(dev, gplan),
                    dst=out_buf)
         b.submit()
-        payloads.append(bytes(dev.read(out_buf, 0, int(rel[-1]))) if rel[-1] else b"")
+        payloads.append(dev.read(out_buf, 0, int(rel[-1])) if rel[-1] else b"")
         e = entries[c0:c1]
         e["offset"] = offset + rel[:-1]
         e["csize"] = csize
@@ -484,7 +483,7 @@ def decompress(blob, progress=None) -> bytes:
         badc = np.flatnonzero(hist[:, 256] != ce["check"])
         if len(badc):
             raise CorruptDataError("fse", f"block {c0 + int(badc[0])}: checksum mismatch")
-        out[start:start + nbytes] = bytes(dev.read(out_buf, 0, (nbytes + 3) // 4 * 4))[:nbytes]
+        dev.download(out_buf, np.frombuffer(out, np.uint8)[start:start + nbytes])  # straight into the result
         if progress is not None:
             progress(start + nbytes, n)
     return bytes(out)
