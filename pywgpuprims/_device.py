@@ -783,15 +783,7 @@ class Device:
                 d = cmd[1]
                 if cpass is None:
                     cpass = enc.begin_compute_pass()
-                cpass.set_pipeline(d.kernel.pipeline)
-                if d.params is not None:
-                    cpass.set_bind_group(0, self._bind_group(d, pbuf), [d.param_offset])
-                else:
-                    cpass.set_bind_group(0, self._bind_group(d, pbuf))
-                if d.indirect is not None:
-                    cpass.dispatch_workgroups_indirect(_raw(d.indirect.buffer), d.indirect.offset)
-                elif d.groups[0] and d.groups[1] and d.groups[2]:
-                    cpass.dispatch_workgroups(*d.groups)
+                self._record_dispatch(cpass, d, pbuf)
                 continue
             if cpass is not None:
                 cpass.end()
@@ -803,6 +795,17 @@ class Device:
                 enc.copy_buffer_to_buffer(_raw(cmd[1]), cmd[2], _raw(cmd[3]), cmd[4], cmd[5])
         if cpass is not None:
             cpass.end()
+
+    def _record_dispatch(self, cpass, d: _Dispatch, pbuf) -> None:
+        cpass.set_pipeline(d.kernel.pipeline)
+        if d.params is not None:
+            cpass.set_bind_group(0, self._bind_group(d, pbuf), [d.param_offset])
+        else:
+            cpass.set_bind_group(0, self._bind_group(d, pbuf))
+        if d.indirect is not None:
+            cpass.dispatch_workgroups_indirect(_raw(d.indirect.buffer), d.indirect.offset)
+        elif d.groups[0] and d.groups[1] and d.groups[2]:
+            cpass.dispatch_workgroups(*d.groups)
 
     def _record_timed(self, enc, commands, pbuf, timer: _Timer) -> None:
         """Record the batch ``warmup + timer.replays`` times, timestamps around the replays."""
@@ -840,15 +843,7 @@ class Device:
                         if pass_no == last:
                             tw["end_of_pass_write_index"] = 1
                     cpass = enc.begin_compute_pass(timestamp_writes=tw) if tw else enc.begin_compute_pass()
-                cpass.set_pipeline(d.kernel.pipeline)
-                if d.params is not None:
-                    cpass.set_bind_group(0, self._bind_group(d, pbuf), [d.param_offset])
-                else:
-                    cpass.set_bind_group(0, self._bind_group(d, pbuf))
-                if d.indirect is not None:
-                    cpass.dispatch_workgroups_indirect(_raw(d.indirect.buffer), d.indirect.offset)
-                elif min(d.groups) > 0:
-                    cpass.dispatch_workgroups(*d.groups)
+                self._record_dispatch(cpass, d, pbuf)
             if cpass is not None:
                 cpass.end()
         qbuf = self.memory.alloc(16, wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC, "timestamps")
