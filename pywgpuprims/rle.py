@@ -92,7 +92,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._array import GpuArray, as_input, asarray, submit_counted_to_host
+from ._array import GpuArray, as_input, asarray, submit_counted_to_host, submit_to_host
 from ._device import Device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import monoid_defines
@@ -727,13 +727,12 @@ def rle_decode(values, counts=None, *, size: int | None = None):
                              f"(at most {MAX_ELEMENTS - 1})")
         if total == 0:
             return np.empty(0, gv.dtype)
-        gc = asarray(c.astype(np.uint32), dev=dev)
+        gc = asarray(c.astype(np.uint32, copy=False), dev=dev)
         meta = asarray(np.array([gv.size, 0, 0, 0], np.uint32), dev=dev)
         ends = GpuArray.empty((gv.size,), np.uint32, dev)
         b = dev.batch()
         encode_scan(b, gc, ends, "add", False)
-        b.submit()
-        return _decode(dev, gv, ends, 0, meta, total).numpy()
+        return submit_to_host(b, _record_decode_new(b, gv, ends, 0, meta, total))
     if not isinstance(counts, GpuArray):
         raise InputError("rle_decode", "values and counts must both be numpy arrays or both GpuArrays")
     if counts.shape != gv.shape:
@@ -761,12 +760,14 @@ def rle_decode(values, counts=None, *, size: int | None = None):
             raise InputError("rle_decode", "the counts sum past 2^32 (32-bit positions overflow)")
         if total >= MAX_ELEMENTS:
             raise InputError("rle_decode", f"the counts sum to {total}: at most {MAX_ELEMENTS - 1} are supported")
+        b = dev.batch()
     else:
-        b.submit()
         total = int(size)
         if not 0 <= total < MAX_ELEMENTS:
             raise InputError("rle_decode", f"size {size} is out of range")
-    return _decode(dev, gv, ends, 0, meta, total)
+    out = _record_decode_new(b, gv, ends, 0, meta, total)
+    b.submit()
+    return out
 
 
 def _record_decode_runlengths(b, rl: RunLengths, out: GpuArray, ends: GpuArray | None = None) -> None:
@@ -794,14 +795,12 @@ def _zeros(dev, n, dtype):
     return asarray(np.zeros(n, dtype), dev=dev) if n else GpuArray.empty((0,), dtype, dev)
 
 
-def _decode(dev: Device, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, size: int) -> GpuArray:
-    out = GpuArray.empty((size,), values.dtype, dev)
-    if size == 0:
-        return out
-    _check_size("rle_decode", size, dev, 4 * _words(size, values.dtype))
-    b = dev.batch()
-    _record_decode(b, values, ends, shift, meta, out)
-    b.submit()
+def _record_decode_new(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, size: int) -> GpuArray:
+    """Record the expansion into a new array of ``size`` elements (returned)."""
+    out = GpuArray.empty((size,), values.dtype, values.device)
+    if size:
+        _check_size("rle_decode", size, values.device, 4 * _words(size, values.dtype))
+        _record_decode(b, values, ends, shift, meta, out)
     return out
 
 
