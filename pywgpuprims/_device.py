@@ -855,35 +855,33 @@ class Device:
     def _bind_group(self, d: _Dispatch, pbuf):
         k = d.kernel
         bound = d.bindings
+        if len(bound) != len(k._storage):
+            names = {n for _, n, _ in k._storage}
+            missing, extra = names - set(bound), set(bound) - names
+            raise TypeError(f"{k.name}: binding {sorted(missing)} not given" if missing
+                            else f"{k.name}: no binding named {sorted(extra)}")
         ranges = []
-        cacheable = True
-        for num, name, storage in k._storage:
+        key = [k, pbuf.serial if pbuf is not None else 0]
+        for _, name, _ in k._storage:
             res = bound.get(name)
             if res is None:
                 raise TypeError(f"{k.name}: binding {name!r} was not given")
-            if isinstance(res, Binding):
+            if res.__class__ is Binding:
                 buf, off, size = res.buffer, res.offset, res.size
             else:
                 buf, off, size = getattr(res, "buffer", res), getattr(res, "byte_offset", 0), None
             buf = getattr(buf, "buffer", buf)
             if size is None:
                 size = buf.size - off
-            serial = getattr(buf, "serial", None)
-            if serial is None:
-                cacheable = False
-            ranges.append((num, name, buf, off, size, serial, storage))
-        if len(bound) != len(ranges):
-            extra = set(bound) - {n for _, n, _ in k._storage}
-            raise TypeError(f"{k.name}: no binding named {sorted(extra)}")
-        key = None
-        if cacheable:
-            key = (k, pbuf.serial if pbuf is not None else 0,
-                   tuple((r[5], r[3], r[4]) for r in ranges))
+            ranges.append((buf, off, size))
+            key += (getattr(buf, "serial", None), off, size)
+        key = tuple(key) if None not in key else None  # only pool buffers (serials never reused) are cached
+        if key is not None:
             group = self._bind_groups.get(key)
             if group is not None:
                 return group
         entries = []
-        for num, name, buf, off, size, _, storage in ranges:
+        for (num, name, storage), (buf, off, size) in zip(k._storage, ranges, strict=True):
             if storage and size > self.max_binding:
                 raise DeviceLimitError(k.name, f"binding {name!r} of {size} bytes exceeds the device's "
                                        f"largest storage binding ({self.max_binding} bytes)")
@@ -893,7 +891,7 @@ class Device:
                             "resource": {"buffer": pbuf.raw, "offset": 0, "size": k.param_size}})
         group = self.raw.create_bind_group(layout=k.bind_group_layout, entries=entries)
         if key is not None:
-            serials = [r[5] for r in ranges] + ([pbuf.serial] if pbuf is not None else [])
+            serials = [buf.serial for buf, _, _ in ranges] + ([pbuf.serial] if pbuf is not None else [])
             self._bind_groups.put(key, group, serials)
         return group
 

@@ -73,7 +73,20 @@ _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fractio
 def _coefs(b0, a, primitive: str) -> tuple[float, tuple[float, float, float], float]:
     """Validated ``(b0, (c1, c2, q), rho)``: the denominator ``1 + a1 z^-1 + ...`` factored as
     ``(1 + c1 z^-1 + c2 z^-2)(1 + q z^-1)`` (the cascade form the kernels run; q = 0 below order 3),
-    and the largest pole magnitude ``rho``."""
+    and the largest pole magnitude ``rho``. Computed once per coefficient set."""
+    try:
+        key = (float(b0), tuple(float(v) for v in np.atleast_1d(np.asarray(a, dtype=np.float64)).ravel()), primitive)
+    except (TypeError, ValueError):
+        return _coefs_checked(b0, a, primitive)
+    return _coefs_cached(*key)
+
+
+@lru_cache(maxsize=256)
+def _coefs_cached(b0: float, a: tuple, primitive: str):
+    return _coefs_checked(b0, a, primitive)
+
+
+def _coefs_checked(b0, a, primitive: str) -> tuple[float, tuple[float, float, float], float]:
     a = np.atleast_1d(np.asarray(a, dtype=np.float64))
     if a.ndim != 1 or not 1 <= a.size <= 3:
         raise InputError(primitive, f"a must hold 1 to 3 feedback coefficients (a1, a2, a3), got {a.size}")
