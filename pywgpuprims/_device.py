@@ -118,6 +118,7 @@ def _parallel_copy(dst: np.ndarray, src: np.ndarray, tuning: TransferTuning) -> 
         f.result()
 
 _PARAM_FMT = {"u32": "I", "i32": "i", "f32": "f"}
+CONSTANTS_KEPT = 64 << 20  # bytes of Device.constant buffers kept before the plans are dropped
 
 
 class Kernel:
@@ -487,6 +488,7 @@ class Device:
         #: Test and benchmark switches, read by primitives (see each primitive's docs).
         self.options: dict[str, Any] = _Options()
         self._plans: dict = {}
+        self._constant_bytes = 0  # held by plans through Device.constant
 
     def __repr__(self) -> str:
         return f"<pywgpuprims.Device {self.adapter_summary}>"
@@ -513,6 +515,7 @@ class Device:
         if p is None:
             if len(self._plans) > 4096:
                 self._plans.clear()
+                self._constant_bytes = 0
             p = self._plans[full] = build()
         return p
 
@@ -525,8 +528,12 @@ class Device:
         def make() -> Block:
             blk = self.alloc(max(16, data.nbytes), usage, label)
             self.upload(blk, data)
+            self._constant_bytes += blk.size
             return blk
 
+        if self._constant_bytes > CONSTANTS_KEPT:  # plans hold the constants: start afresh
+            self._plans.clear()
+            self._constant_bytes = 0
         return self.plan(key, make)
 
     def grid(self, groups) -> tuple[int, int, int]:

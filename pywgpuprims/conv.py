@@ -424,8 +424,7 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
     wblock = -(-wp.shape[1] * 4 // dev.storage_align) * dev.storage_align
     wpad = np.zeros((nkb, wblock // 4), np.float32)
     wpad[:, :wp.shape[1]] = wp
-    wbuf = dev.alloc(wpad.nbytes, label="correlate weights")
-    dev.write(wbuf, wpad.tobytes())
+    wbuf = dev.constant(wpad, label="correlate weights")  # uploaded once per set of kernels
     defines = dict(_generate(kd, kh, kw, cfg))
     if _is_cpu(dev):
         # Lavapipe silently ends loops past 65,535 trips per invocation: refuse rather than be wrong.
