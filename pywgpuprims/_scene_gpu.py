@@ -11,7 +11,7 @@ import numpy as np
 from ._array import GpuArray, asarray
 from ._device import Device, device
 from ._errors import DeviceLimitError, InputError, ShaderError
-from .scan import encode_scan
+from .scan import record_scan
 from .scene import CLIP_BEGIN, CLIP_END, ScenePlan
 
 #: Loop trips one fine invocation may spend per round (lavapipe cuts loops at 65,535).
@@ -174,12 +174,12 @@ class GpuScene:
             b.dispatch(self._layout_kernel("ELEM_RECT"), -(-n // 256), params=self._lparams(n), clipped=self.clipped,
                        elems=self.elem_head, rects=self.rects, rows=self.rows, part_rows=self.part_rows,
                        part_band0=self.part_band0)
-        encode_scan(b, self.rows, self.pair_off, "add", exclusive=True)
+        record_scan(b, self.rows, self.pair_off, "add", exclusive=True)
         b.submit()
         # A second scan in its own batch: _device.Batch gives a timed batch of 3+ compute passes
         # timestamp writes without indices for the middle passes, which wgpu rejects.
         b = dev.batch()
-        encode_scan(b, self.part_rows, self.part_cell, "add", exclusive=True)
+        record_scan(b, self.part_rows, self.part_cell, "add", exclusive=True)
         b.submit()
         self.n_pairs = _read_u32(dev, self.pair_off, n)
         n_cells = _read_u32(dev, self.part_cell, P)
@@ -210,7 +210,7 @@ class GpuScene:
             k = dev.kernel("scene/band.wgsl", defines={"SCATTER": False})
             b.dispatch(k, groups, params={"n_segs": self.n_segs}, segs=self.segs, seg_part=self.seg_part,
                        parts=self.parts, counts=self.counts)
-        encode_scan(b, self.counts, self.cell_off, "add", exclusive=True)
+        record_scan(b, self.counts, self.cell_off, "add", exclusive=True)
         b.submit()
         total = _read_u32(dev, self.cell_off, self.n_cells) if self.n_cells else 0
         nbytes = 16 * max(total, 1)
@@ -248,7 +248,7 @@ class GpuScene:
         b.dispatch(k, self.n_tiles, params={"n_tiles": self.n_tiles, "n_words": self.n_words,
                                             "chunk": -(-self.n_words // 256)},
                    masks=self.masks, kind_bits=self.kind_bits, need=self.need)
-        encode_scan(b, self.need, self.spill_off, "add", exclusive=True)
+        record_scan(b, self.need, self.spill_off, "add", exclusive=True)
         b.submit()
         levels = _read_u32(dev, self.spill_off, self.n_tiles)
         nbytes = 4 * 256 * max(levels, 1)

@@ -32,7 +32,7 @@ Two pipelines produce the same bits:
     repaired too.
 
 ``method="parle"`` (the readable reference; ``wgsl/rle/parle.wgsl``)
-    Balevic's PARLE: a flag per element, the library's inclusive scan (``encode_scan``, same
+    Balevic's PARLE: a flag per element, the library's inclusive scan (``record_scan``, same
     batch), a scatter of the flagged positions (with the ``n`` sentinel for RLE), and the same
     finishing pass for values and counts.
 
@@ -96,7 +96,7 @@ from ._array import GpuArray, as_input, asarray, submit_counted_to_host, submit_
 from ._device import Device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import monoid_defines
-from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, encode_scan, lb_defines, lookback_steps, lookback_walk_tiles
+from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lb_defines, lookback_steps, lookback_walk_tiles, record_scan
 
 __all__ = ["Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode"]
 
@@ -291,7 +291,7 @@ def _method(dev: Device, method: str | None, primitive: str) -> str:
 
 
 # ------------------------------------------------------------------------- recording
-def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray | None, meta: GpuArray,
+def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray | None, meta: GpuArray,
                   idx: GpuArray | None, val: GpuArray | None, method: str, scratch: list,
                   counts: GpuArray | None = None, head: GpuArray | None = None) -> None:
     """Record the compaction of flagged items of ``x`` (mode 'rle', 'compact' or 'nonzero').
@@ -303,7 +303,7 @@ def _encode_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     """
     if method == "parle":
         b.clear(meta)
-        _encode_parle(b, dev, _flags(mode, x, mask), x, n, mask, meta, idx, scratch)
+        _record_parle(b, dev, _flags(mode, x, mask), x, n, mask, meta, idx, scratch)
         return
     p = dev.plan(("rle items", mode, x.dtype, n, None if mask is None else mask.dtype, idx is not None,
                   val is not None, counts is not None),
@@ -449,7 +449,7 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
                       store, rle_kernel, k_fix, fix_packed)
 
 
-def _encode_parle(b, dev: Device, flags: dict, x: GpuArray, n: int, mask, meta, idx, scratch: list) -> None:
+def _record_parle(b, dev: Device, flags: dict, x: GpuArray, n: int, mask, meta, idx, scratch: list) -> None:
     fbuf = dev.alloc(4 * n)
     sbuf = dev.alloc(4 * n)
     scratch += [fbuf, sbuf]
@@ -461,11 +461,11 @@ def _encode_parle(b, dev: Device, flags: dict, x: GpuArray, n: int, mask, meta, 
     k_scatter = dev.kernel("rle/parle.wgsl", defines=dict(flags, SCATTER=True))
     src = {"mask": mask} if flags["COMPACT"] else {"x": x}
     b.dispatch(k_flags, groups, params=params, flags=fl, **src)
-    encode_scan(b, fl, sc, "add", False, method="single_pass")
+    record_scan(b, fl, sc, "add", False, method="single_pass")
     b.dispatch(k_scatter, groups, params=params, flags=fl, scanned=sc, idx=idx, info=meta)
 
 
-def _encode_finish(b, dev: Device, meta: GpuArray, idx: GpuArray, x: GpuArray | None, values: GpuArray | None,
+def _record_finish(b, dev: Device, meta: GpuArray, idx: GpuArray, x: GpuArray | None, values: GpuArray | None,
                    counts: GpuArray | None) -> None:
     defs = {"COUNTS": counts is not None, "GATHER": values is not None,
             "EB8": x is not None and x.dtype == np.uint8}
@@ -547,15 +547,15 @@ def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Com
     meta = _meta_of(res.count)
     data = res.data
     if mode == "nonzero":
-        _encode_items(b, dev, "nonzero", g1, n, None, meta, data, None, m, scratch)
+        _record_items(b, dev, "nonzero", g1, n, None, meta, data, None, m, scratch)
     elif g1.dtype == np.uint8 or m == "parle":
         ibuf = dev.alloc(4 * n)
         scratch.append(ibuf)
         idx = GpuArray(dev, ibuf, (n,), np.uint32)
-        _encode_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, idx, None, m, scratch)
-        _encode_finish(b, dev, meta, idx, g1, data, None)
+        _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, idx, None, m, scratch)
+        _record_finish(b, dev, meta, idx, g1, data, None)
     else:
-        _encode_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, None, data, m, scratch)
+        _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, None, data, m, scratch)
 
 
 def compact(x, mask, *, method: str | None = None):
@@ -667,11 +667,11 @@ def _record_rle(b, g: GpuArray, res: RunLengths, m: str, scratch: list) -> None:
     meta = _meta_of(res.n_runs)
     if m == "fused" and g.dtype != np.uint8:
         # values and run lengths straight from the fused pass (no start positions written)
-        _encode_items(b, dev, "rle", g, g.size, None, meta, None, res.values, m, scratch, counts=res.counts,
+        _record_items(b, dev, "rle", g, g.size, None, meta, None, res.values, m, scratch, counts=res.counts,
                       head=res._head)
         return
-    _encode_items(b, dev, "rle", g, g.size, None, meta, res.starts, None, m, scratch)
-    _encode_finish(b, dev, meta, res.starts, g, res.values, res.counts)
+    _record_items(b, dev, "rle", g, g.size, None, meta, res.starts, None, m, scratch)
+    _record_finish(b, dev, meta, res.starts, g, res.values, res.counts)
 
 
 def rle_decode(values, counts=None, *, size: int | None = None):
@@ -731,7 +731,7 @@ def rle_decode(values, counts=None, *, size: int | None = None):
         meta = asarray(np.array([gv.size, 0, 0, 0], np.uint32), dev=dev)
         ends = GpuArray.empty((gv.size,), np.uint32, dev)
         b = dev.batch()
-        encode_scan(b, gc, ends, "add", False)
+        record_scan(b, gc, ends, "add", False)
         return submit_to_host(b, _record_decode_new(b, gv, ends, 0, meta, total))
     if not isinstance(counts, GpuArray):
         raise InputError("rle_decode", "values and counts must both be numpy arrays or both GpuArrays")
@@ -746,7 +746,7 @@ def rle_decode(values, counts=None, *, size: int | None = None):
     ends = GpuArray.empty((r,), np.uint32, dev)
     cu = GpuArray(dev, counts.buffer, counts.shape, np.uint32, counts.byte_offset)
     b = dev.batch()
-    encode_scan(b, cu, ends, "add", False)
+    record_scan(b, cu, ends, "add", False)
     if size is None:
         status = asarray(np.zeros(4, np.uint32), dev=dev)
         k = dev.kernel("rle/check.wgsl")
@@ -787,7 +787,7 @@ def _record_decode_runlengths(b, rl: RunLengths, out: GpuArray, ends: GpuArray |
     else:
         # Scan the worst-case-sized counts: entries past n_runs are garbage, but they come after
         # every prefix the decoder reads.
-        encode_scan(b, rl.counts, ends, "add", False)
+        record_scan(b, rl.counts, ends, "add", False)
     _record_decode(b, rl.values, ends, 0, meta, out)
 
 

@@ -236,7 +236,7 @@ def scan(x, op: str = "add", exclusive: bool = False, axis: int = -1, out=None):
     dst = _output_for(out, g, host, "scan")
     b = dev.batch()
     if g.size:
-        encode_scan(b, g, dst, op, exclusive)
+        record_scan(b, g, dst, op, exclusive)
     if host is None:
         b.submit()
         return dst
@@ -260,7 +260,7 @@ def _output_for(out, g: GpuArray, host, primitive: str) -> GpuArray:
     return out
 
 
-def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method: str | None = None) -> None:
+def record_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method: str | None = None) -> None:
     """Record a scan of ``g`` into ``dst`` (last axis) in batch ``b``; for use by other primitives."""
     dev = g.device
     method = method or dev.options.get("scan_method", "single_pass")
@@ -280,7 +280,7 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
         src = Binding(g.buffer, *src_range)
         out = Binding(dst.buffer, *out_range)
         if method == "rts":
-            _encode_rts(b, dev, op, g.dtype, src, out, partials, carry, params, exclusive)
+            _record_rts(b, dev, op, g.dtype, src, out, partials, carry, params, exclusive)
             continue
         b.clear(scratch, at_state, state_bytes)
         if repair:
@@ -291,7 +291,7 @@ def encode_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
         if repair:
             if partials is None:
                 partials = dev.alloc(4 * max_tiles)
-            _encode_rts(b, dev, op, g.dtype, src, out, partials, carry, params, exclusive, indirect=args)
+            _record_rts(b, dev, op, g.dtype, src, out, partials, carry, params, exclusive, indirect=args)
 
 
 def _scan_plan(dev: Device, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method: str):
@@ -339,7 +339,7 @@ def _padded(nbytes: int, arr: GpuArray, e0: int) -> int:
     return min(arr.buffer.size - start, (nbytes + 15) // 16 * 16)
 
 
-def _encode_rts(b, dev, op, dtype, src, out, partials, carry, params, exclusive, indirect=None):
+def _record_rts(b, dev, op, dtype, src, out, partials, carry, params, exclusive, indirect=None):
     scalar, vpt, rows = params["scalar"], params["vpt"], params["rows"]
     params = {n: v for n, v in params.items() if n not in ("scalar", "vpt")}
     red = dev.kernel("scan/scan.wgsl", defines=_defines(dev, op, dtype, scalar, vpt, RTS_REDUCE=True))
@@ -402,7 +402,7 @@ def reduce(x, op: str = "add", axis: int | None = None):
     dev = g.device
     dst = GpuArray.empty(out_shape, g.dtype, dev)
     b = dev.batch()
-    encode_reduce(b, g if ax is not None else g.reshape(-1), dst, op, defs, rows, row_len)
+    record_reduce(b, g if ax is not None else g.reshape(-1), dst, op, defs, rows, row_len)
     if host is None:
         b.submit()
         return dst
@@ -414,7 +414,7 @@ def _upload(a: np.ndarray, dev: Device) -> GpuArray:
     return asarray(a, dev=dev)
 
 
-def encode_reduce(b, g: GpuArray, dst: GpuArray, op: str, defs: dict, rows: int, row_len: int) -> None:
+def record_reduce(b, g: GpuArray, dst: GpuArray, op: str, defs: dict, rows: int, row_len: int) -> None:
     """Record the reduction of ``rows`` segments of ``row_len`` elements of ``g`` into ``dst``."""
     dev = g.device
     steps, parts_bytes, firsts_bytes = dev.plan(

@@ -101,7 +101,7 @@ from ._array import GpuArray, as_input, submit_to_host
 from ._device import Device
 from ._errors import DeviceLimitError, InputError
 
-__all__ = ["bracket_match", "encode_bracket_match", "bracket_match_reference", "clip_bboxes",
+__all__ = ["bracket_match", "record_bracket_match", "bracket_match_reference", "clip_bboxes",
            "clip_bboxes_reference", "is_empty", "BracketInfo", "unclosed_opens", "CLIP_DRAW", "CLIP_BEGIN",
            "CLIP_END"]
 
@@ -229,7 +229,7 @@ def _spine_shape(dev: Device, tree_size: int) -> tuple[int, int, int]:
     return swg, chunk, n_chunks
 
 
-def _encode_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, info) -> None:
+def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, info) -> None:
     """Record bracket matching of ``g`` (mode "u8", "u32" or "kind") into ``link``/``depth``: the
     multi-pass method, or (option ``stack_onepass``) the single pass with the multi-pass method as
     its repair, recorded indirect (zero grids unless a partition gave up) where one may give up."""
@@ -331,7 +331,7 @@ def _multipass_kernels(dev: Device, defs: dict, swg: int) -> tuple:
             *(dev.kernel("stack/spine.wgsl", defines={"WG": swg, m: True}) for m in ("UP", "TOP", "DOWN")))
 
 
-def encode_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArray, info=None,
+def record_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArray, info=None,
                          kinds: bool = False) -> None:
     """Record bracket matching into ``batch`` (no readback), for chains that stay on the GPU.
 
@@ -357,7 +357,7 @@ def encode_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArr
     own = info is None
     if own:
         info = dev.alloc(16)
-    _encode_match(batch, is_open, mode, link, depth, info)
+    _record_match(batch, is_open, mode, link, depth, info)
 
 
 def _check_size(dev: Device, n: int, primitive: str) -> None:
@@ -422,7 +422,7 @@ def bracket_match(is_open, return_info: bool = False, out=None):
     info = GpuArray.empty((4,), np.uint32, dev)
     b = dev.batch()
     if n:
-        _encode_match(b, g, "u8" if g.dtype == np.uint8 else "u32", link, depth, info)
+        _record_match(b, g, "u8" if g.dtype == np.uint8 else "u32", link, depth, info)
     else:
         b.clear(info)
     if host is not None:
@@ -644,7 +644,7 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
         depth = GpuArray.empty((n,), np.int32, dev)
         info = dev.alloc(16)
         b = dev.batch()
-        _encode_match(b, gk, "kind", link, depth, info)
+        _record_match(b, gk, "kind", link, depth, info)
         b.submit()
         if max_depth is None:
             from .scan import reduce  # noqa: PLC0415

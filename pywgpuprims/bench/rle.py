@@ -17,7 +17,7 @@ from ..rle import (
     _run,
     _tile,
 )
-from ..scan import encode_scan
+from ..scan import record_scan
 from ._harness import BenchContext, benchmark
 
 
@@ -107,7 +107,7 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
     ends = GpuArray.empty((k,), np.uint32, dev)
 
     def decode(b, s):
-        encode_scan(b, gc, ends, "add", False)
+        record_scan(b, gc, ends, "add", False)
         _record_decode(b, gv, ends, 0, kmeta, out)
 
     ns = ctx.gpu_ns(lambda i: _run(dev, decode))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._array import GpuArray
-from ..stack import EPT, ONEPASS_WG, _encode_match, _fast_reference, _leaf_storage_bytes, _wg, clip_bboxes
+from ..stack import EPT, ONEPASS_WG, _fast_reference, _leaf_storage_bytes, _record_match, _wg, clip_bboxes
 from ._harness import BenchContext, benchmark
 
 
@@ -64,7 +64,7 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
 
             def run(i, info=info):
                 b = dev.batch()
-                _encode_match(b, g, "u8", link, depth, info)
+                _record_match(b, g, "u8", link, depth, info)
                 b.submit()
 
             with dev.using(stack_wg=wg, stack_subgroups=sg, stack_stage_stores=stage, stack_onepass=one,

@@ -134,7 +134,7 @@ def _rle(dev, n: int) -> list[Case]:
 
 def _bracket_match(dev, n: int) -> list[Case]:
     from pywgpuprims._array import GpuArray
-    from pywgpuprims.stack import _encode_match, _fast_reference
+    from pywgpuprims.stack import _fast_reference, _record_match
 
     rng = np.random.default_rng(7)
     d = min(1 << 20, n // 2)
@@ -149,7 +149,7 @@ def _bracket_match(dev, n: int) -> list[Case]:
 
         def run(i, g=g):
             b = dev.batch()
-            _encode_match(b, g, "u8", link, depth, info)
+            _record_match(b, g, "u8", link, depth, info)
             b.submit()
 
         def result(run=run):
