@@ -217,15 +217,11 @@ class Readback:
         finally:
             st.unmap()
 
-    def numpy(self, dtype=np.uint8, out: np.ndarray | None = None) -> np.ndarray:
-        """The first part as an array of ``dtype`` (written into ``out``, C-contiguous, when given)."""
+    def numpy(self, dtype=np.uint8) -> np.ndarray:
+        """The first part as a new array of ``dtype``."""
         off, n = self._parts[0]
-        dtype = np.dtype(dtype)
-        if out is None:
-            out = np.empty(n // dtype.itemsize, dtype)
         with self._mapped() as view:
-            np.copyto(out.reshape(-1).view(np.uint8), view[off:off + n])
-        return out
+            return view[off:off + n].view(np.dtype(dtype)).copy()
 
     def into(self, *outs: np.ndarray, tuning: TransferTuning = TRANSFER) -> None:
         """Copy each part into the C-contiguous array of the same place in ``outs``, in one mapping."""
@@ -354,11 +350,6 @@ class _Timer:
             out.append(sum(self._each[start:end]))
             start = end
         return out
-
-    @property
-    def each(self) -> list[int]:
-        """GPU ns of each timed batch, in submission order."""
-        return list(self._each)
 
 
 class _BindGroups:
@@ -510,7 +501,7 @@ class Device:
     def plan(self, key, build):
         """``build()``, computed once per ``key`` and state of :attr:`options` (a primitive's kernels
         and fixed parameters for one shape, so that a repeated call rebuilds nothing)."""
-        full = (self.options.version, key)
+        full = (self.options.version, self.max_groups, key)  # grids split by max_groups (tests lower it)
         p = self._plans.get(full)
         if p is None:
             if len(self._plans) > 4096:
@@ -607,12 +598,9 @@ class Device:
                     stage[1].sync_wait()  # mapped again as soon as the GPU had copied it
                     stage[1] = None
                 try:
-                    mapped = getattr(st, "_experimental_get_mapped_range", None)  # a writable view (wgpu-py 0.32)
-                    if mapped is not None:
-                        _parallel_copy(np.frombuffer(mapped(0, size), np.uint8), src[start:start + size],
-                                       self.transfer)
-                    else:
-                        st.write_mapped(src[start:start + size], 0)
+                    # a writable view of the mapping (wgpu-py 0.32, pinned), so that threads can fill it
+                    view = np.frombuffer(st._experimental_get_mapped_range(0, size), np.uint8)
+                    _parallel_copy(view, src[start:start + size], self.transfer)
                 finally:
                     st.unmap()
                 enc = self.raw.create_command_encoder()

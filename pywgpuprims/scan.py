@@ -264,7 +264,8 @@ def record_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
     """Record a scan of ``g`` into ``dst`` (last axis) in batch ``b``; for use by other primitives."""
     dev = g.device
     method = method or dev.options.get("scan_method", "single_pass")
-    plan = dev.plan(("scan", g.shape, g.dtype, g.buffer.size, dst.buffer.size, op, exclusive, method),
+    plan = dev.plan(("scan", g.shape, g.dtype, g.buffer.size, dst.buffer.size, op, exclusive, method,
+                     _vpt(dev, g.shape[-1])),
                     lambda: _scan_plan(dev, g, dst, op, exclusive, method))
     chunks, carry_bytes, scratch_bytes, max_tiles = plan
     # one scratch block: carries, then tile state (or partials); the repair's arguments apart (a
