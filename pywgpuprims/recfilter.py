@@ -309,7 +309,7 @@ def _axis_geometry(shape: tuple[int, ...], axis: int) -> dict:
 
 
 def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: bool, anti: bool, mode: str,
-                method: str, scratch: list) -> dict:
+                method: str) -> dict:
     """Params and buffers for one axis pass: ``{"p": params, ...}`` (block: mats, weights, carries).
 
     Everything but the carries is computed once per shape and filter (:meth:`Device.plan`)."""
@@ -319,7 +319,6 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     if method != "rt":
         st["carry"] = dev.alloc(st["carry_bytes"])
         st["bpart"] = dev.alloc(st["carry_bytes"])
-        scratch += [st["carry"], st["bpart"]]
     return st
 
 
@@ -521,9 +520,8 @@ def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primiti
         b.copy(g, g.byte_offset, out, 0, g.nbytes)
         b.submit()
         return out
-    scratch: list = []
     b = dev.batch()
-    sts = [_axis_setup(dev, g.shape, ax, b0, a, rho, causal, anti, mode, method, scratch)
+    sts = [_axis_setup(dev, g.shape, ax, b0, a, rho, causal, anti, mode, method)
            for ax, b0, a, rho, causal, anti in jobs]
     if method == "rt":
         # RT reads its input to the end (boundary), so it never runs in place: ping-pong

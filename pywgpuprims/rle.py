@@ -292,28 +292,26 @@ def _method(dev: Device, method: str | None, primitive: str) -> str:
 
 # ------------------------------------------------------------------------- recording
 def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray | None, meta: GpuArray,
-                  idx: GpuArray | None, val: GpuArray | None, method: str, scratch: list,
+                  idx: GpuArray | None, val: GpuArray | None, method: str,
                   counts: GpuArray | None = None, head: GpuArray | None = None) -> None:
     """Record the compaction of flagged items of ``x`` (mode 'rle', 'compact' or 'nonzero').
 
     Writes ``meta[0]`` (item count) and the finishing pass's grid at ``meta[4..6]``; item indices
     to ``idx`` and/or 32-bit values to ``val``; with ``counts`` (fused RLE of 32-bit values) the
-    run lengths directly, finished by the per-tile fix-up pass. Scratch buffers are appended to ``scratch`` (the
-    caller releases them after submitting).
+    run lengths directly, finished by the per-tile fix-up pass. Scratch blocks live as long as the
+    batch holds them.
     """
     if method == "parle":
         b.clear(meta)
-        _record_parle(b, dev, _flags(mode, x, mask), x, n, mask, meta, idx, scratch)
+        _record_parle(b, dev, _flags(mode, x, mask), x, n, mask, meta, idx)
         return
     p = dev.plan(("rle items", mode, x.dtype, n, None if mask is None else mask.dtype, idx is not None,
                   val is not None, counts is not None),
                  lambda: _items_plan(dev, mode, x.dtype, n, mask, idx is not None, val is not None, counts is not None))
     state = dev.alloc(16 + 8 * p.n_tiles)
     rargs = dev.alloc(32)
-    scratch += [state, rargs]
     if counts is not None and head is None:
         head = dev.alloc(8 * p.n_tiles)
-        scratch.append(head)
     io = {"x": x}
     if mask is not None:
         io["mask"] = mask
@@ -340,7 +338,6 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     if p.repair:  # armed on the GPU: zero-sized grids unless some tile gave up
         partials = dev.alloc(4 * p.n_tiles)
         carry = dev.alloc(16)
-        scratch += [partials, carry]
         red_outs = {} if p.path == "rle/compact.wgsl" else {"WRITE_IDX": False, "WRITE_VALUES": False,
                                                              "RLE_COUNTS": False, "STAGE_POSITIONS": False}
         k_red = dev.kernel(p.path, defines=dict(p.base, RTS_REDUCE=True, **red_outs))
@@ -449,10 +446,9 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
                       store, rle_kernel, k_fix, fix_packed)
 
 
-def _record_parle(b, dev: Device, flags: dict, x: GpuArray, n: int, mask, meta, idx, scratch: list) -> None:
+def _record_parle(b, dev: Device, flags: dict, x: GpuArray, n: int, mask, meta, idx) -> None:
     fbuf = dev.alloc(4 * n)
     sbuf = dev.alloc(4 * n)
-    scratch += [fbuf, sbuf]
     fl = GpuArray(dev, fbuf, (n,), np.uint32)
     sc = GpuArray(dev, sbuf, (n,), np.uint32)
     groups = -(-n // 256)
@@ -517,7 +513,7 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
         meta = asarray(np.zeros(16, np.uint32), dev=dev)
         return Compacted(GpuArray.empty((0,), out_dtype, dev), _count_view(meta))
     res = Compacted(GpuArray.empty((n,), out_dtype, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
-    b = _record(dev, lambda b, scratch: _record_compact(b, mode, g.reshape(-1), gmask, res, m, scratch))
+    b = _record(dev, lambda b: _record_compact(b, mode, g.reshape(-1), gmask, res, m))
     if host is not None:
         return submit_counted_to_host(b, res.count, res.data)[0]
     b.submit()
@@ -525,9 +521,9 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
 
 
 def _record(dev: Device, record):
-    """A batch with ``record(batch, scratch)`` recorded in it (not submitted)."""
+    """A batch with ``record(batch)`` recorded in it (not submitted)."""
     b = dev.batch()
-    record(b, [])
+    record(b)
     return b
 
 
@@ -540,22 +536,20 @@ def _meta_of(count: GpuArray) -> GpuArray:
     return GpuArray(count.device, count.buffer, (16,), np.uint32, count.byte_offset)
 
 
-def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Compacted, m: str,
-                    scratch: list) -> None:
+def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Compacted, m: str) -> None:
     dev = g1.device
     n = g1.size
     meta = _meta_of(res.count)
     data = res.data
     if mode == "nonzero":
-        _record_items(b, dev, "nonzero", g1, n, None, meta, data, None, m, scratch)
+        _record_items(b, dev, "nonzero", g1, n, None, meta, data, None, m)
     elif g1.dtype == np.uint8 or m == "parle":
         ibuf = dev.alloc(4 * n)
-        scratch.append(ibuf)
         idx = GpuArray(dev, ibuf, (n,), np.uint32)
-        _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, idx, None, m, scratch)
+        _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, idx, None, m)
         _record_finish(b, dev, meta, idx, g1, data, None)
     else:
-        _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, None, data, m, scratch)
+        _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, None, data, m)
 
 
 def compact(x, mask, *, method: str | None = None):
@@ -654,7 +648,7 @@ def rle_encode(x, *, method: str | None = None):
                      GpuArray.empty((n + 1,), np.uint32, dev) if need_starts else None, n,
                      None if need_starts else GpuArray.empty((2 * -(-n // _tile(dev, g.dtype)),), np.uint32, dev),
                      _tile(dev, g.dtype))
-    b = _record(dev, lambda b, scratch: _record_rle(b, g, res, m, scratch))
+    b = _record(dev, lambda b: _record_rle(b, g, res, m))
     if host is not None:
         values, counts = submit_counted_to_host(b, res.n_runs, res.values, res.counts)
         return values, counts
@@ -662,15 +656,15 @@ def rle_encode(x, *, method: str | None = None):
     return res
 
 
-def _record_rle(b, g: GpuArray, res: RunLengths, m: str, scratch: list) -> None:
+def _record_rle(b, g: GpuArray, res: RunLengths, m: str) -> None:
     dev = g.device
     meta = _meta_of(res.n_runs)
     if m == "fused" and g.dtype != np.uint8:
         # values and run lengths straight from the fused pass (no start positions written)
-        _record_items(b, dev, "rle", g, g.size, None, meta, None, res.values, m, scratch, counts=res.counts,
+        _record_items(b, dev, "rle", g, g.size, None, meta, None, res.values, m, counts=res.counts,
                       head=res._head)
         return
-    _record_items(b, dev, "rle", g, g.size, None, meta, res.starts, None, m, scratch)
+    _record_items(b, dev, "rle", g, g.size, None, meta, res.starts, None, m)
     _record_finish(b, dev, meta, res.starts, g, res.values, res.counts)
 
 
@@ -707,7 +701,7 @@ def rle_decode(values, counts=None, *, size: int | None = None):
         rl = values
         out = GpuArray.empty((rl.size,), rl.values.dtype, rl.values.device)
         if rl.size:
-            _run(rl.values.device, lambda b, s: _record_decode_runlengths(b, rl, out))
+            _run(rl.values.device, lambda b: _record_decode_runlengths(b, rl, out))
         return out
     if counts is None:
         raise InputError("rle_decode", "counts is missing")

@@ -92,8 +92,8 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
         if m == "parle" and res.starts is None:
             continue  # the run starts with their sentinel do not fit one binding
         with dev.using(**opts):
-            ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_rle(b, g, res, m, s)))
-            _run(dev, lambda b, s, m=m: _record_rle(b, g, res, m, s))
+            ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b: _record_rle(b, g, res, m)))
+            _run(dev, lambda b, m=m: _record_rle(b, g, res, m))
         rows.append(ctx.row("rle_encode", f"{name} int32 {label}", n, ns, bytes_moved=4 * n, baseline_ns=copy_ns,
                             cuda_ns=cuda_ns, cuda_name="torch.unique_consecutive", cpu_ns=cpu_ns,
                             cpu_name="numpy flatnonzero(diff)"))
@@ -106,7 +106,7 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
     kmeta = asarray(np.array([k, 0, 0, 0], np.uint32), dev=dev)
     ends = GpuArray.empty((k,), np.uint32, dev)
 
-    def decode(b, s):
+    def decode(b):
         record_scan(b, gc, ends, "add", False)
         _record_decode(b, gv, ends, 0, kmeta, out)
 
@@ -123,9 +123,9 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
     # decoding straight from the fused encoder's result (no read-back): per-tile run ends + expand
     head = GpuArray.empty((2 * -(-n // _tile(dev, np.int32)),), np.uint32, dev)
     fused = RunLengths(res.values, res.counts, res.n_runs, None, n, head, _tile(dev, np.int32))
-    _run(dev, lambda b, s: _record_rle(b, g, fused, "fused", s))
+    _run(dev, lambda b: _record_rle(b, g, fused, "fused"))
     ends_all = GpuArray.empty((n,), np.uint32, dev)
-    ns = ctx.gpu_ns(lambda i: _run(dev, lambda b, s: _record_decode_runlengths(b, fused, out, ends_all)))
+    ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_decode_runlengths(b, fused, out, ends_all)))
     rows.append(ctx.row("rle_decode", f"int32 {label} (from RunLengths)", n, ns, bytes_moved=4 * n,
                         baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave"))
     assert np.array_equal(out.numpy(), x), "rle_decode (RunLengths) bench result is wrong"
@@ -155,13 +155,13 @@ def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
     cpu_ns = ctx.cpu_ns(lambda: x[mask])
     for name, m, opts in _variants(dev, "compact"):
         with dev.using(**opts):
-            ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b, s: _record_compact(b, "compact", g, gm, res, m, s)))
-            _run(dev, lambda b, s, m=m: _record_compact(b, "compact", g, gm, res, m, s))
+            ns = ctx.gpu_ns(lambda i, m=m: _run(dev, lambda b: _record_compact(b, "compact", g, gm, res, m)))
+            _run(dev, lambda b, m=m: _record_compact(b, "compact", g, gm, res, m))
         rows.append(ctx.row("compact", f"{name} int32 half kept", n, ns, bytes_moved=5 * n + 2 * n,
                             baseline_ns=copy_ns, cuda_ns=cuda_ns, cuda_name="torch.masked_select", cpu_ns=cpu_ns,
                             cpu_name="numpy x[mask]"))
         assert np.array_equal(res.numpy(), x[mask]), f"compact ({name}) bench result is wrong"
-    ns = ctx.gpu_ns(lambda i: _run(dev, lambda b, s: _record_compact(b, "nonzero", gm, None, idx, "fused", s)))
+    ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_compact(b, "nonzero", gm, None, idx, "fused")))
     rows.append(ctx.row("nonzero", "fused bool half set", n, ns, bytes_moved=n + 2 * n, baseline_ns=copy_ns,
                         cuda_ns=cuda_nz_ns, cuda_name="torch.nonzero", cpu_ns=ctx.cpu_ns(lambda: np.flatnonzero(mask)),
                         cpu_name="numpy flatnonzero"))

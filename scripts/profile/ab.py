@@ -117,7 +117,7 @@ def _rle(dev, n: int) -> list[Case]:
                              rle._count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
 
         def run(i, g=g, res=res):
-            rle._run(dev, lambda b, s: rle._record_rle(b, g, res, "fused", s))
+            rle._run(dev, lambda b: rle._record_rle(b, g, res, "fused"))
 
         def result(run=run, res=res):
             run(0)

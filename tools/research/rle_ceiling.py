@@ -105,7 +105,7 @@ def encode_timer(ctx: BenchContext, g: GpuArray):
     dev, n = ctx.dev, g.size
     res = rle.RunLengths(GpuArray.empty((n,), np.int32, dev), GpuArray.empty((n,), np.uint32, dev),
                          rle._count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
-    return lambda: ctx.gpu_ns(lambda i: rle._run(dev, lambda b, s: rle._record_rle(b, g, res, "fused", s)))
+    return lambda: ctx.gpu_ns(lambda i: rle._run(dev, lambda b: rle._record_rle(b, g, res, "fused")))
 
 
 def torch_timer(ctx: BenchContext, x: np.ndarray):
