@@ -10,9 +10,9 @@ import pytest
 
 import pywgpuprims as pp
 from pywgpuprims import scene as sc
-from pywgpuprims._scene_gpu import GpuScene, render_plan
-from pywgpuprims._scene_ref import render_reference_plan
 from pywgpuprims.scene import Path, Scene, circle, ellipse, polygon, rect, rounded_rect, star
+from pywgpuprims.scene.gpu import GpuScene, render_plan
+from pywgpuprims.scene.reference import render_reference_plan
 
 
 def assert_close(img, ref):
@@ -392,7 +392,7 @@ def test_outputs_and_state_poisoned(rng, dev):
 
 
 def test_cpu_adapter_refuses_a_path_that_could_pass_the_loop_cap(monkeypatch):
-    import pywgpuprims._scene_gpu as sg
+    import pywgpuprims.scene.gpu as sg
 
     dev = pp.device()
     if dev.info.get("adapter_type") != "CPU":

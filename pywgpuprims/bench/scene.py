@@ -52,7 +52,7 @@ def grid_scene(n_paths: int, n_clips: int, width: int, height: int, seed: int = 
 
 def _scene_entry(ctx: BenchContext, n: int) -> list[dict]:
 
-    from .._scene_gpu import GpuScene  # noqa: PLC0415
+    from ..scene.gpu import GpuScene  # noqa: PLC0415
 
     dev = ctx.dev
     cpu = dev.info.get("adapter_type") == "CPU"

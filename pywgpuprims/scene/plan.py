@@ -1,61 +1,14 @@
-"""Clipped 2-D scenes rendered on the GPU: paths, fills, nested clips, an SVG subset.
-
-A :class:`Scene` records fills and clip pushes/pops in painter's order. :meth:`Scene.render`
-flattens curves on the host (vectorised numpy, 0.1 px tolerance), then runs the GPU pipeline:
-path bounding boxes, clip bounding boxes with the stack monoid (``pywgpuprims.clip_bboxes``),
-tile rectangles and cells, segments binned to (path, tile row)
-cells, elements binned to 16x16 tiles by their clipped bbox,
-and a fine pass that computes 16 samples per pixel (4x4 grid, winding numbers per sample,
-nonzero or even-odd), keeps a per-pixel clip-coverage stack of any depth (levels live in a
-storage buffer sized per tile from a depth bound; when that would not fit in memory, no levels
-are stored: an END recomputes its clip's coverage and divides it back out, so deeper is slower,
-never wrong) and composites premultiplied source-over. Each fine invocation stops after a bounded
-number of loop trips and resumes in the next dispatch, so no scene comes near lavapipe's loop cap.
-
-Examples
---------
->>> from pywgpuprims.scene import Scene, circle, rect, star
->>> s = Scene()
->>> s.push_clip(circle(32, 32, 28))
->>> s.fill(rect(0, 0, 64, 64), (200, 30, 30, 255))
->>> s.fill(star(32, 32, 30), (30, 30, 200, 255), fill_rule="evenodd")
->>> s.pop_clip()
->>> img = s.render(64, 64)  # doctest: +SKIP
->>> img.shape, img.dtype  # doctest: +SKIP
-((64, 64, 4), dtype('uint8'))
-"""
+"""Scene plans: a recorded :class:`~pywgpuprims.scene.Scene` flattened to flat numpy arrays (elements,
+parts, segments) and, on the host when asked, laid out in 16x16 tiles (boxes, clip boxes, cells)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ._errors import InputError
-from ._scene_geom import Path, as_transform, circle, compose, ellipse, flatten, polygon, rect, rounded_rect, star
-
-__all__ = ["CLIP_BEGIN", "CLIP_DRAW", "CLIP_END", "Path", "Scene", "circle", "compose", "ellipse", "load_svg",
-           "polygon", "rect", "render_reference", "rounded_rect", "star"]
+from .geometry import flatten
 
 CLIP_DRAW, CLIP_BEGIN, CLIP_END = 0, 1, 2
 TILE = 16
-_RULES = {"nonzero": 0, "evenodd": 1}
-
-
-def _rule(fill_rule: str) -> int:
-    if fill_rule not in _RULES:
-        raise InputError("scene", f"fill_rule must be 'nonzero' or 'evenodd', got {fill_rule!r}")
-    return _RULES[fill_rule]
-
-
-def _color(rgba) -> tuple[float, float, float, float]:
-    c = np.asarray(rgba, dtype=np.float64).ravel()
-    if c.shape == (3,):
-        c = np.append(c, 255.0)
-    if c.shape != (4,) or not np.all(np.isfinite(c)) or c.min() < 0 or c.max() > 255:
-        raise InputError("scene", f"a colour is an (r, g, b[, a]) tuple of 0-255 values, got {rgba!r}")
-    return tuple(float(v) for v in c)
-
 
 def clip_bboxes(kinds, bboxes, viewport, max_depth: int | None = None) -> np.ndarray:
     """Clip-stack bounding boxes of a scene's elements (``pywgpuprims.clip_bboxes``), as numpy."""
@@ -67,135 +20,6 @@ def clip_bboxes(kinds, bboxes, viewport, max_depth: int | None = None) -> np.nda
         return np.zeros((0, 4), np.float32)
     vp = tuple(float(v) for v in np.asarray(viewport, np.float64).ravel())
     return np.asarray(pp.clip_bboxes(kinds, bboxes, vp, max_depth=max_depth), dtype=np.float32).reshape(-1, 4)
-
-
-@dataclass
-class _Part:
-    rec: np.ndarray
-    kind: np.ndarray
-    rule: int
-    new_term: bool  # starts a new product term: a clip is the union of products of parts
-
-
-class Scene:
-    """A list of fills and clips in painter's order; see the module docs.
-
-    Examples
-    --------
-    >>> from pywgpuprims.scene import Scene, circle
-    >>> s = Scene()
-    >>> s.fill(circle(8, 8, 6), (255, 0, 0, 128))
-    >>> len(s)
-    1
-    """
-
-    def __init__(self):
-        self._ops: list[tuple] = []  # ("fill", parts, color) | ("push", parts) | ("pop",)
-        self._depth = 0
-        self.max_depth = 0
-
-    def __len__(self) -> int:
-        return len(self._ops)
-
-    @property
-    def depth(self) -> int:
-        """Clips pushed and not yet popped."""
-        return self._depth
-
-    @staticmethod
-    def _parts_of(path: Path, fill_rule: str, transform) -> list[_Part]:
-        if not isinstance(path, Path):
-            raise InputError("scene", f"expected a Path, got {type(path).__name__}")
-        rec, kind = path.records(as_transform(transform))
-        if not np.isfinite(rec).all():
-            raise InputError("scene", "path coordinates (after the transform) must be finite")
-        return [_Part(rec, kind, _rule(fill_rule), True)]
-
-    def fill(self, path: Path, rgba, fill_rule: str = "nonzero", transform=None) -> None:
-        """Fill ``path`` with the colour ``rgba`` (0-255 straight alpha), under the current clips."""
-        self._ops.append(("fill", self._parts_of(path, fill_rule, transform), _color(rgba)))
-
-    def push_clip(self, path: Path, fill_rule: str = "nonzero", transform=None) -> None:
-        """Intersect the clip with ``path`` until the matching :meth:`pop_clip`."""
-        self._push(self._parts_of(path, fill_rule, transform))
-
-    def push_clip_union(self, terms: list[list[tuple[Path, str, object]]]) -> None:
-        """Push a clip that is a union of intersections: ``terms`` is a list of products, each a list
-        of ``(path, fill_rule, transform)``. (SVG ``clipPath`` with several children and nested
-        ``clip-path`` references is expressed this way.) An empty list clips everything away."""
-        parts: list[_Part] = []
-        for term in terms:
-            for j, (path, rule, tr) in enumerate(term):
-                p = self._parts_of(path, rule, tr)[0]
-                p.new_term = j == 0
-                parts.append(p)
-        self._push(parts)
-
-    def _push(self, parts: list[_Part]) -> None:
-        self._ops.append(("push", parts))
-        self._depth += 1
-        self.max_depth = max(self.max_depth, self._depth)
-
-    def pop_clip(self) -> None:
-        """End the innermost clip."""
-        if self._depth == 0:
-            raise InputError("scene", "pop_clip without a matching push_clip")
-        self._ops.append(("pop",))
-        self._depth -= 1
-
-    def _check_balanced(self) -> None:
-        if self._depth:
-            raise InputError("scene", f"{self._depth} push_clip call(s) without a matching pop_clip")
-
-    def plan(self, width: int, height: int, background=(255, 255, 255, 255), layout: bool = True) -> ScenePlan:
-        """Flatten (and with ``layout``, lay out on the host) the scene for a ``width`` x ``height`` canvas."""
-        self._check_balanced()
-        return ScenePlan(self._ops, int(width), int(height), _color(background), layout)
-
-    def render(self, width: int, height: int, background=(255, 255, 255, 255), timings: dict | None = None
-               ) -> np.ndarray:
-        """Render on the GPU: an (height, width, 4) uint8 array, sRGB values, straight alpha.
-
-        ``timings`` (a dict), when given, receives host and GPU seconds per stage.
-        """
-        from ._scene_gpu import render_plan  # noqa: PLC0415
-
-        _check_size(width, height)
-        import time  # noqa: PLC0415
-
-        from ._device import device  # noqa: PLC0415
-
-        t0 = time.perf_counter()
-        host_layout = device().options.get("scene_layout", "gpu") != "gpu"
-        plan = self.plan(width, height, background, layout=host_layout)
-        if timings is not None:
-            timings["host: flatten" + (" + layout" if host_layout else "")] = time.perf_counter() - t0
-        return render_plan(plan, timings=timings)
-
-    def render_reference(self, width: int, height: int, background=(255, 255, 255, 255)) -> np.ndarray:
-        """The same image from the CPU reference renderer (numpy, same sampling)."""
-        from ._scene_ref import render_reference_plan  # noqa: PLC0415
-
-        _check_size(width, height)
-        return render_reference_plan(self.plan(width, height, background))
-
-    def save(self, filename: str, width: int, height: int, background=(255, 255, 255, 255)) -> np.ndarray:
-        """Render and write a PNG (with imageio); returns the image."""
-        import imageio.v3 as iio  # noqa: PLC0415
-
-        img = self.render(width, height, background)
-        iio.imwrite(filename, img)
-        return img
-
-
-def _check_size(width, height) -> None:
-    if int(width) != width or int(height) != height or width < 1 or height < 1 or width > 16384 or height > 16384:
-        raise InputError("scene", f"canvas size must be 1..16384 pixels per side, got {width}x{height}")
-
-
-def render_reference(scene: Scene, width: int, height: int, background=(255, 255, 255, 255)) -> np.ndarray:
-    """CPU reference rendering of ``scene`` (see :meth:`Scene.render_reference`)."""
-    return scene.render_reference(width, height, background)
 
 
 class ScenePlan:
@@ -356,22 +180,3 @@ def _match_clips(kinds: np.ndarray) -> np.ndarray:
     a, b = order[0::2], order[1::2]
     match[a], match[b] = b, a
     return match
-
-
-def load_svg(source: str):
-    """Read an SVG file (path or text) into a Scene: returns ``(scene, width, height)``.
-
-    See :mod:`pywgpuprims._svg` for the supported subset.
-
-    Examples
-    --------
-    >>> from pywgpuprims.scene import load_svg
-    >>> s, w, h = load_svg('<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10">'
-    ...                    '<rect width="5" height="5" fill="red"/></svg>')
-    >>> (len(s), w, h)
-    (1, 20, 10)
-    """
-    from ._svg import load_svg as _load  # noqa: PLC0415
-
-    return _load(source)
-

@@ -8,11 +8,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ._array import GpuArray, asarray
-from ._device import Device, device
-from ._errors import DeviceLimitError, InputError, ShaderError
-from .scan import record_scan
-from .scene import CLIP_BEGIN, CLIP_END, ScenePlan
+from .._array import GpuArray, asarray
+from .._device import Device, device
+from .._errors import DeviceLimitError, InputError, ShaderError
+from ..scan import record_scan
+from .plan import CLIP_BEGIN, CLIP_END, ScenePlan
 
 #: Loop trips one fine invocation may spend per round (lavapipe cuts loops at 65,535).
 FINE_BUDGET = 16384
@@ -152,7 +152,7 @@ class GpuScene:
         the clip depth)."""
         if not self.gpu_layout:
             return
-        from .stack import clip_bboxes  # noqa: PLC0415
+        from ..stack import clip_bboxes  # noqa: PLC0415
 
         n = self.n_elements
         if not n:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .scene import CLIP_BEGIN, CLIP_END, TILE, ScenePlan
+from .plan import CLIP_BEGIN, CLIP_END, TILE, ScenePlan
 
 _Q = np.float32(0.25)
 _H = np.float32(0.125)

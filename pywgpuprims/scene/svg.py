@@ -21,9 +21,9 @@ from pathlib import Path as FsPath
 
 import numpy as np
 
-from ._errors import InputError
-from ._scene_geom import Path, compose, ellipse, flatten, polygon, rect, rounded_rect
-from .scene import Scene
+from .._errors import InputError
+from .builder import Scene
+from .geometry import Path, compose, ellipse, flatten, polygon, rect, rounded_rect
 
 _NUM = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _COLORS = {

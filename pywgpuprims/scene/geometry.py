@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._errors import InputError
+from .._errors import InputError
 
 #: Flattening tolerance in device pixels (maximum distance between a curve and its polyline).
 TOLERANCE = 0.1
