@@ -59,6 +59,19 @@ class Path:
         self._implicit: list[bool] = []  # closing lines added only because fills close subpaths
         self._start: tuple[float, float] | None = None
         self._cur: tuple[float, float] | None = None
+        # Subpaths, for strokes: first record, closed explicitly, start point.
+        self._sub_first: list[int] = []
+        self._sub_closed: list[bool] = []
+        self._sub_pt: list[tuple[float, float]] = []
+        self._sub_open = False
+        self._chunks: list[np.ndarray] = []  # closed polygons added in bulk (line records)
+
+    def _touch(self) -> None:
+        if not self._sub_open:  # drawing on after a close starts a new subpath at the same point
+            self._sub_first.append(len(self._rec))
+            self._sub_closed.append(False)
+            self._sub_pt.append(self._cur)
+            self._sub_open = True
 
     # ---------------------------------------------------------------- building
     def _need_current(self, what: str) -> tuple[float, float]:
@@ -70,12 +83,15 @@ class Path:
         """Start a new subpath at (x, y) (the previous one is closed implicitly when filled)."""
         self._close_implicit()
         self._start = self._cur = (float(x), float(y))
+        self._sub_open = False
+        self._touch()
         return self
 
     def line_to(self, x: float, y: float) -> Path:
         """A straight line to (x, y)."""
         x0, y0 = self._need_current("line_to")
         x, y = float(x), float(y)
+        self._touch()
         self._rec.append((x0, y0, x0, y0, x, y, x, y))
         self._kind.append(0)
         self._implicit.append(False)
@@ -95,6 +111,7 @@ class Path:
         return self._cubic(x0, y0, float(c1x), float(c1y), float(c2x), float(c2y), float(x), float(y))
 
     def _cubic(self, *p) -> Path:
+        self._touch()
         self._rec.append(tuple(p))
         self._kind.append(1)
         self._implicit.append(False)
@@ -160,7 +177,11 @@ class Path:
 
     def close(self) -> Path:
         """Close the current subpath with a line back to its start."""
-        self._close_implicit(explicit=True)
+        if self._cur is not None:
+            self._touch()
+            self._close_implicit(explicit=True)
+            self._sub_closed[-1] = True
+            self._sub_open = False
         return self
 
     def _close_implicit(self, explicit: bool = False) -> None:
@@ -173,11 +194,55 @@ class Path:
         """Append the subpaths of ``other`` (a compound path)."""
         self._close_implicit()
         other._close_implicit()
+        off = len(self._rec)
+        self._sub_first.extend(f + off for f in other._sub_first)
+        self._sub_closed.extend(other._sub_closed)
+        self._sub_pt.extend(other._sub_pt)
         self._rec.extend(other._rec)
         self._kind.extend(other._kind)
         self._implicit.extend(other._implicit)
+        self._chunks.extend(other._chunks)
         self._start, self._cur = other._start, other._cur
+        self._sub_open = False
         return self
+
+    @classmethod
+    def from_polygons(cls, polys: np.ndarray) -> Path:
+        """Closed polygons in bulk: ``polys`` is (m, k, 2), m polygons of k vertices each (for
+        filling; a compound path).
+
+        Examples
+        --------
+        >>> sq = np.array([[[0, 0], [4, 0], [4, 4], [0, 4]]], float)
+        >>> Path.from_polygons(sq).bbox()
+        (0.0, 0.0, 4.0, 4.0)
+        """
+        p = cls()
+        p.add_polygons(polys)
+        return p
+
+    def add_polygons(self, polys: np.ndarray) -> Path:
+        """Append closed polygons (m, k, 2) in bulk (for filling)."""
+        polys = np.asarray(polys, np.float64)
+        if polys.ndim != 3 or polys.shape[2] != 2:
+            raise InputError("Path", f"polygons are an (m, k, 2) array, got shape {polys.shape}")
+        if polys.size:
+            a = polys.reshape(-1, 2)
+            b = np.roll(polys, -1, axis=1).reshape(-1, 2)
+            self._chunks.append(np.concatenate([a, a, b, b], axis=1))
+        return self
+
+    def stroke_records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For strokes: (records, kinds, subpath of each record, closed per subpath, start point per
+        subpath); implicit closing lines left out."""
+        self._close_implicit()
+        rec = np.asarray(self._rec, dtype=np.float64).reshape(-1, 8)
+        kind = np.asarray(self._kind, dtype=np.uint8)
+        sub = np.searchsorted(np.asarray(self._sub_first, np.int64), np.arange(len(rec)), side="right") - 1
+        keep = ~np.asarray(self._implicit, bool)
+        closed = np.asarray(self._sub_closed, bool)
+        pts = np.asarray(self._sub_pt, np.float64).reshape(-1, 2)
+        return rec[keep], kind[keep], sub[keep], closed, pts
 
     # ---------------------------------------------------------------- queries
     def records(self, transform=None, stroke: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -189,6 +254,9 @@ class Path:
         if stroke and len(rec):
             keep = ~np.asarray(self._implicit, bool)
             rec, kind = rec[keep], kind[keep]
+        if self._chunks and not stroke:
+            rec = np.concatenate([rec, *self._chunks])
+            kind = np.concatenate([kind, np.zeros(len(rec) - len(kind), np.uint8)])
         m = as_transform(transform)
         if m is not None and len(rec):
             pts = rec.reshape(-1, 4, 2)
@@ -207,7 +275,7 @@ class Path:
         return (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
 
     def __len__(self) -> int:
-        return len(self._rec)
+        return len(self._rec) + sum(len(c) for c in self._chunks)
 
 
 def flatten(rec: np.ndarray, kind: np.ndarray, owner: np.ndarray, tol: float = TOLERANCE

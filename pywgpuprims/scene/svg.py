@@ -1,536 +1,892 @@
-"""An SVG subset for :mod:`pywgpuprims.scene` (stdlib xml.etree, no other dependency).
+"""The SVG front end of :mod:`pywgpuprims.scene`: an SVG document to a :class:`Scene`.
 
-Read: ``rect``, ``circle``, ``ellipse``, ``line``, ``polygon``, ``polyline``, ``path`` (every
-command, arcs included), ``g``, ``use``, ``svg`` (root ``width``/``height``/``viewBox``),
-``transform``, ``fill``, ``fill-opacity``, ``opacity`` (on shapes; a group's opacity is pushed
-down to its shapes, an approximation, with a warning), ``fill-rule``, ``style="..."`` properties,
-and ``clip-path`` with ``clipPath`` (``clipPathUnits`` userSpaceOnUse / objectBoundingBox,
-``clip-rule``, several children as a union, ``clip-path`` on a clipPath or on its children,
-transforms on both). ``stroke`` is approximated (quads along the flattened
-outline, round joins) with a warning. Anything else gets a warning naming the element; a
-clip-path reference cycle raises :class:`~pywgpuprims.InputError`.
+XML goes through defusedxml (no entity expansion, no external resources); CSS through tinycss2 and
+cssselect2 (``<style>`` sheets with selectors, ``style`` attributes, presentation attributes,
+inheritance, ``inherit``, ``currentColor``, ``!important``). Read: ``svg`` (nested, ``viewBox``,
+``preserveAspectRatio``), ``g``, ``a``, ``defs``, ``use``, ``symbol``, ``switch``; every shape (SVG 2
+``auto`` radii) and path data up to its first error; lengths in every unit and percentages of the
+right viewport; every colour syntax; fill and stroke with their opacities (strokes with widths,
+caps, joins, miter limits, dashes, ``vector-effect: non-scaling-stroke``; :mod:`.stroke`);
+``linearGradient`` / ``radialGradient`` (:mod:`.paint`); ``clip-path`` with ``clipPath`` in all its
+forms (reference cycles drop the cyclic link, as resvg does); ``opacity`` (exact on a single
+painted shape; on a group of several it is pushed down to the shapes, with a warning); simple
+``text`` / ``tspan`` (:mod:`.text`). Anything else (``mask``, ``filter``, ``pattern``, ``marker``,
+``image``, ...) gives one warning per feature and element name.
+
+Hostile files are bounded: elements after ``use`` and clip expansion, path segments and nesting
+depth each have a budget (arguments of :func:`load_svg`); past it, :class:`~pywgpuprims.InputError`.
 """
 
 from __future__ import annotations
 
 import math
-import re
+import os
 import warnings
-import xml.etree.ElementTree as ET
 from pathlib import Path as FsPath
 
+import defusedxml.ElementTree as DET
 import numpy as np
 
 from .._errors import InputError
 from .builder import Scene
-from .geometry import Path, compose, ellipse, flatten, polygon, rect, rounded_rect
+from .css import INHERITED, Cascade, Lengths, parse_color, parse_number, parse_opacity, parse_url
+from .geometry import Path, compose, ellipse, polygon, rect, rounded_rect
+from .paint import Gradient, gradient_bands
+from .pathdata import parse_path_d, parse_transform
+from .stroke import StrokeStyle, _circle_n, stroke_outline
 
-_NUM = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
-_COLORS = {
-    "black": (0, 0, 0), "white": (255, 255, 255), "red": (255, 0, 0), "green": (0, 128, 0), "lime": (0, 255, 0),
-    "blue": (0, 0, 255), "yellow": (255, 255, 0), "cyan": (0, 255, 255), "aqua": (0, 255, 255),
-    "magenta": (255, 0, 255), "fuchsia": (255, 0, 255), "gray": (128, 128, 128), "grey": (128, 128, 128),
-    "silver": (192, 192, 192), "maroon": (128, 0, 0), "olive": (128, 128, 0), "navy": (0, 0, 128),
-    "purple": (128, 0, 128), "teal": (0, 128, 128), "orange": (255, 165, 0), "pink": (255, 192, 203),
-    "brown": (165, 42, 42), "gold": (255, 215, 0), "seagreen": (46, 139, 87), "skyblue": (135, 206, 235),
-    "steelblue": (70, 130, 180), "indigo": (75, 0, 130), "violet": (238, 130, 238), "coral": (255, 127, 80),
-    "salmon": (250, 128, 114), "tomato": (255, 99, 71), "darkgreen": (0, 100, 0), "darkblue": (0, 0, 139),
-    "darkred": (139, 0, 0), "lightblue": (173, 216, 230), "lightgreen": (144, 238, 144),
-    "lightgray": (211, 211, 211), "lightgrey": (211, 211, 211), "darkgray": (169, 169, 169),
-    "darkgrey": (169, 169, 169), "orchid": (218, 112, 214), "crimson": (220, 20, 60), "khaki": (240, 230, 140),
-}
-_INHERITED = ("fill", "fill-rule", "fill-opacity", "clip-rule", "stroke", "stroke-width", "stroke-opacity",
-              "visibility")
+_XLINK = "{http://www.w3.org/1999/xlink}href"
 _SHAPES = ("rect", "circle", "ellipse", "line", "polygon", "polyline", "path")
-_SKIP_QUIET = ("defs", "clipPath", "title", "desc", "metadata", "style")
+_GROUPS = ("g", "a")
+_QUIET = {"defs", "clipPath", "title", "desc", "metadata", "style", "linearGradient", "radialGradient", "symbol",
+          "mask", "pattern", "marker", "filter", "script", "font", "font-face", "cursor", "view", "stop",
+          "namedview", "sodipodi:namedview"}
+_UNSUPPORTED_PROPS = ("mask", "filter", "marker-start", "marker-mid", "marker-end")
+_ALIGN = {"none", "xMinYMin", "xMidYMin", "xMaxYMin", "xMinYMid", "xMidYMid", "xMaxYMid", "xMinYMax", "xMidYMax",
+          "xMaxYMax"}
+MAX_SIZE = 1 << 20
+_INHERITABLE = INHERITED | {"font-size"}
 
 
-def _tag(el) -> str:
+def _local(tag) -> str:
+    if not isinstance(tag, str):
+        return ""
+    return tag.split("}", 1)[1] if "}" in tag else tag
+
+
+def _is_svg(el) -> bool:
     t = el.tag
-    return t.split("}", 1)[1] if isinstance(t, str) and "}" in t else str(t)
+    return isinstance(t, str) and (not t.startswith("{") or t.startswith("{http://www.w3.org/2000/svg}"))
 
 
-def _num(v, default=0.0, ref: float | None = None) -> float:
-    if v is None:
-        return default
-    v = str(v).strip()
-    m = _NUM.match(v)
-    if not m:
-        return default
-    x = float(m.group(0))
-    if v.endswith("%") and ref is not None:
-        return x / 100.0 * ref
-    return x
+def _floats(text) -> list[float] | None:
+    import re  # noqa: PLC0415
 
-
-def _nums(v) -> list[float]:
-    return [float(x) for x in _NUM.findall(v or "")]
-
-
-def parse_transform(s: str | None) -> np.ndarray | None:
-    """An SVG ``transform`` attribute as a 2x3 matrix (None when absent)."""
-    if not s:
+    parts = [p for p in re.split(r"[\s,]+", (text or "").strip()) if p]
+    try:
+        return [float(p) for p in parts]
+    except ValueError:
         return None
-    m = None
-    for name, args in re.findall(r"(\w+)\s*\(([^)]*)\)", s):
-        a = _nums(args)
-        if name == "matrix" and len(a) == 6:
-            t = np.array([[a[0], a[2], a[4]], [a[1], a[3], a[5]]])
-        elif name == "translate" and a:
-            t = np.array([[1, 0, a[0]], [0, 1, a[1] if len(a) > 1 else 0.0]])
-        elif name == "scale" and a:
-            t = np.array([[a[0], 0, 0], [0, a[1] if len(a) > 1 else a[0], 0]])
-        elif name == "rotate" and a:
-            c, s_ = math.cos(math.radians(a[0])), math.sin(math.radians(a[0]))
-            cx, cy = (a[1], a[2]) if len(a) >= 3 else (0.0, 0.0)
-            t = np.array([[c, -s_, cx - c * cx + s_ * cy], [s_, c, cy - s_ * cx - c * cy]])
-        elif name == "skewX" and a:
-            t = np.array([[1, math.tan(math.radians(a[0])), 0], [0, 1, 0]])
-        elif name == "skewY" and a:
-            t = np.array([[1, 0, 0], [math.tan(math.radians(a[0])), 1, 0]])
-        else:
-            warnings.warn(f"svg: transform {name}({args}) not understood; ignored", stacklevel=3)
-            continue
-        m = compose(m, t) if m is not None else t.astype(np.float64)
-    return m
 
 
-def parse_color(v: str | None):
-    """(r, g, b) 0-255, None for 'none', or raises ValueError."""
-    v = (v or "").strip()
-    lv = v.lower()
-    if lv in ("none", "transparent"):
-        return None
-    if lv in _COLORS:
-        return _COLORS[lv]
-    if v.startswith("#"):
-        h = v[1:]
-        if len(h) in (3, 4):
-            return tuple(int(c * 2, 16) for c in h[:3])
-        if len(h) in (6, 8):
-            return tuple(int(h[i:i + 2], 16) for i in (0, 2, 4))
-    if lv.startswith("rgb"):
-        parts = re.findall(r"[-+]?[\d.]+%?", v)[:3]
-        if len(parts) == 3:
-            return tuple(int(round(min(255.0, max(0.0, float(p[:-1]) * 2.55 if p.endswith("%") else float(p)))))
-                         for p in parts)
-    raise ValueError(v)
+def view_box_transform(vb, par: str | None, w: float, h: float) -> np.ndarray:
+    """The transform of a ``viewBox`` (x, y, w, h) into a ``w`` x ``h`` viewport under
+    ``preserveAspectRatio`` ``par``."""
+    vx, vy, vw, vh = vb
+    parts = (par or "").split()
+    if parts and parts[0] == "defer":
+        parts = parts[1:]
+    align = parts[0] if parts and parts[0] in _ALIGN else "xMidYMid"
+    slice_ = len(parts) > 1 and parts[1] == "slice"
+    sx, sy = w / vw, h / vh
+    if align == "none":
+        return np.array([[sx, 0, -vx * sx], [0, sy, -vy * sy]])
+    s = max(sx, sy) if slice_ else min(sx, sy)
+    ax = {"Min": 0.0, "Mid": 0.5, "Max": 1.0}[align[1:4]]
+    ay = {"Min": 0.0, "Mid": 0.5, "Max": 1.0}[align[5:8]]
+    tx = (w - vw * s) * ax - vx * s
+    ty = (h - vh * s) * ay - vy * s
+    return np.array([[s, 0, tx], [0, s, ty]])
 
 
-def parse_path_d(d: str) -> Path:
-    """An SVG path ``d`` string as a :class:`Path` (all commands, arcs included)."""
-    toks = re.findall(r"[MmLlHhVvCcSsQqTtAaZz]|[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?", d or "")
-    p = Path()
-    i = 0
-    cmd = None
-    cx = cy = sx = sy = 0.0
-    last_c = last_q = None  # reflected control points for S and T
-    n_args = {"m": 2, "l": 2, "h": 1, "v": 1, "c": 6, "s": 4, "q": 4, "t": 2, "a": 7, "z": 0}
+def _scale_of(m) -> float:
+    if m is None:
+        return 1.0
+    return math.sqrt(abs(float(np.linalg.det(m[:, :2])))) or float(np.abs(m[:, :2]).max()) or 1.0
 
-    def take(k):
-        nonlocal i
-        vals = toks[i:i + k]
-        if len(vals) < k or any(t.isalpha() for t in vals):
-            raise ValueError("truncated")
-        i += k
-        return [float(t) for t in vals]
 
-    while i < len(toks):
-        t = toks[i]
-        if t.isalpha():
-            cmd = t
-            i += 1
-            if cmd in "Zz":
-                p.close()
-                cx, cy = sx, sy
-                last_c = last_q = None
-                continue
-        elif cmd is None:
-            raise ValueError("path data must start with a command")
-        c = cmd.lower()
-        if c == "z":  # numbers straight after Z: an error in SVG; render up to here
-            warnings.warn("svg: path data has numbers after Z; the rest is ignored", stacklevel=3)
-            break
-        rel = cmd.islower()
-        ox, oy = (cx, cy) if rel else (0.0, 0.0)
-        try:
-            if c == "a":
-                # Flags may be packed without separators ("a1 1 0 01 5 5"): split single digits.
-                vals = []
-                for k in range(7):
-                    if i >= len(toks) or toks[i].isalpha():
-                        raise ValueError("truncated")
-                    tk = toks[i]
-                    if k in (3, 4) and tk[0] in "01" and len(tk) > 1 and "." not in tk[:2]:
-                        vals.append(float(tk[0]))
-                        toks[i] = tk[1:]
-                        continue
-                    vals.append(float(tk))
-                    i += 1
-                a = vals
-            else:
-                a = take(n_args[c])
-        except ValueError:
-            warnings.warn(f"svg: path data truncated at command {cmd!r}; the rest is ignored", stacklevel=3)
-            break
-        if c == "m":
-            cx, cy = ox + a[0], oy + a[1]
-            sx, sy = cx, cy
-            p.move_to(cx, cy)
-            cmd = "l" if rel else "L"
-            last_c = last_q = None
-            continue
-        if p._cur is None:
-            p.move_to(cx, cy)
-            sx, sy = cx, cy
-        if c == "l":
-            cx, cy = ox + a[0], oy + a[1]
-            p.line_to(cx, cy)
-            last_c = last_q = None
-        elif c == "h":
-            cx = ox + a[0]
-            p.line_to(cx, cy)
-            last_c = last_q = None
-        elif c == "v":
-            cy = oy + a[0]
-            p.line_to(cx, cy)
-            last_c = last_q = None
-        elif c in "cs":
-            if c == "c":
-                x1, y1, x2, y2, x, y = a[0] + ox, a[1] + oy, a[2] + ox, a[3] + oy, a[4] + ox, a[5] + oy
-            else:
-                x1, y1 = (2 * cx - last_c[0], 2 * cy - last_c[1]) if last_c else (cx, cy)
-                x2, y2, x, y = a[0] + ox, a[1] + oy, a[2] + ox, a[3] + oy
-            p.cubic_to(x1, y1, x2, y2, x, y)
-            last_c, last_q = (x2, y2), None
-            cx, cy = x, y
-        elif c in "qt":
-            if c == "q":
-                x1, y1, x, y = a[0] + ox, a[1] + oy, a[2] + ox, a[3] + oy
-            else:
-                x1, y1 = (2 * cx - last_q[0], 2 * cy - last_q[1]) if last_q else (cx, cy)
-                x, y = a[0] + ox, a[1] + oy
-            p.quad_to(x1, y1, x, y)
-            last_q, last_c = (x1, y1), None
-            cx, cy = x, y
-        elif c == "a":
-            x, y = a[5] + ox, a[6] + oy
-            p.arc_to(a[0], a[1], a[2], a[3] != 0, a[4] != 0, x, y)
-            cx, cy = x, y
-            last_c = last_q = None
-    return p
+class _Budget:
+    def __init__(self, elements: int, segments: int, depth: int):
+        self.elements, self.segments, self.depth = elements, segments, depth
+        self.n_elements = 0
+        self.n_segments = 0
+
+    def charge(self, n: int = 1, segments: int = 0) -> None:
+        self.n_elements += n
+        self.n_segments += segments
+        if self.n_elements > self.elements:
+            raise InputError("load_svg", f"the document expands to more than max_elements={self.elements} elements "
+                             "(after use and clip-path expansion); raise max_elements to render it")
+        if self.n_segments > self.segments:
+            raise InputError("load_svg", f"the document has more than max_segments={self.segments} path segments; "
+                             "raise max_segments to render it")
 
 
 class _Loader:
-    def __init__(self, root):
+    def __init__(self, root, budget: _Budget):
         self.root = root
-        self.ids = {el.get("id"): el for el in root.iter() if el.get("id")}
+        self.budget = budget
+        self.ids: dict[str, object] = {}
+        self.parent: dict[int, object] = {}
+        for el in root.iter():
+            i = el.get("id")
+            if i and i not in self.ids:
+                self.ids[i] = el
+            for c in el:
+                self.parent[id(c)] = el
+        self.cascade = Cascade(root, _local, self.warn)
         self.scene = Scene()
-        self.warned: set[str] = set()
+        self.warned: set[tuple[str, str]] = set()
+        self._doc_style: dict[int, dict] = {}
+        self._weight: dict[int, int] = {}
 
-    def warn(self, msg: str) -> None:
-        if msg not in self.warned:
-            self.warned.add(msg)
-            warnings.warn(f"svg: {msg}", stacklevel=4)
-
-    @staticmethod
-    def props(el, parent: dict) -> dict:
-        p = {k: v for k, v in parent.items() if k in _INHERITED}
-        for k in (*_INHERITED, "opacity", "clip-path", "display", "visibility"):
-            if el.get(k) is not None:
-                p[k] = el.get(k).strip()
-        for decl in (el.get("style") or "").split(";"):
-            if ":" in decl:
-                k, v = decl.split(":", 1)
-                p[k.strip()] = v.strip()
-        return p
-
-    def ref(self, v: str | None):
-        if not v:
-            return None
-        m = re.match(r"\s*url\(\s*['\"]?#([^)'\"]+)['\"]?\s*\)", v) or re.match(r"\s*#(\S+)", v)
-        return m.group(1) if m else None
+    # ---------------------------------------------------------------- helpers
+    def warn(self, feature: str, element: str) -> None:
+        if (feature, element) not in self.warned:
+            self.warned.add((feature, element))
+            warnings.warn(f"load_svg: {feature} on <{element}> is not supported; it is ignored", stacklevel=4)
 
     def href(self, el):
-        h = el.get("href") or el.get("{http://www.w3.org/1999/xlink}href")
-        return self.ref(h)
+        h = el.get("href") or el.get(_XLINK)
+        if not h:
+            return None
+        h = h.strip()
+        return self.ids.get(h[1:]) if h.startswith("#") else None
+
+    def style(self, el, parent: dict) -> dict:
+        """Computed style of ``el`` under the parent's computed style."""
+        decl = self.cascade.declared(el, _local)
+        out = {k: v for k, v in parent.items() if k in _INHERITABLE}
+        fs_parent = parent.get("font-size", 16.0)
+        for k, v in decl.items():
+            if v == "inherit":
+                if k in parent:
+                    out[k] = parent[k]
+                else:
+                    out.pop(k, None)
+                continue
+            if k in ("fill", "stroke") and not _valid_paint(v) or k in ("color", "stop-color") and parse_color(v) is None:
+                continue  # an invalid value is ignored: the property keeps its inherited or initial value
+            out[k] = v
+        fs = decl.get("font-size")
+        if fs is not None and fs != "inherit":
+            named = {"xx-small": 9, "x-small": 10, "small": 13, "medium": 16, "large": 18, "x-large": 24,
+                     "xx-large": 32}
+            if fs in named:
+                out["font-size"] = float(named[fs])
+            elif fs == "larger":
+                out["font-size"] = fs_parent * 1.2
+            elif fs == "smaller":
+                out["font-size"] = fs_parent / 1.2
+            else:
+                v = Lengths(fs_parent, fs_parent, fs_parent).resolve(fs, "x", None, font_size=fs_parent)
+                out["font-size"] = v if v is not None and v >= 0 else fs_parent
+        else:
+            out["font-size"] = fs_parent
+        return out
+
+    def doc_style(self, el) -> dict:
+        """Computed style of ``el`` in the document tree (for clipPath children, gradient stops)."""
+        k = id(el)
+        if k not in self._doc_style:
+            chain = []
+            e = el
+            while e is not None and id(e) not in self._doc_style:
+                chain.append(e)
+                e = self.parent.get(id(e))
+            st = self._doc_style[id(e)] if e is not None else {}
+            for e in reversed(chain):
+                st = self.style(e, st)
+                self._doc_style[id(e)] = st
+        return self._doc_style[k]
+
+    def transform(self, el, st) -> np.ndarray | None:
+        t = st.get("transform") if "transform" in st else el.get("transform")
+        m, ok = parse_transform(t)
+        if not ok:
+            self.warn(f"transform {t!r} (invalid)", _local(el.tag))
+        return m
+
+    def weight(self, el, stack=()) -> int:
+        """Elements under ``el`` after ``use`` expansion (memoised; bounded by the budget)."""
+        k = id(el)
+        if k in self._weight:
+            return self._weight[k]
+        if len(stack) > self.budget.depth:
+            raise InputError("load_svg", f"elements nest or reference deeper than max_depth={self.budget.depth}")
+        w = 1
+        if _local(el.tag) == "use":
+            t = self.href(el)
+            if t is not None and id(t) not in stack:
+                w += self.weight(t, (*stack, k))
+        else:
+            for c in el:
+                w += self.weight(c, (*stack, k))
+                if w > self.budget.elements:
+                    break
+        w = min(w, self.budget.elements + 1)
+        self._weight[k] = w
+        return w
 
     # ---------------------------------------------------------------- geometry
-    def shape_path(self, el) -> Path | None:
-        t = _tag(el)
+    def shape_path(self, el, lengths: Lengths, st) -> Path | None:
+        t = _local(el.tag)
         g = el.get
+        fs = st.get("font-size", 16.0)
+
+        def L(name, axis, default=0.0):
+            return lengths.resolve(g(name), axis, default, font_size=fs)
+
         if t == "rect":
-            w, h = _num(g("width")), _num(g("height"))
-            if w <= 0 or h <= 0:
+            w, h = L("width", "x", 0.0), L("height", "y", 0.0)
+            if not (w > 0 and h > 0):
                 return None
-            rx, ry = g("rx"), g("ry")
-            rxv = _num(rx if rx is not None else ry)
-            ryv = _num(ry if ry is not None else rx)
-            x, y = _num(g("x")), _num(g("y"))
-            return rounded_rect(x, y, w, h, rxv, ryv) if (rxv > 0 and ryv > 0) else rect(x, y, w, h)
+            rx, ry = L("rx", "x", None), L("ry", "y", None)
+            rx = None if rx is not None and rx < 0 else rx
+            ry = None if ry is not None and ry < 0 else ry
+            rx, ry = (rx if rx is not None else ry), (ry if ry is not None else rx)
+            rx, ry = rx or 0.0, ry or 0.0
+            x, y = L("x", "x"), L("y", "y")
+            return rounded_rect(x, y, w, h, rx, ry) if (rx > 0 and ry > 0) else rect(x, y, w, h)
         if t == "circle":
-            r = _num(g("r"))
-            return ellipse(_num(g("cx")), _num(g("cy")), r, r) if r > 0 else None
+            r = L("r", "xy")
+            return ellipse(L("cx", "x"), L("cy", "y"), r, r) if r > 0 else None
         if t == "ellipse":
-            rx, ry = _num(g("rx")), _num(g("ry"))
-            return ellipse(_num(g("cx")), _num(g("cy")), rx, ry) if rx > 0 and ry > 0 else None
+            rx, ry = L("rx", "x", None), L("ry", "y", None)
+            rx = None if rx is not None and rx < 0 else rx
+            ry = None if ry is not None and ry < 0 else ry
+            rx, ry = (rx if rx is not None else ry), (ry if ry is not None else rx)
+            if not (rx and ry and rx > 0 and ry > 0):
+                return None
+            return ellipse(L("cx", "x"), L("cy", "y"), rx, ry)
         if t == "line":
-            return Path().move_to(_num(g("x1")), _num(g("y1"))).line_to(_num(g("x2")), _num(g("y2")))
+            return Path().move_to(L("x1", "x"), L("y1", "y")).line_to(L("x2", "x"), L("y2", "y"))
         if t in ("polygon", "polyline"):
-            a = _nums(g("points"))
+            a = _points(g("points"))
             if len(a) < 4:
                 return None
+            self.budget.charge(0, len(a) // 2)
             return polygon(np.array(a[: len(a) // 2 * 2]).reshape(-1, 2), closed=t == "polygon")
         if t == "path":
-            return parse_path_d(g("d") or "")
+            left = self.budget.segments - self.budget.n_segments
+            try:
+                p, _ = parse_path_d(g("d") or "", max_segments=left)
+            except OverflowError:
+                self.budget.charge(0, left + 1)
+            self.budget.charge(0, len(p))
+            return p if len(p) else None
         return None
 
-    def collect(self, el, tr, depth=0):
-        """(path, transform, element) of every shape under ``el`` (for bounding boxes)."""
-        if depth > 64:
-            return []
-        t = _tag(el)
-        tr = compose(tr, parse_transform(el.get("transform")))
-        if t in _SHAPES:
-            p = self.shape_path(el)
-            return [(p, tr, el)] if p is not None else []
-        if t == "use":
-            target = self.ids.get(self.href(el) or "")
-            if target is None:
-                return []
-            tr = compose(tr, np.array([[1, 0, _num(el.get("x"))], [0, 1, _num(el.get("y"))]], float))
-            return self.collect(target, tr, depth + 1)
-        if t in ("g", "svg", "a", "switch"):
-            out = []
-            for c in el:
-                out += self.collect(c, tr, depth + 1)
-            return out
-        return []
-
-    def bbox(self, el) -> tuple[float, float, float, float] | None:
-        """Object bounding box of ``el`` in its own user space (before its transform)."""
-        items = self.collect(el, None)
-        el_tr = parse_transform(el.get("transform"))
-        inv = None
-        if el_tr is not None:
-            inv = np.linalg.inv(np.vstack([el_tr, [0, 0, 1]]))[:2]
-        boxes = []
-        for p, tr, _ in items:
-            b = p.bbox(compose(inv, tr))
-            if b[2] > b[0] or b[3] > b[1]:
-                boxes.append(b)
-        if not boxes:
+    def bbox(self, el, lengths: Lengths, st, tr=None, depth=0):
+        """Object bounding box (fill geometry) of ``el`` in the space ``tr`` maps its user space to."""
+        t = _local(el.tag)
+        if depth > self.budget.depth:
             return None
-        b = np.array(boxes)
-        return (b[:, 0].min(), b[:, 1].min(), b[:, 2].max(), b[:, 3].max())
+        if t in _SHAPES:
+            p = self.shape_path(el, lengths, st)
+            if p is None:
+                return None
+            return p.bbox(tr)
+        if t == "text":
+            from .text import text_paths  # noqa: PLC0415
+
+            boxes = [p.bbox(tr) for p, _ in text_paths(self, el, lengths, st)]
+            return _union(boxes)
+        if t in (*_GROUPS, "svg", "switch", "use"):
+            boxes = []
+            kids = [self.href(el)] if t == "use" else list(el)
+            for c in kids:
+                if c is None or not isinstance(c.tag, str):
+                    continue
+                cst = self.style(c, st)
+                if cst.get("display") == "none":
+                    continue
+                ctr = compose(tr, self.transform(c, cst))
+                if t == "use":
+                    ctr = compose(compose(tr, np.array([[1, 0, lengths.resolve(el.get("x"), "x", 0.0)],
+                                                        [0, 1, lengths.resolve(el.get("y"), "y", 0.0)]])),
+                                  self.transform(c, cst))
+                b = self.bbox(c, lengths, cst, ctr, depth + 1)
+                if b is not None:
+                    boxes.append(b)
+            return _union(boxes)
+        return None
 
     # ---------------------------------------------------------------- clips
-    def clip_terms(self, cid: str, target, ctm, chain: tuple) -> list | None:
-        """Union-of-products terms for clipPath ``cid`` applied to ``target`` under ``ctm``."""
-        if cid in chain:
-            raise InputError("load_svg", "clip-path reference cycle: " + " -> ".join((*chain, cid)))
+    def clip_terms(self, cid: str, target, target_st, lengths, ctm, chain: tuple) -> list | None:
+        """Union-of-products terms of clipPath ``cid`` on ``target`` under ``ctm``; None when the
+        reference is invalid (the clip is then dropped, as resvg does)."""
         cp = self.ids.get(cid)
-        if cp is None or _tag(cp) != "clipPath":
-            self.warn(f"clip-path url(#{cid}) does not name a clipPath; ignored")
+        if cp is None or _local(cp.tag) != "clipPath":
             return None
+        if cid in chain:
+            return None  # a reference cycle: the cyclic link is dropped
         chain = (*chain, cid)
-        tr = compose(ctm, parse_transform(cp.get("transform")))
-        if cp.get("clipPathUnits") == "objectBoundingBox":
-            bb = self.bbox(target)
-            if bb is None:
+        cst = self.doc_style(cp)
+        tr = compose(ctm, self.transform(cp, cst))
+        if (cp.get("clipPathUnits") or "").strip() == "objectBoundingBox":
+            bb = self.bbox(target, lengths, target_st)
+            if bb is None or not (bb[2] > bb[0] and bb[3] > bb[1]):
                 return []
             tr = compose(tr, np.array([[bb[2] - bb[0], 0, bb[0]], [0, bb[3] - bb[1], bb[1]]]))
-        cprops = self.props(cp, {})
         terms: list = []
         for child in cp:
-            t = _tag(child)
-            if t in ("title", "desc"):
+            t = _local(child.tag)
+            if not isinstance(child.tag, str) or t in ("title", "desc", "metadata"):
                 continue
-            props = self.props(child, cprops)
-            if props.get("display") == "none" or props.get("visibility") in ("hidden", "collapse"):
+            st = self.doc_style(child)
+            node, nst, ntr = child, st, compose(tr, self.transform(child, st))
+            if t == "use":
+                tgt = self.href(child)
+                if tgt is None or _local(tgt.tag) not in (*_SHAPES, "text"):
+                    if tgt is not None:
+                        self.warn(f"<use> of <{_local(tgt.tag)}>", "clipPath")
+                    continue
+                nst = self.style(tgt, st)
+                off = np.array([[1, 0, lengths.resolve(child.get("x"), "x", 0.0)],
+                                [0, 1, lengths.resolve(child.get("y"), "y", 0.0)]])
+                node, ntr = tgt, compose(compose(ntr, off), self.transform(tgt, nst))
+            elif t not in (*_SHAPES, "text"):
+                self.warn(f"<{t}> inside a clipPath", t)
                 continue
-            try:
-                items = self.collect(child, tr) if t in (*_SHAPES, "use") else []
-            except (ValueError, ArithmeticError, IndexError) as exc:
-                self.warn(f"<{t}> in clipPath {cid!r} could not be read ({exc}); ignored")
-                items = []
-            if t not in (*_SHAPES, "use"):
-                self.warn(f"<{t}> inside a clipPath is not supported; ignored")
+            if nst.get("display") == "none" or st.get("display") == "none" or nst.get("visibility") in (
+                    "hidden", "collapse"):
                 continue
-            rule = props.get("clip-rule", "nonzero")
+            rule = nst.get("clip-rule", "nonzero")
             rule = rule if rule in ("nonzero", "evenodd") else "nonzero"
-            child_terms = [[(p, rule, ptr)] for p, ptr, _ in items]
+            if _local(node.tag) == "text":
+                from .text import text_paths  # noqa: PLC0415
+
+                paths = [p for p, _ in text_paths(self, node, lengths, nst)]
+                rule = "nonzero"
+            else:
+                p = self.shape_path(node, lengths, nst)
+                paths = [p] if p is not None else []
+            child_terms = [[(p, rule, ntr)] for p in paths]
             if not child_terms:
                 continue
-            inner = self.ref(props.get("clip-path"))
+            inner = parse_url(st.get("clip-path"))
             if inner:
-                ctr = compose(tr, parse_transform(child.get("transform")))
-                sub = self.clip_terms(inner, child, ctr, chain)
+                sub = self.clip_terms(inner[0], child, st, lengths, tr, chain)
                 if sub is not None:
-                    child_terms = [a + b for a in child_terms for b in sub]
+                    child_terms = self._product(child_terms, sub)
             terms += child_terms
-        outer = self.ref(cprops.get("clip-path"))
+            self.budget.charge(len(child_terms))
+        outer = parse_url(cst.get("clip-path"))
         if outer:
-            sub = self.clip_terms(outer, target, ctm, chain)
+            sub = self.clip_terms(outer[0], target, target_st, lengths, ctm, chain)
             if sub is not None:
-                terms = [a + b for a in terms for b in sub]
+                terms = self._product(terms, sub)
         return terms
 
+    def _product(self, a: list, b: list) -> list:
+        n = len(a) * len(b)
+        self.budget.charge(n)
+        return [x + y for x in a for y in b]
+
+    def push_clip(self, st, el, lengths, ctm) -> bool:
+        ref = parse_url(st.get("clip-path"))
+        if ref is None:
+            if st.get("clip-path") not in (None, "none", ""):
+                self.warn(f"clip-path {st.get('clip-path')!r}", _local(el.tag))
+            return False
+        terms = self.clip_terms(ref[0], el, st, lengths, ctm, ())
+        if terms is None:
+            return False
+        self.scene.push_clip_union(terms)
+        return True
+
     # ---------------------------------------------------------------- drawing
-    def draw(self, el, ctm, parent_props: dict, opacity: float, depth: int = 0) -> None:
-        t = _tag(el)
-        if depth > 64:
-            self.warn(f"<{t}> nested or referenced too deeply; ignored")
+    def draw(self, el, ctm, parent_st: dict, lengths: Lengths, opacity: float, depth: int = 0,
+             use_stack: tuple = ()) -> None:
+        if not _is_svg(el):
             return
-        if t in _SKIP_QUIET or not isinstance(el.tag, str):
+        t = _local(el.tag)
+        if depth > self.budget.depth:
+            raise InputError("load_svg", f"elements nest or reference deeper than max_depth={self.budget.depth}")
+        if t in _QUIET:
             return
-        props = self.props(el, parent_props)
-        if props.get("display") == "none":
+        st = self.style(el, parent_st)
+        if st.get("display") == "none":
             return
-        tr = compose(ctm, parse_transform(el.get("transform")))
-        for attr in ("mask", "filter", "marker-start", "marker-mid", "marker-end", "stroke-dasharray"):
-            if attr in props or el.get(attr) is not None:
-                self.warn(f"{attr} on <{t}> is not supported; ignored")
-        op = opacity * min(1.0, max(0.0, _num(props.get("opacity"), 1.0)))
-        cid = self.ref(props.get("clip-path"))
-        pushed = False
-        if cid:
-            terms = self.clip_terms(cid, el, tr, ())
-            if terms is not None:
-                self.scene.push_clip_union(terms)
-                pushed = True
-        if t in ("g", "svg", "a", "switch"):
-            if props.get("opacity") and _num(props.get("opacity"), 1.0) < 1 and len(el) > 1:
-                self.warn(f"group opacity on <{t}> is applied to each shape (overlaps differ from SVG)")
-            for c in el:
-                self.draw(c, tr, props, op, depth + 1)
-        elif t == "use":
-            target = self.ids.get(self.href(el) or "")
-            if target is None:
-                self.warn(f"<use> references a missing element {self.href(el)!r}; ignored")
+        self.budget.charge(1)
+        if not _conditions_pass(el):
+            return
+        tr = compose(ctm, self.transform(el, st))
+        for prop in _UNSUPPORTED_PROPS:
+            if st.get(prop) not in (None, "none", "") and (prop in st and (prop not in parent_st
+                                                                           or parent_st[prop] != st[prop])):
+                self.warn(prop, t)
+        op = opacity
+        own = parse_opacity(st.get("opacity"), 1.0)
+        if own < 1:
+            if t not in _SHAPES and t != "text" and self._painted(el, st, depth) > 1:
+                self.warn("group opacity (pushed down to each shape; overlaps differ)", t)
+            op *= own
+        pushed = self.push_clip(st, el, lengths, tr)
+        try:
+            if t in _GROUPS:
+                for c in el:
+                    self.draw(c, tr, st, lengths, op, depth + 1, use_stack)
+            elif t == "switch":
+                for c in el:
+                    if isinstance(c.tag, str) and _is_svg(c) and _conditions_pass(c) and _local(c.tag) not in _QUIET:
+                        self.draw(c, tr, st, lengths, op, depth + 1, use_stack)
+                        break
+            elif t == "svg":
+                self.nested_svg(el, tr, st, lengths, op, depth, use_stack, None)
+            elif t == "use":
+                self.use(el, tr, st, lengths, op, depth, use_stack)
+            elif t in _SHAPES:
+                if st.get("visibility", "visible") == "visible":
+                    self.shape(el, tr, st, lengths, op)
+            elif t == "text":
+                from .text import draw_text  # noqa: PLC0415
+
+                draw_text(self, el, tr, st, lengths, op)
+            elif t in ("image", "foreignObject", "video", "audio", "iframe", "canvas"):
+                self.warn(f"<{t}>", t)
             else:
-                utr = compose(tr, np.array([[1, 0, _num(el.get("x"))], [0, 1, _num(el.get("y"))]], float))
-                self.draw(target, utr, props, op, depth + 1)
-        elif t in _SHAPES:
-            if props.get("visibility") not in ("hidden", "collapse"):
-                self.shape(el, tr, props, op)
+                self.warn(f"<{t}>", t)
+        finally:
+            if pushed:
+                self.scene.pop_clip()
+
+    def _painted(self, el, st, depth) -> int:
+        """How many painted primitives an element draws (stops counting at 2)."""
+        t = _local(el.tag)
+        if t in _SHAPES or t == "text":
+            n = int(st.get("fill", "black") != "none") + int(st.get("stroke", "none") != "none")
+            return n if t != "text" else 2
+        if t == "use":
+            tgt = self.href(el)
+            return self._painted(tgt, self.style(tgt, st), depth + 1) if tgt is not None and depth < 32 else 0
+        n = 0
+        for c in el:
+            if not isinstance(c.tag, str) or _local(c.tag) in _QUIET:
+                continue
+            cst = self.style(c, st)
+            if cst.get("display") == "none":
+                continue
+            n += self._painted(c, cst, depth + 1)
+            if n > 1 or depth > 32:
+                return 2
+        return n
+
+    def use(self, el, tr, st, lengths, op, depth, use_stack):
+        tgt = self.href(el)
+        if tgt is None or id(tgt) in use_stack or _is_ancestor(self, tgt, el):
+            return
+        x = lengths.resolve(el.get("x"), "x", 0.0, font_size=st["font-size"])
+        y = lengths.resolve(el.get("y"), "y", 0.0, font_size=st["font-size"])
+        utr = compose(tr, np.array([[1, 0, x], [0, 1, y]], float))
+        stack = (*use_stack, id(tgt), id(el))
+        tt = _local(tgt.tag)
+        if tt == "symbol":
+            sst = self.style(tgt, st)
+            if sst.get("display") == "none":
+                return
+            self.nested_svg(tgt, compose(utr, self.transform(tgt, sst)), sst, lengths, op, depth + 1, stack, el)
+        elif tt == "svg":
+            sst = self.style(tgt, st)
+            self.nested_svg(tgt, compose(utr, self.transform(tgt, sst)), sst, lengths, op, depth + 1, stack, el)
         else:
-            self.warn(f"<{t}> is not supported; ignored")
-        if pushed:
-            self.scene.pop_clip()
+            self.draw(tgt, utr, st, lengths, op, depth + 1, stack)
 
-    def paint(self, value, what: str):
-        if value is None:
+    def nested_svg(self, el, tr, st, lengths, op, depth, use_stack, use_el):
+        """A nested ``svg`` (or a ``symbol`` instanced by ``use_el``): new viewport, clipped."""
+        fs = st["font-size"]
+        is_symbol = _local(el.tag) == "symbol"
+
+        def dim(name, axis):
+            v = use_el.get(name) if use_el is not None else None
+            if v is None or v.strip() == "auto":
+                v = el.get(name)
+            if v is None or v.strip() == "auto":
+                v = "100%"
+            return lengths.resolve(v, axis, 0.0, font_size=fs)
+
+        x = 0.0 if (is_symbol or use_el is not None) else lengths.resolve(el.get("x"), "x", 0.0, font_size=fs)
+        y = 0.0 if (is_symbol or use_el is not None) else lengths.resolve(el.get("y"), "y", 0.0, font_size=fs)
+        if is_symbol:
+            x = lengths.resolve(el.get("x"), "x", 0.0, font_size=fs)
+            y = lengths.resolve(el.get("y"), "y", 0.0, font_size=fs)
+        w, h = dim("width", "x"), dim("height", "y")
+        if not (w > 0 and h > 0):
+            return
+        vb = _floats(el.get("viewBox"))
+        m = np.array([[1.0, 0, x], [0, 1.0, y]])
+        inner = Lengths(w, h, fs, lengths.root)
+        if vb is not None and len(vb) == 4:
+            if not (vb[2] > 0 and vb[3] > 0):
+                return
+            m = compose(m, view_box_transform(vb, el.get("preserveAspectRatio"), w, h))
+            inner = Lengths(vb[2], vb[3], fs, lengths.root)
+        clip = st.get("overflow", "hidden") not in ("visible", "auto")
+        if clip:
+            self.scene.push_clip(rect(x, y, w, h), transform=tr)
+        try:
+            ntr = compose(tr, m)
+            for c in el:
+                self.draw(c, ntr, st, inner, op, depth + 1, use_stack)
+        finally:
+            if clip:
+                self.scene.pop_clip()
+
+    def paint(self, value, st, what: str, el):
+        """None (no paint), ('color', rgba) or ('grad', Gradient)."""
+        if value is None or value == "none":
             return None
-        if value.startswith("url("):
-            self.warn(f"paint server {value} ({what}) is not supported; drawn grey")
-            return (128, 128, 128)
-        if value == "currentColor":
-            return (0, 0, 0)
-        try:
-            return parse_color(value)
-        except ValueError:
-            self.warn(f"colour {value!r} not understood; drawn black")
-            return (0, 0, 0)
+        ref = parse_url(value)
+        if ref is not None:
+            tgt = self.ids.get(ref[0])
+            fallback = ref[1]
+            if tgt is not None and _local(tgt.tag) in ("linearGradient", "radialGradient"):
+                g = self.gradient(tgt)
+                if g is None:
+                    return None
+                if len(g.offsets) == 1 or (g.kind == "linear" and g.geom[0] == g.geom[2] and g.geom[1] == g.geom[3]) \
+                        or (g.kind == "radial" and g.geom[2] <= 0):
+                    c = g.colors[-1]
+                    return ("color", tuple(c))
+                return ("grad", g)
+            if tgt is not None and _local(tgt.tag) == "pattern":
+                self.warn(f"pattern paint ({what})", _local(el.tag))
+            if fallback and fallback != "none":
+                return self.paint(fallback, st, what, el)
+            return None
+        c = parse_color(value)
+        if c == "currentColor":
+            c = parse_color(st.get("color", "black"))
+            if c is None or c == "currentColor":
+                c = (0.0, 0.0, 0.0, 1.0)
+        if c is None:
+            return None
+        return ("color", c)
 
-    def shape(self, el, tr, props, op) -> None:
-        t = _tag(el)
-        try:
-            self._shape(el, tr, props, op)
-        except (ValueError, ArithmeticError, IndexError) as exc:  # InputError is a ValueError
-            self.warn(f"<{t} id={el.get('id')!r}> could not be read ({exc}); ignored")
+    def gradient(self, el) -> Gradient | None:
+        chain = []
+        e = el
+        while e is not None and e not in chain and _local(e.tag) in ("linearGradient", "radialGradient") \
+                and len(chain) < 64:
+            chain.append(e)
+            e = self.href(e)
 
-    def _shape(self, el, tr, props, op) -> None:
-        p = self.shape_path(el)
+        def attr(name, default=None):
+            for g in chain:
+                v = g.get(name)
+                if v is not None:
+                    return v
+            return default
+
+        kind = "linear" if _local(el.tag) == "linearGradient" else "radial"
+        units = (attr("gradientUnits") or "objectBoundingBox").strip()
+        spread = (attr("spreadMethod") or "pad").strip()
+        spread = spread if spread in ("pad", "reflect", "repeat") else "pad"
+        tm, _ = parse_transform(attr("gradientTransform"))
+        stops_el = next((g for g in chain if any(_local(c.tag) == "stop" for c in g)), None)
+        if stops_el is None:
+            return None
+        offs, cols = [], []
+        for s in stops_el:
+            if _local(s.tag) != "stop":
+                continue
+            sst = self.doc_style(s)
+            o = (s.get("offset") or "0").strip()
+            try:
+                ov = float(o[:-1]) / 100 if o.endswith("%") else float(o)
+            except ValueError:
+                ov = 0.0
+            ov = min(1.0, max(0.0, ov))
+            if offs:
+                ov = max(ov, offs[-1])
+            c = parse_color(sst.get("stop-color", "black"))
+            if c == "currentColor":
+                c = parse_color(sst.get("color", "black"))
+            if c is None or c == "currentColor":
+                c = (0.0, 0.0, 0.0, 1.0)
+            a = c[3] * parse_opacity(sst.get("stop-opacity"), 1.0)
+            offs.append(ov)
+            cols.append((c[0], c[1], c[2], a))
+        if not offs:
+            return None
+        # Equal offsets: nudge so that interpolation gives a sharp edge.
+        o = np.asarray(offs, float)
+        for i in range(1, len(o)):
+            if o[i] <= o[i - 1]:
+                o[i] = o[i - 1] + 1e-9
+        g = Gradient(kind, units, spread, tm, (), o, np.asarray(cols, float))
+        obb = units == "objectBoundingBox"
+
+        def num(name, default, axis):
+            v = attr(name)
+            if v is None:
+                v = default
+            v = v.strip()
+            if obb:
+                try:
+                    return float(v[:-1]) / 100 if v.endswith("%") else float(v)
+                except ValueError:
+                    return float(default[:-1]) / 100 if default.endswith("%") else float(default)
+            r = self.lengths.resolve(v, axis, None)
+            return r if r is not None else self.lengths.resolve(default, axis, 0.0)
+
+        if kind == "linear":
+            g.geom = (num("x1", "0%", "x"), num("y1", "0%", "y"), num("x2", "100%", "x"), num("y2", "0%", "y"))
+        else:
+            cx, cy, r = num("cx", "50%", "x"), num("cy", "50%", "y"), num("r", "50%", "xy")
+            fx = num("fx", attr("cx") or "50%", "x")
+            fy = num("fy", attr("cy") or "50%", "y")
+            fr = num("fr", "0%", "xy")
+            g.geom = (cx, cy, r, fx, fy, fr)
+        return g
+
+    def shape(self, el, tr, st, lengths, op) -> None:
+        p = self.shape_path(el, lengths, st)
         if p is None:
             return
-        t = _tag(el)
-        fill = self.paint(props.get("fill", "black"), "fill")
-        if fill is not None and t != "line":
-            a = 255.0 * op * min(1.0, max(0.0, _num(props.get("fill-opacity"), 1.0)))
-            rule = props.get("fill-rule", "nonzero")
-            if rule not in ("nonzero", "evenodd"):
-                rule = "nonzero"
-            self.scene.fill(p, (*fill, a), fill_rule=rule, transform=tr)
-        stroke = self.paint(props.get("stroke"), "stroke")
-        width = _num(props.get("stroke-width"), 1.0)
-        if stroke is not None and width > 0:
-            self.warn("stroke is approximated (butt caps, round joins, no dashes)")
-            a = 255.0 * op * min(1.0, max(0.0, _num(props.get("stroke-opacity"), 1.0)))
-            sp = stroke_outline(p, width)
-            if sp is not None:
-                self.scene.fill(sp, (*stroke, a), transform=tr)
+        t = _local(el.tag)
+        order = ["fill", "stroke"]
+        po = (st.get("paint-order") or "normal").split()
+        if po and po[0] == "stroke":
+            order = ["stroke", "fill"]
+        self.lengths = lengths
+        for what in order:
+            if what == "fill" and t != "line":
+                self.fill_shape(el, p, tr, st, lengths, op)
+            elif what == "stroke":
+                self.stroke_shape(el, p, tr, st, lengths, op)
+
+    def _paint_path(self, el, p: Path, rule: str, tr, paint, alpha: float, lengths, bbox_path: Path) -> None:
+        kind, v = paint
+        if kind == "color":
+            a = 255.0 * v[3] * alpha
+            if a <= 0:
+                return
+            self.budget.charge(1, len(p))
+            self.scene.fill(p, (v[0] * 255, v[1] * 255, v[2] * 255, a), fill_rule=rule, transform=tr)
+            return
+        bb = bbox_path.bbox()
+        if v.units == "objectBoundingBox" and not (bb[2] > bb[0] and bb[3] > bb[1]):
+            return
+        bands = gradient_bands(v, bb, tr, alpha, _circle_n, cover=p.bbox())
+        if not bands:
+            return
+        self.budget.charge(len(bands) + 2, len(p))
+        self.scene.push_clip(p, fill_rule=rule, transform=tr)
+        for polys, col, brule in bands:
+            self.scene.fill(Path.from_polygons(polys), col, fill_rule=brule, transform=tr)
+        self.scene.pop_clip()
+
+    def fill_shape(self, el, p, tr, st, lengths, op) -> None:
+        paint = self.paint(st.get("fill", "black"), st, "fill", el)
+        if paint is None:
+            return
+        rule = st.get("fill-rule", "nonzero")
+        rule = rule if rule in ("nonzero", "evenodd") else "nonzero"
+        self._paint_path(el, p, rule, tr, paint, op * parse_opacity(st.get("fill-opacity"), 1.0), lengths, p)
+
+    def stroke_shape(self, el, p, tr, st, lengths, op) -> None:
+        paint = self.paint(st.get("stroke", "none"), st, "stroke", el)
+        if paint is None:
+            return
+        fs = st["font-size"]
+        width = lengths.resolve(st.get("stroke-width", "1"), "xy", 1.0, font_size=fs)
+        if not width > 0:
+            return
+        cap = st.get("stroke-linecap", "butt")
+        join = st.get("stroke-linejoin", "miter")
+        if join in ("miter-clip", "arcs"):
+            self.warn(f"stroke-linejoin {join} (drawn as miter)", _local(el.tag))
+        ml = parse_number(st.get("stroke-miterlimit"), 4.0)
+        ml = ml if ml is not None and ml >= 1 else 4.0
+        dashes = ()
+        da = st.get("stroke-dasharray")
+        if da and da != "none":
+            import re  # noqa: PLC0415
+
+            vals = [lengths.resolve(x, "xy", None, font_size=fs) for x in re.split(r"[\s,]+", da.strip()) if x]
+            if vals and all(v is not None and v >= 0 for v in vals) and sum(vals) > 0:
+                dashes = tuple(vals)
+        off = lengths.resolve(st.get("stroke-dashoffset", "0"), "xy", 0.0, font_size=fs)
+        style = StrokeStyle(width, cap if cap in ("butt", "round", "square") else "butt",
+                            join if join in ("miter", "round", "bevel", "miter-clip", "arcs") else "miter", ml,
+                            dashes, off)
+        non_scaling = st.get("vector-effect") == "non-scaling-stroke"
+        left = max(0, self.budget.segments - self.budget.n_segments)
+        try:
+            if non_scaling and tr is not None:
+                dev = _transformed(p, tr)
+                outline = stroke_outline(dev, style, 1.0, max_pieces=left)
+                str_ = None
+            else:
+                outline = stroke_outline(p, style, _scale_of(tr), max_pieces=left)
+                str_ = tr
+        except OverflowError:
+            self.budget.charge(0, left + 1)
+            return
+        if outline is None:
+            return
+        alpha = op * parse_opacity(st.get("stroke-opacity"), 1.0)
+        if paint[0] == "grad" and str_ is None:
+            self.warn("gradient on a non-scaling stroke", _local(el.tag))
+            return
+        self._paint_path(el, outline, "nonzero", str_, paint, alpha, lengths, p)
 
 
-def stroke_outline(p: Path, width: float) -> Path | None:
-    """Quads (all wound the same way) along the flattened path plus round joins: nonzero fills them
-    as a union."""
-    rec, kind = p.records(stroke=True)
-    if not len(rec):
+def _transformed(p: Path, tr) -> Path:
+    """``p`` with ``tr`` applied to its points (subpaths kept)."""
+    q = Path()
+    m = tr
+    q._rec = [tuple((np.asarray(r).reshape(4, 2) @ m[:, :2].T + m[:, 2]).ravel()) for r in p._rec]
+    q._kind = list(p._kind)
+    q._implicit = list(p._implicit)
+    q._sub_first = list(p._sub_first)
+    q._sub_closed = list(p._sub_closed)
+    q._sub_pt = [tuple(np.asarray(s) @ m[:, :2].T + m[:, 2]) for s in p._sub_pt]
+    q._start = None if p._start is None else tuple(np.asarray(p._start) @ m[:, :2].T + m[:, 2])
+    q._cur = None if p._cur is None else tuple(np.asarray(p._cur) @ m[:, :2].T + m[:, 2])
+    return q
+
+
+def _valid_paint(v: str) -> bool:
+    return v == "none" or parse_url(v) is not None or parse_color(v) is not None
+
+
+def _union(boxes):
+    boxes = [b for b in boxes if b is not None and (b[2] > b[0] or b[3] > b[1])]
+    if not boxes:
         return None
-    seg, _ = flatten(rec, kind, np.zeros(len(rec), np.int64), tol=max(0.01, width / 20))
-    d = seg[:, 2:] - seg[:, :2]
-    ln = np.hypot(d[:, 0], d[:, 1])
-    keep = ln > 0
-    seg, d, ln = seg[keep], d[keep], ln[keep]
-    if not len(seg):
-        return None
-    u = d / ln[:, None] * (width / 2)
-    n = np.stack([-u[:, 1], u[:, 0]], axis=1)
-    a, b = seg[:, :2], seg[:, 2:]  # butt caps
-    out = Path()
-    for q in zip(a + n, b + n, b - n, a - n, strict=True):
-        out.move_to(*q[0]).line_to(*q[1]).line_to(*q[2]).line_to(*q[3]).close()
-    # Round joins where consecutive segments meet at an angle, wound like the quads (so that
-    # nonzero fills the union): the quads' signed area is negative in y-down coordinates.
-    if len(seg) > 1:
-        t0, t1 = d[:-1] / ln[:-1, None], d[1:] / ln[1:, None]
-        joined = np.all(np.abs(seg[:-1, 2:] - seg[1:, :2]) < 1e-9, axis=1) & ((t0 * t1).sum(axis=1) < 0.995)
-        ang = -np.linspace(0, 2 * np.pi, 12, endpoint=False)
-        ring = np.stack([np.cos(ang), np.sin(ang)], axis=1) * (width / 2)
-        for c in seg[:-1, 2:][joined]:
-            out.extend(polygon(c + ring))
+    b = np.array(boxes)
+    return (float(b[:, 0].min()), float(b[:, 1].min()), float(b[:, 2].max()), float(b[:, 3].max()))
+
+
+def _points(text) -> list[float]:
+    import re  # noqa: PLC0415
+
+    out = []
+    for tok in re.finditer(r"[\s,]*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|[\s,]*(\S)", text or ""):
+        if tok.group(2):
+            break  # invalid: the points up to here
+        out.append(float(tok.group(1)))
     return out
 
 
-def load_svg(source: str):
-    """Parse an SVG file name or SVG text into ``(Scene, width, height)``."""
-    text = source
-    if not str(source).lstrip().startswith("<"):
-        text = FsPath(source).read_text()
+def _is_ancestor(ld: _Loader, a, el) -> bool:
+    e = el
+    n = 0
+    while e is not None and n < 10000:
+        if e is a:
+            return True
+        e = ld.parent.get(id(e))
+        n += 1
+    return False
+
+
+def _conditions_pass(el) -> bool:
+    if el.get("requiredExtensions") is not None:
+        return False
+    langs = el.get("systemLanguage")
+    if langs is not None:
+        return any(x.strip().lower().split("-")[0] == "en" for x in langs.split(","))
+    return True
+
+
+
+
+def _read_source(source) -> str:
+    if isinstance(source, bytes | bytearray):
+        return bytes(source).decode("utf-8", errors="replace")
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if not isinstance(source, str):
+        raise InputError("load_svg", f"expected SVG text, bytes or a file name, got {type(source).__name__}")
+    if source.lstrip().startswith("<"):
+        return source
+    if not source.strip():
+        raise InputError("load_svg", "empty source: expected SVG text or a file name")
+    p = FsPath(source)
     try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
+        if p.suffix.lower() == ".svgz":
+            import gzip  # noqa: PLC0415
+
+            return gzip.decompress(p.read_bytes()).decode("utf-8", errors="replace")
+        return p.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise InputError("load_svg", f"cannot read {source!r}: {exc.strerror or exc}") from exc
+
+
+def load_svg(source, *, max_elements: int = 100_000, max_segments: int = 5_000_000, max_depth: int = 128):
+    """Read an SVG file (name, text or bytes) into a Scene: returns ``(scene, width, height)``.
+
+    Parameters
+    ----------
+    source : str, bytes or os.PathLike
+        SVG text (starting with ``<``), or the name of an ``.svg`` / ``.svgz`` file.
+    max_elements, max_segments, max_depth : int
+        The expansion budget: elements drawn after ``use`` and clip-path expansion (clip parts
+        included), path segments, and nesting depth. Past any of them, ``InputError``.
+
+    Returns
+    -------
+    (Scene, int, int)
+        The scene and the document's size in pixels (its ``width`` / ``height``, else its ``viewBox``).
+
+    Warns
+    -----
+    UserWarning
+        Once per unsupported feature and element name (see :mod:`pywgpuprims.scene.svg`).
+
+    Examples
+    --------
+    >>> from pywgpuprims.scene import load_svg
+    >>> s, w, h = load_svg('<svg xmlns="http://www.w3.org/2000/svg" width="20" height="10">'
+    ...                    '<rect width="5" height="5" fill="red"/></svg>')
+    >>> (len(s), w, h)
+    (1, 20, 10)
+    """
+    for name, v in (("max_elements", max_elements), ("max_segments", max_segments), ("max_depth", max_depth)):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
+            raise InputError("load_svg", f"{name} must be a positive integer, got {v!r}")
+    text = _read_source(source)
+    try:
+        root = DET.fromstring(text)
+    except DET.ParseError as exc:
         raise InputError("load_svg", f"not well-formed XML: {exc}") from exc
-    if _tag(root) != "svg":
-        raise InputError("load_svg", f"the root element is <{_tag(root)}>, not <svg>")
-    vb = _nums(root.get("viewBox"))
-    w = _num(root.get("width"), vb[2] if len(vb) == 4 else 300.0)
-    h = _num(root.get("height"), vb[3] if len(vb) == 4 else 150.0)
-    if (root.get("width") or "").endswith("%"):
-        w = vb[2] if len(vb) == 4 else 300.0
-    if (root.get("height") or "").endswith("%"):
-        h = vb[3] if len(vb) == 4 else 150.0
+    except Exception as exc:  # defusedxml refuses entities, DTD tricks and external references
+        if type(exc).__module__.startswith("defusedxml"):
+            raise InputError("load_svg", f"refused: {exc}") from exc
+        raise
+    if _local(root.tag) != "svg":
+        raise InputError("load_svg", f"the root element is <{_local(root.tag)}>, not <svg>")
+    budget = _Budget(int(max_elements), int(max_segments), int(max_depth))
+    ld = _Loader(root, budget)
+    if ld.weight(root) > budget.elements:
+        raise InputError("load_svg", f"the document expands to more than max_elements={budget.elements} elements "
+                         "(after use expansion); raise max_elements to render it")
+    vb = _floats(root.get("viewBox"))
+    vb = vb if vb is not None and len(vb) == 4 and vb[2] > 0 and vb[3] > 0 else None
+    st0 = ld.style(root, {})
+    base = Lengths(100.0, 100.0, st0["font-size"])
+
+    def size(name, vbv, default):
+        v = root.get(name)
+        if v is None or v.strip() in ("auto", "") or v.strip().endswith("%"):
+            return vbv if vb is not None else default
+        r = base.resolve(v, "x", None, font_size=st0["font-size"])
+        if r is None:
+            return vbv if vb is not None else default
+        return r
+
+    w = size("width", vb[2] if vb else 0, 100.0)
+    h = size("height", vb[3] if vb else 0, 100.0)
+    for name, v in (("width", w), ("height", h)):
+        if not (math.isfinite(v) and 0 < v <= MAX_SIZE):
+            raise InputError("load_svg", f"the document's {name} {v!r} is not in (0, {MAX_SIZE}] pixels")
     ctm = None
-    if len(vb) == 4 and vb[2] > 0 and vb[3] > 0:
-        s = min(w / vb[2], h / vb[3])  # preserveAspectRatio xMidYMid meet
-        if (root.get("preserveAspectRatio") or "").strip() == "none":
-            sx, sy = w / vb[2], h / vb[3]
-        else:
-            sx = sy = s
-        ctm = np.array([[sx, 0, (w - sx * vb[2]) / 2 - sx * vb[0]], [0, sy, (h - sy * vb[3]) / 2 - sy * vb[1]]])
-    ld = _Loader(root)
-    props = ld.props(root, {})
-    cid = ld.ref(props.get("clip-path"))
-    pushed = False
-    if cid:
-        terms = ld.clip_terms(cid, root, ctm, ())
-        if terms is not None:
-            ld.scene.push_clip_union(terms)
-            pushed = True
-    op = min(1.0, max(0.0, _num(props.get("opacity"), 1.0)))
+    lengths = Lengths(w, h, st0["font-size"], (w, h))
+    if vb is not None:
+        ctm = view_box_transform(vb, root.get("preserveAspectRatio"), w, h)
+        lengths = Lengths(vb[2], vb[3], st0["font-size"], (w, h))
+        if not np.isfinite(ctm).all():
+            raise InputError("load_svg", f"the viewBox {root.get('viewBox')!r} gives a non-finite transform")
+    ld.lengths = lengths
+    op = parse_opacity(st0.get("opacity"), 1.0)
+    pushed = ld.push_clip(st0, root, lengths, ctm)
+    if op < 1 and ld._painted(root, st0, 0) > 1:
+        ld.warn("group opacity (pushed down to each shape; overlaps differ)", "svg")
     for c in root:
-        ld.draw(c, ctm, props, op)
+        ld.draw(c, ctm, st0, lengths, op)
     if pushed:
         ld.scene.pop_clip()
-    return ld.scene, int(math.ceil(w)), int(math.ceil(h))
+    return ld.scene, int(math.ceil(w - 1e-9)), int(math.ceil(h - 1e-9))
