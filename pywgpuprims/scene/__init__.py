@@ -27,8 +27,10 @@ Examples
 
 from .builder import Scene, render_reference
 from .geometry import Path, as_transform, circle, compose, ellipse, flatten, polygon, rect, rounded_rect, star
+from .paint import Gradient
 from .plan import CLIP_BEGIN, CLIP_DRAW, CLIP_END, ScenePlan, clip_bboxes
 from .svg import load_svg
 
-__all__ = ["CLIP_BEGIN", "CLIP_DRAW", "CLIP_END", "Path", "Scene", "ScenePlan", "as_transform", "circle", "clip_bboxes",
-           "compose", "ellipse", "flatten", "load_svg", "polygon", "rect", "render_reference", "rounded_rect", "star"]
+__all__ = ["CLIP_BEGIN", "CLIP_DRAW", "CLIP_END", "Gradient", "Path", "Scene", "ScenePlan", "as_transform", "circle",
+           "clip_bboxes", "compose", "ellipse", "flatten", "load_svg", "polygon", "rect", "render_reference",
+           "rounded_rect", "star"]

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._errors import InputError
 from .geometry import Path, as_transform
+from .paint import Gradient, gradient_block
 from .plan import ScenePlan
 
 _RULES = {"nonzero": 0, "evenodd": 1}
@@ -69,9 +70,26 @@ class Scene:
             raise InputError("scene", "path coordinates (after the transform) must be finite")
         return [_Part(rec, kind, _rule(fill_rule), True)]
 
-    def fill(self, path: Path, rgba, fill_rule: str = "nonzero", transform=None) -> None:
-        """Fill ``path`` with the colour ``rgba`` (0-255 straight alpha), under the current clips."""
-        self._ops.append(("fill", self._parts_of(path, fill_rule, transform), _color(rgba)))
+    def fill(self, path: Path, paint, fill_rule: str = "nonzero", transform=None, opacity: float = 1.0,
+             bbox=None) -> None:
+        """Fill ``path`` under the current clips with ``paint``: an (r, g, b[, a]) colour (0-255,
+        straight alpha) or a :class:`Gradient` (its ``objectBoundingBox`` units refer to ``bbox``,
+        default the path's bounding box in user space), times ``opacity``."""
+        if isinstance(paint, Gradient):
+            if not (0 <= float(opacity) <= 1):
+                raise InputError("scene", f"opacity must be in [0, 1], got {opacity!r}")
+            parts = self._parts_of(path, fill_rule, transform)
+            block = gradient_block(paint, path.bbox() if bbox is None else bbox, as_transform(transform),
+                                   float(opacity))
+            if block is not None:
+                self._ops.append(("fill", parts, (255.0, 255.0, 255.0, 255.0), block))
+            return
+        c = _color(paint)
+        if opacity != 1.0:
+            if not (0 <= float(opacity) <= 1):
+                raise InputError("scene", f"opacity must be in [0, 1], got {opacity!r}")
+            c = (*c[:3], c[3] * float(opacity))
+        self._ops.append(("fill", self._parts_of(path, fill_rule, transform), c))
 
     def push_clip(self, path: Path, fill_rule: str = "nonzero", transform=None) -> None:
         """Intersect the clip with ``path`` until the matching :meth:`pop_clip`."""

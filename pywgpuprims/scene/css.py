@@ -180,6 +180,8 @@ class Cascade:
             for name, value, imp in decls:
                 (important if imp else out)[name] = value
         for name, value, imp in split_declarations(el.get("style") or ""):
+            if name == "transform":
+                continue  # resvg reads the transform attribute only
             (important if imp else out)[name] = value
         out.update(important)
         if "marker" in out:

@@ -58,6 +58,7 @@ class GpuScene:
         src = np.where(plan.kinds == CLIP_END, plan.match, np.arange(n))  # an END carries its BEGIN's parts
         elems[:, 0, 1] = plan.part_lo[src]
         elems[:, 0, 2] = plan.part_hi[src]
+        elems[:, 0, 3] = plan.paint
         elems[:, 1, :] = plan.colors.view(np.uint32)
         pad = self.n_words * 32
         kb = np.zeros((2, pad), bool)
@@ -65,6 +66,7 @@ class GpuScene:
         kb[1, :n] = plan.kinds == CLIP_END
         kind_bits = np.packbits(kb, axis=1, bitorder="little").view("<u4").T.copy()  # (words, 2)
         self.elems = _up(dev, elems)
+        self.paints = _up(dev, np.ascontiguousarray(plan.paints, np.float32))
         self.kind_bits = _up(dev, _u32(kind_bits))
         if self.gpu_layout:
             self.n_segs = len(plan.gpu_segments)
@@ -280,7 +282,7 @@ class GpuScene:
                                                 "bg_b": bg[2], "bg_a": bg[3]},
                        masks=self.masks, elems=self.elems, parts=self.parts, cell_off=self.cell_off,
                        binned=self.binned, spill_off=self.spill_off, spill=self.spill, pix=self.pix,
-                       state_in=src, state_out=dst, summary=self.summary)
+                       state_in=src, state_out=dst, summary=self.summary, paints=self.paints)
             b.submit()
             rounds += 1
             unfinished = int(np.frombuffer(dev.read(dst.buffer, 8 * self.n_tiles, 4), np.uint32)[0])

@@ -43,6 +43,9 @@ class ScenePlan:
         colors = np.zeros((n, 4), np.float32)
         part_lo = np.zeros(n, np.int64)
         part_hi = np.zeros(n, np.int64)
+        paint = np.zeros(n, np.uint32)  # 0: solid; else 1 + the first vec4 of the element's block in `paints`
+        blocks: list[np.ndarray] = []
+        n_paint = 0
         recs, rkinds, rule, newterm, nrec = [], [], [], [], []
         np_ = 0
         for i, op in enumerate(ops):
@@ -55,6 +58,10 @@ class ScenePlan:
                 r, g, b, al = op[2]
                 al /= 255.0
                 colors[i] = (r / 255 * al, g / 255 * al, b / 255 * al, al)
+                if len(op) > 3:
+                    paint[i] = 1 + n_paint
+                    blocks.append(op[3])
+                    n_paint += len(op[3])
             part_lo[i] = np_
             for p in op[1]:
                 recs.append(p.rec)
@@ -66,6 +73,9 @@ class ScenePlan:
             part_hi[i] = np_
         self.n_elements, self.n_parts = n, np_
         self.kinds, self.colors = kinds, colors
+        self.paint = paint
+        #: Gradient blocks (see :mod:`.paint`), vec4 rows.
+        self.paints = np.concatenate(blocks).astype(np.float32) if blocks else np.zeros((1, 4), np.float32)
         self.part_lo, self.part_hi = part_lo, part_hi
         self.part_rule = np.asarray(rule, np.uint32)
         self.part_newterm = np.asarray(newterm, bool)

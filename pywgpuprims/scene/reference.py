@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .paint import RAMP, paint_colors
 from .plan import CLIP_BEGIN, CLIP_END, TILE, ScenePlan
 
 _Q = np.float32(0.25)
@@ -82,7 +83,12 @@ def render_reference_plan(plan: ScenePlan) -> np.ndarray:
             top = new
         else:
             eff = c * top[py0:py1, px0:px1]
-            s = plan.colors[e][None, None, :] * eff[..., None]
+            if plan.paint[e]:
+                yy, xx = np.mgrid[py0:py1, px0:px1]
+                b0 = int(plan.paint[e]) - 1
+                s = paint_colors(plan.paints[b0:b0 + 4 + RAMP], xx, yy) * eff[..., None]
+            else:
+                s = plan.colors[e][None, None, :] * eff[..., None]
             reg = col[py0:py1, px0:px1]
             col[py0:py1, px0:px1] = s + reg * (np.float32(1) - s[..., 3:4])
     return to_u8(col)

@@ -31,9 +31,9 @@ from .._errors import InputError
 from .builder import Scene
 from .css import INHERITED, Cascade, Lengths, parse_color, parse_number, parse_opacity, parse_url
 from .geometry import Path, compose, ellipse, polygon, rect, rounded_rect
-from .paint import Gradient, gradient_bands
+from .paint import Gradient
 from .pathdata import parse_path_d, parse_transform
-from .stroke import StrokeStyle, _circle_n, stroke_outline
+from .stroke import StrokeStyle, stroke_outline
 
 _XLINK = "{http://www.w3.org/1999/xlink}href"
 _SHAPES = ("rect", "circle", "ellipse", "line", "polygon", "polyline", "path")
@@ -155,7 +155,8 @@ class _Loader:
                 else:
                     out.pop(k, None)
                 continue
-            if k in ("fill", "stroke") and not _valid_paint(v) or k in ("color", "stop-color") and parse_color(v) is None:
+            if (k in ("fill", "stroke") and not _valid_paint(v)) or (
+                    k in ("color", "stop-color") and parse_color(v) is None):
                 continue  # an invalid value is ignored: the property keeps its inherited or initial value
             out[k] = v
         fs = decl.get("font-size")
@@ -531,10 +532,14 @@ class _Loader:
         if ref is not None:
             tgt = self.ids.get(ref[0])
             fallback = ref[1]
+            g = None
             if tgt is not None and _local(tgt.tag) in ("linearGradient", "radialGradient"):
-                g = self.gradient(tgt)
-                if g is None:
+                try:
+                    g = self.gradient(tgt)
+                except InputError as exc:
+                    self.warn(f"gradient {ref[0]!r} ({exc})", _local(el.tag))
                     return None
+            if g is not None:
                 if len(g.offsets) == 1 or (g.kind == "linear" and g.geom[0] == g.geom[2] and g.geom[1] == g.geom[3]) \
                         or (g.kind == "radial" and g.geom[2] <= 0):
                     c = g.colors[-1]
@@ -600,12 +605,6 @@ class _Loader:
             cols.append((c[0], c[1], c[2], a))
         if not offs:
             return None
-        # Equal offsets: nudge so that interpolation gives a sharp edge.
-        o = np.asarray(offs, float)
-        for i in range(1, len(o)):
-            if o[i] <= o[i - 1]:
-                o[i] = o[i - 1] + 1e-9
-        g = Gradient(kind, units, spread, tm, (), o, np.asarray(cols, float))
         obb = units == "objectBoundingBox"
 
         def num(name, default, axis):
@@ -622,14 +621,15 @@ class _Loader:
             return r if r is not None else self.lengths.resolve(default, axis, 0.0)
 
         if kind == "linear":
-            g.geom = (num("x1", "0%", "x"), num("y1", "0%", "y"), num("x2", "100%", "x"), num("y2", "0%", "y"))
+            geom = (num("x1", "0%", "x"), num("y1", "0%", "y"), num("x2", "100%", "x"), num("y2", "0%", "y"))
         else:
             cx, cy, r = num("cx", "50%", "x"), num("cy", "50%", "y"), num("r", "50%", "xy")
             fx = num("fx", attr("cx") or "50%", "x")
             fy = num("fy", attr("cy") or "50%", "y")
             fr = num("fr", "0%", "xy")
-            g.geom = (cx, cy, r, fx, fy, fr)
-        return g
+            geom = (cx, cy, r, fx, fy, fr)
+        units = units if units in ("userSpaceOnUse", "objectBoundingBox") else "objectBoundingBox"
+        return Gradient(kind, geom, offs, cols, spread, units, tm)
 
     def shape(self, el, tr, st, lengths, op) -> None:
         p = self.shape_path(el, lengths, st)
@@ -656,17 +656,8 @@ class _Loader:
             self.budget.charge(1, len(p))
             self.scene.fill(p, (v[0] * 255, v[1] * 255, v[2] * 255, a), fill_rule=rule, transform=tr)
             return
-        bb = bbox_path.bbox()
-        if v.units == "objectBoundingBox" and not (bb[2] > bb[0] and bb[3] > bb[1]):
-            return
-        bands = gradient_bands(v, bb, tr, alpha, _circle_n, cover=p.bbox())
-        if not bands:
-            return
-        self.budget.charge(len(bands) + 2, len(p))
-        self.scene.push_clip(p, fill_rule=rule, transform=tr)
-        for polys, col, brule in bands:
-            self.scene.fill(Path.from_polygons(polys), col, fill_rule=brule, transform=tr)
-        self.scene.pop_clip()
+        self.budget.charge(1, len(p))
+        self.scene.fill(p, v, fill_rule=rule, transform=tr, opacity=min(1.0, max(0.0, alpha)), bbox=bbox_path.bbox())
 
     def fill_shape(self, el, p, tr, st, lengths, op) -> None:
         paint = self.paint(st.get("fill", "black"), st, "fill", el)
@@ -718,7 +709,7 @@ class _Loader:
         if outline is None:
             return
         alpha = op * parse_opacity(st.get("stroke-opacity"), 1.0)
-        if paint[0] == "grad" and str_ is None:
+        if paint[0] == "grad" and non_scaling and tr is not None:
             self.warn("gradient on a non-scaling stroke", _local(el.tag))
             return
         self._paint_path(el, outline, "nonzero", str_, paint, alpha, lengths, p)
