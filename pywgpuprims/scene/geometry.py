@@ -206,6 +206,34 @@ class Path:
         self._sub_open = False
         return self
 
+    def transformed(self, transform) -> Path:
+        """A copy with the affine ``transform`` applied to its points (subpaths kept).
+
+        Examples
+        --------
+        >>> rect(0, 0, 2, 2).transformed((2, 0, 0, 2, 1, 1)).bbox()
+        (1.0, 1.0, 5.0, 5.0)
+        """
+        m = as_transform(transform)
+        q = Path()
+        self._close_implicit()
+
+        def tp(pts):
+            a = np.asarray(pts, np.float64).reshape(-1, 2)
+            return a @ m[:, :2].T + m[:, 2] if m is not None else a
+
+        if self._rec:
+            q._rec = [tuple(r) for r in tp(self._rec).reshape(-1, 8)]
+        q._kind = list(self._kind)
+        q._implicit = list(self._implicit)
+        q._sub_first = list(self._sub_first)
+        q._sub_closed = list(self._sub_closed)
+        q._sub_pt = [tuple(r) for r in tp(self._sub_pt)] if self._sub_pt else []
+        q._chunks = [tp(c).reshape(-1, 8) for c in self._chunks]
+        q._start = None if self._start is None else tuple(tp(self._start)[0])
+        q._cur = None if self._cur is None else tuple(tp(self._cur)[0])
+        return q
+
     @classmethod
     def from_polygons(cls, polys: np.ndarray) -> Path:
         """Closed polygons in bulk: ``polys`` is (m, k, 2), m polygons of k vertices each (for

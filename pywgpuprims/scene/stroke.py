@@ -86,7 +86,7 @@ def stroke_outline(path: Path, style: StrokeStyle, scale: float = 1.0, max_piece
     if not r > 0:
         return None
     rec, kind, sub, closed, start = path.stroke_records()
-    tol = 0.1 / max(scale, 1e-12)
+    tol = (0.01 if style.dashes else 0.1) / max(scale, 1e-12)  # dash ends follow the arc length closely
     seg, owner = flatten(rec, kind, sub, tol=tol)
     # Polylines per subpath (points in order), zero-length segments dropped.
     lines: list[np.ndarray] = []

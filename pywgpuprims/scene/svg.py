@@ -265,7 +265,7 @@ class _Loader:
             except OverflowError:
                 self.budget.charge(0, left + 1)
             self.budget.charge(0, len(p))
-            return p if len(p) else None
+            return p if p._sub_first else None
         return None
 
     def bbox(self, el, lengths: Lengths, st, tr=None, depth=0):
@@ -697,7 +697,7 @@ class _Loader:
         left = max(0, self.budget.segments - self.budget.n_segments)
         try:
             if non_scaling and tr is not None:
-                dev = _transformed(p, tr)
+                dev = p.transformed(tr)
                 outline = stroke_outline(dev, style, 1.0, max_pieces=left)
                 str_ = None
             else:
@@ -713,21 +713,6 @@ class _Loader:
             self.warn("gradient on a non-scaling stroke", _local(el.tag))
             return
         self._paint_path(el, outline, "nonzero", str_, paint, alpha, lengths, p)
-
-
-def _transformed(p: Path, tr) -> Path:
-    """``p`` with ``tr`` applied to its points (subpaths kept)."""
-    q = Path()
-    m = tr
-    q._rec = [tuple((np.asarray(r).reshape(4, 2) @ m[:, :2].T + m[:, 2]).ravel()) for r in p._rec]
-    q._kind = list(p._kind)
-    q._implicit = list(p._implicit)
-    q._sub_first = list(p._sub_first)
-    q._sub_closed = list(p._sub_closed)
-    q._sub_pt = [tuple(np.asarray(s) @ m[:, :2].T + m[:, 2]) for s in p._sub_pt]
-    q._start = None if p._start is None else tuple(np.asarray(p._start) @ m[:, :2].T + m[:, 2])
-    q._cur = None if p._cur is None else tuple(np.asarray(p._cur) @ m[:, :2].T + m[:, 2])
-    return q
 
 
 def _valid_paint(v: str) -> bool:
