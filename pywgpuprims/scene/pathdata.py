@@ -48,8 +48,11 @@ def parse_path_d(d: str, max_segments: int | None = None) -> tuple[Path, bool]:
         m = _TOKEN.match(s, pos)
         if not m or m.group(2) is None:
             raise PathDataError
+        v = float(m.group(2))
+        if not math.isfinite(v):
+            raise PathDataError
         pos = m.end()
-        return float(m.group(2))
+        return v
 
     def flag():
         nonlocal pos

@@ -131,10 +131,11 @@ class _Loader:
         self._weight: dict[int, int] = {}
 
     # ---------------------------------------------------------------- helpers
-    def warn(self, feature: str, element: str) -> None:
+    def warn(self, feature: str, element: str, effect: str = "is not supported; it is ignored") -> None:
+        """One warning per feature and element name."""
         if (feature, element) not in self.warned:
             self.warned.add((feature, element))
-            warnings.warn(f"load_svg: {feature} on <{element}> is not supported; it is ignored", stacklevel=4)
+            warnings.warn(f"load_svg: {feature} on <{element}> {effect}", stacklevel=4)
 
     def href(self, el):
         h = el.get("href") or el.get(_XLINK)
@@ -384,7 +385,11 @@ class _Loader:
         terms = self.clip_terms(ref[0], el, st, lengths, ctm, ())
         if terms is None:
             return False
-        self.scene.push_clip_union(terms)
+        try:
+            self.scene.push_clip_union(terms)
+        except InputError as exc:  # coordinates that overflow after the transforms: nothing shows through
+            self.warn(f"a clip path that cannot be drawn ({exc})", _local(el.tag), "clips everything")
+            self.scene.push_clip_union([])
         return True
 
     # ---------------------------------------------------------------- drawing
@@ -412,7 +417,8 @@ class _Loader:
         own = parse_opacity(st.get("opacity"), 1.0)
         if own < 1:
             if t not in _SHAPES and t != "text" and self._painted(el, st, depth) > 1:
-                self.warn("group opacity (pushed down to each shape; overlaps differ)", t)
+                self.warn("group opacity", t, "is applied to each shape (where shapes overlap, the result "
+                          "differs from a group layer)")
             op *= own
         pushed = self.push_clip(st, el, lengths, tr)
         try:
@@ -649,15 +655,17 @@ class _Loader:
 
     def _paint_path(self, el, p: Path, rule: str, tr, paint, alpha: float, lengths, bbox_path: Path) -> None:
         kind, v = paint
-        if kind == "color":
-            a = 255.0 * v[3] * alpha
-            if a <= 0:
-                return
-            self.budget.charge(1, len(p))
-            self.scene.fill(p, (v[0] * 255, v[1] * 255, v[2] * 255, a), fill_rule=rule, transform=tr)
-            return
         self.budget.charge(1, len(p))
-        self.scene.fill(p, v, fill_rule=rule, transform=tr, opacity=min(1.0, max(0.0, alpha)), bbox=bbox_path.bbox())
+        try:
+            if kind == "color":
+                a = 255.0 * v[3] * alpha
+                if a > 0:
+                    self.scene.fill(p, (v[0] * 255, v[1] * 255, v[2] * 255, a), fill_rule=rule, transform=tr)
+            else:
+                self.scene.fill(p, v, fill_rule=rule, transform=tr, opacity=min(1.0, max(0.0, alpha)),
+                                bbox=bbox_path.bbox())
+        except InputError as exc:  # coordinates that overflow after the transforms
+            self.warn(f"a shape that cannot be drawn ({exc})", _local(el.tag), "is skipped")
 
     def fill_shape(self, el, p, tr, st, lengths, op) -> None:
         paint = self.paint(st.get("fill", "black"), st, "fill", el)
@@ -860,7 +868,8 @@ def load_svg(source, *, max_elements: int = 100_000, max_segments: int = 5_000_0
     op = parse_opacity(st0.get("opacity"), 1.0)
     pushed = ld.push_clip(st0, root, lengths, ctm)
     if op < 1 and ld._painted(root, st0, 0) > 1:
-        ld.warn("group opacity (pushed down to each shape; overlaps differ)", "svg")
+        ld.warn("group opacity", "svg", "is applied to each shape (where shapes overlap, the result "
+                "differs from a group layer)")
     for c in root:
         ld.draw(c, ctm, st0, lengths, op)
     if pushed:
