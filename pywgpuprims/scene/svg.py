@@ -790,13 +790,17 @@ def _read_source(source) -> str:
         raise InputError("load_svg", f"cannot read {source!r}: {exc.strerror or exc}") from exc
 
 
-def load_svg(source, *, max_elements: int = 100_000, max_segments: int = 5_000_000, max_depth: int = 128):
+def load_svg(source, *, scale: float | tuple[float, float] = 1.0, max_elements: int = 100_000,
+             max_segments: int = 5_000_000, max_depth: int = 128):
     """Read an SVG file (name, text or bytes) into a Scene: returns ``(scene, width, height)``.
 
     Parameters
     ----------
     source : str, bytes or os.PathLike
         SVG text (starting with ``<``), or the name of an ``.svg`` / ``.svgz`` file.
+    scale : float or (float, float)
+        Zoom: the canvas is the document's size times ``scale`` (one factor, or one per axis), and
+        the drawing scaled to it.
     max_elements, max_segments, max_depth : int
         The expansion budget: elements drawn after ``use`` and clip-path expansion (clip parts
         included), path segments, and nesting depth. Past any of them, ``InputError``.
@@ -804,7 +808,8 @@ def load_svg(source, *, max_elements: int = 100_000, max_segments: int = 5_000_0
     Returns
     -------
     (Scene, int, int)
-        The scene and the document's size in pixels (its ``width`` / ``height``, else its ``viewBox``).
+        The scene and the canvas size in pixels (the document's ``width`` / ``height``, else its
+        ``viewBox`` size, times ``scale``).
 
     Warns
     -----
@@ -822,6 +827,14 @@ def load_svg(source, *, max_elements: int = 100_000, max_segments: int = 5_000_0
     for name, v in (("max_elements", max_elements), ("max_segments", max_segments), ("max_depth", max_depth)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
             raise InputError("load_svg", f"{name} must be a positive integer, got {v!r}")
+    try:
+        sx, sy = (float(scale), float(scale)) if np.ndim(scale) == 0 else (float(scale[0]), float(scale[1]))
+        if len(np.ravel(scale)) not in (1, 2):
+            raise ValueError
+    except (TypeError, ValueError, IndexError):
+        sx = sy = math.nan
+    if not (math.isfinite(sx) and math.isfinite(sy) and sx > 0 and sy > 0):
+        raise InputError("load_svg", f"scale must be a positive finite number or a pair of them, got {scale!r}")
     text = _read_source(source)
     try:
         root = DET.fromstring(text)
@@ -843,17 +856,22 @@ def load_svg(source, *, max_elements: int = 100_000, max_segments: int = 5_000_0
     st0 = ld.style(root, {})
     base = Lengths(100.0, 100.0, st0["font-size"])
 
-    def size(name, vbv, default):
+    def size(name):
         v = root.get(name)
         if v is None or v.strip() in ("auto", "") or v.strip().endswith("%"):
-            return vbv if vb is not None else default
-        r = base.resolve(v, "x", None, font_size=st0["font-size"])
-        if r is None:
-            return vbv if vb is not None else default
-        return r
+            return None
+        return base.resolve(v, "x", None, font_size=st0["font-size"])
 
-    w = size("width", vb[2] if vb else 0, 100.0)
-    h = size("height", vb[3] if vb else 0, 100.0)
+    w, h = size("width"), size("height")
+    if vb is not None:  # a missing side follows the viewBox's aspect ratio
+        if w is None and h is None:
+            w, h = vb[2], vb[3]
+        elif w is None:
+            w = h * vb[2] / vb[3]
+        elif h is None:
+            h = w * vb[3] / vb[2]
+    w = 100.0 if w is None else w
+    h = 100.0 if h is None else h
     for name, v in (("width", w), ("height", h)):
         if not (math.isfinite(v) and 0 < v <= MAX_SIZE):
             raise InputError("load_svg", f"the document's {name} {v!r} is not in (0, {MAX_SIZE}] pixels")
@@ -864,6 +882,11 @@ def load_svg(source, *, max_elements: int = 100_000, max_segments: int = 5_000_0
         lengths = Lengths(vb[2], vb[3], st0["font-size"], (w, h))
         if not np.isfinite(ctm).all():
             raise InputError("load_svg", f"the viewBox {root.get('viewBox')!r} gives a non-finite transform")
+    if (sx, sy) != (1.0, 1.0):
+        ctm = compose(np.array([[sx, 0.0, 0.0], [0.0, sy, 0.0]]), ctm)
+        w, h = w * sx, h * sy
+        if not (0 < w <= MAX_SIZE and 0 < h <= MAX_SIZE):
+            raise InputError("load_svg", f"the scaled canvas {w!r} x {h!r} is not in (0, {MAX_SIZE}] pixels a side")
     ld.lengths = lengths
     op = parse_opacity(st0.get("opacity"), 1.0)
     pushed = ld.push_clip(st0, root, lengths, ctm)
