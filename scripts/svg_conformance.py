@@ -27,8 +27,9 @@ from pywgpuprims.scene import load_svg  # noqa: E402
 from pywgpuprims.scene.conformance import compare, premultiplied, render_resvg  # noqa: E402
 
 
-def check(path: Path, max_size: int, reference: bool = False) -> dict:
-    """Render ``path`` both ways; a dict with the verdict, the bad fraction, warnings and times."""
+def check(path: Path, max_size: int, reference: bool = False, fit: bool = False) -> dict:
+    """Render ``path`` both ways (scaled down to ``max_size`` pixels a side, or up too with ``fit``);
+    a dict with the verdict, the bad fraction, warnings and times."""
     text = path.read_text(errors="replace")
     out = {"file": str(path), "group": path.parent.name}
     k = 1.0
@@ -37,8 +38,8 @@ def check(path: Path, max_size: int, reference: bool = False) -> dict:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             _, w, h = load_svg(text)
-            k = min(1.0, max_size / max(w, h))
-            if k < 1.0:  # resvg-py's canvas: the width rounded, the height from it; the drawing stretched to fit
+            k = max_size / max(w, h) if fit else min(1.0, max_size / max(w, h))
+            if k != 1.0:  # resvg-py's canvas: the width rounded, the height from it; the drawing stretched to fit
                 W = max(1, round(w * k))
                 H = max(1, math.ceil(h * W / w - 1e-9))
                 k = (W / w, H / h)

@@ -702,6 +702,11 @@ class _Loader:
                             join if join in ("miter", "round", "bevel", "miter-clip", "arcs") else "miter", ml,
                             dashes, off)
         non_scaling = st.get("vector-effect") == "non-scaling-stroke"
+        scale = 1.0 if non_scaling else _scale_of(tr)
+        thin = 1.0
+        if width * scale < 1.0:  # a hairline, as resvg draws it: one pixel wide, its alpha scaled by the width
+            thin = width * scale
+            style.width = 1.0 / scale
         left = max(0, self.budget.segments - self.budget.n_segments)
         try:
             if non_scaling and tr is not None:
@@ -716,7 +721,7 @@ class _Loader:
             return
         if outline is None:
             return
-        alpha = op * parse_opacity(st.get("stroke-opacity"), 1.0)
+        alpha = op * parse_opacity(st.get("stroke-opacity"), 1.0) * thin
         if paint[0] == "grad" and non_scaling and tr is not None:
             self.warn("gradient on a non-scaling stroke", _local(el.tag))
             return
