@@ -49,12 +49,15 @@ class Scene:
     """
 
     def __init__(self):
-        self._ops: list[tuple] = []  # ("fill", parts, color) | ("push", parts) | ("pop",)
+        # ("fill", parts, color[, paint block]) | ("push", parts) | ("pop",)
+        # | ("many", records, kinds, records per fill, premultiplied colours, rule)
+        self._ops: list[tuple] = []
+        self._n = 0  # elements
         self._depth = 0
         self.max_depth = 0
 
     def __len__(self) -> int:
-        return len(self._ops)
+        return self._n
 
     @property
     def depth(self) -> int:
@@ -83,6 +86,7 @@ class Scene:
                                    float(opacity))
             if block is not None:
                 self._ops.append(("fill", parts, (255.0, 255.0, 255.0, 255.0), block))
+                self._n += 1
             return
         c = _color(paint)
         if opacity != 1.0:
@@ -90,6 +94,65 @@ class Scene:
                 raise InputError("scene", f"opacity must be in [0, 1], got {opacity!r}")
             c = (*c[:3], c[3] * float(opacity))
         self._ops.append(("fill", self._parts_of(path, fill_rule, transform), c))
+        self._n += 1
+
+    def fill_many(self, records, colors, fill_rule: str = "nonzero", transforms=None, kinds=None) -> None:
+        """Many fills in one call, from numpy arrays, in painter's order under the current clips.
+
+        Parameters
+        ----------
+        records : array (m, k, 8)
+            Each fill's outline as k cubic records ``(x0, y0, x1, y1, x2, y2, x3, y3)`` (a line is a
+            record whose control points are its end points), closed implicitly. Make them with
+            :func:`~pywgpuprims.scene.geometry.ellipse_records`, ``rect_records`` or ``line_records``
+            (pad shorter outlines with zero-length records).
+        colors : array (m, 4) or (4,)
+            RGBA 0-255, straight alpha.
+        transforms : array (m, 2, 3) or (2, 3), optional
+            An affine transform per fill (or one for all).
+        kinds : array (m, k) of bool, optional
+            True where a record is a curve (default: every record is one when ``records`` holds
+            curves; lines flatten to one segment either way).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from pywgpuprims.scene import Scene
+        >>> from pywgpuprims.scene.geometry import ellipse_records
+        >>> s = Scene()
+        >>> s.fill_many(ellipse_records(np.arange(10) * 8.0, 5, 3, 3), (255, 0, 0, 255))
+        >>> len(s)
+        10
+        """
+        rec = np.asarray(records, np.float64)
+        if rec.ndim != 3 or rec.shape[2] != 8:
+            raise InputError("scene", f"records must be an (m, k, 8) array, got shape {rec.shape}")
+        m, k = rec.shape[:2]
+        col = np.asarray(colors, np.float64)
+        col = np.broadcast_to(col if col.shape[-1:] == (4,) else np.concatenate(
+            [col, np.full(col.shape[:-1] + (1,), 255.0)], axis=-1), (m, 4))
+        if not (np.isfinite(col).all() and col.min(initial=0) >= 0 and col.max(initial=0) <= 255):
+            raise InputError("scene", "colours are (r, g, b[, a]) values in 0-255")
+        if transforms is not None:
+            t = np.asarray(transforms, np.float64)
+            if t.shape not in ((2, 3), (m, 2, 3)):
+                raise InputError("scene", f"transforms must be (2, 3) or (m, 2, 3), got shape {t.shape}")
+            t = np.broadcast_to(t, (m, 2, 3))
+            pts = rec.reshape(m, k * 4, 2)
+            rec = (np.einsum("mij,mpj->mpi", t[:, :, :2], pts) + t[:, None, :, 2]).reshape(m, k, 8)
+        if not np.isfinite(rec).all():
+            raise InputError("scene", "path coordinates (after the transform) must be finite")
+        if kinds is None:
+            p = rec.reshape(m, k, 4, 2)
+            curved = ~(np.all(p[:, :, 1] == p[:, :, 0], axis=2) & np.all(p[:, :, 2] == p[:, :, 3], axis=2))
+        else:
+            curved = np.broadcast_to(np.asarray(kinds, bool), (m, k))
+        a = col[:, 3:4] / 255.0
+        prem = np.concatenate([col[:, :3] / 255.0 * a, a], axis=1).astype(np.float32)
+        if m:
+            self._ops.append(("many", rec.reshape(-1, 8), curved.reshape(-1).astype(np.uint8), k, prem,
+                              _rule(fill_rule)))
+            self._n += m
 
     def push_clip(self, path: Path, fill_rule: str = "nonzero", transform=None) -> None:
         """Intersect the clip with ``path`` until the matching :meth:`pop_clip`."""
@@ -109,6 +172,7 @@ class Scene:
 
     def _push(self, parts: list[_Part]) -> None:
         self._ops.append(("push", parts))
+        self._n += 1
         self._depth += 1
         self.max_depth = max(self.max_depth, self._depth)
 
@@ -117,6 +181,7 @@ class Scene:
         if self._depth == 0:
             raise InputError("scene", "pop_clip without a matching push_clip")
         self._ops.append(("pop",))
+        self._n += 1
         self._depth -= 1
 
     def _check_balanced(self) -> None:
@@ -126,7 +191,7 @@ class Scene:
     def plan(self, width: int, height: int, background=(255, 255, 255, 255), layout: bool = True) -> ScenePlan:
         """Flatten (and with ``layout``, lay out on the host) the scene for a ``width`` x ``height`` canvas."""
         self._check_balanced()
-        return ScenePlan(self._ops, int(width), int(height), _color(background), layout)
+        return ScenePlan(self._ops, int(width), int(height), _color(background), layout, n_elements=self._n)
 
     def render(self, width: int, height: int, background=(255, 255, 255, 255), timings: dict | None = None
                ) -> np.ndarray:

@@ -64,7 +64,8 @@ class Path:
         self._sub_closed: list[bool] = []
         self._sub_pt: list[tuple[float, float]] = []
         self._sub_open = False
-        self._chunks: list[np.ndarray] = []  # closed polygons added in bulk (line records)
+        self._chunks: list[np.ndarray] = []  # closed outlines added in bulk (records, for filling)
+        self._chunk_kinds: list[np.ndarray] = []
 
     def _touch(self) -> None:
         if not self._sub_open:  # drawing on after a close starts a new subpath at the same point
@@ -202,6 +203,7 @@ class Path:
         self._kind.extend(other._kind)
         self._implicit.extend(other._implicit)
         self._chunks.extend(other._chunks)
+        self._chunk_kinds.extend(other._chunk_kinds)
         self._start, self._cur = other._start, other._cur
         self._sub_open = False
         return self
@@ -230,6 +232,7 @@ class Path:
         q._sub_closed = list(self._sub_closed)
         q._sub_pt = [tuple(r) for r in tp(self._sub_pt)] if self._sub_pt else []
         q._chunks = [tp(c).reshape(-1, 8) for c in self._chunks]
+        q._chunk_kinds = list(self._chunk_kinds)
         q._start = None if self._start is None else tuple(tp(self._start)[0])
         q._cur = None if self._cur is None else tuple(tp(self._cur)[0])
         return q
@@ -258,7 +261,28 @@ class Path:
             a = polys.reshape(-1, 2)
             b = np.roll(polys, -1, axis=1).reshape(-1, 2)
             self._chunks.append(np.concatenate([a, a, b, b], axis=1))
+            self._chunk_kinds.append(np.zeros(len(a), np.uint8))
         return self
+
+    @classmethod
+    def from_records(cls, records: np.ndarray, kinds=None) -> Path:
+        """A path (for filling) from cubic records (n, 8) of closed outlines, e.g. a row of
+        :func:`ellipse_records`; ``kinds`` (n,) is 1 for curves, 0 for lines (default: 1 where a
+        record's control points are off its end points).
+
+        Examples
+        --------
+        >>> Path.from_records(ellipse_records(5, 5, 2, 1)[0]).bbox()
+        (3.0, 4.0, 7.0, 6.0)
+        """
+        rec = np.ascontiguousarray(records, np.float64).reshape(-1, 8)
+        if kinds is None:
+            p = rec.reshape(-1, 4, 2)
+            kinds = ~(np.all(p[:, 1] == p[:, 0], axis=1) & np.all(p[:, 2] == p[:, 3], axis=1))
+        q = cls()
+        q._chunks.append(rec)
+        q._chunk_kinds.append(np.asarray(kinds, np.uint8).reshape(-1))
+        return q
 
     def stroke_records(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """For strokes: (records, kinds, subpath of each record, closed per subpath, start point per
@@ -284,7 +308,7 @@ class Path:
             rec, kind = rec[keep], kind[keep]
         if self._chunks and not stroke:
             rec = np.concatenate([rec, *self._chunks])
-            kind = np.concatenate([kind, np.zeros(len(rec) - len(kind), np.uint8)])
+            kind = np.concatenate([kind, *self._chunk_kinds])
         m = as_transform(transform)
         if m is not None and len(rec):
             pts = rec.reshape(-1, 4, 2)
@@ -338,6 +362,71 @@ def flatten(rec: np.ndarray, kind: np.ndarray, owner: np.ndarray, tol: float = T
     j = np.arange(total) - (np.cumsum(n) - n)[rid] + first_pt[rid]
     seg = np.concatenate([pts[j], pts[j + 1]], axis=1)
     return seg, owner[rid]
+
+
+# ---------------------------------------------------------------- many shapes at once (numpy)
+def _bcast(*args):
+    arrs = np.broadcast_arrays(*[np.asarray(a, np.float64) for a in args])
+    return [a.ravel() for a in arrs]
+
+
+def line_records(points: np.ndarray) -> np.ndarray:
+    """Closed polygons (m, k, 2) as cubic records (m, k, 8) of their k edges."""
+    p = np.asarray(points, np.float64)
+    q = np.roll(p, -1, axis=1)
+    return np.concatenate([p, p, q, q], axis=2)
+
+
+def ellipse_records(cx, cy, rx, ry) -> np.ndarray:
+    """Ellipses (broadcast arrays) as cubic records (m, 4, 8), as :func:`ellipse` draws one.
+
+    Examples
+    --------
+    >>> ellipse_records([0, 10], 0, 1, 2).shape
+    (2, 4, 8)
+    """
+    cx, cy, rx, ry = _bcast(cx, cy, rx, ry)
+    k = _KAPPA
+    c, s = np.array([1.0, 0.0, -1.0, 0.0, 1.0]), np.array([0.0, 1.0, 0.0, -1.0, 0.0])
+    # quarter i goes from angle i*90 to (i+1)*90 degrees; control points along the tangents
+    p0x, p0y = c[:4], s[:4]
+    p3x, p3y = c[1:], s[1:]
+    p1x, p1y = p0x - k * p0y, p0y + k * p0x
+    p2x, p2y = p3x + k * p3y, p3y - k * p3x
+    xs = np.stack([p0x, p1x, p2x, p3x], axis=1)  # (4 quarters, 4 points)
+    ys = np.stack([p0y, p1y, p2y, p3y], axis=1)
+    X = cx[:, None, None] + rx[:, None, None] * xs[None]
+    Y = cy[:, None, None] + ry[:, None, None] * ys[None]
+    return np.stack([X, Y], axis=3).reshape(len(cx), 4, 8)
+
+
+def rect_records(x, y, w, h) -> np.ndarray:
+    """Axis-aligned rectangles (broadcast arrays) as line records (m, 4, 8)."""
+    x, y, w, h = _bcast(x, y, w, h)
+    pts = np.stack([np.stack([x, y], 1), np.stack([x + w, y], 1), np.stack([x + w, y + h], 1),
+                    np.stack([x, y + h], 1)], axis=1)
+    return line_records(pts)
+
+
+def rounded_rect_records(x, y, w, h, rx, ry=None) -> np.ndarray:
+    """Rounded rectangles (broadcast arrays; radii clamped to half the sides, and positive) as
+    cubic records (m, 8, 8): four sides and four quarter-ellipse corners, as :func:`rounded_rect`."""
+    ry = rx if ry is None else ry
+    x, y, w, h, rx, ry = _bcast(x, y, w, h, rx, ry)
+    rx, ry = np.minimum(np.abs(rx), np.abs(w) / 2), np.minimum(np.abs(ry), np.abs(h) / 2)
+    m = len(x)
+    corners = ellipse_records(np.zeros(m), np.zeros(m), rx, ry)  # quarters: +x+y, -x+y, -x-y, +x-y
+    cxs = np.stack([x + w - rx, x + rx, x + rx, x + w - rx], 1)
+    cys = np.stack([y + h - ry, y + h - ry, y + ry, y + ry], 1)
+    corners = corners.reshape(m, 4, 4, 2) + np.stack([cxs, cys], axis=2)[:, :, None, :]
+    # order: corner (+x+y) then side to (-x+y) corner, and so on round the rectangle
+    starts = corners[:, :, 3]  # each corner's end point
+    ends = np.roll(corners[:, :, 0], -1, axis=1)  # the next corner's start point
+    sides = np.concatenate([starts, starts, ends, ends], axis=2)
+    out = np.empty((m, 8, 8))
+    out[:, 0::2] = corners.reshape(m, 4, 8)
+    out[:, 1::2] = sides
+    return out
 
 
 # ---------------------------------------------------------------- shape helpers

@@ -32,13 +32,15 @@ class ScenePlan:
     those that can cross a sample row in those tile rows left of the canvas' right edge.
     """
 
-    def __init__(self, ops, width: int, height: int, background, layout: bool = True):
+    def __init__(self, ops, width: int, height: int, background, layout: bool = True, n_elements: int | None = None):
         self.width, self.height = width, height
         self.tiles_x, self.tiles_y = -(-width // TILE), -(-height // TILE)
         a = background[3] / 255.0
         self.background = np.array([background[0] / 255 * a, background[1] / 255 * a, background[2] / 255 * a, a],
                                    np.float32)
-        n = len(ops)
+        if n_elements is None:
+            n_elements = sum(len(op[4]) if op[0] == "many" else 1 for op in ops)
+        n = n_elements
         kinds = np.zeros(n, np.uint32)
         colors = np.zeros((n, 4), np.float32)
         part_lo = np.zeros(n, np.int64)
@@ -46,12 +48,40 @@ class ScenePlan:
         paint = np.zeros(n, np.uint32)  # 0: solid; else 1 + the first vec4 of the element's block in `paints`
         blocks: list[np.ndarray] = []
         n_paint = 0
-        recs, rkinds, rule, newterm, nrec = [], [], [], [], []
+        recs, rkinds, rule, newterm, nrec = [], [], [], [], []  # per-part values: chunks of arrays
+        single: tuple[list, list, list] = ([], [], [])  # per-part values of single ops, flushed as a chunk
+
+        def flush():
+            if single[0]:
+                rule.append(np.asarray(single[0], np.uint32))
+                newterm.append(np.asarray(single[1], bool))
+                nrec.append(np.asarray(single[2], np.int64))
+                for lst in single:
+                    lst.clear()
+
         np_ = 0
-        for i, op in enumerate(ops):
+        i = 0
+        for op in ops:
+            if op[0] == "many":  # m fills of k records each, one part each
+                flush()
+                _, rec, rk, k, prem, rl = op
+                m = len(prem)
+                kinds[i:i + m] = CLIP_DRAW
+                colors[i:i + m] = prem
+                part_lo[i:i + m] = np_ + np.arange(m)
+                part_hi[i:i + m] = np_ + np.arange(1, m + 1)
+                recs.append(rec)
+                rkinds.append(rk)
+                rule.append(np.full(m, rl, np.uint32))
+                newterm.append(np.ones(m, bool))
+                nrec.append(np.full(m, k, np.int64))
+                np_ += m
+                i += m
+                continue
             if op[0] == "pop":
                 kinds[i] = CLIP_END
                 part_lo[i] = part_hi[i] = np_
+                i += 1
                 continue
             kinds[i] = CLIP_DRAW if op[0] == "fill" else CLIP_BEGIN
             if op[0] == "fill":
@@ -66,22 +96,24 @@ class ScenePlan:
             for p in op[1]:
                 recs.append(p.rec)
                 rkinds.append(p.kind)
-                rule.append(p.rule)
-                newterm.append(p.new_term)
-                nrec.append(len(p.rec))
+                single[0].append(p.rule)
+                single[1].append(p.new_term)
+                single[2].append(len(p.rec))
                 np_ += 1
             part_hi[i] = np_
+            i += 1
+        flush()
         self.n_elements, self.n_parts = n, np_
         self.kinds, self.colors = kinds, colors
         self.paint = paint
         #: Gradient blocks (see :mod:`.paint`), vec4 rows.
         self.paints = np.concatenate(blocks).astype(np.float32) if blocks else np.zeros((1, 4), np.float32)
         self.part_lo, self.part_hi = part_lo, part_hi
-        self.part_rule = np.asarray(rule, np.uint32)
-        self.part_newterm = np.asarray(newterm, bool)
+        self.part_rule = np.concatenate(rule).astype(np.uint32) if rule else np.zeros(0, np.uint32)
+        self.part_newterm = np.concatenate(newterm).astype(bool) if newterm else np.zeros(0, bool)
         rec = np.concatenate(recs) if recs else np.zeros((0, 8))
         rkind = np.concatenate(rkinds) if rkinds else np.zeros(0, np.uint8)
-        owner = np.repeat(np.arange(np_), np.asarray(nrec, np.int64))
+        owner = np.repeat(np.arange(np_), np.concatenate(nrec) if nrec else np.zeros(0, np.int64))
         seg, seg_part = flatten(rec, rkind, owner)
         seg = seg.astype(np.float32)
         self.match = _match_clips(kinds)
