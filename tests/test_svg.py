@@ -128,6 +128,8 @@ def test_deep_nesting_raises_instead_of_recursing():
         "</g>" * 5000 + "</svg>"
     with pytest.raises(pp.InputError, match="max_depth"):
         load_svg(text)
+    with pytest.raises(pp.InputError, match="max_depth"):  # before the CSS matcher walks the tree
+        load_svg(text.replace("<g>", "<style>g rect { fill: red }</style><g>", 1))
 
 
 def test_xml_attacks_are_refused():

@@ -796,7 +796,7 @@ def _read_source(source) -> str:
 
 
 def load_svg(source, *, scale: float | tuple[float, float] = 1.0, max_elements: int = 100_000,
-             max_segments: int = 5_000_000, max_depth: int = 128):
+             max_segments: int = 1_000_000, max_depth: int = 128):
     """Read an SVG file (name, text or bytes) into a Scene: returns ``(scene, width, height)``.
 
     Parameters
@@ -852,6 +852,12 @@ def load_svg(source, *, scale: float | tuple[float, float] = 1.0, max_elements: 
     if _local(root.tag) != "svg":
         raise InputError("load_svg", f"the root element is <{_local(root.tag)}>, not <svg>")
     budget = _Budget(int(max_elements), int(max_segments), int(max_depth))
+    stack = [(root, 0)]  # the document's depth, before anything recursive (the CSS matcher) walks it
+    while stack:
+        el, d = stack.pop()
+        if d > budget.depth:
+            raise InputError("load_svg", f"elements nest deeper than max_depth={budget.depth}")
+        stack.extend((c, d + 1) for c in el)
     ld = _Loader(root, budget)
     if ld.weight(root) > budget.elements:
         raise InputError("load_svg", f"the document expands to more than max_elements={budget.elements} elements "
