@@ -69,6 +69,54 @@ def test_random_scenes_small(rng, W, H):
     assert_close(render_plan(s.plan(W, H), gpu_layout=False), ref)  # layout on the host
 
 
+def random_layered_scene(rng, W, H, n):
+    """Random fills under random clips and layers (with and without their own clip)."""
+    s = Scene()
+    for _ in range(n):
+        u = rng.random()
+        if u < 0.12 and s.depth < 6:
+            s.push_clip(random_shape(rng, W, H, big=True))
+        elif u < 0.24 and s.depth < 6:
+            clip = random_shape(rng, W, H, big=True) if rng.random() < 0.5 else None
+            s.push_layer(float(rng.uniform(0, 1)), clip=clip)
+        elif u < 0.4 and s.depth:
+            s.pop_clip()
+        else:
+            col = tuple(int(v) for v in rng.integers(0, 256, 4))
+            s.fill(random_shape(rng, W, H), col, fill_rule=str(rng.choice(["nonzero", "evenodd"])))
+    while s.depth:
+        s.pop_layer()
+    return s
+
+
+@pytest.mark.parametrize("W,H", [(15, 17), (33, 31), (70, 40)])
+def test_layers_match_reference_and_resume(rng, W, H):
+    for _ in range(2):
+        s = random_layered_scene(rng, W, H, 80)
+        plan = s.plan(W, H)
+        ref = render_reference_plan(plan)
+        assert_close(render_plan(plan), ref)
+        assert_close(render_plan(s.plan(W, H), gpu_layout=False), ref)
+        g = GpuScene(plan, budget=64)  # many rounds: a layer's saved colour lives across them
+        assert_close(g.run(), ref)
+        if plan.has_layers:
+            with pytest.raises(pp.DeviceLimitError, match="layer"):
+                GpuScene(plan, stack=False).run()
+
+
+def test_layer_composites_the_group_once():
+    s = Scene()
+    s.push_layer(0.5)
+    s.fill(rect(0, 0, 10, 10), (255, 0, 0))
+    s.fill(rect(5, 0, 10, 10), (0, 0, 255))
+    s.pop_layer()
+    img = s.render(16, 10, background=(0, 0, 0, 0))
+    assert tuple(img[5, 2]) == (255, 0, 0, 128) and tuple(img[5, 7]) == (0, 0, 255, 128)  # no red under blue
+    assert tuple(img[5, 15]) == (0, 0, 0, 0)
+    with pytest.raises(pp.InputError, match="opacity"):
+        s.push_layer(1.5)
+
+
 def test_clip_depth_0_to_deep(rng):
     W, H = 48, 40
     for depth in (0, 1, 2, 17, 300):

@@ -170,8 +170,36 @@ class Scene:
                 parts.append(p)
         self._push(parts)
 
-    def _push(self, parts: list[_Part]) -> None:
-        self._ops.append(("push", parts))
+    def push_layer(self, opacity: float, clip: Path | None = None, fill_rule: str = "nonzero", transform=None
+                   ) -> None:
+        """Start a layer (a group drawn apart, then composited with ``opacity``), clipped by ``clip``
+        when given, until the matching :meth:`pop_layer`.
+
+        Examples
+        --------
+        >>> from pywgpuprims.scene import Scene, rect
+        >>> s = Scene()
+        >>> s.push_layer(0.5)
+        >>> s.fill(rect(0, 0, 8, 8), (255, 0, 0))
+        >>> s.fill(rect(4, 4, 8, 8), (0, 0, 255))
+        >>> s.pop_layer()
+        >>> len(s)
+        4
+        """
+        op = float(opacity)
+        if not 0 <= op <= 1:
+            raise InputError("scene", f"a layer's opacity is in [0, 1], got {opacity!r}")
+        if clip is None:  # a part that covers every pixel
+            clip = Path().move_to(-1e6, -1e6).line_to(1e6, -1e6).line_to(1e6, 1e6).line_to(-1e6, 1e6).close()
+            transform = None
+        self._push(self._parts_of(clip, fill_rule, transform), layer=op)
+
+    def pop_layer(self) -> None:
+        """End the innermost layer (or clip)."""
+        self.pop_clip()
+
+    def _push(self, parts: list[_Part], layer: float | None = None) -> None:
+        self._ops.append(("push", parts) if layer is None else ("push", parts, layer))
         self._n += 1
         self._depth += 1
         self.max_depth = max(self.max_depth, self._depth)

@@ -60,6 +60,11 @@ class GpuScene:
         elems[:, 0, 2] = plan.part_hi[src]
         elems[:, 0, 3] = plan.paint
         elems[:, 1, :] = plan.colors.view(np.uint32)
+        lay = plan.layer >= 0  # layers: a flag in the head's w, the opacity in the colour's w
+        elems[lay, 0, 3] = 0x80000000
+        elems[lay, 1, :] = np.stack([np.zeros(lay.sum(), np.float32)] * 3 + [plan.layer[lay]], axis=1).view(np.uint32)
+        #: Floats per stack level: the clip coverage, plus the colour under a layer when there are layers.
+        self.stride = 5 if plan.has_layers else 1
         pad = self.n_words * 32
         kb = np.zeros((2, pad), bool)
         kb[0, :n] = plan.kinds == CLIP_BEGIN
@@ -253,22 +258,26 @@ class GpuScene:
         record_scan(b, self.need, self.spill_off, "add", exclusive=True)
         b.submit()
         levels = _read_u32(dev, self.spill_off, self.n_tiles)
-        nbytes = 4 * 256 * max(levels, 1)
+        nbytes = 4 * 256 * max(levels, 1) * self.stride
         limit = min(dev.max_binding, dev.max_buffer, int(dev.options.get("scene_stack_bytes", 1 << 30)))
         self.no_stack = self.stack is False or (self.stack is None and nbytes > limit)
+        if self.no_stack and self.plan.has_layers:
+            raise DeviceLimitError("scene", f"the layer stacks need {nbytes} bytes, more than the device's largest "
+                                   f"storage binding ({dev.max_binding}); layers cannot be drawn without them")
         if self.no_stack:
             levels = 0
         elif nbytes > limit:
             raise DeviceLimitError("scene", f"the clip stacks need {nbytes} bytes ({levels} tile levels of 256 "
                                    f"pixels), more than the device's largest storage binding ({dev.max_binding})")
-        if self.spill is None or self.spill.size < 256 * max(levels, 1):
-            self.spill = GpuArray.empty(256 * max(levels, 1), np.float32, dev)
+        if self.spill is None or self.spill.size < 256 * max(levels, 1) * self.stride:
+            self.spill = GpuArray.empty(256 * max(levels, 1) * self.stride, np.float32, dev)
 
     def fine(self) -> int:
         """Fine rasterisation in rounds until every tile is done; returns the number of rounds."""
         dev = self.dev
         k = dev.kernel("scene/fine.wgsl", defines={"NO_STACK": self.no_stack,
-                                                   "NO_STACK_BOOL": "true" if self.no_stack else "false"})
+                                                   "NO_STACK_BOOL": "true" if self.no_stack else "false",
+                                                   "LAYERS": self.stride == 5})
         bg = self.plan.background
         rounds = 0
         src, dst = self.state

@@ -46,6 +46,7 @@ class ScenePlan:
         part_lo = np.zeros(n, np.int64)
         part_hi = np.zeros(n, np.int64)
         paint = np.zeros(n, np.uint32)  # 0: solid; else 1 + the first vec4 of the element's block in `paints`
+        layer = np.full(n, -1.0, np.float32)  # a BEGIN that starts a layer: its opacity
         blocks: list[np.ndarray] = []
         n_paint = 0
         recs, rkinds, rule, newterm, nrec = [], [], [], [], []  # per-part values: chunks of arrays
@@ -84,6 +85,8 @@ class ScenePlan:
                 i += 1
                 continue
             kinds[i] = CLIP_DRAW if op[0] == "fill" else CLIP_BEGIN
+            if op[0] == "push" and len(op) > 2:
+                layer[i] = op[2]
             if op[0] == "fill":
                 r, g, b, al = op[2]
                 al /= 255.0
@@ -106,6 +109,12 @@ class ScenePlan:
         self.n_elements, self.n_parts = n, np_
         self.kinds, self.colors = kinds, colors
         self.paint = paint
+        self.match = _match_clips(kinds)
+        ends = np.nonzero(kinds == CLIP_END)[0]
+        layer[ends] = layer[self.match[ends]]  # an END closes its BEGIN's layer
+        #: Per element: the layer opacity of a BEGIN / END that starts / ends a layer, else -1.
+        self.layer = layer
+        self.has_layers = bool((layer >= 0).any())
         #: Gradient blocks (see :mod:`.paint`), vec4 rows.
         self.paints = np.concatenate(blocks).astype(np.float32) if blocks else np.zeros((1, 4), np.float32)
         self.part_lo, self.part_hi = part_lo, part_hi
@@ -116,7 +125,6 @@ class ScenePlan:
         owner = np.repeat(np.arange(np_), np.concatenate(nrec) if nrec else np.zeros(0, np.int64))
         seg, seg_part = flatten(rec, rkind, owner)
         seg = seg.astype(np.float32)
-        self.match = _match_clips(kinds)
         self.max_depth = int(np.max(np.cumsum(np.where(kinds == CLIP_BEGIN, 1, np.where(kinds == CLIP_END, -1, 0))),
                                     initial=0))
         self.elem_of_part = np.repeat(np.arange(n), part_hi - part_lo)

@@ -63,12 +63,20 @@ def render_reference_plan(plan: ScenePlan) -> np.ndarray:
     col = np.broadcast_to(plan.background, (H, W, 4)).astype(np.float32).copy()
     top = np.ones((H, W), np.float32)
     stack: list[np.ndarray] = []
+    layers: list[np.ndarray] = []
     for e in range(plan.n_elements):
         tx0, ty0, tx1, ty1 = (int(v) for v in plan.tile_rect[e])
         kind = plan.kinds[e]
         if kind == CLIP_END:
             if tx1 > tx0:
                 top = stack.pop()
+                if plan.layer[e] >= 0:  # composite the layer over the colour saved under it
+                    under = layers.pop()
+                    py0, py1 = ty0 * TILE, min(ty1 * TILE, H)
+                    px0, px1 = tx0 * TILE, min(tx1 * TILE, W)
+                    s = col[py0:py1, px0:px1] * np.float32(plan.layer[e])
+                    under[py0:py1, px0:px1] = s + under[py0:py1, px0:px1] * (np.float32(1) - s[..., 3:4])
+                    col = under
             continue
         if tx1 <= tx0:
             continue
@@ -78,6 +86,10 @@ def render_reference_plan(plan: ScenePlan) -> np.ndarray:
         c = _coverage(plan, e, px0, py0, w, h)
         if kind == CLIP_BEGIN:
             stack.append(top)
+            if plan.layer[e] >= 0:  # a layer starts transparent over its region
+                layers.append(col)
+                col = col.copy()
+                col[py0:py1, px0:px1] = 0
             new = np.zeros_like(top)
             new[py0:py1, px0:px1] = top[py0:py1, px0:px1] * c
             top = new

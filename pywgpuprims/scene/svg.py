@@ -8,8 +8,8 @@ inheritance, ``inherit``, ``currentColor``, ``!important``). Read: ``svg`` (nest
 right viewport; every colour syntax; fill and stroke with their opacities (strokes with widths,
 caps, joins, miter limits, dashes, ``vector-effect: non-scaling-stroke``; :mod:`.stroke`);
 ``linearGradient`` / ``radialGradient`` (:mod:`.paint`); ``clip-path`` with ``clipPath`` in all its
-forms (reference cycles drop the cyclic link, as resvg does); ``opacity`` (exact on a single
-painted shape; on a group of several it is pushed down to the shapes, with a warning); simple
+forms (reference cycles drop the cyclic link, as resvg does); ``opacity`` (a layer wherever more
+than one thing is painted, see :meth:`Scene.push_layer`); simple
 ``text`` / ``tspan`` (:mod:`.text`). Anything else (``mask``, ``filter``, ``pattern``, ``marker``,
 ``image``, ...) gives one warning per feature and element name.
 
@@ -415,12 +415,15 @@ class _Loader:
                 self.warn(prop, t)
         op = opacity
         own = parse_opacity(st.get("opacity"), 1.0)
-        if own < 1:
-            if t not in _SHAPES and t != "text" and self._painted(el, st, depth) > 1:
-                self.warn("group opacity", t, "is applied to each shape (where shapes overlap, the result "
-                          "differs from a group layer)")
-            op *= own
+        layer = False
+        if own < 1:  # a layer where more than one thing is painted, else the opacity goes to the paint
+            layer = self._painted(el, st, depth) > 1
+            if not layer:
+                op *= own
         pushed = self.push_clip(st, el, lengths, tr)
+        if layer:
+            self.budget.charge(2)
+            self.scene.push_layer(own)
         try:
             if t in _GROUPS:
                 for c in el:
@@ -446,6 +449,8 @@ class _Loader:
             else:
                 self.warn(f"<{t}>", t)
         finally:
+            if layer:
+                self.scene.pop_layer()
             if pushed:
                 self.scene.pop_clip()
 
@@ -901,11 +906,14 @@ def load_svg(source, *, scale: float | tuple[float, float] = 1.0, max_elements: 
     ld.lengths = lengths
     op = parse_opacity(st0.get("opacity"), 1.0)
     pushed = ld.push_clip(st0, root, lengths, ctm)
-    if op < 1 and ld._painted(root, st0, 0) > 1:
-        ld.warn("group opacity", "svg", "is applied to each shape (where shapes overlap, the result "
-                "differs from a group layer)")
+    layer = op < 1 and ld._painted(root, st0, 0) > 1
+    if layer:
+        ld.scene.push_layer(op)
+        op = 1.0
     for c in root:
         ld.draw(c, ctm, st0, lengths, op)
+    if layer:
+        ld.scene.pop_layer()
     if pushed:
         ld.scene.pop_clip()
     return ld.scene, int(math.ceil(w - 1e-9)), int(math.ceil(h - 1e-9))

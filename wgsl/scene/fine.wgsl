@@ -5,6 +5,8 @@
 // clip stack (levels in `spill`, sized per tile from its depth bound) and multiplies it by the
 // clip's coverage; END pops it; DRAW composites colour * coverage * top source-over (the colour
 // is the element's, or its gradient's at the pixel centre when the head's w names a paint block).
+// LAYERS: a BEGIN flagged as a layer also saves the pixel's colour on its level and starts from
+// transparent; its END composites the layer, times the layer's opacity, over the saved colour.
 // Coverage = samples of a 4x4 grid inside / 16. A sample's winding number counts the segments of
 // the part's cell (its tile row) crossing the sample's row left of it; a clip is a union of
 // products of parts (SVG clipPath children and nested clip-path references).
@@ -52,6 +54,7 @@ const NO_STACK: bool = {{NO_STACK_BOOL}};
 @group(0) @binding(12) var<storage, read> paints: array<vec4<f32>>; // gradient blocks (pywgpuprims/scene/paint.py)
 
 const RAMP: u32 = 512u;
+const LAYER_BIT: u32 = 0x80000000u;  // in a BEGIN's / END's head.w: the clip also starts / ends a layer
 
 // Premultiplied colour of the gradient block at `base` at the centre of pixel (px, py).
 fn paint_colour(base: u32, px: f32, py: f32) -> vec4<f32> {
@@ -282,6 +285,35 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                     }
                 }
 #else
+#if LAYERS
+                // Levels of 5 floats: the clip coverage, then (for a layer) the colour under it.
+                if (head.x == KIND_END) {
+                    depth -= 1u;
+                    let lv = (soff + depth) * 5u * 256u + lid;
+                    top = spill[lv];
+                    if ((head.w & LAYER_BIT) != 0u) {
+                        let under = vec4<f32>(spill[lv + 256u], spill[lv + 512u], spill[lv + 768u], spill[lv + 1024u]);
+                        let s = col * bitcast<vec4<f32>>(elems[2u * e + 1u]).w;
+                        col = s + under * (1.0 - s.w);
+                    }
+                } else if (head.x == KIND_BEGIN) {
+                    var c = 0.0;
+                    if (top > 0.0) {
+                        c = coverage(head, ty, px, py);
+                    }
+                    let lv = (soff + depth) * 5u * 256u + lid;
+                    spill[lv] = top;
+                    if ((head.w & LAYER_BIT) != 0u) {
+                        spill[lv + 256u] = col.x;
+                        spill[lv + 512u] = col.y;
+                        spill[lv + 768u] = col.z;
+                        spill[lv + 1024u] = col.w;
+                        col = vec4<f32>(0.0);
+                    }
+                    depth += 1u;
+                    top = top * c;
+                }
+#else
                 if (head.x == KIND_END) {
                     depth -= 1u;
                     top = spill[(soff + depth) * 256u + lid];
@@ -295,11 +327,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                     top = top * c;
                 }
 #endif
+#endif
                 if (head.x == 0u && top > 0.0) {
                     let c = coverage(head, ty, px, py);
                     let eff = c * top;
                     var s = bitcast<vec4<f32>>(elems[2u * e + 1u]) * eff;
-                    if (head.w != 0u) {
+                    if (head.w != 0u) {  // (a DRAW's w never has LAYER_BIT: blocks are far smaller)
                         s = paint_colour(head.w - 1u, px, py) * eff;
                     }
                     col = s + col * (1.0 - s.w);
