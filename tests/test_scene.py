@@ -78,7 +78,12 @@ def random_layered_scene(rng, W, H, n):
             s.push_clip(random_shape(rng, W, H, big=True))
         elif u < 0.24 and s.depth < 6:
             clip = random_shape(rng, W, H, big=True) if rng.random() < 0.5 else None
-            s.push_layer(float(rng.uniform(0, 1)), clip=clip)
+            masked = rng.random() < 0.4
+            s.push_layer(float(rng.uniform(0, 1)), clip=clip, masked=masked)
+            if masked:  # a mask of a few random fills
+                for _ in range(int(rng.integers(0, 4))):
+                    s.fill(random_shape(rng, W, H, big=True), tuple(int(v) for v in rng.integers(0, 256, 4)))
+                s.end_mask()
         elif u < 0.4 and s.depth:
             s.pop_clip()
         else:
@@ -115,6 +120,11 @@ def test_layer_composites_the_group_once():
     assert tuple(img[5, 15]) == (0, 0, 0, 0)
     with pytest.raises(pp.InputError, match="opacity"):
         s.push_layer(1.5)
+    with pytest.raises(pp.InputError, match="end_mask"):
+        s.end_mask()
+    s.push_layer(1.0, masked=True)
+    with pytest.raises(pp.InputError, match="end_mask"):
+        s.pop_layer()
 
 
 def test_clip_depth_0_to_deep(rng):

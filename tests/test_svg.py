@@ -22,7 +22,6 @@ KNOWN = {
     "strokes/non-scaling.svg": "resvg-py scales the stroke despite vector-effect: non-scaling-stroke; we follow SVG 2",
     "strokes/dash-circle.svg": "dash positions along curves drift by under half a pixel against resvg's arc-length "
                                "measure (1.9% of pixels)",
-    "unsupported/mask.svg": "mask is not supported (warned)",
     "unsupported/filter.svg": "filter is not supported (warned)",
 }
 
@@ -48,7 +47,7 @@ def test_corpus_matches_resvg(path):
     assert ok, f"{frac:.2%} of pixels differ; warnings: {msgs}"
 
 
-@pytest.mark.parametrize("name", ["unsupported/mask.svg", "unsupported/filter.svg"])
+@pytest.mark.parametrize("name", ["unsupported/filter.svg"])
 def test_unsupported_features_warn_once(name):
     text = (CORPUS / name).read_text()
     with pytest.warns(UserWarning) as rec:

@@ -53,6 +53,7 @@ class Scene:
         # | ("many", records, kinds, records per fill, premultiplied colours, rule)
         self._ops: list[tuple] = []
         self._n = 0  # elements
+        self._masks: list = []  # per open push: None (clip), True (mask being drawn), False
         self._depth = 0
         self.max_depth = 0
 
@@ -170,10 +171,11 @@ class Scene:
                 parts.append(p)
         self._push(parts)
 
-    def push_layer(self, opacity: float, clip: Path | None = None, fill_rule: str = "nonzero", transform=None
-                   ) -> None:
+    def push_layer(self, opacity: float, clip: Path | None = None, fill_rule: str = "nonzero", transform=None,
+                   masked: bool = False) -> None:
         """Start a layer (a group drawn apart, then composited with ``opacity``), clipped by ``clip``
-        when given, until the matching :meth:`pop_layer`.
+        when given, until the matching :meth:`pop_layer`. With ``masked``, what is drawn up to
+        :meth:`end_mask` is the layer's luminance mask (SVG's ``mask``), and what follows is masked.
 
         Examples
         --------
@@ -192,14 +194,27 @@ class Scene:
         if clip is None:  # a part that covers every pixel
             clip = Path().move_to(-1e6, -1e6).line_to(1e6, -1e6).line_to(1e6, 1e6).line_to(-1e6, 1e6).close()
             transform = None
-        self._push(self._parts_of(clip, fill_rule, transform), layer=op)
+        self._push(self._parts_of(clip, fill_rule, transform), layer=op, masked=bool(masked))
+        self._masks.append(bool(masked))
+
+    def end_mask(self) -> None:
+        """In a layer pushed with ``masked=True``: the mask is drawn; what follows is masked by its
+        luminance (0.2125 R + 0.7154 G + 0.0721 B of the premultiplied colour)."""
+        if not self._masks or self._masks[-1] is not True:
+            raise InputError("scene", "end_mask outside a masked layer (or called twice)")
+        self._masks[-1] = False
+        big = Path().move_to(-1e6, -1e6).line_to(1e6, -1e6).line_to(1e6, 1e6).line_to(-1e6, 1e6).close()
+        self._ops.append(("switch", self._parts_of(big, "nonzero", None)))
+        self._n += 1
 
     def pop_layer(self) -> None:
         """End the innermost layer (or clip)."""
         self.pop_clip()
 
-    def _push(self, parts: list[_Part], layer: float | None = None) -> None:
-        self._ops.append(("push", parts) if layer is None else ("push", parts, layer))
+    def _push(self, parts: list[_Part], layer: float | None = None, masked: bool = False) -> None:
+        self._ops.append(("push", parts) if layer is None else ("push", parts, layer, masked))
+        if layer is None:
+            self._masks.append(None)
         self._n += 1
         self._depth += 1
         self.max_depth = max(self.max_depth, self._depth)
@@ -208,6 +223,8 @@ class Scene:
         """End the innermost clip."""
         if self._depth == 0:
             raise InputError("scene", "pop_clip without a matching push_clip")
+        if self._masks.pop() is True:
+            raise InputError("scene", "a masked layer popped before end_mask")
         self._ops.append(("pop",))
         self._n += 1
         self._depth -= 1

@@ -61,10 +61,11 @@ class GpuScene:
         elems[:, 0, 3] = plan.paint
         elems[:, 1, :] = plan.colors.view(np.uint32)
         lay = plan.layer >= 0  # layers: a flag in the head's w, the opacity in the colour's w
-        elems[lay, 0, 3] = 0x80000000
+        elems[lay, 0, 3] = 0x80000000 | (plan.masked[lay].astype(np.uint32) << 30)
+        elems[plan.switch, 0, 3] = 0x40000000
         elems[lay, 1, :] = np.stack([np.zeros(lay.sum(), np.float32)] * 3 + [plan.layer[lay]], axis=1).view(np.uint32)
         #: Floats per stack level: the clip coverage, plus the colour under a layer when there are layers.
-        self.stride = 5 if plan.has_layers else 1
+        self.stride = 6 if plan.has_layers else 1
         pad = self.n_words * 32
         kb = np.zeros((2, pad), bool)
         kb[0, :n] = plan.kinds == CLIP_BEGIN
@@ -277,7 +278,7 @@ class GpuScene:
         dev = self.dev
         k = dev.kernel("scene/fine.wgsl", defines={"NO_STACK": self.no_stack,
                                                    "NO_STACK_BOOL": "true" if self.no_stack else "false",
-                                                   "LAYERS": self.stride == 5})
+                                                   "LAYERS": self.stride == 6})
         bg = self.plan.background
         rounds = 0
         src, dst = self.state

@@ -47,6 +47,8 @@ class ScenePlan:
         part_hi = np.zeros(n, np.int64)
         paint = np.zeros(n, np.uint32)  # 0: solid; else 1 + the first vec4 of the element's block in `paints`
         layer = np.full(n, -1.0, np.float32)  # a BEGIN that starts a layer: its opacity
+        masked = np.zeros(n, bool)  # ... a layer with a mask
+        switch = np.zeros(n, bool)  # the element between a mask and what it masks
         blocks: list[np.ndarray] = []
         n_paint = 0
         recs, rkinds, rule, newterm, nrec = [], [], [], [], []  # per-part values: chunks of arrays
@@ -84,9 +86,12 @@ class ScenePlan:
                 part_lo[i] = part_hi[i] = np_
                 i += 1
                 continue
-            kinds[i] = CLIP_DRAW if op[0] == "fill" else CLIP_BEGIN
+            kinds[i] = CLIP_DRAW if op[0] in ("fill", "switch") else CLIP_BEGIN
             if op[0] == "push" and len(op) > 2:
                 layer[i] = op[2]
+                masked[i] = op[3]
+            elif op[0] == "switch":
+                switch[i] = True
             if op[0] == "fill":
                 r, g, b, al = op[2]
                 al /= 255.0
@@ -112,6 +117,9 @@ class ScenePlan:
         self.match = _match_clips(kinds)
         ends = np.nonzero(kinds == CLIP_END)[0]
         layer[ends] = layer[self.match[ends]]  # an END closes its BEGIN's layer
+        masked[ends] = masked[self.match[ends]]
+        #: Per element: a BEGIN / END of a masked layer; the switch from mask to content.
+        self.masked, self.switch = masked, switch
         #: Per element: the layer opacity of a BEGIN / END that starts / ends a layer, else -1.
         self.layer = layer
         self.has_layers = bool((layer >= 0).any())

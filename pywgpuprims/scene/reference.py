@@ -64,6 +64,7 @@ def render_reference_plan(plan: ScenePlan) -> np.ndarray:
     top = np.ones((H, W), np.float32)
     stack: list[np.ndarray] = []
     layers: list[np.ndarray] = []
+    lum: list[np.ndarray] = []
     for e in range(plan.n_elements):
         tx0, ty0, tx1, ty1 = (int(v) for v in plan.tile_rect[e])
         kind = plan.kinds[e]
@@ -74,7 +75,10 @@ def render_reference_plan(plan: ScenePlan) -> np.ndarray:
                     under = layers.pop()
                     py0, py1 = ty0 * TILE, min(ty1 * TILE, H)
                     px0, px1 = tx0 * TILE, min(tx1 * TILE, W)
-                    s = col[py0:py1, px0:px1] * np.float32(plan.layer[e])
+                    k = np.float32(plan.layer[e])
+                    if plan.masked[e]:
+                        k = k * lum.pop()[py0:py1, px0:px1, None]
+                    s = col[py0:py1, px0:px1] * k
                     under[py0:py1, px0:px1] = s + under[py0:py1, px0:px1] * (np.float32(1) - s[..., 3:4])
                     col = under
             continue
@@ -93,6 +97,10 @@ def render_reference_plan(plan: ScenePlan) -> np.ndarray:
             new = np.zeros_like(top)
             new[py0:py1, px0:px1] = top[py0:py1, px0:px1] * c
             top = new
+        elif plan.switch[e]:  # the mask is drawn: keep its luminance, start the content
+            lum.append(np.clip(col[..., :3] @ np.array([0.2125, 0.7154, 0.0721], np.float32), 0, 1).astype(np.float32))
+            col = col.copy()
+            col[py0:py1, px0:px1] = 0
         else:
             eff = c * top[py0:py1, px0:px1]
             if plan.paint[e]:

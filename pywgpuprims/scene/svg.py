@@ -10,7 +10,8 @@ caps, joins, miter limits, dashes, ``vector-effect: non-scaling-stroke``; :mod:`
 ``linearGradient`` / ``radialGradient`` (:mod:`.paint`); ``clip-path`` with ``clipPath`` in all its
 forms (reference cycles drop the cyclic link, as resvg does); ``opacity`` (a layer wherever more
 than one thing is painted, see :meth:`Scene.push_layer`); simple
-``text`` / ``tspan`` (:mod:`.text`). Anything else (``mask``, ``filter``, ``pattern``, ``marker``,
+``text`` / ``tspan`` (:mod:`.text`); ``mask`` (luminance, a masked layer). Anything else (``filter``,
+``pattern``, ``marker``,
 ``image``, ...) gives one warning per feature and element name.
 
 Hostile files are bounded: elements after ``use`` and clip expansion, path segments and nesting
@@ -41,7 +42,7 @@ _GROUPS = ("g", "a")
 _QUIET = {"defs", "clipPath", "title", "desc", "metadata", "style", "linearGradient", "radialGradient", "symbol",
           "mask", "pattern", "marker", "filter", "script", "font", "font-face", "cursor", "view", "stop",
           "namedview", "sodipodi:namedview"}
-_UNSUPPORTED_PROPS = ("mask", "filter", "marker-start", "marker-mid", "marker-end")
+_UNSUPPORTED_PROPS = ("filter", "marker-start", "marker-mid", "marker-end")
 _ALIGN = {"none", "xMinYMin", "xMidYMin", "xMaxYMin", "xMinYMid", "xMidYMid", "xMaxYMid", "xMinYMax", "xMidYMax",
           "xMaxYMax"}
 MAX_SIZE = 1 << 20
@@ -129,6 +130,7 @@ class _Loader:
         self.warned: set[tuple[str, str]] = set()
         self._doc_style: dict[int, dict] = {}
         self._weight: dict[int, int] = {}
+        self._masks_open: set[int] = set()
 
     # ---------------------------------------------------------------- helpers
     def warn(self, feature: str, element: str, effect: str = "is not supported; it is ignored") -> None:
@@ -415,8 +417,16 @@ class _Loader:
                 self.warn(prop, t)
         op = opacity
         own = parse_opacity(st.get("opacity"), 1.0)
+        mask = None
+        mref = parse_url(st.get("mask"))
+        if mref is not None:
+            mask = self.ids.get(mref[0])
+            if mask is None or _local(mask.tag) != "mask" or id(mask) in self._masks_open:
+                mask = None  # an invalid or self-referencing mask is ignored, as resvg does
+        elif st.get("mask") not in (None, "none", ""):
+            self.warn(f"mask {st.get('mask')!r}", t)
         layer = False
-        if own < 1:  # a layer where more than one thing is painted, else the opacity goes to the paint
+        if own < 1 and mask is None:  # a layer where more than one thing is painted, else the opacity goes to the paint
             layer = self._painted(el, st, depth) > 1
             if not layer:
                 op *= own
@@ -424,6 +434,12 @@ class _Loader:
         if layer:
             self.budget.charge(2)
             self.scene.push_layer(own)
+        if mask is not None:
+            self.budget.charge(3)
+            self.scene.push_layer(own, masked=True)
+            self.draw_mask(mask, el, st, lengths, tr, depth)
+            self.scene.end_mask()
+            layer = True
         try:
             if t in _GROUPS:
                 for c in el:
@@ -453,6 +469,46 @@ class _Loader:
                 self.scene.pop_layer()
             if pushed:
                 self.scene.pop_clip()
+
+    def draw_mask(self, mask, target, target_st, lengths, tr, depth) -> None:
+        """Draw the content of ``mask`` for ``target`` (clipped to the mask's region)."""
+        obb = (mask.get("maskUnits") or "objectBoundingBox").strip() != "userSpaceOnUse"
+        content_obb = (mask.get("maskContentUnits") or "").strip() == "objectBoundingBox"
+        bb = self.bbox(target, lengths, target_st) if (obb or content_obb) else None
+        if (obb or content_obb) and (bb is None or not (bb[2] > bb[0] and bb[3] > bb[1])):
+            return  # no box to measure the region by: an empty mask
+        g = mask.get
+
+        def frac(name, default):
+            v = (g(name) or default).strip()
+            try:
+                return float(v[:-1]) / 100 if v.endswith("%") else float(v)
+            except ValueError:
+                return float(default[:-1]) / 100
+
+        if obb:
+            bw, bh = bb[2] - bb[0], bb[3] - bb[1]
+            x, y = bb[0] + frac("x", "-10%") * bw, bb[1] + frac("y", "-10%") * bh
+            w, h = frac("width", "120%") * bw, frac("height", "120%") * bh
+        else:
+            x, y = lengths.resolve(g("x") or "-10%", "x", 0.0), lengths.resolve(g("y") or "-10%", "y", 0.0)
+            w, h = lengths.resolve(g("width") or "120%", "x", 0.0), lengths.resolve(g("height") or "120%", "y", 0.0)
+        if not (w > 0 and h > 0):
+            return
+        ctr = tr
+        if content_obb:
+            ctr = compose(tr, np.array([[bb[2] - bb[0], 0, bb[0]], [0, bb[3] - bb[1], bb[1]]]))
+        mst = self.doc_style(mask)
+        if mst.get("mask") not in (None, "none", ""):
+            self.warn("mask on a mask", "mask")
+        self._masks_open.add(id(mask))
+        self.scene.push_clip(rect(x, y, w, h), transform=tr)
+        try:
+            for c in mask:
+                self.draw(c, ctr, mst, lengths, 1.0, depth + 1)
+        finally:
+            self.scene.pop_clip()
+            self._masks_open.discard(id(mask))
 
     def _painted(self, el, st, depth) -> int:
         """How many painted primitives an element draws (stops counting at 2)."""

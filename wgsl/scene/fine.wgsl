@@ -55,6 +55,7 @@ const NO_STACK: bool = {{NO_STACK_BOOL}};
 
 const RAMP: u32 = 512u;
 const LAYER_BIT: u32 = 0x80000000u;  // in a BEGIN's / END's head.w: the clip also starts / ends a layer
+const MASK_BIT: u32 = 0x40000000u;   // with LAYER_BIT: a masked layer; alone, on a DRAW: the mask/content switch
 
 // Premultiplied colour of the gradient block at `base` at the centre of pixel (px, py).
 fn paint_colour(base: u32, px: f32, py: f32) -> vec4<f32> {
@@ -286,22 +287,32 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 }
 #else
 #if LAYERS
-                // Levels of 5 floats: the clip coverage, then (for a layer) the colour under it.
+                // Levels of 6 floats: the clip coverage, then (for a layer) the colour under it and
+                // (for a masked layer) the mask's luminance.
                 if (head.x == KIND_END) {
                     depth -= 1u;
-                    let lv = (soff + depth) * 5u * 256u + lid;
+                    let lv = (soff + depth) * 6u * 256u + lid;
                     top = spill[lv];
                     if ((head.w & LAYER_BIT) != 0u) {
                         let under = vec4<f32>(spill[lv + 256u], spill[lv + 512u], spill[lv + 768u], spill[lv + 1024u]);
-                        let s = col * bitcast<vec4<f32>>(elems[2u * e + 1u]).w;
+                        var k = bitcast<vec4<f32>>(elems[2u * e + 1u]).w;
+                        if ((head.w & MASK_BIT) != 0u) {
+                            k = k * spill[lv + 1280u];
+                        }
+                        let s = col * k;
                         col = s + under * (1.0 - s.w);
                     }
+                } else if (head.x == 0u && (head.w & MASK_BIT) != 0u) {
+                    // The mask is drawn: keep its luminance on the level below, start the content.
+                    let lv = (soff + depth - 1u) * 6u * 256u + lid;
+                    spill[lv + 1280u] = clamp(dot(col.xyz, vec3<f32>(0.2125, 0.7154, 0.0721)), 0.0, 1.0);
+                    col = vec4<f32>(0.0);
                 } else if (head.x == KIND_BEGIN) {
                     var c = 0.0;
                     if (top > 0.0) {
                         c = coverage(head, ty, px, py);
                     }
-                    let lv = (soff + depth) * 5u * 256u + lid;
+                    let lv = (soff + depth) * 6u * 256u + lid;
                     spill[lv] = top;
                     if ((head.w & LAYER_BIT) != 0u) {
                         spill[lv + 256u] = col.x;
@@ -328,7 +339,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 }
 #endif
 #endif
-                if (head.x == 0u && top > 0.0) {
+                if (head.x == 0u && top > 0.0 && (head.w & MASK_BIT) == 0u) {
                     let c = coverage(head, ty, px, py);
                     let eff = c * top;
                     var s = bitcast<vec4<f32>>(elems[2u * e + 1u]) * eff;
