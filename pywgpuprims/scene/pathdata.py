@@ -11,9 +11,7 @@ import numpy as np
 from .geometry import Path, compose
 
 _NUM_RE = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_TOKEN = re.compile(rf"[\s,]*(?:([MmZzLlHhVvCcSsQqTtAa])|({_NUM_RE}))")
-_SEP = re.compile(r"[\s,]*")
-_FLAG = re.compile(r"[\s,]*([01])")
+_ALL = re.compile(rf"[\s,]*(?:([MmZzLlHhVvCcSsQqTtAa])|({_NUM_RE})|(\S))")
 _N_ARGS = {"m": 2, "l": 2, "h": 1, "v": 1, "c": 6, "s": 4, "q": 4, "t": 2, "a": 7, "z": 0}
 
 
@@ -33,8 +31,9 @@ def parse_path_d(d: str, max_segments: int | None = None) -> tuple[Path, bool]:
     >>> len(p), ok
     (1, False)
     """
-    s = d or ""
-    n = len(s)
+    # One pass of the regex engine over the whole string; a junk character ends the valid part.
+    toks = _ALL.findall(d or "")
+    n = len(toks)
     pos = 0
     p = Path()
     cmd = None
@@ -45,33 +44,35 @@ def parse_path_d(d: str, max_segments: int | None = None) -> tuple[Path, bool]:
 
     def number():
         nonlocal pos
-        m = _TOKEN.match(s, pos)
-        if not m or m.group(2) is None:
+        if pos >= n or not toks[pos][1]:
             raise PathDataError
-        v = float(m.group(2))
+        v = float(toks[pos][1])
         if not math.isfinite(v):
             raise PathDataError
-        pos = m.end()
+        pos += 1
         return v
 
     def flag():
         nonlocal pos
-        m = _FLAG.match(s, pos)
-        if not m:
+        if pos >= n or not toks[pos][1] or toks[pos][1][0] not in "01":
             raise PathDataError
-        pos = m.end()
-        return m.group(1) == "1"
+        t = toks[pos][1]
+        if len(t) > 1:  # packed flags ("a1 1 0 0150 50"): the rest of the token is read next
+            toks[pos] = ("", t[1:], "")
+        else:
+            pos += 1
+        return t[0] == "1"
 
     try:
         while True:
-            m = _TOKEN.match(s, pos)
-            if not m:
-                if _SEP.match(s, pos).end() < n:
-                    raise PathDataError
+            if pos >= n:
                 break
-            if m.group(1):
-                cmd = m.group(1)
-                pos = m.end()
+            tc, tn, tj = toks[pos]
+            if tj:
+                raise PathDataError
+            if tc:
+                cmd = tc
+                pos += 1
                 if first and cmd not in "Mm":
                     raise PathDataError
                 first = False
