@@ -1090,3 +1090,159 @@ def set_device(dev: Device | None) -> None:
     global _default
     with _default_lock:
         _default = dev
+
+
+def _as_device(dev, primitive: str) -> Device | None:
+    """``dev`` as a Device: a Device, an index into :func:`devices`, or None (no choice)."""
+    if dev is None or isinstance(dev, Device):
+        return dev
+    if isinstance(dev, (int, np.integer)) and not isinstance(dev, (bool, np.bool_)):
+        ds = devices()
+        if 0 <= dev < len(ds):
+            return ds[int(dev)]
+        raise InputError(primitive, f"device={int(dev)} is not the index of a device; choose one of "
+                         f"0..{len(ds) - 1} ({'; '.join(d.name for d in ds)})")
+    raise InputError(primitive, "device must be a pywgpuprims.Device, an index into pywgpuprims.devices() "
+                     f"or None, got {type(dev).__name__} ({dev!r:.60})")
+
+
+@contextmanager
+def use_device(dev: Device | int | None) -> Iterator[Device]:
+    """Make ``dev`` (a Device or an index into :func:`devices`) this thread's default device for
+    the block: :func:`device`, and so every call without ``device=`` and without GpuArray inputs,
+    uses it there. Blocks nest; the previous choice comes back when a block ends, by an exception
+    too. Other threads keep their own choice. ``None`` leaves the current choice as it is.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> last = pp.devices()[-1]
+    >>> with pp.use_device(last) as d:
+    ...     g = pp.asarray(np.arange(4, dtype=np.uint32))
+    ...     pp.device() is last, g.device is last
+    (True, True)
+    >>> pp.scan(g).device is last  # a GpuArray's work stays on its device
+    True
+    """
+    d = _as_device(dev, "use_device")
+    if d is None:
+        yield device()
+        return
+    stack = _thread.__dict__.setdefault("stack", [])
+    depth = len(stack)
+    stack.append(d)
+    try:
+        yield d
+    finally:
+        del stack[depth:]
+
+
+def _array_devices(value):
+    """The devices of the GpuArrays in ``value``: itself, a short list or tuple of them, or a
+    dataclass holding them (Compacted, RunLengths)."""
+    d = getattr(value, "device", None)
+    if isinstance(d, Device):
+        yield d, value
+    elif isinstance(value, (list, tuple)) and len(value) <= 64:
+        for v in value:
+            d = getattr(v, "device", None)
+            if isinstance(d, Device):
+                yield d, v
+    elif hasattr(type(value), "__dataclass_fields__"):
+        for name in type(value).__dataclass_fields__:
+            d = getattr(getattr(value, name, None), "device", None)
+            if isinstance(d, Device):
+                yield d, value
+
+
+def _two(a: Device, b: Device) -> str:
+    if a.name == b.name:  # two Devices of one adapter made directly
+        return f"{a.name} (one Device) and {b.name} (another Device of the same adapter)"
+    return f"{a.name} and {b.name}"
+
+
+_DEVICE_DOC = """device : Device or int, optional
+    Where to run: a :class:`Device` or an index into :func:`devices`. Default: the device of the
+    GpuArray inputs, else :func:`device` (this thread's :func:`use_device` choice, else the
+    process's). A GpuArray input on another device raises InputError: copy it over with
+    ``pp.asarray(x.numpy(), device=...)``."""
+
+
+def _with_device_doc(doc: str | None) -> str | None:
+    """``doc`` with the ``device`` parameter at the end of its NumPy-style Parameters section."""
+    if not doc:
+        return doc
+    lines = doc.split("\n")
+    heads = [i for i in range(len(lines) - 1) if lines[i].strip() and set(lines[i + 1].strip()) == {"-"}
+             and len(lines[i + 1].strip()) == len(lines[i].strip())]
+    params = next((i for i in heads if lines[i].strip() == "Parameters"), None)
+    if params is not None:
+        after = [i for i in heads if i > params]
+        at = after[0] if after else len(lines)
+        while at > params + 2 and not lines[at - 1].strip():
+            at -= 1
+        indent = lines[params][:len(lines[params]) - len(lines[params].lstrip())]
+        entry = [indent + line for line in _DEVICE_DOC.split("\n")]
+    elif heads:
+        at = heads[0]
+        indent = lines[at][:len(lines[at]) - len(lines[at].lstrip())]
+        entry = [indent + "Parameters", indent + "----------", *(indent + line for line in _DEVICE_DOC.split("\n")), ""]
+    else:
+        return doc
+    return "\n".join(lines[:at] + entry + lines[at:])
+
+
+def takes_device(fn=None, *, name: str | None = None):
+    """Decorator: give a public call a keyword-only ``device=`` argument (added to its signature
+    and its docstring's Parameters) and run it there.
+
+    The call runs under :func:`use_device` of ``device``, or of its GpuArray inputs' device when
+    ``device`` is not given, so the function body needs no change: its uploads and scratch come
+    from :func:`device`. GpuArray inputs (and those inside lists, tuples and result dataclasses)
+    on another device than the one asked for, or on two devices, raise :class:`InputError` naming
+    both; nothing is copied between devices behind the caller's back.
+    """
+    if fn is None:
+        return lambda f: takes_device(f, name=name)
+    import functools  # noqa: PLC0415
+    import inspect  # noqa: PLC0415
+
+    primitive = name or fn.__qualname__
+    sig = inspect.signature(fn)
+    if "device" in sig.parameters:
+        raise TypeError(f"{primitive} has a parameter named 'device' already")
+
+    @functools.wraps(fn)
+    def call(*args, device: Device | int | None = None, **kwargs):
+        want = _as_device(device, primitive) if device is not None else None
+        have = None
+        for value in (*args, *kwargs.values()):
+            for d, _ in _array_devices(value):
+                if want is not None and d is not want:
+                    where = (f"another Device of the same adapter ({d.name})" if d.name == want.name
+                             else f"device {d.name}")
+                    raise InputError(primitive, f"a GpuArray input lives on {where}, not on {want.name}, the "
+                                     "device asked for; copy it over with pp.asarray(x.numpy(), device=...)")
+                if have is not None and d is not have:
+                    raise InputError(primitive, f"the GpuArray inputs live on two devices, {_two(have, d)}; "
+                                     "copy one over with pp.asarray(x.numpy(), device=...)")
+                have = d
+        target = want or have
+        if target is None or target is _current():
+            return fn(*args, **kwargs)
+        with use_device(target):
+            return fn(*args, **kwargs)
+
+    params = list(sig.parameters.values())
+    extra = inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None,
+                              annotation="Device | int | None")
+    at = len(params) - (1 if params and params[-1].kind is inspect.Parameter.VAR_KEYWORD else 0)
+    call.__signature__ = sig.replace(parameters=[*params[:at], extra, *params[at:]])
+    call.__doc__ = _with_device_doc(fn.__doc__)
+    return call
+
+
+def _current() -> Device | None:
+    """:func:`device`'s answer where one is chosen already (None before the first use)."""
+    stack = getattr(_thread, "stack", None)
+    return stack[-1] if stack else _default
