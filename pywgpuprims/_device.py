@@ -219,6 +219,24 @@ class Readback:
     def __init__(self, staging, parts: list[tuple[int, int]]):
         self._staging = staging
         self._parts = parts  # (offset in staging, nbytes)
+        self._mapping = None  # the map requested by prefetch()
+
+    def prefetch(self) -> Readback:
+        """Request the mapping now, right after the batch's submission: the wait of a later read
+        then covers this submission's work, not work submitted after it (pipelined transfers)."""
+        end4 = -(-max((o + n for o, n in self._parts), default=0) // 4) * 4
+        if end4 and self._mapping is None:
+            self._mapping = self._staging.raw.map_async("READ_NOSYNC", 0, end4)
+        return self
+
+    def discard(self) -> None:
+        """Drop a prefetched mapping unread (the staging buffer must go back to the pool unmapped)."""
+        mapping, self._mapping = self._mapping, None
+        if mapping is not None:
+            try:
+                mapping.sync_wait()
+            finally:
+                self._staging.raw.unmap()
 
     @contextmanager
     def _mapped(self) -> Iterator[np.ndarray]:
@@ -229,7 +247,8 @@ class Readback:
             yield np.empty(0, np.uint8)
             return
         st = self._staging.raw
-        st.map_async("READ_NOSYNC", 0, end4).sync_wait()
+        mapping, self._mapping = self._mapping, None
+        (mapping or st.map_async("READ_NOSYNC", 0, end4)).sync_wait()
         try:
             yield np.frombuffer(st.read_mapped(0, end4, copy=False), np.uint8)
         finally:
