@@ -12,9 +12,11 @@ k+1 (its read-back mapping is requested at submission, so the wait covers that c
 What crosses a chunk boundary is carried exactly:
 
 - :func:`scan`: the previous chunk's inclusive total (on the GPU, never read back) is the first
-  element of the next chunk's scan, so it is combined with the op in the dtype the in-memory scan
-  uses (integers: identical results; float32: the same rounding as the in-memory scan's combine of
-  a carried prefix, not a float64 sum on the host).
+  element of the next chunk's scan, so it is combined by the kernel with the op in the input's
+  dtype, as the in-memory scan carries its tiles' prefixes (integers: identical results; float32:
+  a float32 running total, never a float64 sum on the host, equal to the in-memory scan's to
+  rounding: where the carry enters a tile's sum differs, as the in-memory scan's own float
+  results differ from run to run at tile boundaries).
 - :func:`reduce`: one partial per chunk, reduced on the GPU by :func:`pywgpuprims.reduce`.
 - :func:`compact`, :func:`nonzero`: kept elements appended at the running count; nonzero's indices
   offset by the chunk's start (int64, as ``np.flatnonzero``).
@@ -151,7 +153,8 @@ def scan(x, op: str = "add", exclusive: bool = False, out=None, *, chunk: int | 
     """Scan an array of any size (``np.memmap`` included) through the GPU chunk by chunk.
 
     The flattened array is scanned, as ``np.cumsum(x)`` does with ``axis=None``; the result has
-    ``x``'s shape. Results equal :func:`pywgpuprims.scan` of the whole array (integers exactly).
+    ``x``'s shape. Results equal :func:`pywgpuprims.scan` of the whole array (integers exactly,
+    float32 to rounding: see the module's notes).
 
     Parameters
     ----------

@@ -265,3 +265,19 @@ def test_bad_arguments_raise_the_library_error(call):
     x = np.arange(100, dtype=np.uint32)
     with pytest.raises(pp.InputError, match=r"^stream\.\w+: "):
         call(x)
+
+
+# ----------------------------------------------------------------------------- benchmark
+@pytest.mark.parametrize("dtype", ["uint32", "float32"])
+def test_stream_benchmark_runs_checked_and_cleans_up(dtype, tmp_path):
+    from pywgpuprims.bench import stream as bench
+
+    js = tmp_path / "s.json"
+    assert bench.main(["--size", "3MiB", "--chunks", "256KiB", "1MiB", "--repeats", "1", "--dtype", dtype,
+                       "--dir", str(tmp_path), "--json", str(js)]) == 0
+    import json
+
+    rows = json.loads(js.read_text())["rows"]
+    scans = [r for r in rows if r["what"].startswith("stream.scan")]
+    assert len(scans) == 2 and all(r["GB/s"] > 0 and r["x memcpy"] > 0 for r in scans)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]  # the memmaps are gone
