@@ -1159,7 +1159,7 @@ def use_device(dev: Device | int | None) -> Iterator[Device]:
 def _array_devices(value):
     """The devices of the GpuArrays in ``value``: itself, a short list or tuple of them, or a
     dataclass holding them (Compacted, RunLengths)."""
-    d = getattr(value, "device", None)
+    d = value if isinstance(value, Device) else getattr(value, "device", None)  # a Device argument (dev=) too
     if isinstance(d, Device):
         yield d, value
     elif isinstance(value, (list, tuple)) and len(value) <= 64:
@@ -1236,10 +1236,12 @@ def takes_device(fn=None, *, name: str | None = None):
         want = _as_device(device, primitive) if device is not None else None
         have = None
         for value in (*args, *kwargs.values()):
-            for d, _ in _array_devices(value):
+            for d, v in _array_devices(value):
                 if want is not None and d is not want:
                     where = (f"another Device of the same adapter ({d.name})" if d.name == want.name
                              else f"device {d.name}")
+                    if v is d:
+                        raise InputError(primitive, f"two devices asked for: {where} and device={want.name}")
                     raise InputError(primitive, f"a GpuArray input lives on {where}, not on {want.name}, the "
                                      "device asked for; copy it over with pp.asarray(x.numpy(), device=...)")
                 if have is not None and d is not have:

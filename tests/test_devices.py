@@ -235,6 +235,9 @@ def test_gpuarray_results_stay_on_their_device(index, two, rng):
     np.testing.assert_array_equal(pp.rle_decode(rl).numpy(), np.sort(x))
     e = pp.GpuArray.empty((7,), np.float32, device=d)
     assert e.device is d
+    assert pp.asarray(x, dev=d).device is d  # the older spelling
+    with pytest.raises(pp.InputError, match="asarray: two devices asked for"):
+        pp.asarray(x, dev=d, device=1 - index)
 
 
 def test_arrays_of_one_device_are_refused_on_the_other(two, rng):
