@@ -1010,7 +1010,12 @@ def _shared_device(index: int) -> Device:
         dev = _shared.get(key)
         if dev is None or dev.lost is not None:
             os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
-            dev = Device(adapter=ranked[index])
+            try:
+                dev = Device(adapter=ranked[index])
+            except Exception as exc:
+                raise ShaderError("devices", f"starting device {index} ({ranked[index].summary}) failed: {exc}; "
+                                  "PYWGPUPRIMS_BACKEND / PYWGPUPRIMS_ADAPTER leave an adapter out of the "
+                                  "list") from exc
             dev.index = index
             _shared[key] = dev
         return dev

@@ -364,3 +364,16 @@ def test_scene_renders_on_the_device_asked_for(two):
     for d in two:
         img = s.render(32, 32, device=d)
         assert np.abs(img.astype(int) - ref).max() <= 2, d.name
+
+
+def test_an_adapter_that_fails_to_start_is_named(monkeypatch):
+    import pywgpuprims._device as D
+
+    key = (os.environ.get("PYWGPUPRIMS_BACKEND") or None, os.environ.get("PYWGPUPRIMS_ADAPTER") or None)
+
+    class Broken:
+        summary = "Broken GPU (DiscreteGPU) via Vulkan"
+
+    monkeypatch.setitem(D._RANKED, key, [*D._ranked_adapters(), Broken()])
+    with pytest.raises(pp.ShaderError, match=r"^devices: starting device \d+ \(Broken GPU .*PYWGPUPRIMS_BACKEND"):
+        pp.devices()
