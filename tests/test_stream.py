@@ -281,3 +281,28 @@ def test_stream_benchmark_runs_checked_and_cleans_up(dtype, tmp_path):
     scans = [r for r in rows if r["what"].startswith("stream.scan")]
     assert len(scans) == 2 and all(r["GB/s"] > 0 and r["x memcpy"] > 0 for r in scans)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]  # the memmaps are gone
+
+
+def test_scan_submits_the_next_chunk_before_copying_this_one_out(monkeypatch, rng):
+    """The overlap the module promises: chunk k+1's upload and scan are submitted before chunk
+    k's result is copied out (each copy-out then waits only for its own chunk's work)."""
+    from pywgpuprims import _device
+
+    dev = pp.device()
+    events = []
+    upload, into = dev.upload, _device.Readback.into
+
+    def logged_upload(dst, data, offset=0):
+        events.append(("up", data.size))
+        return upload(dst, data, offset)
+
+    def logged_into(self, *outs, **kw):
+        events.append(("out", outs[0].size))
+        return into(self, *outs, **kw)
+
+    monkeypatch.setattr(dev, "upload", logged_upload)
+    monkeypatch.setattr(_device.Readback, "into", logged_into)
+    x = rng.integers(0, 9, 4 * M + 5).astype(np.uint32)
+    np.testing.assert_array_equal(pp.stream.scan(x, chunk=M), np.cumsum(x, dtype=np.uint32))
+    kinds = [k for k, n in events if n > 1]  # not the identity constant
+    assert kinds == ["up", "up", "out", "up", "out", "up", "out", "up", "out", "out"], events
