@@ -384,7 +384,7 @@ def nonzero(mask, out=None, *, chunk: int | None = None) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- RLE
 @takes_device(name="stream.rle_encode")
-def rle_encode(x, *, chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def rle_encode(x, out=None, *, chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Run-length encode an array of any size (``np.memmap`` included), chunk by chunk.
 
     A run that spans chunk boundaries comes out as one run, as from the in-memory call.
@@ -393,6 +393,10 @@ def rle_encode(x, *, chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     ----------
     x : numpy.ndarray or np.memmap
         C-contiguous; a dtype :func:`pywgpuprims.rle_encode` takes. Flattened.
+    out : (numpy.ndarray, numpy.ndarray), optional
+        Arrays (memmaps too) for the values (x's dtype) and the counts (the counts' dtype below),
+        1-D, with room for the runs (x.size is always enough); the result is their first parts.
+        Without them the runs are gathered in memory.
     chunk : int, optional
         Elements per chunk (see :func:`scan`).
 
@@ -414,24 +418,45 @@ def rle_encode(x, *, chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     dev = device()
     m = _chunk(chunk, dev, max(a.dtype.itemsize, 4), name)
     cdt = np.dtype(np.uint32) if a.size < (1 << 32) else np.dtype(np.uint64)
-    if a.size <= m:
+    if out is not None:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise InputError(name, "out must be a pair of arrays (values, counts)")
+        vals_out = _out(out[0], 0, None, a.dtype, name)[1]
+        cnts_out = _out(out[1], 0, None, cdt, name)[1]
+    else:
+        vals_out = cnts_out = None
+    if a.size <= m and out is None:
         v, c = _rle_encode(np.ascontiguousarray(a))
         return v, c.astype(cdt, copy=False)
-    ring = _ring(dev, -(-a.size // m), (m,), a.dtype)
+    ring = _ring(dev, max(1, -(-a.size // m)), (m,), a.dtype)
     values: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     bits = np.dtype(f"u{a.dtype.itemsize}")
+    runs = [0]  # runs written so far
+    last = [None, None]  # the last run's value bits, and where its count lives (array, index)
 
     def finish(rb):
         v, c = rb.counted(a.dtype, np.uint32)
         c = c.astype(cdt)
-        if values and v.size and values[-1][-1:].view(bits)[0] == v[:1].view(bits)[0]:
-            counts[-1][-1] += c[0]  # the run goes on across the boundary
+        if last[0] is not None and v.size and last[0] == v[:1].view(bits)[0]:
+            arr, i = last[1]
+            arr[i] += c[0]  # the run goes on across the boundary
             v, c = v[1:], c[1:]
-        if v.size:
+        if not v.size:
+            return
+        if vals_out is not None:
+            at = runs[0]
+            if at + v.size > vals_out.size or at + v.size > cnts_out.size:
+                raise InputError(name, f"out has room for {min(vals_out.size, cnts_out.size)} runs; there are more")
+            vals_out[at:at + v.size] = v
+            cnts_out[at:at + v.size] = c
+            last[1] = (cnts_out, at + v.size - 1)
+        else:
             values.append(v)
             counts.append(c)
-
+            last[1] = (c, c.size - 1)
+        runs[0] += v.size
+        last[0] = v[-1:].view(bits)[0]
 
     with _Pipeline() as pipe:
         for k, start in enumerate(range(0, a.size, m)):
@@ -445,6 +470,10 @@ def rle_encode(x, *, chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
                             (rl.counts, rl.counts.byte_offset, 4 * c))
             b.submit()
             pipe.push(rb, finish)
+    if vals_out is not None:
+        return vals_out[:runs[0]], cnts_out[:runs[0]]
+    if not values:
+        return np.empty(0, a.dtype), np.empty(0, cdt)
     return np.concatenate(values), np.concatenate(counts)
 
 

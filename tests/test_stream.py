@@ -183,6 +183,25 @@ def test_rle_encode_joins_runs_across_chunks(dtype, longest, rng):
     np.testing.assert_array_equal(c, mc)
 
 
+def test_rle_encode_into_memmaps(tmp_path, rng):
+    x = np.repeat(rng.integers(0, 3, 500).astype(np.int32), rng.integers(1, 2 * M, 500))
+    vo = np.memmap(tmp_path / "v.bin", mode="w+", dtype=np.int32, shape=(x.size,))
+    co = np.memmap(tmp_path / "c.bin", mode="w+", dtype=np.uint32, shape=(x.size,))
+    vo[:], co[:] = POISON[np.dtype(np.int32)], 0xDEADBEEF
+    v, c = pp.stream.rle_encode(x, out=(vo, co), chunk=M)
+    mv, mc = pp.rle_encode(x)
+    np.testing.assert_array_equal(v, mv)
+    np.testing.assert_array_equal(c, mc)
+    assert np.shares_memory(v, vo) and np.shares_memory(c, co)
+    assert (co[c.size:] == 0xDEADBEEF).all()
+    with pytest.raises(pp.InputError, match="stream.rle_encode: out has room for 3 runs"):
+        pp.stream.rle_encode(x, out=(np.empty(3, np.int32), np.empty(3, np.uint32)), chunk=M)
+    with pytest.raises(pp.InputError, match="stream.rle_encode: out must be"):
+        pp.stream.rle_encode(x, out=(np.empty(x.size, np.int32), np.empty(x.size, np.int64)), chunk=M)
+    v, c = pp.stream.rle_encode(x[:M], out=(vo, co), chunk=M)  # one chunk: still into out
+    np.testing.assert_array_equal(np.repeat(v, c), x[:M])
+
+
 def test_rle_encode_one_run_over_every_chunk():
     x = np.full(10 * M + 1, 7, np.int32)
     v, c = pp.stream.rle_encode(x, chunk=M)
