@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._array import GpuArray, as_input, submit_to_host
+from ._device import takes_device
 from ._errors import InputError
 
 _TS = 64  # tile side (wgsl/sat/sat.wgsl)
@@ -34,6 +35,7 @@ def _image_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
     return h, w, c
 
 
+@takes_device
 def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped") -> np.ndarray | GpuArray:
     """Summed-area table (integral image) of a 2-D image, per channel for ``H x W x C``.
 
@@ -127,6 +129,7 @@ def _sat_plan(dev, g: GpuArray, method: str):
         (4 * C * nby * W, 4 * C * nbx * H, 4 * C * nbx * nby)
 
 
+@takes_device
 def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant") -> np.ndarray | GpuArray:
     """Mean over a ``(2 radius + 1)``-square window, from the summed-area table.
 

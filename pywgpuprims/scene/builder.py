@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._device import takes_device
 from .._errors import InputError
 from .geometry import Path, as_transform
 from .paint import Gradient, gradient_block
@@ -238,6 +239,7 @@ class Scene:
         self._check_balanced()
         return ScenePlan(self._ops, int(width), int(height), _color(background), layout, n_elements=self._n)
 
+    @takes_device(name="Scene.render")
     def render(self, width: int, height: int, background=(255, 255, 255, 255), timings: dict | None = None
                ) -> np.ndarray:
         """Render on the GPU: an (height, width, 4) uint8 array, sRGB values, straight alpha.
