@@ -29,7 +29,19 @@ from .builder import Scene, render_reference
 from .geometry import Path, as_transform, circle, compose, ellipse, flatten, polygon, rect, rounded_rect, star
 from .paint import Gradient
 from .plan import CLIP_BEGIN, CLIP_DRAW, CLIP_END, ScenePlan, clip_bboxes
-from .svg import load_svg
+
+
+def __getattr__(name: str):
+    # The SVG front end needs the optional `svg` extra (defusedxml, tinycss2, cssselect2, fontTools):
+    # loaded on first use, so that `import pywgpuprims` works without it.
+    if name == "load_svg":
+        try:
+            from .svg import load_svg
+        except ImportError as e:
+            raise ImportError(f"pywgpuprims.scene.load_svg needs the 'svg' extra ({e}): "
+                              "pip install 'pywgpuprims[svg]'") from e
+        return load_svg
+    raise AttributeError(f"module 'pywgpuprims.scene' has no attribute {name!r}")
 
 __all__ = ["CLIP_BEGIN", "CLIP_DRAW", "CLIP_END", "Gradient", "Path", "Scene", "ScenePlan", "as_transform", "circle",
            "clip_bboxes", "compose", "ellipse", "flatten", "load_svg", "polygon", "rect", "render_reference",
