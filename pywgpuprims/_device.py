@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from ._errors import DeviceLimitError, PrimitiveError, ShaderError
+from ._errors import DeviceLimitError, InputError, PrimitiveError, ShaderError
 from ._memory import STORAGE_USAGE, Block, MemoryPool
 from ._shader import parse_bindings, parse_params, preprocess
 
@@ -37,10 +37,20 @@ _WANTED_LIMITS = (
 )
 
 
-def _choose_adapter(backend: str | None, name: str | None):
+def _ranked_adapters(backend: str | None = None, name: str | None = None) -> list:
+    """The adapters pywgpuprims may use, best first: filtered by ``backend`` / ``name`` (else by
+    ``PYWGPUPRIMS_BACKEND`` / ``PYWGPUPRIMS_ADAPTER``), discrete GPUs first, Vulkan first within a kind.
+
+    The enumeration is made once per filter; :func:`devices` lists one :class:`Device` per entry."""
     backend = backend or os.environ.get("PYWGPUPRIMS_BACKEND") or None
     name = name or os.environ.get("PYWGPUPRIMS_ADAPTER") or None
-    adapters = list(wgpu.gpu.enumerate_adapters_sync())
+    key = (backend, name)
+    ranked = _RANKED.get(key)
+    if ranked is not None:
+        return ranked
+    if not _RANKED.get("all"):
+        _RANKED["all"] = list(wgpu.gpu.enumerate_adapters_sync())
+    adapters = [a for a in _RANKED["all"] if a.info.get("backend_type") in _BACKENDS.values()]
     if backend:
         want = _BACKENDS.get(backend.lower())
         if want is None:
@@ -49,14 +59,22 @@ def _choose_adapter(backend: str | None, name: str | None):
     if name:
         adapters = [a for a in adapters if name.lower() in a.summary.lower()]
     if not adapters:
-        found = ", ".join(a.summary for a in wgpu.gpu.enumerate_adapters_sync()) or "none"
+        found = ", ".join(a.summary for a in _RANKED["all"]) or "none"
         raise RuntimeError(
             f"pywgpuprims: no GPU adapter matches backend={backend!r} name={name!r} (found: {found}). "
             "On a machine without a GPU install lavapipe: apt-get install mesa-vulkan-drivers libvulkan1"
         )
     adapters.sort(key=lambda a: (_ADAPTER_RANK.get(a.info.get("adapter_type", "Unknown"), 4),
                                  a.info.get("backend_type") != "Vulkan"))
-    return adapters[0]
+    _RANKED[key] = adapters
+    return adapters
+
+
+_RANKED: dict = {}  # (backend, name) -> adapters in rank order; "all" -> the enumeration
+
+
+def _choose_adapter(backend: str | None, name: str | None):
+    return _ranked_adapters(backend, name)[0]
 
 
 @dataclass(frozen=True)
@@ -429,6 +447,11 @@ class Device:
         Further wgpu features to request where the adapter has them.
     memory_limit : int or str, optional
         Bytes the memory pool may hold (see :class:`MemoryPool`); default ``PYWGPUPRIMS_MEMORY_LIMIT``.
+    adapter : wgpu.GPUAdapter, optional
+        The adapter to use, instead of choosing one by ``backend`` and ``adapter_name``.
+
+    A Device made here is a device of its own; :func:`devices` lists the process's shared ones
+    (one per adapter), whose :attr:`index` is their place in that list.
 
     Examples
     --------
@@ -439,8 +462,10 @@ class Device:
     """
 
     def __init__(self, backend: str | None = None, adapter_name: str | None = None, features: tuple = (),
-                 memory_limit: int | str | None = None):
-        self.adapter = _choose_adapter(backend, adapter_name)
+                 memory_limit: int | str | None = None, adapter: Any = None):
+        self.adapter = adapter if adapter is not None else _choose_adapter(backend, adapter_name)
+        #: this device's place in :func:`devices` (None for a Device made directly)
+        self.index: int | None = None
         adapter_limits = self.adapter.limits
         self.features = tuple(f for f in (*_WANTED_FEATURES, *features) if f in self.adapter.features)
         wanted = {k: adapter_limits[k] for k in _WANTED_LIMITS if k in adapter_limits}
@@ -482,7 +507,13 @@ class Device:
         self._constant_bytes = 0  # held by plans through Device.constant
 
     def __repr__(self) -> str:
-        return f"<pywgpuprims.Device {self.adapter_summary}>"
+        return f"<pywgpuprims.Device {self.name}>"
+
+    @property
+    def name(self) -> str:
+        """The adapter's summary, after this device's index in :func:`devices` when it has one
+        (two identical GPUs have the same summary; the index tells them apart)."""
+        return self.adapter_summary if self.index is None else f"{self.index}: {self.adapter_summary}"
 
     # ---------------------------------------------------------------- kernels
     def kernel(self, path: str, entry: str = "main", defines: dict | None = None,
@@ -946,38 +977,116 @@ class _LostWatcher(logging.Handler):
 
 
 _default: Device | None = None
-_default_lock = threading.Lock()
+_default_lock = threading.RLock()
+_shared: dict[tuple, Device] = {}  # (filter, index) -> the Device of devices()[index]
+_thread = threading.local()  # .stack: the devices chosen by use_device in this thread, innermost last
+DEVICE_ENV = "PYWGPUPRIMS_DEVICE"
 
 
-def device() -> Device:
-    """The default :class:`Device`, made on first use.
+def _shared_device(index: int) -> Device:
+    """``devices()[index]``, started on first use and kept (a lost one is replaced)."""
+    ranked = _ranked_adapters()
+    key = (os.environ.get("PYWGPUPRIMS_BACKEND") or None, os.environ.get("PYWGPUPRIMS_ADAPTER") or None, index)
+    with _default_lock:
+        dev = _shared.get(key)
+        if dev is None or dev.lost is not None:
+            os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+            dev = Device(adapter=ranked[index])
+            dev.index = index
+            _shared[key] = dev
+        return dev
 
-    The adapter is chosen by ``PYWGPUPRIMS_BACKEND`` (vulkan, gl, metal, d3d12) and
-    ``PYWGPUPRIMS_ADAPTER`` (a substring of the adapter's name) when set; otherwise the
-    highest-performance adapter, preferring Vulkan.
+
+def devices() -> list[Device]:
+    """Every device pywgpuprims can use, one per adapter, best first.
+
+    The order is the one the default device is chosen by: discrete GPUs first, then integrated,
+    virtual and CPU adapters, Vulkan before other backends of the same kind; ``PYWGPUPRIMS_BACKEND``
+    and ``PYWGPUPRIMS_ADAPTER`` filter the list. Devices are started on the first call and kept:
+    a later call, :func:`device` and ``PYWGPUPRIMS_DEVICE`` give the same objects. Each device
+    knows its place in the list (:attr:`Device.index`); two identical GPUs differ only by it.
+    Work runs on one of them through ``device=`` arguments or :func:`use_device`.
 
     Examples
     --------
     >>> import pywgpuprims as pp
+    >>> ds = pp.devices()
+    >>> ds[0] is pp.devices()[0]
+    True
+    >>> [d.index for d in ds] == list(range(len(ds)))
+    True
+    >>> for d in ds: print(d.name)  # doctest: +SKIP
+    0: llvmpipe (LLVM 15.0.6, 256 bits) (CPU) via Vulkan
+    1: llvmpipe (LLVM 15.0.6, 256 bits) (CPU) via OpenGL
+    """
+    return [_shared_device(i) for i in range(len(_ranked_adapters()))]
+
+
+def _env_index() -> int:
+    """The index ``PYWGPUPRIMS_DEVICE`` names (0 when unset), checked against :func:`devices`."""
+    raw = os.environ.get(DEVICE_ENV, "").strip()
+    ranked = _ranked_adapters()
+    if not raw:
+        return 0
+    try:
+        index = int(raw)
+    except ValueError:
+        index = -1
+    if not 0 <= index < len(ranked):
+        choices = "; ".join(f"{i}: {a.summary}" for i, a in enumerate(ranked))
+        raise InputError("device", f"{DEVICE_ENV}={raw!r} is not the index of a device; choose one of "
+                         f"0..{len(ranked) - 1} ({choices})")
+    return index
+
+
+def device() -> Device:
+    """The default :class:`Device`: this thread's choice (:func:`use_device`), else the process's.
+
+    The process's default is ``devices()[i]`` with ``i`` from ``PYWGPUPRIMS_DEVICE`` (0 when
+    unset), in the list that ``PYWGPUPRIMS_BACKEND`` (vulkan, gl, metal, d3d12) and
+    ``PYWGPUPRIMS_ADAPTER`` (a substring of the adapter's name) filter: so by default the
+    highest-performance adapter, preferring Vulkan. :func:`set_device` replaces it.
+
+    Examples
+    --------
+    >>> import pywgpuprims as pp
+    >>> pp.device() is pp.device()
+    True
     >>> print(pp.device().describe())  # doctest: +SKIP
     """
+    stack = getattr(_thread, "stack", None)
+    if stack:
+        return stack[-1]
     global _default
+    dev = _default
+    if dev is not None:
+        return dev
     with _default_lock:
         if _default is None:
-            os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
-            _default = Device()
+            _default = _shared_device(_env_index())
         return _default
 
 
 def set_device(dev: Device | None) -> None:
-    """Make ``dev`` the default device (``None``: choose again on next use).
+    """Make ``dev`` the process's default device (``None``: choose again on next use).
+
+    A thread inside :func:`use_device` keeps its own choice.
 
     Examples
     --------
     >>> import pywgpuprims as pp
-    >>> pp.set_device(pp.Device(backend="vulkan"))  # doctest: +SKIP
-    >>> pp.set_device(None)  # the next pp.device() chooses again  # doctest: +SKIP
+    >>> pp.set_device(pp.devices()[-1])
+    >>> pp.device() is pp.devices()[-1]
+    True
+    >>> pp.set_device(None)  # the next pp.device() chooses again
+    >>> pp.set_device("gl")
+    Traceback (most recent call last):
+    ...
+    pywgpuprims._errors.InputError: set_device: expected a pywgpuprims.Device or None, got str ('gl')
     """
+    if dev is not None and not isinstance(dev, Device):
+        raise InputError("set_device", f"expected a pywgpuprims.Device or None, got {type(dev).__name__} "
+                         f"({dev!r:.60})")
     global _default
     with _default_lock:
         _default = dev
