@@ -644,7 +644,8 @@ def fse_decompress(blobs: da.Array, chunks, dtype) -> da.Array:
 
 
 # ----------------------------------------------------------------------------- one worker per GPU
-def gpu_cluster(n_gpus: int | None = None, threads_per_worker: int = 1, **kwargs):
+def gpu_cluster(n_gpus: int | None = None, threads_per_worker: int = 1, silence_logs: int | bool = False,
+                **kwargs):
     """A ``dask.distributed`` cluster with one worker process per GPU.
 
     Worker ``i`` is a ``distributed.Nanny`` process started with ``PYWGPUPRIMS_DEVICE=i``, so its
@@ -654,8 +655,13 @@ def gpu_cluster(n_gpus: int | None = None, threads_per_worker: int = 1, **kwargs
     Parameters
     ----------
     n_gpus : int, optional
-        Workers to start; default: every adapter ``pywgpuprims.devices()`` lists.
+        Workers to start (devices ``0 .. n_gpus - 1``); default: every adapter
+        ``pywgpuprims.devices()`` lists (``PYWGPUPRIMS_BACKEND`` and ``PYWGPUPRIMS_ADAPTER`` filter
+        it, and pass to the workers).
     threads_per_worker : int
+    silence_logs : int or bool
+        A logging level below which the scheduler's and the workers' logs are dropped (as
+        ``LocalCluster``'s; False keeps them).
     **kwargs
         Passed to ``distributed.SpecCluster`` (``asynchronous``, ``name``, ...).
 
@@ -663,17 +669,24 @@ def gpu_cluster(n_gpus: int | None = None, threads_per_worker: int = 1, **kwargs
     -------
     distributed.SpecCluster
         Use with ``distributed.Client(cluster)``; close it (or use ``with``) when done.
+
+    Examples
+    --------
+    >>> from distributed import Client
+    >>> from pywgpuprims import dask as ppd
+    >>> with ppd.gpu_cluster() as cluster, Client(cluster) as client:  # doctest: +SKIP
+    ...     total = ppd.sum(x).compute()  # each chunk's reduce on its worker's GPU
     """
     from distributed import Nanny, Scheduler, SpecCluster
 
     if n_gpus is None:
-        from . import devices
-        n_gpus = len(devices())
+        from ._device import _ranked_adapters  # counts the adapters devices() lists without starting them
+        n_gpus = len(_ranked_adapters())
     if not isinstance(n_gpus, (int, np.integer)) or n_gpus < 1:
         raise InputError("dask.gpu_cluster", f"n_gpus must be an integer >= 1, got {n_gpus!r}")
     env = {k: v for k, v in os.environ.items() if k.startswith(("PYWGPUPRIMS_", "LP_", "XDG_"))}
     workers = {f"gpu-{i}": {"cls": Nanny, "options": {
         "nthreads": threads_per_worker, "env": {**env, "PYWGPUPRIMS_DEVICE": str(i)},
-        "resources": {"GPU": 1}, "name": f"gpu-{i}"}} for i in range(int(n_gpus))}
+        "resources": {"GPU": 1}, "name": f"gpu-{i}", "silence_logs": silence_logs}} for i in range(int(n_gpus))}
     scheduler = {"cls": Scheduler, "options": {"dashboard_address": None}}
-    return SpecCluster(workers=workers, scheduler=scheduler, **kwargs)
+    return SpecCluster(workers=workers, scheduler=scheduler, silence_logs=silence_logs, **kwargs)

@@ -1,6 +1,7 @@
 """pywgpuprims.dask against numpy/scipy/scikit-image (or the unchunked call) on uneven chunks,
 on Dask's default scheduler and on a real dask.distributed LocalCluster of worker processes."""
 
+import logging
 import subprocess
 import sys
 
@@ -232,7 +233,7 @@ def test_fse_per_chunk(rng):
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       silence_logs=40)
+                                       silence_logs=logging.WARNING)
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -243,14 +244,15 @@ def _device_of_worker():
     import os
 
     import pywgpuprims
-    return os.getpid(), pywgpuprims.device().adapter_summary
+    dev = pywgpuprims.device()
+    return os.getpid(), dev.adapter_summary, getattr(dev, "index", None)
 
 
 def test_cluster_workers_have_their_own_devices(client):
     info = client.run(_device_of_worker)
     assert len(info) == 2
-    pids = {pid for pid, _ in info.values()}
-    assert len(pids) == 2 and all(s for _, s in info.values())
+    pids = {pid for pid, _, _ in info.values()}
+    assert len(pids) == 2 and all(s for _, s, _ in info.values())
 
 
 def test_cluster_scan_reduce_sat_rle(client, rng):
@@ -280,12 +282,19 @@ def test_cluster_filters(client, rng):
     np.testing.assert_allclose(b, ndi.uniform_filter(x.astype(np.float64), 7, mode="constant"), atol=1e-5)
 
 
-def test_gpu_cluster_places_one_worker_per_device():
-    if not hasattr(pp, "devices"):
-        pytest.skip("pywgpuprims.devices() is not on this branch yet (branch multi-device)")
-    n = len(pp.devices())
-    with ppd.gpu_cluster() as cluster, distributed.Client(cluster) as c:
+def test_gpu_cluster_places_one_worker_per_device(rng):
+    """One worker per adapter (here lavapipe via Vulkan and llvmpipe via OpenGL), each on its own."""
+    ds = pp.devices()
+    if len(ds) < 2:
+        pytest.skip("one adapter: placement cannot be told apart")
+    with ppd.gpu_cluster(silence_logs=logging.WARNING) as cluster, distributed.Client(cluster) as c:
         info = c.run(_device_of_worker)
-        assert len(info) == n
-        summaries = sorted(s for _, s in info.values())
-        assert summaries == sorted(d.adapter_summary for d in pp.devices())
+        assert len(info) == len(ds)
+        by_name = {w["name"]: a for a, w in c.scheduler_info()["workers"].items()}
+        for i, d in enumerate(ds):
+            _, summary, index = info[by_name[f"gpu-{i}"]]
+            assert (summary, index) == (d.adapter_summary, i)
+        # and the work runs there: a scan whose chunks go to both workers
+        x = rand(rng, 3000, np.uint32)
+        got = ppd.cumsum(da.from_array(x, chunks=(uneven(rng, 3000),))).compute()
+        np.testing.assert_array_equal(got, np.cumsum(x, dtype=np.uint32))
