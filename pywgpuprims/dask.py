@@ -688,5 +688,5 @@ def gpu_cluster(n_gpus: int | None = None, threads_per_worker: int = 1, silence_
     workers = {f"gpu-{i}": {"cls": Nanny, "options": {
         "nthreads": threads_per_worker, "env": {**env, "PYWGPUPRIMS_DEVICE": str(i)},
         "resources": {"GPU": 1}, "name": f"gpu-{i}", "silence_logs": silence_logs}} for i in range(int(n_gpus))}
-    scheduler = {"cls": Scheduler, "options": {"dashboard_address": None}}
+    scheduler = {"cls": Scheduler, "options": {"dashboard": False}}
     return SpecCluster(workers=workers, scheduler=scheduler, silence_logs=silence_logs, **kwargs)
