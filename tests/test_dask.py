@@ -298,3 +298,19 @@ def test_gpu_cluster_places_one_worker_per_device(rng):
         with distributed.get_task_stream(c) as ts:
             assert ppd.max(d).compute() == x.max()
         assert {t["worker"] for t in ts.data} == set(info)
+
+
+def test_cluster_writes_zarr_with_gpu_codecs(client, rng, tmp_path):
+    """Workers compress their chunks with the GPU codecs into one zarr store; read back here."""
+    zarr = pytest.importorskip("zarr")
+    from pywgpuprims.codecs import FSECodec, RLECodec
+
+    x = np.repeat(rng.integers(0, 50, 900).astype(np.int32), rng.integers(1, 9, 900))[:3000].reshape(60, 50)
+    d = da.from_array(x, chunks=(16, 20))
+    for name, kw in (("f", {"compressors": [FSECodec()]}), ("r", {"serializer": RLECodec(), "compressors": None})):
+        z = zarr.create_array(zarr.storage.LocalStore(tmp_path / name), shape=x.shape, chunks=(16, 20),
+                              dtype=x.dtype, fill_value=0, **kw)
+        with distributed.get_task_stream(client) as ts:
+            da.store(d, z, lock=False)
+        assert len({t["worker"] for t in ts.data}) == 2  # both worker processes encoded chunks
+        np.testing.assert_array_equal(zarr.open_array(zarr.storage.LocalStore(tmp_path / name))[:], x)
