@@ -644,8 +644,8 @@ def fse_decompress(blobs: da.Array, chunks, dtype) -> da.Array:
 
 
 # ----------------------------------------------------------------------------- one worker per GPU
-def gpu_cluster(n_gpus: int | None = None, threads_per_worker: int = 1, silence_logs: int | bool = False,
-                **kwargs):
+def gpu_cluster(n_gpus: int | None = None, threads_per_worker: int = 1, memory_limit: str | float | int = "auto",
+                silence_logs: int | bool = False, **kwargs):
     """A ``dask.distributed`` cluster with one worker process per GPU.
 
     Worker ``i`` is a ``distributed.Nanny`` process started with ``PYWGPUPRIMS_DEVICE=i``, so its
@@ -659,6 +659,8 @@ def gpu_cluster(n_gpus: int | None = None, threads_per_worker: int = 1, silence_
         ``pywgpuprims.devices()`` lists (``PYWGPUPRIMS_BACKEND`` and ``PYWGPUPRIMS_ADAPTER`` filter
         it, and pass to the workers).
     threads_per_worker : int
+    memory_limit : str, float or int
+        Each worker's host memory limit, as ``distributed.Nanny`` takes it (0: none).
     silence_logs : int or bool
         A logging level below which the scheduler's and the workers' logs are dropped (as
         ``LocalCluster``'s; False keeps them).
@@ -679,14 +681,18 @@ def gpu_cluster(n_gpus: int | None = None, threads_per_worker: int = 1, silence_
     """
     from distributed import Nanny, Scheduler, SpecCluster
 
+    from ._device import _ranked_adapters  # the adapters devices() lists, counted without starting them
+
+    available = len(_ranked_adapters())
     if n_gpus is None:
-        from ._device import _ranked_adapters  # counts the adapters devices() lists without starting them
-        n_gpus = len(_ranked_adapters())
-    if not isinstance(n_gpus, (int, np.integer)) or n_gpus < 1:
-        raise InputError("dask.gpu_cluster", f"n_gpus must be an integer >= 1, got {n_gpus!r}")
+        n_gpus = available
+    if not isinstance(n_gpus, (int, np.integer)) or not 1 <= n_gpus <= available:
+        raise InputError("dask.gpu_cluster", f"n_gpus must be an integer from 1 to {available} (the adapters "
+                         f"pywgpuprims.devices() lists), got {n_gpus!r}")
     env = {k: v for k, v in os.environ.items() if k.startswith(("PYWGPUPRIMS_", "LP_", "XDG_"))}
     workers = {f"gpu-{i}": {"cls": Nanny, "options": {
         "nthreads": threads_per_worker, "env": {**env, "PYWGPUPRIMS_DEVICE": str(i)},
-        "resources": {"GPU": 1}, "name": f"gpu-{i}", "silence_logs": silence_logs}} for i in range(int(n_gpus))}
+        "resources": {"GPU": 1}, "name": f"gpu-{i}", "silence_logs": silence_logs,
+        "memory_limit": memory_limit}} for i in range(int(n_gpus))}
     scheduler = {"cls": Scheduler, "options": {"dashboard": False}}
     return SpecCluster(workers=workers, scheduler=scheduler, silence_logs=silence_logs, **kwargs)

@@ -100,6 +100,8 @@ def test_bad_input():
         ppd.reduce(np.ones(3, np.int32))
     with pytest.raises(pp.InputError, match="no identity"):
         ppd.min(da.ones(0, dtype=np.int32, chunks=3))
+    with pytest.raises(pp.InputError, match="n_gpus"):
+        ppd.gpu_cluster(len(pp.devices()) + 1)
 
 
 # ----------------------------------------------------------------------------- filters

@@ -74,7 +74,7 @@ def _dask_rows(k: int, n: int, chunk: int, repeats: int, threads: int) -> list[d
     from .. import dask as ppd
 
     rows = []
-    cluster = ppd.gpu_cluster(k, threads_per_worker=threads, silence_logs=logging.WARNING)
+    cluster = ppd.gpu_cluster(k, threads_per_worker=threads, memory_limit=0, silence_logs=logging.WARNING)
     with cluster, Client(cluster) as client:
         client.wait_for_workers(k)
         workers = sorted(client.scheduler_info()["workers"])
