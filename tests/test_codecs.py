@@ -189,3 +189,16 @@ def test_entry_points_declared():
         for target in eps[group].values():
             mod, _, name = target.partition(":")
             assert mod == "pywgpuprims.codecs" and hasattr(codecs, name)
+
+
+def test_scale_benchmark_zarr_part_runs(tmp_path):
+    """python -m pywgpuprims.bench.scale on a tiny size (zarr part; the dask part needs clusters)."""
+    import json
+
+    from pywgpuprims.bench import scale
+
+    js = tmp_path / "scale.json"
+    assert scale.main(["--skip-dask", "--zarr-gib", "0.0005", "--zarr-chunk-mib", "0.125", "--repeats", "1",
+                       "--zarr-dir", str(tmp_path), "--json", str(js)]) == 0
+    rows = json.loads(js.read_text())["zarr"]
+    assert len(rows) == 4 and all(r["check"] == "ok" and r["ratio"] > 1 for r in rows)
