@@ -383,8 +383,12 @@ def recursive_depth(b0: float, a: Sequence[float]) -> int:
     then an anticausal one respond over both sides, and a chunk is cut where both tails are
     below float32 rounding. The cut (and the chunk function's boundary rule at the cut, which
     reflects or zeroes there) changes the kept samples by less than about ``2**-26`` of the sum of
-    ``|x|`` over the response's support, below float32 resolution for images of one sign; the
-    tests check ``<= 1e-5 * max|x|`` against the unchunked call.
+    ``|x|`` over the response's support, below float32 resolution for images of one sign.
+    Measured against the unchunked call on random images, every boundary: largest difference
+    2.4e-7 (Gaussian, sigma 1) to 6e-7 (sigma 4) of ``max |x|``; the tests check ``1e-5``. An
+    axis no longer than the depth is not split (one chunk along it). The periodic boundary
+    (``"wrap"``) pads the edge chunks with the opposite edge's samples; the others pad nothing at
+    the image's edges, where the chunk function's own boundary rule applies.
 
     Examples
     --------
@@ -396,7 +400,10 @@ def recursive_depth(b0: float, a: Sequence[float]) -> int:
     return 2 * _padlen(b0, c, rho)
 
 
-def _recursive_overlap(img: da.Array, depth: int, axes, fn, primitive: str, **kwargs) -> da.Array:
+def _recursive_overlap(img: da.Array, depth: int, axes, fn, primitive: str, wrap: bool, **kwargs) -> da.Array:
+    """``map_overlap`` of ``fn``: at the image's edges no padding (the chunk function's boundary
+    rule applies there), except for a periodic boundary, whose edge chunks get the opposite
+    edge's samples (Dask's ``"periodic"``)."""
     img = _channels_whole(_check_array(img, primitive, (np.dtype(np.float32),)), primitive)
     axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
     if any(a not in (0, 1) for a in axes) or len(set(axes)) != len(axes):
@@ -405,8 +412,9 @@ def _recursive_overlap(img: da.Array, depth: int, axes, fn, primitive: str, **kw
     whole = {a: -1 for a in axes if depth >= img.shape[a]}
     img = img.rechunk(whole) if whole else img
     depths = {a: (depth if a in axes and a not in whole else 0) for a in range(img.ndim)}
-    return img.map_overlap(partial(_gpu, fn, axes=axes, **kwargs), depth=depths, boundary="none",
-                           dtype=np.float32, meta=np.empty((0,) * img.ndim, np.float32))
+    return img.map_overlap(partial(_gpu, fn, axes=axes, **kwargs), depth=depths,
+                           boundary="periodic" if wrap else "none", dtype=np.float32,
+                           meta=np.empty((0,) * img.ndim, np.float32))
 
 
 def recursive_filter(img: da.Array, b0: float, a: Sequence[float], axes=(0, 1), boundary: str = "zero") -> da.Array:
@@ -425,7 +433,7 @@ def recursive_filter(img: da.Array, b0: float, a: Sequence[float], axes=(0, 1), 
     True
     """
     return _recursive_overlap(img, recursive_depth(b0, a), axes, _recursive, "dask.recursive_filter",
-                              b0=b0, a=a, boundary=boundary)
+                              boundary == "wrap", b0=b0, a=a, boundary=boundary)
 
 
 def gaussian_filter(img: da.Array, sigma: float, boundary: str = "reflect", axes=(0, 1)) -> da.Array:
@@ -445,7 +453,8 @@ def gaussian_filter(img: da.Array, sigma: float, boundary: str = "reflect", axes
     if not np.isfinite(sigma) or sigma < 0 or (0 < sigma < 0.5) or sigma > 1000:
         raise InputError("dask.gaussian_filter", f"sigma must be 0 or in [0.5, 1000], got {sigma!r}")
     depth = recursive_depth(*_gaussian_coefs(float(sigma))) if sigma else 0
-    return _recursive_overlap(img, depth, axes, _gaussian, "dask.gaussian_filter", sigma=sigma, boundary=boundary)
+    return _recursive_overlap(img, depth, axes, _gaussian, "dask.gaussian_filter", boundary == "wrap", sigma=sigma,
+                              boundary=boundary)
 
 
 def bspline_prefilter(img: da.Array, mode: str = "mirror", axes=(0, 1)) -> da.Array:
@@ -462,7 +471,7 @@ def bspline_prefilter(img: da.Array, mode: str = "mirror", axes=(0, 1)) -> da.Ar
     """
     z = _SPLINE_Z
     return _recursive_overlap(img, recursive_depth(1.0 - z, [-z]), axes, _bspline, "dask.bspline_prefilter",
-                              mode=mode)
+                              mode in ("wrap", "grid-wrap"), mode=mode)
 
 
 # ----------------------------------------------------------------------------- RLE, compaction

@@ -156,19 +156,23 @@ def test_summed_area_table(rng, dtype, channels):
 
 
 @pytest.mark.parametrize("which", ["gaussian", "recursive", "bspline"])
-def test_recursive_filters_match_unchunked(rng, which):
-    shape = (int(rng.integers(60, 140)), int(rng.integers(60, 140)), 2)
+@pytest.mark.parametrize("wrap", [False, True])
+def test_recursive_filters_match_unchunked(rng, which, wrap):
+    shape = (int(rng.integers(100, 240)), int(rng.integers(100, 240)), 2)  # past the depth: chunked for real
     x = rng.random(shape).astype(np.float32)
     d = da.from_array(x, chunks=(uneven(rng, shape[0]), uneven(rng, shape[1]), 1))
     if which == "gaussian":
         sigma = float(rng.choice([1.0, 2.5]))
-        got, want = ppd.gaussian_filter(d, sigma, "reflect"), pp.gaussian_filter(x, sigma, "reflect")
+        b = "wrap" if wrap else str(rng.choice(["reflect", "zero", "nearest", "mirror"]))
+        got, want = ppd.gaussian_filter(d, sigma, b), pp.gaussian_filter(x, sigma, b)
     elif which == "recursive":
-        got = ppd.recursive_filter(d, 0.3, [-0.9, 0.2], boundary="zero")
-        want = pp.recursive_filter(x, 0.3, [-0.9, 0.2], boundary="zero")
+        b = "wrap" if wrap else "zero"
+        got = ppd.recursive_filter(d, 0.3, [-0.9, 0.2], boundary=b)
+        want = pp.recursive_filter(x, 0.3, [-0.9, 0.2], boundary=b)
     else:
-        got, want = ppd.bspline_prefilter(d, "mirror"), pp.bspline_prefilter(x, "mirror")
-        np.testing.assert_allclose(want[..., 0], ndi.spline_filter(x[..., 0].astype(np.float64), 3, mode="mirror"),
+        m = "grid-wrap" if wrap else "mirror"
+        got, want = ppd.bspline_prefilter(d, m), pp.bspline_prefilter(x, m)
+        np.testing.assert_allclose(want[..., 0], ndi.spline_filter(x[..., 0].astype(np.float64), 3, mode=m),
                                    atol=1e-5)
     got = got.compute()
     assert got.shape == x.shape and got.dtype == np.float32
