@@ -26,7 +26,7 @@ if [ ! -f "$stamp" ]; then
     $PY -m pip install -q --upgrade pip setuptools wheel
     # setuptools' 'Editable installation' notice (the checkout's folders may shadow the package) is
     # said of every editable install with a package-dir mapping; here the checkout is the package.
-    PYTHONWARNINGS="ignore:Editable installation" $PY -m pip install -q -e ".[test,bench,demo]"
+    PYTHONWARNINGS="ignore:Editable installation" $PY -m pip install -q -e ".[test,bench,demo,dask,zarr]"
     touch "$stamp"
 fi
 # A GPU adapter for Vulkan (and llvmpipe's OpenGL for the second backend); lavapipe where there is none.

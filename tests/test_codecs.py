@@ -1,0 +1,204 @@
+"""pywgpuprims.codecs: numcodecs and zarr v3 codecs (FSE, RLE) against real stores on disk."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pywgpuprims as pp
+
+numcodecs = pytest.importorskip("numcodecs")
+zarr = pytest.importorskip("zarr")
+codecs = pytest.importorskip("pywgpuprims.codecs")
+
+DTYPES = [np.uint8, np.int16, np.uint32, np.int32, np.float32, np.float64]
+
+
+def data(rng, shape, dtype, runs: bool):
+    """Random values, or random values in runs (what RLE and FSE compress)."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape))
+    if dtype.kind == "f":
+        v = rng.standard_normal(max(1, n // 7 + 1) if runs else n).astype(dtype)
+    else:
+        info = np.iinfo(dtype)
+        v = rng.integers(info.min, info.max, max(1, n // 7 + 1) if runs else n, dtype=dtype, endpoint=True)
+    if runs:
+        v = np.repeat(v[rng.integers(0, min(v.size, 5), v.size)], rng.integers(1, 15, v.size))
+        v = np.resize(v, n)
+    return v.reshape(shape)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("codec", ["fse", "rle"])
+def test_numcodecs_round_trip(rng, dtype, codec):
+    c = numcodecs.get_codec({"id": f"pywgpuprims.{codec}"})
+    assert c.get_config()["id"] == f"pywgpuprims.{codec}"
+    for runs in (True, False):
+        x = data(rng, (int(rng.integers(1, 3000)),), dtype, runs)
+        blob = c.encode(x)
+        assert isinstance(blob, bytes)
+        np.testing.assert_array_equal(np.frombuffer(bytes(c.decode(blob)), dtype), x)
+        out = np.full(x.shape, 7, dtype)
+        c.decode(blob, out=out)
+        np.testing.assert_array_equal(out, x)
+        with pytest.raises(pp.CorruptDataError, match="expected"):
+            c.decode(blob, out=np.empty(x.size + 1, dtype))  # size capped by the chunk's
+    assert numcodecs.get_codec(c.get_config()).get_config() == c.get_config()
+
+
+def test_rle_compresses_runs(rng):
+    x = np.repeat(rng.integers(0, 9, 50).astype(np.int32), 100)
+    assert len(codecs.RLE().encode(x)) < x.nbytes // 10
+
+
+def test_empty_chunks():
+    for c in (codecs.FSE(), codecs.RLE()):
+        assert np.frombuffer(bytes(c.decode(c.encode(np.empty(0, np.float32)))), np.float32).size == 0
+
+
+@pytest.mark.parametrize("codec", ["fse", "rle"])
+def test_corrupt_input_raises(rng, codec):
+    c = numcodecs.get_codec({"id": f"pywgpuprims.{codec}"})
+    x = data(rng, (2000,), np.int32, True)
+    blob = c.encode(x)
+    bad = [blob[:n] for n in (0, 5, 27, len(blob) // 2, len(blob) - 1)] + [blob + b"\0\0\0\0"]
+    for _ in range(12):
+        b = bytearray(blob)
+        i = int(rng.integers(0, len(b)))
+        b[i] ^= 1 << int(rng.integers(0, 8))
+        bad.append(bytes(b))
+    bad.append(b"XXXX" + blob[4:])
+    for i, b in enumerate(bad):
+        if i < 6 or i == len(bad) - 1:  # truncated, trailing bytes, bad magic
+            with pytest.raises(pp.CorruptDataError):
+                c.decode(b, out=np.empty_like(x))
+            continue
+        # a flipped bit raises, or (FSE: a bit the format ignores) decodes to the original: never a wrong answer
+        try:
+            out = c.decode(b, out=np.empty_like(x))
+        except pp.CorruptDataError:
+            continue
+        assert codec == "fse"
+        np.testing.assert_array_equal(out, x)
+
+
+def test_rle_forged_size_is_refused_before_allocating(rng):
+    big = codecs.rle_pack(np.zeros(1 << 20, np.uint8))  # a valid container of 1 MiB
+    with pytest.raises(pp.CorruptDataError, match="more than"):
+        codecs.rle_unpack(big, max_items=1000)
+    # a forged header: elements 2**40 with a matching checksum
+    import struct
+    import zlib
+    head = bytearray(big[:24])
+    struct.pack_into("<Q", head, 8, 1 << 40)
+    body = big[28:]
+    forged = bytes(head) + struct.pack("<I", zlib.crc32(body, zlib.crc32(bytes(head)))) + body
+    with pytest.raises(pp.CorruptDataError, match="add up"):
+        codecs.rle_unpack(forged)
+    with pytest.raises(pp.CorruptDataError, match="more than"):
+        codecs.rle_unpack(forged, max_items=1 << 20)
+
+
+# ----------------------------------------------------------------------------- zarr stores on disk
+def _make(path, shape, chunks, dtype, which, zarr_format=3):
+    if zarr_format == 2:
+        comp = codecs.FSE() if which == "fse" else codecs.RLE()
+        return zarr.create_array(zarr.storage.LocalStore(path), shape=shape, chunks=chunks, dtype=dtype,
+                                 compressors=comp, zarr_format=2, fill_value=0)
+    kw = {"fse": {"compressors": [codecs.FSECodec()]},
+          "rle": {"serializer": codecs.RLECodec(), "compressors": None},
+          "rle+fse": {"serializer": codecs.RLECodec(), "compressors": [codecs.FSECodec(mode="reference")]}}[which]
+    return zarr.create_array(zarr.storage.LocalStore(path), shape=shape, chunks=chunks, dtype=dtype, fill_value=0,
+                             **kw)
+
+
+@pytest.mark.parametrize("which", ["fse", "rle", "rle+fse"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float32, np.float64])
+def test_zarr_v3_store_round_trip(tmp_path, rng, which, dtype):
+    shape = (int(rng.integers(10, 70)), int(rng.integers(10, 70)))
+    chunks = (int(rng.integers(3, 30)), int(rng.integers(3, 30)))  # partial edge chunks
+    x = data(rng, shape, dtype, bool(rng.integers(0, 2)))
+    z = _make(tmp_path / "a.zarr", shape, chunks, dtype, which)
+    z[:] = x
+    np.testing.assert_array_equal(zarr.open_array(zarr.storage.LocalStore(tmp_path / "a.zarr"))[:], x)
+    np.testing.assert_array_equal(z[3:9, 1:], x[3:9, 1:])
+    meta = (tmp_path / "a.zarr" / "zarr.json").read_text()
+    assert all(f"pywgpuprims.{w}" in meta for w in which.split("+"))
+    assert any(p.is_file() for p in (tmp_path / "a.zarr" / "c").rglob("*"))  # chunks really on disk
+
+
+@pytest.mark.parametrize("which", ["fse", "rle"])
+def test_zarr_v2_store_with_numcodecs(tmp_path, rng, which):
+    x = data(rng, (37, 41), np.int32, True)
+    z = _make(tmp_path / "b.zarr", x.shape, (10, 16), np.int32, which, zarr_format=2)
+    z[:] = x
+    np.testing.assert_array_equal(zarr.open_array(zarr.storage.LocalStore(tmp_path / "b.zarr"))[:], x)
+
+
+def test_store_read_by_a_fresh_process(tmp_path, rng):
+    x = data(rng, (50, 33), np.float32, True)
+    y = data(rng, (77,), np.uint32, True)
+    _make(tmp_path / "f.zarr", x.shape, (16, 16), np.float32, "fse")[:] = x
+    _make(tmp_path / "r.zarr", y.shape, (20,), np.uint32, "rle")[:] = y
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    code = f"""
+import importlib.metadata as m, numpy as np, zarr
+if "pywgpuprims.fse" not in m.entry_points(group="zarr.codecs").names:
+    import pywgpuprims.codecs  # entry points not installed (an older editable install): register by import
+p = {str(tmp_path)!r}
+assert (zarr.open_array(p + "/f.zarr")[:] == np.load(p + "/x.npy")).all()
+assert (zarr.open_array(p + "/r.zarr")[:] == np.load(p + "/y.npy")).all()
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+@pytest.mark.parametrize("which", ["fse", "rle"])
+def test_zarr_corrupt_chunks_raise(tmp_path, rng, which):
+    x = data(rng, (40, 40), np.int32, True)
+    path = tmp_path / "c.zarr"
+    _make(path, x.shape, (16, 16), np.int32, which)[:] = x
+    files = sorted(p for p in (path / "c").rglob("*") if p.is_file())
+    victim = files[0]
+    good = victim.read_bytes()
+    # a bit flip, a truncation, and a valid container of a larger chunk (a forged size)
+    flipped = bytearray(good)
+    flipped[len(good) // 2] ^= 0x10
+    big = data(rng, (64, 64), np.int32, True)  # 16 KiB: past FSECodec's cap for a 1 KiB chunk (5 x + 4 KiB)
+    larger = codecs.FSE().encode(big) if which == "fse" else codecs.rle_pack(big)
+    for bad in (bytes(flipped), good[: len(good) // 2], larger):
+        victim.write_bytes(bad)
+        z = zarr.open_array(zarr.storage.LocalStore(path))
+        with pytest.raises(pp.CorruptDataError):
+            z[:]
+    victim.write_bytes(good)
+    np.testing.assert_array_equal(zarr.open_array(zarr.storage.LocalStore(path))[:], x)
+
+
+def test_entry_points_declared():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    meta = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    eps = meta["project"]["entry-points"]
+    for group in ("numcodecs.codecs", "zarr.codecs"):
+        assert set(eps[group]) == {"pywgpuprims.fse", "pywgpuprims.rle"}
+        for target in eps[group].values():
+            mod, _, name = target.partition(":")
+            assert mod == "pywgpuprims.codecs" and hasattr(codecs, name)
+
+
+def test_scale_benchmark_zarr_part_runs(tmp_path):
+    """python -m pywgpuprims.bench.scale on a tiny size (zarr part; the dask part needs clusters)."""
+    import json
+
+    from pywgpuprims.bench import scale
+
+    js = tmp_path / "scale.json"
+    assert scale.main(["--skip-dask", "--zarr-gib", "0.0005", "--zarr-chunk-mib", "0.125", "--repeats", "1",
+                       "--zarr-dir", str(tmp_path), "--json", str(js)]) == 0
+    rows = json.loads(js.read_text())["zarr"]
+    assert len(rows) == 4 and all(r["check"] == "ok" and r["ratio"] > 1 for r in rows)
