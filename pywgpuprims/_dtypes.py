@@ -193,14 +193,18 @@ def can_read(in_dtype: np.dtype, acc: np.dtype, native: bool) -> bool:
     return _acc_kind(acc, native) in _CONVERT[_IN[np.dtype(in_dtype)][1]]
 
 
-def typed_defines(op: str, in_dtype, acc: np.dtype, native: bool, primitive: str) -> dict:
+def typed_defines(op: str, in_dtype, acc: np.dtype, native: bool, primitive: str, result=None) -> dict:
     """Defines of common/typed_monoid.wgsl and common/typed_load.wgsl for ``op`` over ``acc`` fed
-    from ``in_dtype`` (``native``: 64-bit integers as WGSL's u64/i64, else as word pairs)."""
+    from ``in_dtype`` (``native``: 64-bit integers as WGSL's u64/i64, else as word pairs). For an
+    8- or 16-bit integer ``result`` computed in ``acc``, min / max start from its own extremes (what
+    an exclusive scan shows first)."""
     acc = np.dtype(acc)
     kind = _acc_kind(acc, native)
     if acc.kind in "iu" and op in ("fmin", "fmax"):
         op = op[1:]  # np.fmin of integers is np.minimum
     ident = _IDENTITY[op].get(kind)
+    if result is not None and np.dtype(result) in _SIBLING and np.dtype(result).kind in "iub" and op in ("min", "max"):
+        ident = f"{int(exclusive_identity(op, result))}{kind[0]}"
     if ident is None:
         raise InputError(primitive, f"op {op!r} does not apply to {acc}")
     if kind.startswith("p64"):
@@ -213,7 +217,7 @@ def typed_defines(op: str, in_dtype, acc: np.dtype, native: bool, primitive: str
     combine = combine or {"and": "a & b", "or": "a | b", "xor": "a ^ b"}[op]
     flag, raw, store = _IN[np.dtype(in_dtype)]
     d = {f: f == flag for f in _IN_FLAGS}
-    d.update(ACC=_WGSL_ACC[kind], ACC_FLOAT=acc.kind == "f", IDENTITY=ident, COMBINE=combine,
+    d.update(ACC=_WGSL_ACC[kind], ACC_FLOAT=acc.kind == "f", ACC_F64=acc == F64, IDENTITY=ident, COMBINE=combine,
              CONVERT=_CONVERT[raw][kind], IN_STORE=store)
     return d
 

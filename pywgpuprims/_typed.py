@@ -25,10 +25,10 @@ RITEMS = 32  # in a reduction (its tiles need not match a downsweep's)
 __all__ = ["record_typed_scan", "record_typed_reduce", "record_narrow"]
 
 
-def _defines(dev: Device, op: str, in_dtype, acc: np.dtype, primitive: str) -> dict:
+def _defines(dev: Device, op: str, in_dtype, acc: np.dtype, primitive: str, result=None) -> dict:
     check_f64(dev, primitive, acc)
     check_f64(dev, primitive, np.dtype(in_dtype))
-    return typed_defines(op, in_dtype, acc, native_int64(dev), primitive)
+    return typed_defines(op, in_dtype, acc, native_int64(dev), primitive, result)
 
 
 def _chunks(dev: Device, rows: int, row_len: int, sizes: tuple[int, ...], tile: int, primitive: str):
@@ -54,17 +54,20 @@ def _range(arr: GpuArray, e0: int, ne: int) -> tuple[int, int]:
     return start, min(arr.buffer.size - start, (ne * arr.dtype.itemsize + 15) // 16 * 16)
 
 
-def record_typed_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, primitive: str = "scan") -> None:
+def record_typed_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, primitive: str = "scan",
+                      result=None) -> None:
     """Record the scan of each last-axis segment of ``g`` into ``dst`` (of the accumulator dtype:
-    int32, uint32, float32, int64, uint64 or float64)."""
+    int32, uint32, float32, int64, uint64 or float64; ``result``: the 8- or 16-bit dtype it is
+    packed to afterwards, whose extremes an exclusive min / max starts from)."""
     dev = g.device
     acc = np.dtype(dst.dtype)
     rows, row_len = (1, g.size) if g.ndim <= 1 else (g.size // g.shape[-1], g.shape[-1])
     native = native_int64(dev)
-    key = ("typed_scan", g.dtype, acc, op, exclusive, rows, row_len, native, dev.options.get("scan_max_binding"))
+    key = ("typed_scan", g.dtype, acc, op, exclusive, rows, row_len, native, dev.options.get("scan_max_binding"),
+           result)
 
     def build():
-        defs = dict(_defines(dev, op, g.dtype, acc, primitive), WG=WG, ITEMS=ITEMS)
+        defs = dict(_defines(dev, op, g.dtype, acc, primitive, result), WG=WG, ITEMS=ITEMS)
         k_part = dev.kernel("wide/partials.wgsl", defines=defs)
         k_spine = dev.kernel("wide/spine.wgsl", defines=dict(defs, PREFIXES=True))
         k_down = dev.kernel("wide/downsweep.wgsl", defines=dict(defs, EXCLUSIVE=exclusive))

@@ -37,7 +37,7 @@ import numpy as np
 
 from . import _dtypes as _dt
 from ._array import GpuArray, asarray, submit_to_host
-from ._device import Binding, Device
+from ._device import Binding, Device, device
 from ._dtypes import host_array, result_dtype
 from ._errors import DeviceLimitError, InputError
 from ._monoid import WGSL_TYPE, monoid_defines
@@ -312,7 +312,7 @@ def _scan(x, op, exclusive, axis, out, dtype, deterministic, primitive):
         gl = _upload_keep(lines)
     else:
         gl = lines
-        if not _gpu_can_read(gl.dtype, rd, op):
+        if not _gpu_can_read(gl.dtype, rd, op, gl.device):
             raise InputError(primitive, f"{gl.dtype} input accumulated as {rd} is converted on the host only: "
                              "pass a numpy array, or another dtype")
     direct = isinstance(out, GpuArray) and moved is None and out.dtype == rd
@@ -352,11 +352,13 @@ _FAST_OPS = {_dt.U32: ("add", "min", "max", "and", "or", "xor"), _dt.I32: ("add"
              _dt.F32: ("add",)}
 
 
-def _gpu_can_read(in_dtype, rd, op) -> bool:
+def _gpu_can_read(in_dtype, rd, op, dev=None) -> bool:
     """Whether the kernels read ``in_dtype`` for a result of ``rd`` (else the host converts)."""
     in_dtype, rd = np.dtype(in_dtype), np.dtype(rd)
     if rd == _dt.B and in_dtype != _dt.B:
         return False  # numpy makes each element a bool first
+    if in_dtype == _dt.F64 and rd != _dt.F64 and not _dt.has_feature(dev or device(), "shader-f64"):
+        return False  # float64 input, dtype=np.float32 asked, no float64 in the kernels
     acc = _dt.acc_dtype(rd)
     return _dt.can_read(in_dtype, acc, True) and _dt.can_read(in_dtype, acc, False)
 
@@ -385,7 +387,7 @@ def _scan_lines(b, g: GpuArray, rd, op, exclusive, deterministic, primitive, dst
         if g.dtype == acc and op in _FAST_OPS.get(acc, ()):
             record_scan(b, g2, d2, op, exclusive, method="rts" if deterministic and acc == _dt.F32 else None)
         else:
-            record_typed_scan(b, g2, d2, op, exclusive, primitive)
+            record_typed_scan(b, g2, d2, op, exclusive, primitive, rd if rd != acc else None)
         if acc != rd:
             nd = dst_out if dst_out is not None else GpuArray.empty(g.shape, rd, dev)
             record_narrow(b, dst, nd)
@@ -585,7 +587,7 @@ def reduce(x, op: str = "add", axis: int | None = None, dtype=None):
         gl = _upload_keep(lines)
     else:
         gl = lines
-        if not _gpu_can_read(gl.dtype, rd, op):
+        if not _gpu_can_read(gl.dtype, rd, op, gl.device):
             raise InputError("reduce", f"{gl.dtype} input accumulated as {rd} is converted on the host only: "
                              "pass a numpy array, or another dtype")
     dev = gl.device
