@@ -13,7 +13,7 @@ from ._device import Device, device, set_device
 from ._errors import CorruptDataError, DeviceLimitError, InputError, PrimitiveError, ShaderError
 from .conv import correlate
 from .recfilter import bspline_prefilter, gaussian_filter, recursive_filter
-from .rle import Compacted, RunLengths, compact, nonzero, rle_decode, rle_encode
+from .rle import Compacted, RunLengths, compact, flatnonzero, nonzero, rle_decode, rle_encode
 from .sat import box_filter, summed_area_table
 from .scan import count_nonzero, cumsum, reduce, scan
 from .stack import (
@@ -35,7 +35,7 @@ __all__ = [
     "CorruptDataError", "Device", "DeviceLimitError", "GpuArray", "InputError", "PrimitiveError",
     "ShaderError", "asarray", "correlate", "count_nonzero", "cumsum", "device", "fse", "reduce", "scan", "scene",
     "set_device",
-    "Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode",
+    "Compacted", "RunLengths", "compact", "flatnonzero", "nonzero", "rle_decode", "rle_encode",
     "box_filter", "bspline_prefilter", "gaussian_filter", "recursive_filter", "summed_area_table",
     "CLIP_BEGIN", "CLIP_DRAW", "CLIP_END", "BracketInfo", "bracket_match", "bracket_match_reference",
     "clip_bboxes", "clip_bboxes_reference", "is_empty", "unclosed_opens",

@@ -248,3 +248,70 @@ def exclusive_identity(op: str, d: np.dtype):
         return np.bool_(small)
     info = np.iinfo(d)
     return d.type(info.max if small else info.min)
+
+
+# ------------------------------------------------------------------ bit carriers (compaction, RLE)
+# Compaction and run-length coding move and compare bits, and their kernels take 8- and 32-bit
+# elements. Other dtypes travel as one of those: bool and int8 as uint8 (a view, no copy); 16-bit
+# dtypes widened to uint32 on the host (a host pass over the input, and one narrowing the result);
+# 64-bit dtypes as pairs of uint32 words where the primitive allows it (compaction: the mask is
+# repeated per word on the host).
+_CARRIED = (np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.int32), np.dtype(np.float32))
+
+
+def bit_carrier(x, primitive: str, pairs: bool = False):
+    """``(carrier, restore, words)``: ``x`` as an array of a dtype the kernels take, a function
+    turning a carried result back into ``x``'s dtype, and the words per element (2 for 64-bit
+    elements carried as pairs). GpuArrays of other dtypes than uint8/int8/bool and the 32-bit ones
+    raise InputError naming the choice (convert on the host)."""
+    from ._array import GpuArray  # the array layer imports this module
+
+    if isinstance(x, GpuArray):
+        d = x.dtype
+        if d in _CARRIED:
+            return x, (lambda r: r), 1
+        if d in (B, I8):
+            def restore_gpu(r, d=d):
+                return GpuArray(r.device, r.buffer, r.shape, d, r.byte_offset)
+            return GpuArray(x.device, x.buffer, x.shape, U8, x.byte_offset), restore_gpu, 1
+        raise InputError(primitive, f"a GpuArray of {d} is not supported here (8- or 32-bit elements); "
+                         "pass a numpy array (carried on the host) or convert it")
+    a = host_array(x, primitive)
+    d = a.dtype
+    if d in _CARRIED:
+        return a, (lambda r: r), 1
+    if d.itemsize == 1:
+        return a.view(U8), (lambda r, d=d: r.view(d)), 1
+    if d.itemsize == 2:
+        return (a.view(U16).astype(U32), (lambda r, d=d: r.astype(U16).view(d)), 1)
+    if pairs:
+        c = np.ascontiguousarray(a).view(U32)  # (..., 2n) words, low word first
+        return c, (lambda r, d=d: np.ascontiguousarray(r).view(d)), 2
+    raise InputError(primitive, f"dtype {d} is not supported here (elements of 8, 16 or 32 bits)")
+
+
+def mask_carrier(mask, primitive: str):
+    """A numpy mask of any dtype as bool (``mask != 0``, NaN counting as true, as numpy); the
+    kernels' own mask dtypes and GpuArrays pass as they are."""
+    from ._array import GpuArray
+
+    if isinstance(mask, GpuArray):
+        return mask
+    m = host_array(mask, primitive)
+    if m.dtype in (B, U8, U32, I32):
+        return m
+    return m != 0
+
+
+def widen_to_32(x, primitive: str):
+    """For kernels of 8-bit and 32-bit elements (summed-area tables): numpy bool as uint8 (a view),
+    int8 / int16 as int32, uint16 as uint32, float16 as float32 (host conversions, numpy's
+    value-preserving casts); other dtypes and GpuArrays pass as they are (the primitive checks them)."""
+    from ._array import GpuArray
+
+    if isinstance(x, GpuArray):
+        return x
+    a = host_array(x, primitive)
+    if a.dtype == B:
+        return a.view(U8)
+    return a.astype({I8: I32, I16: I32, U16: U32, F16: F32}[a.dtype]) if a.dtype in (I8, I16, U16, F16) else a

@@ -284,3 +284,52 @@ def test_deterministic_and_typed_kernels_at_thread_counts(threads):
     """deterministic=True float32 sums (and every typed scan) repeat bit for bit, and the typed
     kernels stay right, at lavapipe's thread counts."""
     run_with_lavapipe_threads(_DETERMINISM, threads)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "uint16", "float16", "int64", "uint64", "float64"])
+def test_compaction_and_rle_take_other_dtypes(dtype, rng):
+    """Carried as uint8 views, widened 16-bit words or (compaction) 64-bit word pairs."""
+    from pywgpuprims.rle import TILE as RLE_TILE
+    for n in [1, 5, RLE_TILE - 1, RLE_TILE + 1, 3 * RLE_TILE + 7]:
+        x = values(rng, n, dtype)
+        m = rng.random(n) < 0.4
+        got = pp.compact(x, m)
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(got, x[m])
+        np.testing.assert_array_equal(pp.nonzero(x), np.flatnonzero(x))  # x itself as a mask: x != 0
+        np.testing.assert_array_equal(pp.flatnonzero(x), np.flatnonzero(x))
+        if np.dtype(dtype).itemsize < 8:
+            r = np.repeat(x[: -(-n // 4)], 4)[:n]
+            v, c = pp.rle_encode(r)
+            starts = np.flatnonzero(np.r_[True, r.view(f"u{r.itemsize}")[1:] != r.view(f"u{r.itemsize}")[:-1]])
+            assert v.dtype == r.dtype
+            np.testing.assert_array_equal(v, r[starts])
+            np.testing.assert_array_equal(c, np.diff(np.r_[starts, r.size]))
+            np.testing.assert_array_equal(pp.rle_decode(v, c), r)
+    if dtype in ("bool", "int8"):
+        g = pp.GpuArray.empty((5,), dtype)
+        pp.device().upload(g.buffer, np.array([1, 0, 1, 1, 0], dtype))
+        res = pp.compact(g, pp.asarray(np.array([1, 1, 0, 1, 0], np.uint8)))
+        assert res.data.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(res.numpy(), np.array([1, 0, 1], dtype))
+    elif np.dtype(dtype).itemsize == 8:
+        with pytest.raises(pp.InputError, match="rle_encode: dtype"):
+            pp.rle_encode(values(rng, 10, dtype))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "uint16", "float16"])
+def test_sat_and_bracket_match_take_narrow_dtypes(dtype, rng):
+    x = values(rng, (70, 90), dtype)
+    if np.dtype(dtype).kind == "f":
+        x = rng.integers(-3, 3, (70, 90)).astype(dtype)
+    ref = x.astype(np.float64).cumsum(0).cumsum(1)
+    got = pp.summed_area_table(x)
+    if np.dtype(dtype).kind in "iu" and np.dtype(dtype) != np.bool_:
+        np.testing.assert_array_equal(got, ref.astype(got.dtype))  # wraps like the 32-bit result
+    else:
+        np.testing.assert_allclose(got, ref)
+    opens = values(rng, 3000, dtype) if dtype != "float16" else (rng.random(3000) < 0.5).astype(dtype)
+    link, depth = pp.bracket_match(opens)
+    link_ref, depth_ref = pp.bracket_match((opens != 0).astype(np.uint8))
+    np.testing.assert_array_equal(link, link_ref)
+    np.testing.assert_array_equal(depth, depth_ref)

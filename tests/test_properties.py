@@ -114,21 +114,24 @@ def test_reduce_matches_numpy(x, data):
 
 
 @SETTINGS
-@given(x=arrays(["uint8", "int32", "uint32", "float32"], max_dims=2, max_side=3000), data=st.data())
+@given(x=arrays(INT_DTYPES + ["float16", "float32", "float64"], max_dims=2, max_side=3000), data=st.data())
 def test_compact_and_nonzero_match_numpy(x, data):
     mask = data.draw(hnp.arrays(np.bool_, x.shape))
     got = pp.compact(x, mask)
+    assert got.dtype == x.dtype
     np.testing.assert_array_equal(got.view(np.uint8), x[mask].view(np.uint8))  # bits: NaNs too
     np.testing.assert_array_equal(pp.nonzero(mask), np.flatnonzero(mask))
+    np.testing.assert_array_equal(pp.flatnonzero(x), np.flatnonzero(x))  # any dtype as a mask: x != 0
 
 
 @SETTINGS
-@given(x=arrays(["uint8", "int32", "uint32", "float32"], max_dims=1, max_side=5000), data=st.data())
+@given(x=arrays(["bool", "int8", "uint8", "int16", "uint16", "float16", "int32", "uint32", "float32"], max_dims=1,
+                max_side=5000), data=st.data())
 def test_rle_round_trip_matches_numpy(x, data):
     if data.draw(st.booleans()):  # long runs
         x = np.repeat(x[: max(1, x.size // 50)], 50)[: x.size]
     v, c = pp.rle_encode(x)
-    bits = x.view({1: np.uint8, 4: np.uint32}[x.dtype.itemsize])
+    bits = x.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[x.dtype.itemsize])
     starts = np.flatnonzero(np.r_[True, bits[1:] != bits[:-1]]) if x.size else np.zeros(0, int)
     np.testing.assert_array_equal(v.view(bits.dtype), bits[starts])
     np.testing.assert_array_equal(c, np.diff(np.r_[starts, x.size]))
