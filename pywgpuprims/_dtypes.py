@@ -193,11 +193,17 @@ def can_read(in_dtype: np.dtype, acc: np.dtype, native: bool) -> bool:
     return _acc_kind(acc, native) in _CONVERT[_IN[np.dtype(in_dtype)][1]]
 
 
-def typed_defines(op: str, in_dtype, acc: np.dtype, native: bool, primitive: str, result=None) -> dict:
+_NONZERO = {"u": "r != 0u", "i": "r != 0i", "f": "!(r == 0.0f)", "p": "any(r != vec2<u32>(0u))",
+            "d": "!(r == f64(0.0f))"}  # !(r == 0): NaN counts (naga's != is ordered)
+_ONE = {"u32": "1u", "i32": "1i", "u64": "1lu", "i64": "1li", "p64u": "vec2<u32>(1u, 0u)", "p64i": "vec2<u32>(1u, 0u)"}
+
+
+def typed_defines(op: str, in_dtype, acc: np.dtype, native: bool, primitive: str, result=None,
+                  nonzero: bool = False) -> dict:
     """Defines of common/typed_monoid.wgsl and common/typed_load.wgsl for ``op`` over ``acc`` fed
     from ``in_dtype`` (``native``: 64-bit integers as WGSL's u64/i64, else as word pairs). For an
     8- or 16-bit integer ``result`` computed in ``acc``, min / max start from its own extremes (what
-    an exclusive scan shows first)."""
+    an exclusive scan shows first). ``nonzero``: elements are read as 1 where nonzero, else 0."""
     acc = np.dtype(acc)
     kind = _acc_kind(acc, native)
     if acc.kind in "iu" and op in ("fmin", "fmax"):
@@ -217,8 +223,17 @@ def typed_defines(op: str, in_dtype, acc: np.dtype, native: bool, primitive: str
     combine = combine or {"and": "a & b", "or": "a | b", "xor": "a ^ b"}[op]
     flag, raw, store = _IN[np.dtype(in_dtype)]
     d = {f: f == flag for f in _IN_FLAGS}
+    if nonzero:  # each element counts 1 where it is nonzero (np.count_nonzero)
+        cond = _NONZERO[raw]
+        if raw == "d":  # float64 read as its two words, so that no shader-f64 is needed: +-0.0 is zero
+            flag, raw, store = "IN_P64", "p", "vec2<u32>"
+            cond = "any(vec2<u32>(r.x, r.y & 0x7fffffffu) != vec2<u32>(0u))"
+        d = {f: f == flag for f in _IN_FLAGS}
+        convert = f"select({_IDENTITY['add'][kind]}, {_ONE[kind]}, {cond})"
+    else:
+        convert = _CONVERT[raw][kind]
     d.update(ACC=_WGSL_ACC[kind], ACC_FLOAT=acc.kind == "f", ACC_F64=acc == F64, IDENTITY=ident, COMBINE=combine,
-             CONVERT=_CONVERT[raw][kind], IN_STORE=store)
+             CONVERT=convert, IN_STORE=store)
     return d
 
 

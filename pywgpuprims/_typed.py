@@ -25,10 +25,15 @@ RITEMS = 32  # in a reduction (its tiles need not match a downsweep's)
 __all__ = ["record_typed_scan", "record_typed_reduce", "record_narrow"]
 
 
-def _defines(dev: Device, op: str, in_dtype, acc: np.dtype, primitive: str, result=None) -> dict:
-    check_f64(dev, primitive, acc)
+def _defines(dev: Device, op: str, in_dtype, acc: np.dtype, primitive: str, result=None,
+             nonzero: bool = False) -> dict:
+    return typed_defines(op, in_dtype, acc, native_int64(dev), primitive, result, nonzero)
+
+
+def _check_features(dev: Device, in_dtype, acc, primitive: str) -> None:
+    """float64 needs shader-f64: checked on every call (a plan may predate pairs_forced)."""
+    check_f64(dev, primitive, np.dtype(acc))
     check_f64(dev, primitive, np.dtype(in_dtype))
-    return typed_defines(op, in_dtype, acc, native_int64(dev), primitive, result)
 
 
 def _chunks(dev: Device, rows: int, row_len: int, sizes: tuple[int, ...], tile: int, primitive: str):
@@ -62,6 +67,7 @@ def record_typed_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, p
     dev = g.device
     acc = np.dtype(dst.dtype)
     rows, row_len = (1, g.size) if g.ndim <= 1 else (g.size // g.shape[-1], g.shape[-1])
+    _check_features(dev, g.dtype, acc, primitive)
     native = native_int64(dev)
     key = ("typed_scan", g.dtype, acc, op, exclusive, rows, row_len, native, dev.options.get("scan_max_binding"),
            result)
@@ -99,16 +105,17 @@ def record_typed_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, p
 
 
 def record_typed_reduce(b, g: GpuArray, dst: GpuArray, op: str, rows: int, row_len: int,
-                        primitive: str = "reduce") -> None:
+                        primitive: str = "reduce", nonzero: bool = False) -> None:
     """Record the reduction of ``rows`` segments of ``row_len`` elements of ``g`` into ``dst``
-    (``rows`` elements of the accumulator dtype)."""
+    (``rows`` elements of the accumulator dtype); ``nonzero``: count the nonzero elements."""
     dev = g.device
     acc = np.dtype(dst.dtype)
+    _check_features(dev, acc, acc, primitive) if nonzero else _check_features(dev, g.dtype, acc, primitive)
     native = native_int64(dev)
-    key = ("typed_reduce", g.dtype, acc, op, rows, row_len, native, dev.options.get("scan_max_binding"))
+    key = ("typed_reduce", g.dtype, acc, op, rows, row_len, native, dev.options.get("scan_max_binding"), nonzero)
 
     def build():
-        defs = dict(_defines(dev, op, g.dtype, acc, primitive), WG=WG, ITEMS=RITEMS)
+        defs = dict(_defines(dev, op, g.dtype, acc, primitive, nonzero=nonzero), WG=WG, ITEMS=RITEMS)
         k_part = dev.kernel("wide/partials.wgsl", defines=defs)
         k_spine = dev.kernel("wide/spine.wgsl", defines=dict(defs, PREFIXES=False))
         tile = WG * RITEMS

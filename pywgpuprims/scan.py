@@ -552,13 +552,17 @@ def reduce(x, op: str = "add", axis: int | None = None, dtype=None):
     >>> float(pp.reduce([1.0, np.nan, 3.0], op="fmax"))
     3.0
     """
-    g, host = _host_or_gpu(x, "reduce")
+    return _reduce(x, op, axis, dtype, "reduce")
+
+
+def _reduce(x, op, axis, dtype, primitive: str, nonzero: bool = False):
+    g, host = _host_or_gpu(x, primitive)
     arr = g if g is not None else host
-    rd = result_dtype(op, arr.dtype, dtype, None, "reduce")
+    rd = _dt.I64 if nonzero else result_dtype(op, arr.dtype, dtype, None, primitive)
     shape = arr.shape
     if axis is None or len(shape) == 0:
         if axis not in (None, 0, -1):
-            raise InputError("reduce", f"axis {axis!r} is out of range for an array of 0 dimensions")
+            raise InputError(primitive, f"axis {axis!r} is out of range for an array of 0 dimensions")
         out_shape, rows, row_len = (), 1, int(np.prod(shape))
         lines = arr.reshape(-1)
     else:
@@ -569,7 +573,7 @@ def reduce(x, op: str = "add", axis: int | None = None, dtype=None):
         if all(s == 1 for s in shape[ax + 1:]):
             lines = arr.reshape(rows, row_len)
         elif g is not None:
-            raise InputError("reduce", f"a GpuArray is reduced along an axis with only length-1 axes after it "
+            raise InputError(primitive, f"a GpuArray is reduced along an axis with only length-1 axes after it "
                              f"(or entirely), not axis {axis} of shape {shape}; move the axis on the host")
         else:
             lines = np.moveaxis(host, ax, -1).reshape(rows, row_len)
@@ -577,28 +581,28 @@ def reduce(x, op: str = "add", axis: int | None = None, dtype=None):
     if rows * row_len == 0:
         ident = _dt.numpy_identity(op, rd)
         if ident is None and rows > 0:
-            raise InputError("reduce", f"zero-size array to reduction with {op!r}, which has no identity")
+            raise InputError(primitive, f"zero-size array to reduction with {op!r}, which has no identity")
         res = np.full(out_shape, 0 if ident is None else ident, dtype=rd)
         return (res[()] if out_shape == () else res) if host is not None else _upload(res, arr_device(g))
     if isinstance(lines, np.ndarray):
         lines = np.ascontiguousarray(lines)
-        if not _gpu_can_read(lines.dtype, rd, op):
+        if not nonzero and not _gpu_can_read(lines.dtype, rd, op):
             lines = lines.astype(rd)  # conversions the kernels do not read: on the host
         gl = _upload_keep(lines)
     else:
         gl = lines
-        if not _gpu_can_read(gl.dtype, rd, op, gl.device):
-            raise InputError("reduce", f"{gl.dtype} input accumulated as {rd} is converted on the host only: "
+        if not nonzero and not _gpu_can_read(gl.dtype, rd, op, gl.device):
+            raise InputError(primitive, f"{gl.dtype} input accumulated as {rd} is converted on the host only: "
                              "pass a numpy array, or another dtype")
     dev = gl.device
     acc = _dt.acc_dtype(rd)
     dst = GpuArray.empty(out_shape, acc, dev)
     b = dev.batch()
     flat = gl.reshape(-1) if rows == 1 else gl
-    if gl.dtype == acc and op in _FAST_OPS.get(acc, ()):
+    if gl.dtype == acc and op in _FAST_OPS.get(acc, ()) and not nonzero:
         record_reduce(b, flat, dst, op, monoid_defines(op, acc, "reduce"), rows, row_len)
     else:
-        record_typed_reduce(b, flat, dst, op, rows, row_len)
+        record_typed_reduce(b, flat, dst, op, rows, row_len, primitive, nonzero)
     if acc != rd:
         nd = GpuArray.empty(out_shape, rd, dev)
         record_narrow(b, dst, nd)
@@ -611,8 +615,8 @@ def reduce(x, op: str = "add", axis: int | None = None, dtype=None):
 
 
 def count_nonzero(a, axis: int | None = None):
-    """``np.count_nonzero`` on the GPU: the number of non-zero (True) elements, in total or along
-    ``axis`` (an int64 count, as numpy's ``intp``).
+    """``np.count_nonzero`` on the GPU: the number of non-zero (True; NaN counts) elements of any
+    dtype, in total or along ``axis`` (int64 counts, as numpy's ``intp``), in one reading pass.
 
     Examples
     --------
@@ -620,12 +624,7 @@ def count_nonzero(a, axis: int | None = None):
     >>> int(pp.count_nonzero(np.array([0, 3, 0, 7], np.uint8)))
     2
     """
-    g, host = _host_or_gpu(a, "count_nonzero")
-    if g is None:
-        return reduce(host.astype(bool, copy=False), "add", axis)  # a bool view costs a host pass: see docs
-    if g.dtype != _dt.B:
-        raise InputError("count_nonzero", f"a GpuArray of {g.dtype}: pass a bool mask (compare on the host)")
-    return reduce(g, "add", axis)
+    return _reduce(a, "add", axis, None, "count_nonzero", nonzero=True)
 
 
 def arr_device(g):

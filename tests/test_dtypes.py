@@ -333,3 +333,18 @@ def test_sat_and_bracket_match_take_narrow_dtypes(dtype, rng):
     link_ref, depth_ref = pp.bracket_match((opens != 0).astype(np.uint8))
     np.testing.assert_array_equal(link, link_ref)
     np.testing.assert_array_equal(depth, depth_ref)
+
+
+@pytest.mark.parametrize("path", int64_paths())
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float16", "float32", "float64"])
+def test_count_nonzero_reads_any_dtype_on_the_gpu(dtype, path, rng):
+    """One reading pass (no host-side bool array); float64 is read as words, so no shader-f64."""
+    x = values(rng, (7, RTILE + 3), dtype)
+    x.reshape(-1)[rng.random(x.size) < 0.5] = 0
+    if x.dtype.kind == "f":
+        x[0, :3] = np.nan
+        x[1, :3] = -0.0
+    with path_ctx(path), pairs_forced("shader-f64") if path == "pairs" else contextlib.nullcontext():
+        assert pp.count_nonzero(x) == np.count_nonzero(x)
+        for axis in (0, 1, -1):
+            np.testing.assert_array_equal(pp.count_nonzero(x, axis=axis), np.count_nonzero(x, axis=axis))
