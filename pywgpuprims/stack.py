@@ -407,7 +407,8 @@ def bracket_match(is_open, return_info: bool = False, out=None):
     >>> depth
     array([0, 1, 1, 1, 1, 0, 0], dtype=int32)
     """
-    is_open = _dt.mask_carrier(is_open, "bracket_match")  # numpy of any dtype: nonzero opens
+    if not isinstance(is_open, GpuArray) and np.asarray(is_open).dtype.kind in "biu":
+        is_open = _dt.mask_carrier(is_open, "bracket_match")  # any integer dtype: nonzero opens
     g, host = as_input(is_open, "bracket_match", dtypes=(np.uint8, np.uint32, np.int32), ndims=(1,))
     dev = g.device
     n = g.size

@@ -328,7 +328,9 @@ def test_sat_and_bracket_match_take_narrow_dtypes(dtype, rng):
         np.testing.assert_array_equal(got, ref.astype(got.dtype))  # wraps like the 32-bit result
     else:
         np.testing.assert_allclose(got, ref)
-    opens = values(rng, 3000, dtype) if dtype != "float16" else (rng.random(3000) < 0.5).astype(dtype)
+    if dtype == "float16":
+        return  # bracket_match takes integer and bool flags only
+    opens = values(rng, 3000, dtype)
     link, depth = pp.bracket_match(opens)
     link_ref, depth_ref = pp.bracket_match((opens != 0).astype(np.uint8))
     np.testing.assert_array_equal(link, link_ref)

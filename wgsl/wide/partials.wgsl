@@ -1,5 +1,5 @@
 // Typed reduce-then-scan, first pass: workgroup t reduces tile t % tiles_per_row of segment
-// t / tiles_per_row (TILE = WG * ITEMS elements, ITEMS consecutive ones per invocation) into
+// t / tiles_per_row (TILE = WG * ITEMS elements, striped: invocation i reads i, i + WG, ...) into
 // partials[t], in a fixed order (deterministic for floats too).
 // Defines: common/typed_monoid.wgsl's and common/typed_load.wgsl's, WG, ITEMS, IN_STORE (the input array's element type).
 
@@ -30,17 +30,19 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         return;
     }
     let row = t / params.tiles_per_row;
-    let first = (t - row * params.tiles_per_row) * TILE + lid * ITEMS;
-    let base = row * params.row_len;
+    let tile_start = (t - row * params.tiles_per_row) * TILE;
+    let base = row * params.row_len + tile_start;
+    // Striped: load k of every invocation reads WG consecutive elements (coalesced); only the
+    // tile's total is needed here, so the order within the tile is free (but fixed).
     var acc = identity();
-    if (first + ITEMS <= params.row_len) {
+    if (tile_start + TILE <= params.row_len) {
         for (var k = 0u; k < ITEMS; k++) {
-            acc = combine(acc, load_acc(base + first + k));
+            acc = combine(acc, load_acc(base + k * WG + lid));
         }
     } else {
         for (var k = 0u; k < ITEMS; k++) {
-            if (first + k < params.row_len) {
-                acc = combine(acc, load_acc(base + first + k));
+            if (tile_start + k * WG + lid < params.row_len) {
+                acc = combine(acc, load_acc(base + k * WG + lid));
             }
         }
     }
