@@ -1,4 +1,4 @@
-"""Render an SVG file (the pywgpuprims.scene subset) to PNG on the GPU.
+"""Render an SVG file (pywgpuprims.scene.load_svg) to PNG on the GPU.
 
     python demos/svg_render.py IN.svg OUT.png [--scale 1.0] [--check]
 
@@ -12,8 +12,6 @@ import os
 import sys
 import time
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
@@ -33,13 +31,7 @@ def main() -> int:
     args = ap.parse_args()
     print(f"adapter: {pp.device().adapter_summary}")
     t0 = time.perf_counter()
-    s, W, H = load_svg(args.input)
-    if args.scale != 1.0:
-        k = args.scale
-        for op in s._ops:  # scale the recorded geometry in place
-            for part in op[1] if op[0] != "pop" else []:
-                part.rec = part.rec * k
-        W, H = int(np.ceil(W * k)), int(np.ceil(H * k))
+    s, W, H = load_svg(args.input, scale=args.scale)
     print(f"  parse SVG ({len(s)} elements, {W}x{H}): {1e3 * (time.perf_counter() - t0):.1f} ms")
     render_and_report(s, W, H, args.output, args.check)
     return 0

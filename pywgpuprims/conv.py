@@ -26,7 +26,7 @@ from typing import Literal
 import numpy as np
 
 from ._array import GpuArray, as_input
-from ._device import Binding, Device
+from ._device import Binding, Device, takes_device
 from ._errors import DeviceLimitError, InputError
 
 _NAME = "correlate"
@@ -327,6 +327,7 @@ def _check(volume, kernels, mode: str, boundary: str):
     return g, host, w
 
 
+@takes_device
 def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
               boundary: Literal["constant", "nearest", "reflect"] = "reflect",
               config: Config | None = None, out: GpuArray | None = None) -> np.ndarray | GpuArray:

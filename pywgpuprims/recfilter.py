@@ -52,6 +52,7 @@ import numpy as np
 import wgpu
 
 from ._array import GpuArray, as_input
+from ._device import takes_device
 from ._errors import InputError
 
 _B = 64  # block length (wgsl/sat/recfilter.wgsl)
@@ -566,6 +567,7 @@ def _check_common(img, primitive: str, axes, mode: str, method: str):
     return g, host, axes
 
 
+@takes_device
 def recursive_filter(img: np.ndarray | GpuArray, b0: float, a: Sequence[float], axes: int | Sequence[int] = (0, 1),
                      causal: bool = True, anticausal: bool = True, boundary: str = "zero",
                      method: str = "block") -> np.ndarray | GpuArray:
@@ -652,6 +654,7 @@ def _gaussian_coefs(sigma: float) -> tuple[float, tuple[float, float, float]]:
     return float(np.sum(den)), a  # type: ignore[return-value]
 
 
+@takes_device
 def gaussian_filter(img: np.ndarray | GpuArray, sigma: float, boundary: str = "reflect",
                     axes: int | Sequence[int] = (0, 1), method: str = "block") -> np.ndarray | GpuArray:
     """Gaussian blur by a third-order recursive filter (van Vliet, Young and Verbeek 1998).
@@ -708,6 +711,7 @@ def gaussian_filter(img: np.ndarray | GpuArray, sigma: float, boundary: str = "r
 _SPLINE_Z = math.sqrt(3.0) - 2.0
 
 
+@takes_device
 def bspline_prefilter(img: np.ndarray | GpuArray, mode: str = "mirror", axes: int | Sequence[int] = (0, 1),
                       method: str = "block") -> np.ndarray | GpuArray:
     """Cubic B-spline interpolation coefficients (the prefilter of ``scipy.ndimage.map_coordinates``).

@@ -94,7 +94,7 @@ import numpy as np
 
 from . import _dtypes as _dt
 from ._array import GpuArray, as_input, asarray, submit_counted_to_host, submit_to_host
-from ._device import Device
+from ._device import Device, takes_device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import monoid_defines
 from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lb_defines, lookback_steps, lookback_walk_tiles, record_scan
@@ -553,6 +553,7 @@ def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Com
         _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, None, data, m)
 
 
+@takes_device
 def compact(x, mask, *, method: str | None = None):
     """The elements of ``x`` where ``mask`` is true, in order (``x[mask]`` flattened).
 
@@ -592,6 +593,7 @@ def compact(x, mask, *, method: str | None = None):
     return Compacted(restore(res.data), res.count) if isinstance(res, Compacted) else restore(res)
 
 
+@takes_device
 def nonzero(mask, *, method: str | None = None):
     """Flat indices of the nonzero elements of ``mask``, in order, as uint32.
 
@@ -619,6 +621,7 @@ def nonzero(mask, *, method: str | None = None):
     return _compact_impl("nonzero", None, _dt.mask_carrier(mask, "nonzero"), "nonzero", method)
 
 
+@takes_device
 def flatnonzero(a):
     """``np.flatnonzero``: indices of the nonzero elements of the flattened ``a``, as int64 for numpy
     input (as numpy; :func:`nonzero` gives the GPU's uint32), a :class:`Compacted` of uint32 for a
@@ -635,6 +638,7 @@ def flatnonzero(a):
 
 
 # ------------------------------------------------------------------------- RLE
+@takes_device
 def rle_encode(x, *, method: str | None = None):
     """Run-length encode a 1-D array: each maximal run becomes one value and its length.
 
@@ -710,6 +714,7 @@ def _record_rle(b, g: GpuArray, res: RunLengths, m: str) -> None:
     _record_finish(b, dev, meta, res.starts, g, res.values, res.counts)
 
 
+@takes_device
 def rle_decode(values, counts=None, *, size: int | None = None):
     """Expand runs: ``values[r]`` repeated ``counts[r]`` times (``np.repeat(values, counts)``).
 

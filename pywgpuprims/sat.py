@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _dtypes as _dt
 from ._array import GpuArray, as_input, submit_to_host
+from ._device import takes_device
 from ._errors import InputError
 
 _TS = 64  # tile side (wgsl/sat/sat.wgsl)
@@ -35,6 +36,7 @@ def _image_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
     return h, w, c
 
 
+@takes_device
 def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped") -> np.ndarray | GpuArray:
     """Summed-area table (integral image) of a 2-D image, per channel for ``H x W x C``.
 
@@ -129,6 +131,7 @@ def _sat_plan(dev, g: GpuArray, method: str):
         (4 * C * nby * W, 4 * C * nbx * H, 4 * C * nbx * nby)
 
 
+@takes_device
 def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant") -> np.ndarray | GpuArray:
     """Mean over a ``(2 radius + 1)``-square window, from the summed-area table.
 

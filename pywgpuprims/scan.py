@@ -37,7 +37,7 @@ import numpy as np
 
 from . import _dtypes as _dt
 from ._array import GpuArray, asarray, submit_to_host
-from ._device import Binding, Device, device
+from ._device import Binding, Device, device, takes_device
 from ._dtypes import host_array, result_dtype
 from ._errors import DeviceLimitError, InputError
 from ._monoid import WGSL_TYPE, monoid_defines
@@ -191,6 +191,7 @@ def _check_op_axis(x_shape, axis, primitive):
     return int(axis) % nd
 
 
+@takes_device
 def scan(x, op: str = "add", exclusive: bool = False, axis: int | None = -1, out=None, dtype=None,
          deterministic: bool = False):
     """Inclusive or exclusive scan (prefix combination) along an axis, as ``np.cumsum`` for add.
@@ -250,6 +251,7 @@ def scan(x, op: str = "add", exclusive: bool = False, axis: int | None = -1, out
     return _scan(x, op, exclusive, axis, out, dtype, deterministic, "scan")
 
 
+@takes_device
 def cumsum(a, axis: int | None = None, dtype=None, out=None):
     """``np.cumsum`` on the GPU: :func:`scan` with ``op="add"`` (``axis=None`` flattens).
 
@@ -513,6 +515,7 @@ def _record_rts(b, dev, op, dtype, src, out, partials, carry, params, exclusive,
         b.dispatch_indirect(down, indirect, 0, params=params, input=src, partials=partials, output=out)
 
 
+@takes_device
 def reduce(x, op: str = "add", axis: int | None = None, dtype=None):
     """Reduce with ``op`` over all elements (``axis=None``) or along one axis, as ``np.sum`` /
     ``np.min`` / ``np.max`` / ``np.bitwise_*.reduce``.
@@ -614,6 +617,7 @@ def _reduce(x, op, axis, dtype, primitive: str, nonzero: bool = False):
     return res[()] if out_shape == () else res
 
 
+@takes_device
 def count_nonzero(a, axis: int | None = None):
     """``np.count_nonzero`` on the GPU: the number of non-zero (True; NaN counts) elements of any
     dtype, in total or along ``axis`` (int64 counts, as numpy's ``intp``), in one reading pass.

@@ -63,3 +63,14 @@ def test_wheel_installs_and_runs(tmp_path):
     out = subprocess.run([str(vpy), "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "venv" in out.stdout
+
+
+def test_import_without_the_svg_extra():
+    """`import pywgpuprims` works without the optional SVG packages; load_svg names the extra."""
+    code = ("import sys\n"
+            "for m in ('defusedxml', 'tinycss2', 'cssselect2', 'fontTools'): sys.modules[m] = None\n"
+            "import pywgpuprims, pywgpuprims.scene as s\n"
+            "try:\n    s.load_svg\nexcept ImportError as e:\n    print('extra' if \"'svg' extra\" in str(e) else e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "extra"

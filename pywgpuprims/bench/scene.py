@@ -7,14 +7,17 @@ import time
 
 import numpy as np
 
-from ..scene import Scene, circle, polygon, rect, rounded_rect, star
+from ..scene import Path, Scene, rect
+from ..scene.geometry import ellipse_records, line_records, rect_records, rounded_rect_records
 from ._harness import BenchContext, benchmark
 
 
 def grid_scene(n_paths: int, n_clips: int, width: int, height: int, seed: int = 1) -> Scene:
     """Cells in a grid, each under 3 nested clips (circle, star, rounded rect) holding small shapes.
 
-    Roughly ``n_clips`` clips (a multiple of 3) and ``n_paths`` filled paths plus a background.
+    Roughly ``n_clips`` clips (a multiple of 3) and ``n_paths`` filled paths plus a background. Every
+    outline is made at once as numpy records (``scene.geometry``'s ``*_records``); each cell then
+    costs three ``push_clip`` calls of bulk paths, one ``Scene.fill_many`` and three pops.
     """
     rng = np.random.default_rng(seed)
     n_cells = max(1, n_clips // 3)
@@ -22,28 +25,40 @@ def grid_scene(n_paths: int, n_clips: int, width: int, height: int, seed: int = 
     rows = -(-n_cells // cols)
     cw, ch = width / cols, height / rows
     per = max(1, n_paths // n_cells)
+    # The random draws, in the order the scene has always used.
+    rot = np.empty(n_cells)
+    u = np.empty((n_cells, per, 4))
+    col = np.empty((n_cells, per, 4), np.int64)
+    for k in range(n_cells):
+        rot[k] = rng.uniform(0, 360)
+        u[k] = rng.uniform(0, 1, (per, 4))
+        col[k] = rng.integers(0, 256, (per, 4))
+        col[k, :, 3] = rng.integers(120, 256, per)
+    kc = np.arange(n_cells)
+    x0, y0 = (kc % cols) * cw, (kc // cols) * ch
+    cx, cy, r = x0 + cw / 2, y0 + ch / 2, min(cw, ch) / 2
+    clip_circle = ellipse_records(cx, cy, r * 1.05, r * 1.05)
+    ang = np.radians(rot)[:, None] + np.arange(14) * np.pi / 7
+    rad = np.where(np.arange(14) % 2 == 0, r * 1.3, r * 0.75)
+    clip_star = line_records(np.stack([cx[:, None] + rad * np.cos(ang), cy[:, None] + rad * np.sin(ang)], axis=2))
+    clip_rrect = rounded_rect_records(x0 + cw * 0.08, y0 + ch * 0.08, cw * 0.84, ch * 0.84, r * 0.3)
+    px, py = x0[:, None] + u[..., 0] * cw, y0[:, None] + u[..., 1] * ch
+    sz = r * (0.15 + 0.5 * u[..., 2])
+    kind = np.broadcast_to(np.arange(per) % 3, (n_cells, per))
+    rec = ellipse_records(px, py, sz, sz).reshape(n_cells, per, 4, 8)  # kind 0: circles
+    rec[kind == 1] = rect_records(px - sz, py - sz * 0.6, 2 * sz, 1.2 * sz).reshape(n_cells, per, 4, 8)[kind == 1]
+    a = u[..., 3:4] * 6.28 + np.array([0, 2.1, 4.2])  # kind 2: triangles, padded with a zero-length record
+    tri = line_records(np.stack([px[..., None] + sz[..., None] * np.cos(a), py[..., None] + sz[..., None] * np.sin(a)],
+                                axis=-1).reshape(-1, 3, 2)).reshape(n_cells, per, 3, 8)
+    rec[kind == 2, :3] = tri[kind == 2]
+    rec[kind == 2, 3] = np.tile(tri[kind == 2, 0, :2], 4)
     s = Scene()
     s.fill(rect(0, 0, width, height), (245, 245, 240, 255))
     for k in range(n_cells):
-        x0, y0 = (k % cols) * cw, (k // cols) * ch
-        cx, cy, r = x0 + cw / 2, y0 + ch / 2, min(cw, ch) / 2
-        s.push_clip(circle(cx, cy, r * 1.05))
-        s.push_clip(star(cx, cy, r * 1.3, r * 0.75, 7, float(rng.uniform(0, 360))), fill_rule="evenodd")
-        s.push_clip(rounded_rect(x0 + cw * 0.08, y0 + ch * 0.08, cw * 0.84, ch * 0.84, r * 0.3))
-        u = rng.uniform(0, 1, (per, 4))
-        col = rng.integers(0, 256, (per, 4))
-        col[:, 3] = rng.integers(120, 256, per)
-        for j in range(per):
-            px, py, sz = x0 + u[j, 0] * cw, y0 + u[j, 1] * ch, r * (0.15 + 0.5 * u[j, 2])
-            kind = j % 3
-            if kind == 0:
-                p = circle(px, py, sz)
-            elif kind == 1:
-                p = rect(px - sz, py - sz * 0.6, 2 * sz, 1.2 * sz)
-            else:
-                a = u[j, 3] * 6.28
-                p = polygon([(px + sz * np.cos(a + t), py + sz * np.sin(a + t)) for t in (0, 2.1, 4.2)])
-            s.fill(p, tuple(int(v) for v in col[j]))
+        s.push_clip(Path.from_records(clip_circle[k]))
+        s.push_clip(Path.from_records(clip_star[k]), fill_rule="evenodd")
+        s.push_clip(Path.from_records(clip_rrect[k]))
+        s.fill_many(rec[k], col[k])
         s.pop_clip()
         s.pop_clip()
         s.pop_clip()
@@ -52,7 +67,7 @@ def grid_scene(n_paths: int, n_clips: int, width: int, height: int, seed: int = 
 
 def _scene_entry(ctx: BenchContext, n: int) -> list[dict]:
 
-    from .._scene_gpu import GpuScene  # noqa: PLC0415
+    from ..scene.gpu import GpuScene  # noqa: PLC0415
 
     dev = ctx.dev
     cpu = dev.info.get("adapter_type") == "CPU"

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._array import GpuArray, as_input
-from .._device import Binding, Device, device
+from .._device import Binding, Device, device, takes_device
 from .._errors import CorruptDataError, InputError
 from . import _tables as T
 
@@ -170,6 +170,7 @@ def _check_block_size(mode: str, block_size: int, lanes: int) -> None:
 
 
 # ----------------------------------------------------------------------------- compress
+@takes_device(name="fse.compress")
 def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None = None,
              mode: str = "reference", lanes: int = 256, progress=None) -> bytes:
     """Compress bytes with FSE (tANS) on the GPU into the container of ``docs/fse-format.md``.
@@ -397,6 +398,7 @@ def parse(blob) -> tuple[dict, np.ndarray]:
     return {"mode": mode, "table_log": tl, "lanes": lanes, "block_size": bs, "size": n, "blocks": nb}, e
 
 
+@takes_device(name="fse.decompress")
 def decompress(blob, progress=None) -> bytes:
     """Decompress a container made by :func:`compress` (either mode) on the GPU.
 

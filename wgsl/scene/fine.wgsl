@@ -3,7 +3,10 @@
 // The tile walks its element bits (painter's order). Each pixel keeps a premultiplied colour and
 // `top`, the product of the coverages of the clips around it. BEGIN pushes `top` on the pixel's
 // clip stack (levels in `spill`, sized per tile from its depth bound) and multiplies it by the
-// clip's coverage; END pops it; DRAW composites colour * coverage * top source-over.
+// clip's coverage; END pops it; DRAW composites colour * coverage * top source-over (the colour
+// is the element's, or its gradient's at the pixel centre when the head's w names a paint block).
+// LAYERS: a BEGIN flagged as a layer also saves the pixel's colour on its level and starts from
+// transparent; its END composites the layer, times the layer's opacity, over the saved colour.
 // Coverage = samples of a 4x4 grid inside / 16. A sample's winding number counts the segments of
 // the part's cell (its tile row) crossing the sample's row left of it; a clip is a union of
 // products of parts (SVG clipPath children and nested clip-path references).
@@ -48,6 +51,55 @@ const NO_STACK: bool = {{NO_STACK_BOOL}};
 @group(0) @binding(9) var<storage, read> state_in: array<u32>;      // per tile: next element, depth
 @group(0) @binding(10) var<storage, read_write> state_out: array<atomic<u32>>; // same, then the unfinished count
 @group(0) @binding(11) var<storage, read> summary: array<u32>;     // per tile: one bit per non-zero mask word
+@group(0) @binding(12) var<storage, read> paints: array<vec4<f32>>; // gradient blocks (pywgpuprims/scene/paint.py)
+
+const RAMP: u32 = 512u;
+const LAYER_BIT: u32 = 0x80000000u;  // in a BEGIN's / END's head.w: the clip also starts / ends a layer
+const MASK_BIT: u32 = 0x40000000u;   // with LAYER_BIT: a masked layer; alone, on a DRAW: the mask/content switch
+
+// Premultiplied colour of the gradient block at `base` at the centre of pixel (px, py).
+fn paint_colour(base: u32, px: f32, py: f32) -> vec4<f32> {
+    let h0 = paints[base];
+    let h1 = paints[base + 1u];
+    let g0 = paints[base + 2u];
+    let g1 = paints[base + 3u];
+    let x = px + 0.5;
+    let y = py + 0.5;
+    let gx = h0.x * x + h0.y * y + h0.z;
+    let gy = h0.w * x + h1.x * y + h1.y;
+    var t: f32;
+    if (h1.z < 0.5) {
+        t = (gx - g0.x) * g0.z + (gy - g0.y) * g0.w;
+    } else {
+        // Two-point conical: the largest t whose circle (centre f + t cd, radius fr + t dr) holds the point.
+        let p = vec2<f32>(gx - g0.x, gy - g0.y);
+        let fr = g1.x;
+        let dr = g1.y;
+        let a = dot(g0.zw, g0.zw) - dr * dr;
+        let b = dot(p, g0.zw) + fr * dr;
+        let c = dot(p, p) - fr * fr;
+        if (abs(a) < 1e-6 * max(dr * dr, 1e-12)) {
+            t = c / (2.0 * b);
+        } else {
+            let sq = sqrt(max(b * b - a * c, 0.0));
+            let t1 = (b + sq) / a;
+            let t2 = (b - sq) / a;
+            t = select(min(t1, t2), max(t1, t2), fr + max(t1, t2) * dr >= 0.0);
+        }
+    }
+    t = clamp(t, -1e9, 1e9);
+    if (t != t) {
+        t = 0.0;
+    }
+    if (h1.w > 1.5) {
+        t = t - floor(t);
+    } else if (h1.w > 0.5) {
+        t = abs(t - 2.0 * floor(t * 0.5));
+        t = select(t, 2.0 - t, t > 1.0);
+    }
+    let idx = u32(floor(clamp(t, 0.0, 1.0) * f32(RAMP - 1u) + 0.5));
+    return paints[base + 4u + idx];
+}
 
 fn cell_range(p: vec4<u32>, ty: u32) -> vec2<u32> {
     if (ty < p.y || ty >= p.y + p.z) {
@@ -234,6 +286,45 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                     }
                 }
 #else
+#if LAYERS
+                // Levels of 6 floats: the clip coverage, then (for a layer) the colour under it and
+                // (for a masked layer) the mask's luminance.
+                if (head.x == KIND_END) {
+                    depth -= 1u;
+                    let lv = (soff + depth) * 6u * 256u + lid;
+                    top = spill[lv];
+                    if ((head.w & LAYER_BIT) != 0u) {
+                        let under = vec4<f32>(spill[lv + 256u], spill[lv + 512u], spill[lv + 768u], spill[lv + 1024u]);
+                        var k = bitcast<vec4<f32>>(elems[2u * e + 1u]).w;
+                        if ((head.w & MASK_BIT) != 0u) {
+                            k = k * spill[lv + 1280u];
+                        }
+                        let s = col * k;
+                        col = s + under * (1.0 - s.w);
+                    }
+                } else if (head.x == 0u && (head.w & MASK_BIT) != 0u) {
+                    // The mask is drawn: keep its luminance on the level below, start the content.
+                    let lv = (soff + depth - 1u) * 6u * 256u + lid;
+                    spill[lv + 1280u] = clamp(dot(col.xyz, vec3<f32>(0.2125, 0.7154, 0.0721)), 0.0, 1.0);
+                    col = vec4<f32>(0.0);
+                } else if (head.x == KIND_BEGIN) {
+                    var c = 0.0;
+                    if (top > 0.0) {
+                        c = coverage(head, ty, px, py);
+                    }
+                    let lv = (soff + depth) * 6u * 256u + lid;
+                    spill[lv] = top;
+                    if ((head.w & LAYER_BIT) != 0u) {
+                        spill[lv + 256u] = col.x;
+                        spill[lv + 512u] = col.y;
+                        spill[lv + 768u] = col.z;
+                        spill[lv + 1024u] = col.w;
+                        col = vec4<f32>(0.0);
+                    }
+                    depth += 1u;
+                    top = top * c;
+                }
+#else
                 if (head.x == KIND_END) {
                     depth -= 1u;
                     top = spill[(soff + depth) * 256u + lid];
@@ -247,10 +338,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                     top = top * c;
                 }
 #endif
-                if (head.x == 0u && top > 0.0) {
+#endif
+                if (head.x == 0u && top > 0.0 && (head.w & MASK_BIT) == 0u) {
                     let c = coverage(head, ty, px, py);
                     let eff = c * top;
-                    let s = bitcast<vec4<f32>>(elems[2u * e + 1u]) * eff;
+                    var s = bitcast<vec4<f32>>(elems[2u * e + 1u]) * eff;
+                    if (head.w != 0u) {  // (a DRAW's w never has LAYER_BIT: blocks are far smaller)
+                        s = paint_colour(head.w - 1u, px, py) * eff;
+                    }
                     col = s + col * (1.0 - s.w);
                 }
             }

@@ -1,0 +1,373 @@
+"""GPU pipeline for :mod:`pywgpuprims.scene`: band binning, tile binning, depth bounds, fine
+rasterisation in bounded rounds, resolve to RGBA8. Each stage is one batch, so it can be timed."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+
+import numpy as np
+
+from .._array import GpuArray, asarray
+from .._device import Device, device
+from .._errors import DeviceLimitError, InputError, ShaderError
+from ..scan import record_scan
+from .plan import CLIP_BEGIN, CLIP_END, ScenePlan
+
+#: Loop trips one fine invocation may spend per round (lavapipe cuts loops at 65,535).
+FINE_BUDGET = 16384
+
+
+def _u32(a) -> np.ndarray:
+    a = np.ascontiguousarray(a, dtype=np.uint32)
+    return a if a.size else np.zeros(4, np.uint32)
+
+
+def _read_u32(dev: Device, g: GpuArray, i: int) -> int:
+    return int(np.frombuffer(dev.read(g.buffer, 4 * i, 4), np.uint32)[0])
+
+
+def _up(dev: Device, a: np.ndarray) -> GpuArray:
+    a = np.ascontiguousarray(a)
+    if not a.size:
+        a = np.zeros(4, a.dtype)
+    return asarray(a, dev=dev)
+
+
+class GpuScene:
+    """A scene plan uploaded to the GPU, with one method per stage (each one batch)."""
+
+    def __init__(self, plan: ScenePlan, dev: Device | None = None, budget: int = FINE_BUDGET,
+                 stack: bool | None = None, gpu_layout: bool | None = None):
+        self.dev = dev = dev or device()
+        self.plan = plan
+        self.budget = max(64, int(budget))  # each round must get past a summary word, a word and an element
+        #: True: clip levels in a storage buffer (exact); False: no storage, clips rasterised twice;
+        #: None: the stack when it fits in memory (see :meth:`depth_bounds`).
+        self.stack = stack
+        self.no_stack = stack is False
+        #: Boxes, clip boxes, tile rectangles and cells computed on the GPU (else taken from the host plan).
+        self.gpu_layout = (dev.options.get("scene_layout", "gpu") == "gpu") if gpu_layout is None else gpu_layout
+        n, P = plan.n_elements, plan.n_parts
+        self.n_elements, self.n_parts = n, P
+        self.n_tiles = plan.tiles_x * plan.tiles_y
+        self.n_words = -(-n // 32)
+        flags = plan.part_rule.astype(np.uint32) | (plan.part_newterm.astype(np.uint32) << 1)
+        elems = np.zeros((n, 2, 4), np.uint32)
+        elems[:, 0, 0] = plan.kinds
+        src = np.where(plan.kinds == CLIP_END, plan.match, np.arange(n))  # an END carries its BEGIN's parts
+        elems[:, 0, 1] = plan.part_lo[src]
+        elems[:, 0, 2] = plan.part_hi[src]
+        elems[:, 0, 3] = plan.paint
+        elems[:, 1, :] = plan.colors.view(np.uint32)
+        lay = plan.layer >= 0  # layers: a flag in the head's w, the opacity in the colour's w
+        elems[lay, 0, 3] = 0x80000000 | (plan.masked[lay].astype(np.uint32) << 30)
+        elems[plan.switch, 0, 3] = 0x40000000
+        elems[lay, 1, :] = np.stack([np.zeros(lay.sum(), np.float32)] * 3 + [plan.layer[lay]], axis=1).view(np.uint32)
+        #: Floats per stack level: the clip coverage, plus the colour under a layer when there are layers.
+        self.stride = 6 if plan.has_layers else 1
+        pad = self.n_words * 32
+        kb = np.zeros((2, pad), bool)
+        kb[0, :n] = plan.kinds == CLIP_BEGIN
+        kb[1, :n] = plan.kinds == CLIP_END
+        kind_bits = np.packbits(kb, axis=1, bitorder="little").view("<u4").T.copy()  # (words, 2)
+        self.elems = _up(dev, elems)
+        self.paints = _up(dev, np.ascontiguousarray(plan.paints, np.float32))
+        self.kind_bits = _up(dev, _u32(kind_bits))
+        if self.gpu_layout:
+            self.n_segs = len(plan.gpu_segments)
+            self.segs = _up(dev, plan.gpu_segments)
+            self.seg_part = _up(dev, _u32(plan.gpu_seg_part))
+            self.part_info = _up(dev, _u32(flags | (plan.part_right.astype(np.uint32) << 2)))
+            head = np.stack([plan.kinds, plan.part_lo, plan.part_hi, plan.match], axis=1)
+            self.elem_head = _up(dev, _u32(head))
+            self.kinds_gpu = GpuArray(dev, _up(dev, _u32(plan.kinds)).buffer, (n,), np.uint32)
+            self.pbb = GpuArray.empty(4 * max(P, 1), np.uint32, dev)
+            self.bboxes = GpuArray.empty((max(n, 1), 4), np.float32, dev)
+            self.clipped = None
+            self.rects = GpuArray.empty(4 * max(n, 1), np.uint32, dev)
+            self.rows = GpuArray.empty(n + 1, np.uint32, dev)
+            self.pair_off = GpuArray.empty(n + 1, np.uint32, dev)
+            self.part_rows = GpuArray.empty(P + 1, np.uint32, dev)
+            self.part_cell = GpuArray.empty(P + 1, np.uint32, dev)
+            self.part_band0 = GpuArray.empty(max(P, 1), np.uint32, dev)
+            self.parts = GpuArray.empty(4 * max(P, 1), np.uint32, dev)
+            self.pairs = None
+            self.n_pairs = self.n_cells = 0
+        else:
+            plan.layout()
+            parts = np.stack([plan.part_cell, plan.part_band0, plan.part_nbands, flags], axis=1) if P else np.zeros(
+                (0, 4))
+            rect = plan.tile_rect
+            rows = (rect[:, 3] - rect[:, 1]).astype(np.int64)
+            eid = np.repeat(np.arange(n), rows)
+            row = np.arange(int(rows.sum())) - np.repeat(np.cumsum(rows) - rows, rows) + rect[eid, 1]
+            self.n_pairs = len(eid)
+            self.n_segs = len(plan.segments)
+            self.segs = _up(dev, plan.segments)
+            self.seg_part = _up(dev, _u32(plan.seg_part))
+            self.parts = _up(dev, _u32(parts))
+            self.rects = _up(dev, _u32(rect))
+            self.pairs = _up(dev, _u32(np.stack([eid, row], axis=1)))
+            self.n_cells = plan.n_cells
+            self._alloc_cells()
+        mask_bytes = 4 * self.n_tiles * max(self.n_words, 1)
+        if mask_bytes > dev.max_binding:
+            raise DeviceLimitError("scene", f"tile bitmasks of {mask_bytes} bytes ({n} elements x {self.n_tiles} "
+                                   f"tiles) exceed the device's largest storage binding ({dev.max_binding} bytes)")
+        self.masks = GpuArray.empty(self.n_tiles * max(self.n_words, 1), np.uint32, dev)
+        self.n_sum = -(-max(self.n_words, 1) // 32)
+        self.summary = GpuArray.empty(self.n_tiles * self.n_sum, np.uint32, dev)
+        self.need = GpuArray.empty(self.n_tiles + 1, np.uint32, dev)
+        self.spill_off = GpuArray.empty(self.n_tiles + 1, np.uint32, dev)
+        self.pix = GpuArray.empty((self.n_tiles * 256 * 2, 4), np.float32, dev)
+        self.state = [GpuArray.empty(2 * self.n_tiles + 4, np.uint32, dev) for _ in range(2)]
+        self.image = GpuArray.empty((plan.height, plan.width, 4), np.uint8, dev)
+        self.spill = None
+        self.binned = None
+        self.rounds = 0
+
+    def _alloc_cells(self) -> None:
+        self.counts = GpuArray.empty(self.n_cells + 1, np.uint32, self.dev)
+        self.cell_off = GpuArray.empty(self.n_cells + 1, np.uint32, self.dev)
+
+    def _layout_kernel(self, name: str):
+        return self.dev.kernel("scene/layout.wgsl", defines={name: True})
+
+    def _lparams(self, count: int) -> dict:
+        p = self.plan
+        return {"n": count, "width": float(p.width), "tiles_x": p.tiles_x, "tiles_y": p.tiles_y}
+
+    # ---------------------------------------------------------------- GPU layout stages
+    def bboxes_stage(self) -> None:
+        """Part boxes from the segments (atomics on ordered keys), element boxes as their union."""
+        if not self.gpu_layout:
+            return
+        dev, P, n = self.dev, self.n_parts, self.n_elements
+        b = dev.batch()
+        if P:
+            b.dispatch(self._layout_kernel("PART_BBOX_INIT"), -(-P // 256), params=self._lparams(P), pbb=self.pbb)
+        if self.n_segs:
+            b.dispatch(self._layout_kernel("PART_BBOX"), -(-self.n_segs // 256), params=self._lparams(self.n_segs),
+                       pbb=self.pbb, segs=self.segs, seg_part=self.seg_part)
+        if n:
+            b.dispatch(self._layout_kernel("ELEM_BBOX"), -(-n // 256), params=self._lparams(n), pbb=self.pbb,
+                       elems=self.elem_head, part_info=self.part_info, bboxes=self.bboxes)
+        b.submit()
+
+    def clip_stage(self) -> None:
+        """Clip boxes through ``pywgpuprims.clip_bboxes``, on the GPU with no readback (the plan knows
+        the clip depth)."""
+        if not self.gpu_layout:
+            return
+        from ..stack import clip_bboxes  # noqa: PLC0415
+
+        n = self.n_elements
+        if not n:
+            self.clipped = self.bboxes
+            return
+        boxes = GpuArray(self.dev, self.bboxes.buffer, (n, 4), np.float32)
+        vp = tuple(float(v) for v in self.plan.viewport)
+        self.clipped = clip_bboxes(self.kinds_gpu, boxes, vp, max_depth=self.plan.max_depth)
+
+    def layout_stage(self) -> None:
+        """Tile rectangles, cells and (element, tile row) pairs from the clip boxes."""
+        if not self.gpu_layout:
+            return
+        dev, P, n = self.dev, self.n_parts, self.n_elements
+        b = dev.batch()
+        b.clear(self.rows)
+        b.clear(self.part_rows)
+        if n:
+            b.dispatch(self._layout_kernel("ELEM_RECT"), -(-n // 256), params=self._lparams(n), clipped=self.clipped,
+                       elems=self.elem_head, rects=self.rects, rows=self.rows, part_rows=self.part_rows,
+                       part_band0=self.part_band0)
+        record_scan(b, self.rows, self.pair_off, "add", exclusive=True)
+        b.submit()
+        # A second scan in its own batch: _device.Batch gives a timed batch of 3+ compute passes
+        # timestamp writes without indices for the middle passes, which wgpu rejects.
+        b = dev.batch()
+        record_scan(b, self.part_rows, self.part_cell, "add", exclusive=True)
+        b.submit()
+        self.n_pairs = _read_u32(dev, self.pair_off, n)
+        n_cells = _read_u32(dev, self.part_cell, P)
+        if n_cells != self.n_cells or not hasattr(self, "counts"):
+            self.n_cells = n_cells
+            self._alloc_cells()
+        if self.pairs is None or self.pairs.size < 2 * max(self.n_pairs, 1):
+            self.pairs = GpuArray.empty(2 * max(self.n_pairs, 1), np.uint32, dev)
+        b = dev.batch()
+        if P:
+            b.dispatch(self._layout_kernel("PARTS_OUT"), -(-P // 256), params=self._lparams(P),
+                       part_cell=self.part_cell, part_rows=self.part_rows, part_band0=self.part_band0,
+                       part_info=self.part_info, parts=self.parts)
+        if n:
+            b.dispatch(self._layout_kernel("PAIRS_OUT"), -(-n // 256), params=self._lparams(n), rects=self.rects,
+                       pair_off=self.pair_off, pairs=self.pairs)
+        b.submit()
+
+    # ---------------------------------------------------------------- stages
+    def bin_segments(self) -> None:
+        """Count segments per cell, scan, scatter into cells."""
+        dev = self.dev
+        total = None
+        b = dev.batch()
+        b.clear(self.counts)
+        groups = -(-self.n_segs // 256)
+        if groups:
+            k = dev.kernel("scene/band.wgsl", defines={"SCATTER": False})
+            b.dispatch(k, groups, params={"n_segs": self.n_segs}, segs=self.segs, seg_part=self.seg_part,
+                       parts=self.parts, counts=self.counts)
+        record_scan(b, self.counts, self.cell_off, "add", exclusive=True)
+        b.submit()
+        total = _read_u32(dev, self.cell_off, self.n_cells) if self.n_cells else 0
+        nbytes = 16 * max(total, 1)
+        if nbytes > dev.max_binding:
+            raise DeviceLimitError("scene", f"{total} binned segments exceed the device's largest storage binding")
+        if self.binned is None or self.binned.size < 4 * max(total, 1):
+            self.binned = GpuArray.empty((max(total, 1), 4), np.float32, dev)
+        if groups:
+            b = dev.batch()
+            b.clear(self.counts)
+            k = dev.kernel("scene/band.wgsl", defines={"SCATTER": True})
+            b.dispatch(k, groups, params={"n_segs": self.n_segs}, segs=self.segs, seg_part=self.seg_part,
+                       parts=self.parts, counts=self.counts, cell_off=self.cell_off, binned=self.binned)
+            b.submit()
+
+    def bin_tiles(self) -> None:
+        """Set one bit per (tile, element) over each element's tile rectangle."""
+        dev = self.dev
+        b = dev.batch()
+        b.clear(self.masks)
+        b.clear(self.summary)
+        if self.n_pairs:
+            k = dev.kernel("scene/tiles.wgsl")
+            b.dispatch(k, -(-self.n_pairs // 256), params={"n_pairs": self.n_pairs, "n_words": self.n_words,
+                                                           "tiles_x": self.plan.tiles_x, "n_sum": self.n_sum},
+                       pairs=self.pairs, rects=self.rects, masks=self.masks, summary=self.summary)
+        b.submit()
+
+    def depth_bounds(self) -> None:
+        """Clip depth bound per tile, scanned into the tiles' first stack levels; sizes the stack buffer."""
+        dev = self.dev
+        b = dev.batch()
+        b.clear(self.need)
+        k = dev.kernel("scene/depth.wgsl")
+        b.dispatch(k, self.n_tiles, params={"n_tiles": self.n_tiles, "n_words": self.n_words,
+                                            "chunk": -(-self.n_words // 256)},
+                   masks=self.masks, kind_bits=self.kind_bits, need=self.need)
+        record_scan(b, self.need, self.spill_off, "add", exclusive=True)
+        b.submit()
+        levels = _read_u32(dev, self.spill_off, self.n_tiles)
+        nbytes = 4 * 256 * max(levels, 1) * self.stride
+        limit = min(dev.max_binding, dev.max_buffer, int(dev.options.get("scene_stack_bytes", 1 << 30)))
+        self.no_stack = self.stack is False or (self.stack is None and nbytes > limit)
+        if self.no_stack and self.plan.has_layers:
+            raise DeviceLimitError("scene", f"the layer stacks need {nbytes} bytes, more than the device's largest "
+                                   f"storage binding ({dev.max_binding}); layers cannot be drawn without them")
+        if self.no_stack:
+            levels = 0
+        elif nbytes > limit:
+            raise DeviceLimitError("scene", f"the clip stacks need {nbytes} bytes ({levels} tile levels of 256 "
+                                   f"pixels), more than the device's largest storage binding ({dev.max_binding})")
+        if self.spill is None or self.spill.size < 256 * max(levels, 1) * self.stride:
+            self.spill = GpuArray.empty(256 * max(levels, 1) * self.stride, np.float32, dev)
+
+    def fine(self) -> int:
+        """Fine rasterisation in rounds until every tile is done; returns the number of rounds."""
+        dev = self.dev
+        k = dev.kernel("scene/fine.wgsl", defines={"NO_STACK": self.no_stack,
+                                                   "NO_STACK_BOOL": "true" if self.no_stack else "false",
+                                                   "LAYERS": self.stride == 6})
+        bg = self.plan.background
+        rounds = 0
+        src, dst = self.state
+        while True:
+            b = dev.batch()
+            b.clear(dst, 8 * self.n_tiles, 16)
+            b.dispatch(k, self.n_tiles, params={"tiles_x": self.plan.tiles_x, "n_tiles": self.n_tiles,
+                                                "n_words": self.n_words, "n_sum": self.n_sum,
+                                                "budget": self.budget,
+                                                "first": int(rounds == 0), "bg_r": bg[0], "bg_g": bg[1],
+                                                "bg_b": bg[2], "bg_a": bg[3]},
+                       masks=self.masks, elems=self.elems, parts=self.parts, cell_off=self.cell_off,
+                       binned=self.binned, spill_off=self.spill_off, spill=self.spill, pix=self.pix,
+                       state_in=src, state_out=dst, summary=self.summary, paints=self.paints)
+            b.submit()
+            rounds += 1
+            unfinished = int(np.frombuffer(dev.read(dst.buffer, 8 * self.n_tiles, 4), np.uint32)[0])
+            src, dst = dst, src
+            if unfinished == 0:
+                break
+            if rounds > self.plan.n_elements + self.n_words + self.n_sum + 2:  # every round makes progress
+                raise ShaderError("scene/fine.wgsl", f"no progress after {rounds} rounds")
+        self.rounds = rounds
+        return rounds
+
+    def resolve(self) -> None:
+        dev = self.dev
+        p = self.plan
+        b = dev.batch()
+        b.dispatch(dev.kernel("scene/resolve.wgsl"), -(-p.width * p.height // 256),
+                   params={"width": p.width, "height": p.height, "tiles_x": p.tiles_x}, pix=self.pix,
+                   image=self.image)
+        b.submit()
+
+    STAGES = ("bboxes_stage", "clip_stage", "layout_stage", "bin_segments", "bin_tiles", "depth_bounds", "fine",
+              "resolve")
+
+    def run(self, timings: dict | None = None) -> np.ndarray:
+        for name in self.STAGES:
+            if name.endswith("_stage") and not self.gpu_layout:
+                continue
+            with _timed(self.dev, timings, f"gpu: {name}"):
+                getattr(self, name)()
+        return self.image.numpy()
+
+
+@contextmanager
+def _timed(dev: Device, timings: dict | None, name: str):
+    if timings is None:
+        yield
+        return
+    t0 = time.perf_counter()
+    if dev.has_timestamps:
+        with dev.timer() as t:
+            yield
+        timings[name] = t.ns * 1e-9
+    else:
+        yield
+        dev.sync()
+        timings[name + " (wall)"] = time.perf_counter() - t0
+
+
+#: Segments one element may have on a CPU adapter: fine walks one element's segments of a tile row
+#: without a stop inside it, and lavapipe cuts an invocation's loops past 65,535 trips silently.
+CPU_MAX_SEGMENTS_PER_ELEMENT = 48_000
+
+
+def _check_loop_cap(plan: ScenePlan, dev: Device) -> None:
+    if dev.info.get("adapter_type") != "CPU" or not len(plan.gpu_seg_part):
+        return
+    per_element = np.bincount(plan.elem_of_part[plan.gpu_seg_part], minlength=plan.n_elements)
+    worst = int(per_element.argmax())
+    if per_element[worst] > CPU_MAX_SEGMENTS_PER_ELEMENT:
+        raise InputError("scene.render", f"element {worst} has {int(per_element[worst])} line segments after "
+                         f"flattening; on a CPU adapter ({dev.adapter_summary}) one element may have at most "
+                         f"{CPU_MAX_SEGMENTS_PER_ELEMENT}, or a shader loop could be cut short (a wrong picture). "
+                         "Split the path into several fills, or render on a GPU")
+
+
+def render_plan(plan: ScenePlan, dev: Device | None = None, timings: dict | None = None,
+                budget: int = FINE_BUDGET, stack: bool | None = None, gpu_layout: bool | None = None) -> np.ndarray:
+    """Render a :class:`ScenePlan` on the GPU: (height, width, 4) uint8, straight alpha.
+
+    ``stack``: keep clip levels in a storage buffer (True), recompute clips instead (False), or
+    choose by memory (None).
+    """
+    t0 = time.perf_counter()
+    _check_loop_cap(plan, dev or device())
+    g = GpuScene(plan, dev, budget, stack, gpu_layout)
+    if timings is not None:
+        timings["host: upload"] = time.perf_counter() - t0
+    return g.run(timings)
