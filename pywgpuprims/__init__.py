@@ -14,9 +14,9 @@ from ._device import Device, device, devices, set_device, use_device
 from ._errors import CorruptDataError, DeviceLimitError, InputError, PrimitiveError, ShaderError
 from .conv import correlate
 from .recfilter import bspline_prefilter, gaussian_filter, recursive_filter
-from .rle import Compacted, RunLengths, compact, nonzero, rle_decode, rle_encode
+from .rle import Compacted, RunLengths, compact, flatnonzero, nonzero, rle_decode, rle_encode
 from .sat import box_filter, summed_area_table
-from .scan import reduce, scan
+from .scan import count_nonzero, cumsum, reduce, scan
 from .stack import (
     CLIP_BEGIN,
     CLIP_DRAW,
@@ -34,9 +34,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CorruptDataError", "Device", "DeviceLimitError", "GpuArray", "InputError", "PrimitiveError",
-    "ShaderError", "asarray", "correlate", "device", "devices", "fse", "reduce", "scan", "scene", "set_device",
-    "stream", "use_device",
-    "Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode",
+    "ShaderError", "asarray", "correlate", "count_nonzero", "cumsum", "device", "devices", "fse", "reduce", "scan",
+    "scene", "set_device", "stream", "use_device",
+    "Compacted", "RunLengths", "compact", "flatnonzero", "nonzero", "rle_decode", "rle_encode",
     "box_filter", "bspline_prefilter", "gaussian_filter", "recursive_filter", "summed_area_table",
     "CLIP_BEGIN", "CLIP_DRAW", "CLIP_END", "BracketInfo", "bracket_match", "bracket_match_reference",
     "clip_bboxes", "clip_bboxes_reference", "is_empty", "unclosed_opens",

@@ -8,10 +8,14 @@ from typing import Any
 import numpy as np
 
 from ._device import Device, device, takes_device
+from ._dtypes import ALL_DTYPES
 from ._errors import DeviceLimitError, InputError, PrimitiveError
 
-#: dtypes a GpuArray can hold; uint8 is packed four to a 32-bit word (little-endian).
+#: dtypes most primitives take (the default of :func:`as_input`); uint8 is packed four to a 32-bit word.
 SUPPORTED_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.int32), np.dtype(np.float32))
+#: dtypes a GpuArray can hold (``_dtypes.ALL_DTYPES``: bool, 8- to 64-bit integers, float16/32/64),
+#: packed little-endian; scan and reduce take them all.
+ARRAY_DTYPES = ALL_DTYPES
 
 
 class GpuArray:
@@ -121,9 +125,9 @@ class GpuArray:
 
 def _check_dtype(dtype, primitive: str) -> np.dtype:
     dtype = np.dtype(dtype)
-    if dtype not in SUPPORTED_DTYPES:
+    if dtype not in ARRAY_DTYPES:
         raise InputError(primitive, f"dtype {dtype} is not supported (expected one of "
-                         f"{', '.join(str(d) for d in SUPPORTED_DTYPES)})")
+                         f"{', '.join(str(d) for d in ARRAY_DTYPES)})")
     return dtype
 
 

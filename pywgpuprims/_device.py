@@ -26,7 +26,7 @@ from ._shader import parse_bindings, parse_params, preprocess
 
 _BACKENDS = {"vulkan": "Vulkan", "gl": "OpenGL", "opengl": "OpenGL", "metal": "Metal", "d3d12": "D3D12"}
 _ADAPTER_RANK = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "CPU": 3, "Unknown": 4}
-_WANTED_FEATURES = ("subgroup", "timestamp-query")
+_WANTED_FEATURES = ("subgroup", "timestamp-query", "shader-int64", "shader-f64")
 _WANTED_LIMITS = (
     "max-storage-buffer-binding-size",
     "max-buffer-size",

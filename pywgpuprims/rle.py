@@ -92,13 +92,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import _dtypes as _dt
 from ._array import GpuArray, as_input, asarray, submit_counted_to_host, submit_to_host
 from ._device import Device, takes_device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import monoid_defines
 from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lb_defines, lookback_steps, lookback_walk_tiles, record_scan
 
-__all__ = ["Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode"]
+__all__ = ["Compacted", "RunLengths", "compact", "flatnonzero", "nonzero", "rle_decode", "rle_encode"]
 
 WG = 256
 # vec4 per invocation of the fused pass (rle/fused.wgsl: uint8 values, nonzero, the PARLE-free
@@ -576,8 +577,20 @@ def compact(x, mask, *, method: str | None = None):
     >>> import numpy as np, pywgpuprims as pp
     >>> pp.compact(np.array([5, 6, 7, 8], np.int32), np.array([True, False, True, True]))
     array([5, 7, 8], dtype=int32)
+
+    Other dtypes (see ``_dtypes.bit_carrier``): bool / int8 as uint8 views; 16-bit values widened
+    on the host; 64-bit values as word pairs (numpy input; the mask repeated per word on the host);
+    masks of any dtype (``mask != 0`` on the host).
     """
-    return _compact_impl("compact", x, mask, "compact", method)
+    xc, restore, words = _dt.bit_carrier(x, "compact", pairs=True)
+    mask = _dt.mask_carrier(mask, "compact")
+    if words == 2:
+        m = np.asarray(mask)
+        if m.shape != np.shape(x):
+            raise InputError("compact", f"mask has shape {m.shape}, x has shape {np.shape(x)}")
+        return restore(_compact_impl("compact", xc.reshape(-1), np.repeat(m.reshape(-1), 2), "compact", method))
+    res = _compact_impl("compact", xc, mask, "compact", method)
+    return Compacted(restore(res.data), res.count) if isinstance(res, Compacted) else restore(res)
 
 
 @takes_device
@@ -602,8 +615,26 @@ def nonzero(mask, *, method: str | None = None):
     >>> import numpy as np, pywgpuprims as pp
     >>> pp.nonzero(np.array([0, 3, 0, 1], np.uint32))
     array([1, 3], dtype=uint32)
+
+    A numpy mask of any other dtype is taken as ``mask != 0`` (on the host).
     """
-    return _compact_impl("nonzero", None, mask, "nonzero", method)
+    return _compact_impl("nonzero", None, _dt.mask_carrier(mask, "nonzero"), "nonzero", method)
+
+
+@takes_device
+def flatnonzero(a):
+    """``np.flatnonzero``: indices of the nonzero elements of the flattened ``a``, as int64 for numpy
+    input (as numpy; :func:`nonzero` gives the GPU's uint32), a :class:`Compacted` of uint32 for a
+    GpuArray.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.flatnonzero(np.array([[0, 2], [1, 0]], np.int16))
+    array([1, 2])
+    """
+    res = nonzero(a)
+    return res.astype(np.int64) if isinstance(res, np.ndarray) else res
 
 
 # ------------------------------------------------------------------------- RLE
@@ -633,7 +664,19 @@ def rle_encode(x, *, method: str | None = None):
     >>> v, c = pp.rle_encode(np.array([7, 7, 7, 2, 9, 9], np.int32))
     >>> v, c
     (array([7, 2, 9], dtype=int32), array([3, 1, 2], dtype=uint32))
+
+    bool / int8 values travel as uint8 views, 16-bit ones widened on the host; 64-bit values are
+    not supported yet (InputError).
     """
+    x, restore, _ = _dt.bit_carrier(x, "rle_encode")
+    res = _rle_encode(x, method)
+    if isinstance(res, RunLengths):
+        res.values = restore(res.values)
+        return res
+    return restore(res[0]), res[1]
+
+
+def _rle_encode(x, method):
     g, host = as_input(x, "rle_encode", ndims=(1,))
     dev = g.device
     n = g.size
@@ -699,6 +742,13 @@ def rle_decode(values, counts=None, *, size: int | None = None):
     >>> pp.rle_decode(np.array([7, 2, 9], np.int32), np.array([3, 1, 2], np.uint32))
     array([7, 7, 7, 2, 9, 9], dtype=int32)
     """
+    if not isinstance(values, RunLengths):
+        values, restore, _ = _dt.bit_carrier(values, "rle_decode")
+        return restore(_rle_decode(values, counts, size=size))
+    return _rle_decode(values, counts, size=size)
+
+
+def _rle_decode(values, counts=None, *, size: int | None = None):
     if isinstance(values, RunLengths):
         if counts is not None:
             raise InputError("rle_decode", "give either a RunLengths or values and counts")

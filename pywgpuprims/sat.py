@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _dtypes as _dt
 from ._array import GpuArray, as_input, submit_to_host
 from ._device import takes_device
 from ._errors import InputError
@@ -48,7 +49,8 @@ def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped") ->
     img : numpy array or GpuArray, ``(H, W)`` or ``(H, W, C)``
         uint8 or uint32 (result uint32, exact modulo 2**32), int32 (result int32, wrapping), or
         float32 (result float32; each sum is rounded, so the error grows with the table's values:
-        about ``eps * |out|`` times a small factor).
+        about ``eps * |out|`` times a small factor). numpy bool is read as uint8, int8 / int16 as
+        int32, uint16 as uint32 and float16 as float32 (widened on the host); 64-bit dtypes raise.
     method : {"overlapped", "rt"}
         ``"overlapped"``: the four-stage overlapped algorithm over 64 x 64 tiles (image read
         twice, written once). ``"rt"``: one thread per row then per column (a readable baseline;
@@ -65,7 +67,7 @@ def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped") ->
     array([[1, 2, 3],
            [2, 4, 6]], dtype=uint32)
     """
-    g, host = as_input(img, "summed_area_table", ndims=(2, 3))
+    g, host = as_input(_dt.widen_to_32(img, "summed_area_table"), "summed_area_table", ndims=(2, 3))
     b = g.device.batch()
     out = _record_sat(b, g, method)
     if host is not None:

@@ -35,10 +35,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._array import GpuArray, as_input, asarray, submit_to_host
-from ._device import Binding, Device, takes_device
+from . import _dtypes as _dt
+from ._array import GpuArray, asarray, submit_to_host
+from ._device import Binding, Device, device, takes_device
+from ._dtypes import host_array, result_dtype
 from ._errors import DeviceLimitError, InputError
-from ._monoid import WGSL_TYPE, monoid_defines, numpy_identity
+from ._monoid import WGSL_TYPE, monoid_defines
+from ._typed import record_narrow, record_typed_reduce, record_typed_scan
 
 WG = 256
 VPT = 13  # vec4 per invocation: a tile is 256 * 13 * 4 = 13312 elements (fastest in an H100 sweep; 14 spills)
@@ -83,7 +86,7 @@ REDUCE_LOADS = 32  # vec4 loads per invocation in the first pass (H100 sweep: 4,
 FINAL_LOADS = 8  # partials per invocation loaded at once in the final pass
 SCAN_DTYPES = tuple(WGSL_TYPE)
 
-__all__ = ["scan", "reduce"]
+__all__ = ["scan", "reduce", "cumsum", "count_nonzero"]
 
 
 def _wg(dev: Device) -> int:
@@ -189,59 +192,211 @@ def _check_op_axis(x_shape, axis, primitive):
 
 
 @takes_device
-def scan(x, op: str = "add", exclusive: bool = False, axis: int = -1, out=None):
-    """Inclusive or exclusive scan (prefix combination) along the last axis.
+def scan(x, op: str = "add", exclusive: bool = False, axis: int | None = -1, out=None, dtype=None,
+         deterministic: bool = False):
+    """Inclusive or exclusive scan (prefix combination) along an axis, as ``np.cumsum`` for add.
 
     Parameters
     ----------
-    x : numpy.ndarray or GpuArray
-        1-D, or 2-D for many independent scans at once (one per row). uint32, int32 or float32.
-    op : {"add", "min", "max", "and", "or", "xor"}
-        The combining operator; bitwise ops for integer dtypes only.
+    x : array_like or GpuArray
+        Any shape; bool, int8 to int64, uint8 to uint64, float16, float32 or float64 (float64
+        needs the adapter's ``shader-f64``; without it an InputError names the choice
+        ``dtype=np.float32``). Lists and scalars as numpy takes them; non-contiguous numpy views
+        are copied contiguous on the host.
+    op : {"add", "min", "max", "and", "or", "xor", "fmin", "fmax"}
+        The combining operator. min / max propagate NaN (``np.minimum`` / ``np.maximum``), fmin /
+        fmax ignore it (``np.fmin`` / ``np.fmax``); bitwise ops for integer and bool dtypes only.
     exclusive : bool
-        If True, element i receives the combination of elements 0 .. i-1 (the identity at 0).
-    axis : int
-        The scanned axis. GpuArrays scan their last axis; numpy 2-D input may also use axis 0
-        (transposed on the host).
+        If True, element i receives the combination of elements 0 .. i-1 and element 0 the op's
+        identity (0; all ones for and; for min / max the dtype's largest / smallest value or
+        +-inf; NaN for fmin / fmax).
+    axis : int or None
+        The scanned axis (negative counts from the end); None scans the flattened array, as
+        ``np.cumsum``'s default. GpuArrays scan an axis with only length-1 axes after it (or
+        None); numpy input with another axis is moved on the host (a copy).
     out : GpuArray or numpy.ndarray, optional
-        Where to write the result (same shape and dtype; must not be ``x``).
+        Where to write the result (the result's shape; without ``dtype``, its dtype is the one
+        computed in, as numpy's ``out``). Must not be ``x``.
+    dtype : numpy dtype, optional
+        The dtype to accumulate in and return. Default: ``np.cumsum``'s for add (int64 for bool
+        and signed integers below 64 bits, uint64 for unsigned ones, floats their own), the
+        input's for the other ops. ``dtype=x.dtype`` for 32-bit input takes the single-pass path
+        (the fastest); 8- and 16-bit inputs are widened in the kernels, never on the host.
+    deterministic : bool
+        float32 add: False (default) takes the single-pass scan, whose tiles combine their
+        predecessors' aggregates in an order that depends on timing, so the last bits of a
+        float sum may differ from run to run; True takes the reduce-then-scan path, whose
+        combination order is fixed, so results repeat bit for bit (slower: three passes).
+        Integer scans are exact either way; every other dtype and op already takes a fixed
+        order (the typed reduce-then-scan).
 
     Returns
     -------
     numpy.ndarray or GpuArray
         numpy in gives numpy out; GpuArray in gives GpuArray out. Integer sums wrap like numpy's
-        ``cumsum`` with the same dtype. float32 sums differ from numpy's sequential sum by rounding
-        (at most about n * eps * sum|x|). For float min/max, NaN handling is the GPU's.
+        (64-bit ones exactly: through ``shader-int64`` or pairs of 32-bit words). Float sums
+        differ from numpy's sequential sum by rounding (at most about n * eps * sum|x|); float16
+        sums are accumulated in float32.
 
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp
-    >>> pp.scan(np.array([3, 1, 4, 1, 5], dtype=np.uint32))
+    >>> pp.scan(np.array([3, 1, 4, 1, 5], dtype=np.uint32), dtype=np.uint32)
     array([ 3,  4,  8,  9, 14], dtype=uint32)
-    >>> pp.scan(np.array([3, 1, 4, 1, 5], dtype=np.int32), op="max", exclusive=True).tolist()
-    [-2147483648, 3, 3, 4, 4]
+    >>> pp.scan([3, 1, 4, 1, 5], op="max", exclusive=True).tolist()
+    [-9223372036854775808, 3, 3, 4, 4]
+    >>> pp.scan(np.array([[True, False], [True, True]]), axis=None)
+    array([1, 1, 2, 3])
     """
-    g, host = as_input(x, "scan", dtypes=SCAN_DTYPES, ndims=(1, 2))
-    monoid_defines(op, g.dtype, "scan")  # validates op and dtype
-    ax = _check_op_axis(g.shape, axis, "scan")
-    if g.ndim == 2 and ax == 0:
-        if host is None:
-            raise InputError("scan", "a GpuArray is scanned along its last axis; transpose it on the host")
-        res = scan(np.ascontiguousarray(host.T), op, exclusive, -1)
-        res = np.ascontiguousarray(res.T)
-        if out is not None:
-            out[...] = res
-            return out
-        return res
-    dev = g.device
-    dst = _output_for(out, g, host, "scan")
-    b = dev.batch()
-    if g.size:
-        record_scan(b, g, dst, op, exclusive)
-    if host is None:
+    return _scan(x, op, exclusive, axis, out, dtype, deterministic, "scan")
+
+
+@takes_device
+def cumsum(a, axis: int | None = None, dtype=None, out=None):
+    """``np.cumsum`` on the GPU: :func:`scan` with ``op="add"`` (``axis=None`` flattens).
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> pp.cumsum(np.arange(6, dtype=np.int16).reshape(2, 3), axis=0)
+    array([[0, 1, 2],
+           [3, 5, 7]])
+    """
+    return _scan(a, "add", False, axis, out, dtype, False, "cumsum")
+
+
+def _host_or_gpu(x, primitive: str):
+    """(GpuArray or None, host array or None)."""
+    if isinstance(x, GpuArray):
+        return x, None
+    return None, host_array(x, primitive)
+
+
+def _upload_keep(host: np.ndarray, dev: Device | None = None) -> GpuArray:
+    """Upload keeping the dtype (bool stays bool: asarray views it as uint8 for other primitives)."""
+    g = GpuArray.empty(host.shape, host.dtype, dev)
+    if host.size:
+        g.device.upload(g.buffer, np.ascontiguousarray(host))
+    return g
+
+
+def _scan(x, op, exclusive, axis, out, dtype, deterministic, primitive):
+    g, host = _host_or_gpu(x, primitive)
+    arr = g if g is not None else host
+    if out is not None and not isinstance(out, (GpuArray, np.ndarray)):
+        raise InputError(primitive, "out must be a GpuArray or a numpy array")
+    rd = result_dtype(op, arr.dtype, dtype, None if out is None or dtype is not None else out.dtype, primitive)
+    shape = arr.shape
+    if axis is None or len(shape) == 0:
+        if axis not in (None, 0, -1):
+            raise InputError(primitive, f"axis {axis!r} is out of range for an array of 0 dimensions")
+        res_shape = (int(np.prod(shape)),)
+        lines = g.reshape(-1) if g is not None else host.reshape(-1)
+        moved = None
+    else:
+        ax = _check_op_axis(shape, axis, primitive)
+        res_shape = shape
+        moved = None
+        if all(s == 1 for s in shape[ax + 1:]):
+            lines = (g if g is not None else host).reshape(shape[:ax + 1]) if ax < len(shape) - 1 else arr
+        elif g is not None:
+            raise InputError(primitive, f"a GpuArray is scanned along an axis with only length-1 axes after it "
+                             f"(or axis=None), not axis {axis} of shape {shape}; move the axis on the host")
+        else:
+            lines = np.moveaxis(host, ax, -1)
+            moved = ax
+    if out is not None and tuple(out.shape) != res_shape:
+        raise InputError(primitive, f"out has shape {tuple(out.shape)}; expected {res_shape}")
+    if isinstance(lines, np.ndarray):
+        lines = np.ascontiguousarray(lines)
+        if not _gpu_can_read(lines.dtype, rd, op):
+            lines = lines.astype(rd)  # conversions the kernels do not read (e.g. int64 to float64): on the host
+        gl = _upload_keep(lines)
+    else:
+        gl = lines
+        if not _gpu_can_read(gl.dtype, rd, op, gl.device):
+            raise InputError(primitive, f"{gl.dtype} input accumulated as {rd} is converted on the host only: "
+                             "pass a numpy array, or another dtype")
+    direct = isinstance(out, GpuArray) and moved is None and out.dtype == rd
+    if direct and out.buffer is gl.buffer:
+        raise InputError(primitive, "out must not alias the input (the fallback may re-read input after "
+                         "another tile wrote output)")
+    if isinstance(out, GpuArray) and out.dtype != rd:
+        raise InputError(primitive, f"out has dtype {out.dtype}; the result is {rd} (pass dtype= to choose)")
+    b = gl.device.batch()
+    res = _scan_lines(b, gl, rd, op, exclusive, deterministic, primitive, out.reshape(gl.shape) if direct else None)
+    if direct:
         b.submit()
-        return dst
-    return submit_to_host(b, dst, out=out if isinstance(out, np.ndarray) else None)
+        return out
+    if g is not None and not isinstance(out, np.ndarray):  # GpuArray in, GpuArray out
+        res = res.reshape(res_shape)
+        if isinstance(out, GpuArray):
+            if res.nbytes:
+                b.copy(res.buffer, res.byte_offset, out.buffer, out.byte_offset, res.nbytes)
+            b.submit()
+            return out
+        b.submit()
+        return res
+    h = submit_to_host(b, res) if res.size else np.empty(res.shape, res.dtype)
+    if moved is not None:
+        h = np.moveaxis(h, -1, moved)
+    h = h.reshape(res_shape)
+    if isinstance(out, GpuArray):
+        out.device.upload(out.buffer, np.ascontiguousarray(h))
+        return out
+    if out is not None:
+        out[...] = h
+        return out
+    return h
+
+
+_FAST_OPS = {_dt.U32: ("add", "min", "max", "and", "or", "xor"), _dt.I32: ("add", "min", "max", "and", "or", "xor"),
+             _dt.F32: ("add",)}
+
+
+def _gpu_can_read(in_dtype, rd, op, dev=None) -> bool:
+    """Whether the kernels read ``in_dtype`` for a result of ``rd`` (else the host converts)."""
+    in_dtype, rd = np.dtype(in_dtype), np.dtype(rd)
+    if rd == _dt.B and in_dtype != _dt.B:
+        return False  # numpy makes each element a bool first
+    if in_dtype == _dt.F64 and rd != _dt.F64 and not _dt.has_feature(dev or device(), "shader-f64"):
+        return False  # float64 input, dtype=np.float32 asked, no float64 in the kernels
+    acc = _dt.acc_dtype(rd)
+    return _dt.can_read(in_dtype, acc, True) and _dt.can_read(in_dtype, acc, False)
+
+
+def _int_op(op: str, d) -> str:
+    if np.dtype(d).kind in "iub" and op in ("fmin", "fmax"):
+        return op[1:]
+    if np.dtype(d) == _dt.B and op == "add":
+        return "or"  # numpy's add of bools
+    return op
+
+
+def _scan_lines(b, g: GpuArray, rd, op, exclusive, deterministic, primitive, dst_out=None) -> GpuArray:
+    """Record into ``b`` the scan of the last axis of ``g`` into a new GpuArray of dtype ``rd`` (or
+    into ``dst_out``) and return it: the single-pass kernels where input and result are the same
+    32-bit dtype and the op is theirs, else the typed reduce-then-scan (then packed to 8 or 16 bits
+    where ``rd`` is that narrow)."""
+    dev = g.device
+    rd = np.dtype(rd)
+    acc = _dt.acc_dtype(rd)
+    op = _int_op(op, rd)
+    dst = dst_out if dst_out is not None and acc == rd else GpuArray.empty(g.shape, acc, dev)
+    if g.size:
+        g2 = g.reshape(-1, g.shape[-1]) if g.ndim > 2 else g
+        d2 = dst.reshape(g2.shape)
+        if g.dtype == acc and op in _FAST_OPS.get(acc, ()):
+            record_scan(b, g2, d2, op, exclusive, method="rts" if deterministic and acc == _dt.F32 else None)
+        else:
+            record_typed_scan(b, g2, d2, op, exclusive, primitive, rd if rd != acc else None)
+        if acc != rd:
+            nd = dst_out if dst_out is not None else GpuArray.empty(g.shape, rd, dev)
+            record_narrow(b, dst, nd)
+            dst = nd
+    elif acc != rd:
+        dst = dst_out if dst_out is not None else GpuArray.empty(g.shape, rd, dev)
+    return dst
 
 
 def _output_for(out, g: GpuArray, host, primitive: str) -> GpuArray:
@@ -361,56 +516,123 @@ def _record_rts(b, dev, op, dtype, src, out, partials, carry, params, exclusive,
 
 
 @takes_device
-def reduce(x, op: str = "add", axis: int | None = None):
-    """Reduce with ``op`` over all elements (``axis=None``) or along the last axis of a 2-D array.
+def reduce(x, op: str = "add", axis: int | None = None, dtype=None):
+    """Reduce with ``op`` over all elements (``axis=None``) or along one axis, as ``np.sum`` /
+    ``np.min`` / ``np.max`` / ``np.bitwise_*.reduce``.
 
     Parameters
     ----------
-    x : numpy.ndarray or GpuArray
-        1-D or 2-D; uint32, int32 or float32.
-    op : {"add", "min", "max", "and", "or", "xor"}
+    x : array_like or GpuArray
+        Any shape and any dtype :func:`scan` takes (lists and scalars too).
+    op : {"add", "min", "max", "and", "or", "xor", "fmin", "fmax"}
+        min / max propagate NaN as ``np.min`` / ``np.max``; fmin / fmax ignore it.
     axis : None or int
-        None reduces everything; -1 (or the last axis) reduces each row of a 2-D array.
+        None reduces everything; an int reduces that axis (negative counts from the end).
+        GpuArrays reduce an axis with only length-1 axes after it; numpy input with another axis
+        is moved on the host (a copy).
+    dtype : numpy dtype, optional
+        The dtype to accumulate in and return. Default as ``np.sum``: int64 for bool and signed
+        integers below 64 bits, uint64 for unsigned ones (so ``reduce(np.full(2_000_000, 4000,
+        np.uint32))`` is 8000000000), floats their own; min / max / bitwise keep the input's
+        dtype. ``dtype=x.dtype`` for 32-bit input takes the fastest path (integers wrap).
 
     Returns
     -------
     numpy scalar / numpy.ndarray, or GpuArray
-        Like ``numpy.add.reduce(x, axis, dtype=x.dtype)`` (integers wrap). GpuArray in gives a
-        GpuArray of shape () or (rows,). The combination order is fixed, so float results repeat
-        bit for bit. Reducing an empty array with min or max raises, as in numpy.
+        GpuArray in gives a GpuArray (of shape () for ``axis=None``). Every path combines in a
+        fixed order, so float results repeat bit for bit (deterministic). Reducing an empty array
+        with min or max raises, as in numpy.
 
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp
     >>> int(pp.reduce(np.arange(10, dtype=np.int32)))
     45
+    >>> int(pp.reduce(np.full(2_000_000, 4000, np.uint32)))
+    8000000000
     >>> pp.reduce(np.array([[1, 5], [7, 2]], dtype=np.uint32), op="max", axis=-1)
     array([5, 7], dtype=uint32)
+    >>> float(pp.reduce([1.0, np.nan, 3.0], op="fmax"))
+    3.0
     """
-    g, host = as_input(x, "reduce", dtypes=SCAN_DTYPES, ndims=(1, 2))
-    defs = monoid_defines(op, g.dtype, "reduce")
-    ax = _check_op_axis(g.shape, axis, "reduce")
-    if ax is not None and ax != g.ndim - 1:
-        if host is None:
-            raise InputError("reduce", "a GpuArray is reduced along its last axis or entirely")
-        return reduce(np.ascontiguousarray(host.T), op, -1)
-    rows, row_len = (1, g.size) if ax is None else _as_2d(g.shape, -1)
-    out_shape = () if ax is None else (rows,)
-    if g.size == 0:
-        ident = numpy_identity(op, g.dtype)
-        if ident is None and (ax is None or row_len == 0) and (ax is None or rows > 0):
-            raise InputError("reduce", f"zero-size array to reduction with {op!r}, which has no identity")
-        res = np.full(out_shape, 0 if ident is None else ident, dtype=g.dtype)
-        return res if host is not None else _upload(res, g.device)
-    dev = g.device
-    dst = GpuArray.empty(out_shape, g.dtype, dev)
+    return _reduce(x, op, axis, dtype, "reduce")
+
+
+def _reduce(x, op, axis, dtype, primitive: str, nonzero: bool = False):
+    g, host = _host_or_gpu(x, primitive)
+    arr = g if g is not None else host
+    rd = _dt.I64 if nonzero else result_dtype(op, arr.dtype, dtype, None, primitive)
+    shape = arr.shape
+    if axis is None or len(shape) == 0:
+        if axis not in (None, 0, -1):
+            raise InputError(primitive, f"axis {axis!r} is out of range for an array of 0 dimensions")
+        out_shape, rows, row_len = (), 1, int(np.prod(shape))
+        lines = arr.reshape(-1)
+    else:
+        ax = _check_op_axis(shape, axis, "reduce")
+        out_shape = shape[:ax] + shape[ax + 1:]
+        row_len = shape[ax]
+        rows = int(np.prod(out_shape))
+        if all(s == 1 for s in shape[ax + 1:]):
+            lines = arr.reshape(rows, row_len)
+        elif g is not None:
+            raise InputError(primitive, f"a GpuArray is reduced along an axis with only length-1 axes after it "
+                             f"(or entirely), not axis {axis} of shape {shape}; move the axis on the host")
+        else:
+            lines = np.moveaxis(host, ax, -1).reshape(rows, row_len)
+    op = _int_op(op, rd)
+    if rows * row_len == 0:
+        ident = _dt.numpy_identity(op, rd)
+        if ident is None and rows > 0:
+            raise InputError(primitive, f"zero-size array to reduction with {op!r}, which has no identity")
+        res = np.full(out_shape, 0 if ident is None else ident, dtype=rd)
+        return (res[()] if out_shape == () else res) if host is not None else _upload(res, arr_device(g))
+    if isinstance(lines, np.ndarray):
+        lines = np.ascontiguousarray(lines)
+        if not nonzero and not _gpu_can_read(lines.dtype, rd, op):
+            lines = lines.astype(rd)  # conversions the kernels do not read: on the host
+        gl = _upload_keep(lines)
+    else:
+        gl = lines
+        if not nonzero and not _gpu_can_read(gl.dtype, rd, op, gl.device):
+            raise InputError(primitive, f"{gl.dtype} input accumulated as {rd} is converted on the host only: "
+                             "pass a numpy array, or another dtype")
+    dev = gl.device
+    acc = _dt.acc_dtype(rd)
+    dst = GpuArray.empty(out_shape, acc, dev)
     b = dev.batch()
-    record_reduce(b, g if ax is not None else g.reshape(-1), dst, op, defs, rows, row_len)
+    flat = gl.reshape(-1) if rows == 1 else gl
+    if gl.dtype == acc and op in _FAST_OPS.get(acc, ()) and not nonzero:
+        record_reduce(b, flat, dst, op, monoid_defines(op, acc, "reduce"), rows, row_len)
+    else:
+        record_typed_reduce(b, flat, dst, op, rows, row_len, primitive, nonzero)
+    if acc != rd:
+        nd = GpuArray.empty(out_shape, rd, dev)
+        record_narrow(b, dst, nd)
+        dst = nd
     if host is None:
         b.submit()
         return dst
     res = submit_to_host(b, dst)
-    return res[()] if ax is None else res
+    return res[()] if out_shape == () else res
+
+
+@takes_device
+def count_nonzero(a, axis: int | None = None):
+    """``np.count_nonzero`` on the GPU: the number of non-zero (True; NaN counts) elements of any
+    dtype, in total or along ``axis`` (int64 counts, as numpy's ``intp``), in one reading pass.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> int(pp.count_nonzero(np.array([0, 3, 0, 7], np.uint8)))
+    2
+    """
+    return _reduce(a, "add", axis, None, "count_nonzero", nonzero=True)
+
+
+def arr_device(g):
+    return g.device if g is not None else None
 
 
 def _upload(a: np.ndarray, dev: Device) -> GpuArray:

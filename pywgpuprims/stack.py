@@ -97,6 +97,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import _dtypes as _dt
 from ._array import GpuArray, as_input, submit_to_host
 from ._device import Device, takes_device
 from ._errors import DeviceLimitError, InputError
@@ -407,6 +408,8 @@ def bracket_match(is_open, return_info: bool = False, out=None):
     >>> depth
     array([0, 1, 1, 1, 1, 0, 0], dtype=int32)
     """
+    if not isinstance(is_open, GpuArray) and np.asarray(is_open).dtype.kind in "biu":
+        is_open = _dt.mask_carrier(is_open, "bracket_match")  # any integer dtype: nonzero opens
     g, host = as_input(is_open, "bracket_match", dtypes=(np.uint8, np.uint32, np.int32), ndims=(1,))
     dev = g.device
     n = g.size

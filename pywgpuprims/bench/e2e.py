@@ -270,7 +270,8 @@ def scan_case(dtype: type) -> Callable[[int, np.random.Generator], Job]:
         else:
             x = rng.integers(0, 1000, n, dtype=np.uint32)
             check = _equal
-        return Job((x,), pp.scan, lambda: np.cumsum(x, dtype=x.dtype), check,
+        # dtype=x.dtype: the 32-bit single-pass path (np.cumsum's default would widen uint32 to uint64)
+        return Job((x,), lambda a: pp.scan(a, dtype=x.dtype), lambda: np.cumsum(x, dtype=x.dtype), check,
                    torch_in=lambda t: _to_torch(t, x), torch_op=lambda t, a: t.cumsum(a, 0, dtype=a.dtype))
     return setup
 

@@ -4,11 +4,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
 
 from .._array import GpuArray
+from .._dtypes import pairs_forced
 from ..copy import copy_pass
 from ..scan import reduce, scan
 from ._harness import BenchContext, benchmark
@@ -73,6 +75,69 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
     rows.append(ctx.row("reduce", "two-pass", n, ns, bytes_moved=4 * n, baseline_ns=read_ns, baseline="read",
                         cuda_ns=cuda_red_ns, cuda_name="torch.sum",
                         cpu_ns=ctx.cpu_ns(lambda: host.sum(dtype=np.uint32))))
+    rows += _wide_rows(ctx, n)
+    return rows
+
+
+def _wide_rows(ctx: BenchContext, n: int) -> list[dict]:
+    """int64 and float64 (numpy's default results) beside the copy over the same bytes and torch
+    on the same dtype; int64 also through word pairs (adapters without shader-int64); float32 add
+    with deterministic=True (reduce-then-scan) beside the default single pass."""
+    rows = _deterministic_rows(ctx, n)
+    dev = ctx.dev
+    rows += _dtype_rows(ctx, n, np.int64)
+    if "shader-f64" in dev.features:
+        rows += _dtype_rows(ctx, n, np.float64)
+    return rows
+
+
+def _deterministic_rows(ctx: BenchContext, n: int) -> list[dict]:
+    dev = ctx.dev
+    f32 = [GpuArray.empty((n,), np.float32, dev) for _ in range(2)]
+    for a in f32:
+        dev.write(a.buffer, ctx.rng.standard_normal(n).astype(np.float32).tobytes())
+    out = GpuArray.empty((n,), np.float32, dev)
+    copy_ns = ctx.copy_ns(4 * n, f32[0], out)
+    rows = []
+    for name, det in [("float32 add, single pass (default)", False), ("float32 add, deterministic=True", True)]:
+        ns = ctx.gpu_ns(lambda i, det=det: scan(f32[i % 2], out=out, deterministic=det))
+        rows.append(ctx.row("scan", name, n, ns, bytes_moved=8 * n, baseline_ns=copy_ns))
+    return rows
+
+
+def _dtype_rows(ctx: BenchContext, n: int, dt) -> list[dict]:
+    dev = ctx.dev
+    tag = np.dtype(dt).name
+    inputs = [GpuArray.empty((n,), dt, dev) for _ in range(2)]
+    for a in inputs:
+        v = ctx.rng.integers(-2**40, 2**40, n) if dt == np.int64 else ctx.rng.standard_normal(n)
+        dev.write(a.buffer, v.astype(dt).tobytes())
+    out = GpuArray.empty((n,), dt, dev)
+    copy_ns = ctx.copy_ns(8 * n, inputs[0], out)
+    read_ns = ctx.gpu_ns(lambda i: copy_pass(dev, inputs[0], out, n // 2, copy=False))
+    cuda_scan = cuda_red = None
+    if ctx.torch:
+        t = ctx.torch
+        ta = t.randint(-2**40, 2**40, (n,), dtype=t.int64, device="cuda") if dt == np.int64 else \
+            t.randn(n, dtype=t.float64, device="cuda")
+        cuda_scan = ctx.cuda_ns(lambda: t.cumsum(ta, 0))
+        cuda_red = ctx.cuda_ns(lambda: ta.sum())
+        del ta
+    paths = [("", contextlib.nullcontext)]
+    if dt == np.int64:
+        native = "shader-int64" in dev.features
+        paths = [(" shader-int64", contextlib.nullcontext), (" pairs (forced)", pairs_forced)] if native else \
+            [(" pairs", contextlib.nullcontext)]
+    rows = []
+    for label, hook in paths:
+        with hook():
+            ns = ctx.gpu_ns(lambda i: scan(inputs[i % 2], out=out))
+            rows.append(ctx.row("scan", f"{tag}{label}", n, ns, bytes_moved=16 * n, baseline_ns=copy_ns,
+                                cuda_ns=cuda_scan, cuda_name=f"torch.cumsum {tag}"))
+            ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
+            rows.append(ctx.row("reduce", f"{tag}{label}", n, ns, bytes_moved=8 * n, baseline_ns=read_ns,
+                                baseline="read", cuda_ns=cuda_red, cuda_name=f"torch.sum {tag}"))
+    rows.append(ctx.row("copy", f"wgsl, same {tag} buffers", n, copy_ns, bytes_moved=16 * n))
     return rows
 
 
