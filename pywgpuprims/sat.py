@@ -15,6 +15,7 @@ from ._errors import InputError
 
 _TS = 64  # tile side (wgsl/sat/sat.wgsl)
 _RT_MAX = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
+_MAX_RADIUS = 1 << 27  # box_filter: image sides (< 2^21) plus the radius fit an i32
 
 
 def _types(dtype: np.dtype) -> tuple[str, str, bool, np.dtype]:
@@ -165,6 +166,8 @@ def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant") 
     g, host = as_input(img, "box_filter", ndims=(2, 3))
     if not isinstance(radius, (int, np.integer)) or radius < 0:
         raise InputError("box_filter", f"radius must be an integer >= 0, got {radius!r}")
+    if radius > _MAX_RADIUS:
+        raise InputError("box_filter", f"radius {radius} is too large (at most {_MAX_RADIUS})")
     if mode not in ("constant", "clip"):
         raise InputError("box_filter", f"mode must be 'constant' or 'clip', got {mode!r}")
     dev = g.device
@@ -174,7 +177,9 @@ def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant") 
     if g.size:
         s = _record_sat(b, g)
         T = _types(g.dtype)[0]
-        radius = int(min(radius, max(H, W)))
+        # "clip" sees the same window once it covers the image; "constant" divides by the full
+        # window's area, so it keeps the radius (at most _MAX_RADIUS: y + r stays within i32)
+        radius = int(min(radius, max(H, W))) if mode == "clip" else int(radius)
         b.dispatch(dev.kernel("sat/box.wgsl", defines={"T": T}), -(-(H * W * C) // 256),
                    params={"H": H, "W": W, "C": C, "radius": radius, "normalize": int(mode == "clip")},
                    sat=s, dst=out)
