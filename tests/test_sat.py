@@ -97,8 +97,15 @@ def test_sat_errors():
 @pytest.mark.parametrize("dtype", ["uint8", "float32"])
 def test_box_filter(radius, dtype, rng):
     a = _rand(rng, (97, 130), dtype)
-    out = pp.box_filter(a, radius)
+    out = pp.box_filter(a, radius, output=np.float32)
     assert out.dtype == np.float32
+    exact = pp.box_filter(a, radius)  # scipy's dtype and per-axis truncation
+    assert exact.dtype == a.dtype
+    want = ndimage.uniform_filter(a, 2 * radius + 1, mode="constant")
+    if dtype == "uint8":
+        np.testing.assert_array_equal(exact, want)
+    else:
+        np.testing.assert_allclose(exact, want, rtol=1e-6, atol=1e-6 * float(np.abs(a).max()) * a.size)
     ref = ndimage.uniform_filter(a.astype(np.float64), 2 * radius + 1, mode="constant", cval=0.0)
     tol = 1e-6 * float(np.abs(a).max()) * (1 if dtype == "uint8" else a.size)
     np.testing.assert_allclose(out, ref, rtol=1e-6, atol=tol)
@@ -111,14 +118,14 @@ def test_box_filter(radius, dtype, rng):
 
 def test_box_filter_channels_and_errors(rng):
     a = _rand(rng, (40, 33, 3), "uint8")
-    out = pp.box_filter(a, 2)
+    out = pp.box_filter(a, 2, output=np.float32)
     for c in range(3):
         ref = ndimage.uniform_filter(a[..., c].astype(np.float64), 5, mode="constant")
         np.testing.assert_allclose(out[..., c], ref, rtol=1e-6, atol=1e-4)
     with pytest.raises(pp.InputError, match="radius"):
         pp.box_filter(a, -1)
     with pytest.raises(pp.InputError, match="mode"):
-        pp.box_filter(a, 1, mode="reflect")
+        pp.box_filter(a, 1, mode="bogus")
 
 
 # ------------------------------------------------------------------------------------- recursive
@@ -168,7 +175,8 @@ def test_recursive_filter_directions_axes(axes, causal, anti, method, rng):
     b0, a = FILTERS[1]
     for mode, shape in (("zero", (70, 129)), ("reflect", (70, 129)), ("zero", (130, 68)), ("reflect", (130, 68))):
         x = rng.standard_normal(shape).astype(np.float32)
-        out = pp.recursive_filter(x, b0, a, axes=axes, causal=causal, anticausal=anti, mode=_SP.get(mode, mode), method=method)
+        out = pp.recursive_filter(x, b0, a, axes=axes, causal=causal, anticausal=anti, mode=_SP.get(mode, mode),
+                                  method=method)
         _check(out, _lfilter_ref(x, b0, a, axes, causal, anti, mode))
 
 
