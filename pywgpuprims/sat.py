@@ -183,8 +183,9 @@ def _box_host(x: np.ndarray, radius: int, mode: str, cval: float) -> np.ndarray:
 def _box_int(x: np.ndarray, radius: int, mode: str, cval: float, dt: np.dtype) -> np.ndarray | None:
     """scipy.ndimage.uniform_filter's integer result: a 1-D mean down the columns, truncated
     toward zero and cast to ``dt`` (wrapping as scipy's casts), then along the rows, again.
-    Window sums are exact: int32 summed-area tables, the float32 quotient turned back into the sum. None where that is not exact
-    (values past int32, or window sums of 2^23 or more): the caller then uses the float path."""
+    Window sums are exact: int32 summed-area tables, the float32 quotient turned back into the
+    sum. None where that is not exact (values past int32, or window sums of 2^23 or more): the
+    caller then uses the float path."""
     d = 2 * radius + 1
     big = max(abs(int(x.max())), abs(int(x.min())), abs(int(cval)))
     if big >= 2**31 or big * d >= _EXACT:
