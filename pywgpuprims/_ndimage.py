@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._array import GpuArray
-from ._errors import InputError
+from ._errors import DeviceLimitError, InputError
 
 #: scipy.ndimage's filter modes and what each means for a filter (the grid-* names are aliases)
 FILTER_MODES = {
@@ -158,3 +158,11 @@ def check_nan_policy(policy, primitive: str, allowed=NAN_POLICIES) -> str:
     if not isinstance(policy, str) or policy not in allowed:
         raise InputError(primitive, f"nan_policy must be one of {', '.join(allowed)}, got {policy!r}")
     return policy
+
+
+def check_binding(primitive: str, dev, nbytes: int) -> None:
+    """DeviceLimitError naming ``primitive`` when an array of ``nbytes`` that its kernels bind whole
+    would pass the device's largest storage binding (rather than the kernel's own error later)."""
+    if nbytes > dev.max_binding:
+        raise DeviceLimitError(primitive, f"the image needs {nbytes} bytes in one storage binding, more than the "
+                               f"device's largest ({dev.max_binding} bytes); split the image into tiles")

@@ -76,6 +76,9 @@ def _coefs(b0, a, primitive: str) -> tuple[float, tuple[float, float, float], fl
     """Validated ``(b0, (c1, c2, q), rho)``: the denominator ``1 + a1 z^-1 + ...`` factored as
     ``(1 + c1 z^-1 + c2 z^-2)(1 + q z^-1)`` (the cascade form the kernels run; q = 0 below order 3),
     and the largest pole magnitude ``rho``. Computed once per coefficient set."""
+    b0 = _nd.real_scalar(b0, "b0", primitive, finite=False)
+    if isinstance(a, (str, bytes)) or np.asarray(a).dtype.kind not in "biuf":
+        raise InputError(primitive, f"a must be a sequence of 1 to 3 real numbers, got {a!r}")
     try:
         key = (float(b0), tuple(float(v) for v in np.atleast_1d(np.asarray(a, dtype=np.float64)).ravel()), primitive)
     except (TypeError, ValueError):
@@ -515,6 +518,7 @@ def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primiti
     """Run ``passes`` = [(b0, a, rho, causal, anti), ...] along each of ``axes`` in turn (into
     ``out``, a new array unless given: the benchmark reuses one)."""
     dev = g.device
+    _nd.check_binding(primitive, dev, 4 * g.size)  # the image is bound whole
     if out is None:
         out = GpuArray.empty(g.shape, np.float32, dev)
     if g.size == 0:

@@ -81,9 +81,10 @@ def _sat_gpu(g: GpuArray, method: str = "overlapped") -> GpuArray:
     return out
 
 
-def _record_sat(b, g: GpuArray, method: str = "overlapped") -> GpuArray:
+def _record_sat(b, g: GpuArray, method: str = "overlapped", primitive: str = "summed_area_table") -> GpuArray:
     """Record the summed-area table of ``g`` into batch ``b``; returns the (new) table."""
     dev = g.device
+    _nd.check_binding(primitive, dev, 4 * g.size)  # the table (and the image) are bound whole
     if method not in ("overlapped", "rt"):
         raise InputError("summed_area_table", f"method must be 'overlapped' or 'rt', got {method!r}")
     odt = _types(g.dtype)[3]
@@ -141,7 +142,7 @@ def _record_box(b, g: GpuArray, radius: int, clip: bool, shape=None) -> GpuArray
     H, W, C = shape or _image_shape(g.shape)
     out = GpuArray.empty(g.shape, np.float32, dev)
     if g.size:
-        s = _record_sat(b, g.reshape(H, W, C) if shape else g)
+        s = _record_sat(b, g.reshape(H, W, C) if shape else g, primitive="box_filter")
         # "clip" sees the same window once it covers the image; "constant" divides by the full
         # window's area, so it keeps the radius (at most _MAX_RADIUS: y + r stays within i32)
         r = int(min(radius, max(H, W))) if clip else int(radius)

@@ -122,3 +122,48 @@ def test_fse_version_1_containers_still_read(rng):
 def test_fse_compress_argument_types(kw):
     with pytest.raises(pp.InputError, match="fse.compress"):
         fse.compress(b"abc" * 1000, **{"mode": "interleaved", **kw})
+
+
+# ----------------------------------------------------------------------------- the library's own errors
+def test_correlate_out_numpy_and_messages(rng, monkeypatch):
+    x = rng.standard_normal((9, 11)).astype(np.float32)
+    w = rng.standard_normal((2, 3, 3)).astype(np.float32)
+    buf = np.empty((2, 7, 9), np.float32)
+    assert pp.correlate(x, w, out=buf) is buf
+    np.testing.assert_allclose(buf, pp.correlate(x, w), rtol=1e-6)
+    with pytest.raises(pp.InputError, match="correlate.*out"):
+        pp.correlate(x, w, out=np.empty((2, 7, 9), np.float64))
+    with pytest.raises(pp.InputError, match="correlate.*out"):
+        pp.correlate(x, w, out=[1, 2])
+    dev = pp.device()
+    monkeypatch.setattr(dev, "max_binding", 1 << 12)
+    with pytest.raises(pp.DeviceLimitError, match="correlate") as ei:
+        pp.correlate(rng.standard_normal((64, 64)).astype(np.float32), w[:1], "same")
+    assert "fewer kernels" not in str(ei.value) and "smaller volume" in str(ei.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x: pp.summed_area_table(x),
+    lambda x: pp.box_filter(x, 2),
+    lambda x: pp.box_filter(x.astype(np.uint8), 2, "reflect"),
+    lambda x: pp.gaussian_filter(x, 2.0),
+    lambda x: pp.recursive_filter(x, 0.5, [-0.5]),
+    lambda x: pp.bspline_prefilter(x),
+])
+def test_binding_limit_names_the_function(call, monkeypatch):
+    dev = pp.device()
+    monkeypatch.setattr(dev, "max_binding", 1 << 14)
+    with pytest.raises(pp.DeviceLimitError) as ei:
+        call(np.ones((100, 100), np.float32))
+    msg = str(ei.value)
+    assert ".wgsl" not in msg and "binding '" not in msg
+    assert ei.value.primitive in ("summed_area_table", "box_filter", "gaussian_filter", "recursive_filter",
+                                  "bspline_prefilter")
+
+
+def test_recursive_filter_coefficients_past_float32():
+    x = np.ones((4, 4), np.float32)
+    with pytest.raises(pp.InputError, match="recursive_filter.*float32"):
+        pp.recursive_filter(x, 1e39, [-0.5])
+    with pytest.raises(pp.InputError, match="recursive_filter"):
+        pp.recursive_filter(x, "1", [-0.5])
