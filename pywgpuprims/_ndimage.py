@@ -36,12 +36,13 @@ SPLINE_MODES = {
 NAN_POLICIES = ("propagate", "omit", "raise")
 
 
-def filter_mode(mode, primitive: str, table: dict | None = None) -> str:
-    """The canonical meaning of a scipy mode name (InputError for anything else)."""
+def filter_mode(mode, primitive: str, table: dict | None = None, arg: str = "mode") -> str:
+    """The canonical meaning of a scipy mode name (InputError for anything else); ``arg``: the
+    argument's name in the caller."""
     table = FILTER_MODES if table is None else table
     if not isinstance(mode, str) or mode not in table:
-        raise InputError(primitive, f"mode {mode!r} is not supported (supported: {', '.join(table)}; "
-                         "scipy.ndimage's names)")
+        raise InputError(primitive, f"{arg} {mode!r} is not supported (supported: {', '.join(table)}; "
+                         "scipy.ndimage's mode names)")
     return table[mode]
 
 

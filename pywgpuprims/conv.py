@@ -376,7 +376,7 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
     array([[[45., 54.],
             [81., 90.]]], dtype=float32)
     """
-    boundary = _nd.filter_mode(boundary, _NAME)
+    boundary = _nd.filter_mode(boundary, _NAME, arg="boundary")
     cval = _nd.real_scalar(cval, "cval", _NAME)
     host_out = None
     if isinstance(out, np.ndarray):

@@ -170,3 +170,19 @@ def test_bspline_wrap_means_scipys_wrap(rng):
     periodic = ndi.spline_filter(x.astype(np.float64), 3, mode="grid-wrap")
     np.testing.assert_allclose(pp.bspline_prefilter(x, "grid-wrap"), periodic, rtol=1e-5, atol=1e-5)
     assert pp.bspline_prefilter(x.astype(np.uint8)).dtype == np.float32
+
+
+# ----------------------------------------------------------------------------- correlate
+@pytest.mark.parametrize("mode", SCIPY_MODES)
+def test_correlate_every_boundary(mode, rng):
+    for shape, ks in [((5, 7), (3, 3)), ((1, 9), (4, 5)), ((13, 11), (9, 9)), ((3, 4), (7, 9)), ((4, 5, 6), (3, 2, 5))]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        w = rng.standard_normal((2, *ks)).astype(np.float32)
+        cval = 1.5 if mode.endswith("constant") else 0.0
+        got = pp.correlate(x, w, "same", mode, cval=cval)
+        for k in range(2):
+            want = ndi.correlate(x.astype(np.float64), w[k].astype(np.float64), mode=mode, cval=cval)
+            np.testing.assert_allclose(got[k], want, rtol=1e-5, atol=1e-4, err_msg=f"{shape} {ks}")
+    g = pp.correlate(pp.asarray(x), w, "same", mode, cval=cval)
+    assert isinstance(g, pp.GpuArray)
+    np.testing.assert_allclose(g.numpy(), got, rtol=1e-6, atol=1e-6)
