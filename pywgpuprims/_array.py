@@ -248,6 +248,8 @@ def _check_shape(shape, primitive: str) -> tuple[int, ...]:
     """A shape (an int or a sequence of ints, each >= 0) as a tuple; InputError otherwise."""
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
         shape = (shape,)
+    if isinstance(shape, (str, bytes, dict)):
+        raise InputError(primitive, f"shape must be an int or a sequence of ints, got {shape!r}")
     try:
         dims = tuple(shape)
     except TypeError:
@@ -285,6 +287,11 @@ def asarray(a: Any, dtype=None, dev: Device | None = None) -> GpuArray:
                              "convert on the host")
         return a
     dev = dev or device()
+    if dtype is not None:
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise InputError("asarray", f"{dtype!r} is not a dtype") from None
     arr = np.ascontiguousarray(a, dtype=dtype)
     if arr.ndim != np.ndim(a):  # ascontiguousarray makes 0-d input 1-d
         arr = arr.reshape(())

@@ -34,6 +34,7 @@ SPLINE_MODES = {
 }
 
 NAN_POLICIES = ("propagate", "omit", "raise")
+F32_MAX = float(np.finfo(np.float32).max)
 
 
 def filter_mode(mode, primitive: str, table: dict | None = None, arg: str = "mode") -> str:
@@ -46,13 +47,19 @@ def filter_mode(mode, primitive: str, table: dict | None = None, arg: str = "mod
     return table[mode]
 
 
-def real_scalar(value, name: str, primitive: str, finite: bool = True) -> float:
-    """A real number argument (Python or numpy scalar; not bool, not a string), as float."""
+def real_scalar(value, name: str, primitive: str, finite: bool = True, f32: bool = False) -> float:
+    """A real number argument (Python or numpy scalar; not bool, not a string), as float
+    (``f32``: within float32's range, as the kernels see it)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise InputError(primitive, f"{name} must be a real number, got {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:
+        raise InputError(primitive, f"{name} is too large, got {value!r}") from None
     if finite and not math.isfinite(v):
         raise InputError(primitive, f"{name} must be finite, got {value!r}")
+    if f32 and math.isfinite(v) and abs(v) > F32_MAX:
+        raise InputError(primitive, f"{name} must fit float32 (|{name}| <= {F32_MAX:.4g}), got {value!r}")
     return v
 
 
@@ -64,6 +71,8 @@ def image_axes(axes, ndim: int, primitive: str) -> tuple[int, ...]:
     if axes is None:
         return (0, 1)
     seq = (axes,) if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool) else axes
+    if isinstance(seq, (str, bytes, dict)):
+        raise InputError(primitive, f"axes must be an int or a sequence of ints, got {axes!r}")
     try:
         seq = tuple(seq)
     except TypeError:
@@ -114,8 +123,8 @@ def output_dtype(output, in_dtype: np.dtype, shape: tuple, primitive: str, defau
         except TypeError:
             raise InputError(primitive, f"output must be a dtype or a numpy array, got {output!r}") from None
         arr = None
-    if dt.kind not in "biuf" or dt.itemsize > 8:
-        raise InputError(primitive, f"output dtype {dt} is not supported (a real numeric dtype)")
+    if dt.kind not in "iuf" or dt.itemsize > 8:
+        raise InputError(primitive, f"output dtype {dt} is not supported (an integer or float dtype)")
     return dt, arr
 
 

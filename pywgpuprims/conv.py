@@ -376,8 +376,12 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
     array([[[45., 54.],
             [81., 90.]]], dtype=float32)
     """
+    if not isinstance(mode, str) or mode not in ("valid", "same"):
+        raise InputError(_NAME, f"mode must be 'valid' or 'same', got {mode!r}")
     boundary = _nd.filter_mode(boundary, _NAME, arg="boundary")
-    cval = _nd.real_scalar(cval, "cval", _NAME)
+    cval = _nd.real_scalar(cval, "cval", _NAME, f32=True)
+    if config is not None and not isinstance(config, Config):
+        raise InputError(_NAME, f"config must be a Config, got {config!r}")
     host_out = None
     if isinstance(out, np.ndarray):
         host_out, out = out, None

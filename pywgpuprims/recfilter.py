@@ -68,6 +68,7 @@ _FIX_SEG: tuple[int, int, int] | None = (32, 16, 4)
 _FIX_REG_MAX = 8
 _SPLIT = True  # tile passes: two threads per tile line, 32 samples each (wgsl/sat/recfilter.wgsl SPLIT)
 _F32_MAX = float(np.finfo(np.float32).max)
+_B0_MAX = _F32_MAX ** 0.25  # the tile passes scale the input by b0 to the number of passes (2 axes x 2 directions)
 _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
 
 
@@ -97,8 +98,9 @@ def _coefs_checked(b0, a, primitive: str) -> tuple[float, tuple[float, float, fl
         raise InputError(primitive, f"a must hold 1 to 3 feedback coefficients (a1, a2, a3), got {a.size}")
     if not np.all(np.isfinite(a)) or not np.isfinite(b0):
         raise InputError(primitive, "coefficients must be finite")
-    if abs(b0) > _F32_MAX or np.any(np.abs(a) > _F32_MAX):
-        raise InputError(primitive, f"coefficients must fit float32 (|value| <= {_F32_MAX:.4g}); got b0={b0!r}, "
+    if abs(b0) > _B0_MAX or np.any(np.abs(a) > _F32_MAX):
+        raise InputError(primitive, f"coefficients must fit float32 (|b0| <= {_B0_MAX:.4g}: the input is scaled by "
+                         f"b0 to the power of the passes, up to 4; |a| <= {_F32_MAX:.4g}); got b0={b0!r}, "
                          f"a={a.tolist()}")
     poles = np.roots(np.concatenate([[1.0], a]))
     rho = float(np.max(np.abs(poles))) if poles.size else 0.0
@@ -621,7 +623,7 @@ def _ndimage_filter(img, primitive: str, axes, passes_for, mode: str, cval, meth
     round trip) for the shift by ``cval``, the masks of ``nan_policy="omit"`` and the output cast.
     """
     method = _check_method(method, primitive)
-    cval = _nd.real_scalar(cval, "cval", primitive)
+    cval = _nd.real_scalar(cval, "cval", primitive, f32=True)
     nan_policy = _nd.check_nan_policy(nan_policy, primitive, _nd.NAN_POLICIES if omit else ("propagate", "raise"))
     x, host = _nd.float_image(img, primitive)
     axis_passes = passes_for(_nd.image_axes(axes, x.ndim, primitive)) if callable(passes_for) else passes_for
@@ -720,6 +722,9 @@ def recursive_filter(img: np.ndarray | GpuArray, b0: float, a: Sequence[float], 
     array([[1.    , 0.5   , 0.25  , 0.125 , 0.0625]], dtype=float32)
     """
     kmode = _KERNEL_MODE[_nd.filter_mode(mode, "recursive_filter")]
+    for name, flag in (("causal", causal), ("anticausal", anticausal)):
+        if not isinstance(flag, (bool, np.bool_, int, np.integer)):
+            raise InputError("recursive_filter", f"{name} must be a bool, got {flag!r}")
     b0, a3, rho = _coefs(b0, a, "recursive_filter")
     passes = [(b0, a3, rho, bool(causal), bool(anticausal))] if (causal or anticausal) else []
     return _ndimage_filter(img, "recursive_filter", axes, lambda axs: [(ax, passes) for ax in axs], kmode, cval,

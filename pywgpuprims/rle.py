@@ -687,6 +687,13 @@ def _counts_total(c: np.ndarray, primitive: str) -> int:
     return total
 
 
+def _check_host_size(size, total: int) -> None:
+    """numpy input knows its length: ``size``, if given, must be that length."""
+    if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size != total):
+        raise InputError("rle_decode", f"size={size!r} does not match the counts' sum {total} (for numpy input "
+                         "size is not needed)")
+
+
 def rle_decode(values, counts=None, *, size: int | None = None):
     """Expand runs: ``values[r]`` repeated ``counts[r]`` times (``np.repeat(values, counts)``).
 
@@ -733,6 +740,7 @@ def rle_decode(values, counts=None, *, size: int | None = None):
         if c.ndim != 1 or c.shape != gv.shape:
             raise InputError("rle_decode", f"values has shape {gv.shape} but counts has shape {c.shape}")
         total = _counts_total(c, "rle_decode")
+        _check_host_size(size, total)
         if total == 0:
             return np.empty(0, gv.dtype)
         gc = asarray(c.astype(np.uint32, copy=False), dev=dev)

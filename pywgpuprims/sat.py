@@ -85,7 +85,7 @@ def _record_sat(b, g: GpuArray, method: str = "overlapped", primitive: str = "su
     """Record the summed-area table of ``g`` into batch ``b``; returns the (new) table."""
     dev = g.device
     _nd.check_binding(primitive, dev, 4 * g.size)  # the table (and the image) are bound whole
-    if method not in ("overlapped", "rt"):
+    if not isinstance(method, str) or method not in ("overlapped", "rt"):
         raise InputError("summed_area_table", f"method must be 'overlapped' or 'rt', got {method!r}")
     odt = _types(g.dtype)[3]
     out = GpuArray.empty(g.shape, odt, dev)
@@ -240,7 +240,9 @@ def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant", 
         As scipy.ndimage: default the input's dtype for numpy input (``"clip"``: float32). An
         integer result is scipy's exactly (a mean along each axis in turn, truncated toward
         zero after each) while window sums along one axis stay below 2**23 in magnitude (uint8:
-        radius up to 16,000); past that, the float32 mean truncated. float64 input needs
+        radius up to 16,000); past that, the float32 mean truncated. That integer result takes
+        two passes with host work between them; ``output=np.float32`` is the one-pass GPU path
+        (and, for constant mode, exact window sums of integer images). float64 input needs
         ``output=np.float32`` (the GPU computes in float32). GpuArray input gives a float32
         GpuArray.
 
@@ -273,10 +275,10 @@ def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant", 
     if radius > _MAX_RADIUS:
         raise InputError("box_filter", f"radius {radius} is too large (at most {_MAX_RADIUS})")
     radius = int(radius)
-    clip = mode == "clip"
+    clip = isinstance(mode, str) and mode == "clip"
     if not clip:
         mode = _nd.filter_mode(mode, "box_filter", {**_nd.FILTER_MODES, "clip": "clip"})
-    cval = _nd.real_scalar(cval, "cval", "box_filter")
+    cval = _nd.real_scalar(cval, "cval", "box_filter", f32=True)
     if isinstance(img, GpuArray):
         g, _ = as_input(img, "box_filter", ndims=(2, 3))
         if output is not None and (isinstance(output, np.ndarray) or np.dtype(output) != np.float32):

@@ -30,6 +30,7 @@ MAX_REF_BLOCK = 128 << 10
 TABLE_WG = 64  # invocations building one reference-mode block table (H100: 32 -> 8.6 ms, 64 -> 4.8 ms a GiB)
 REF_CODERS = 32  # reference-mode blocks per coding workgroup, one per invocation
 MAX_IL_BLOCK = 4 << 20
+MAX_HIST_BLOCK = 1 << 30  # histogram: block offsets stay within u32
 _poison_outputs = False     # tests: fill decode outputs with 0xDEADBEEF first, so unwritten words show
 
 
@@ -153,8 +154,9 @@ def histogram(x, block_size: int = 1 << 16) -> np.ndarray:
         x = np.frombuffer(bytes(x), np.uint8)
     g, _ = as_input(x, "fse.histogram", dtypes=(np.uint8,))
     block_size = _int_arg(block_size, "block_size", "fse.histogram")
-    if block_size <= 0 or block_size % 64:
-        raise InputError("fse.histogram", "block_size must be a positive multiple of 64")
+    if block_size <= 0 or block_size % 64 or block_size > MAX_HIST_BLOCK:
+        raise InputError("fse.histogram", f"block_size must be a positive multiple of 64 up to {MAX_HIST_BLOCK}, "
+                         f"got {block_size}")
     n = g.nbytes
     total = np.zeros(256, np.uint64)
     if n == 0:
@@ -230,6 +232,7 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
     """
     if not isinstance(mode, str) or mode not in MODES:
         raise InputError("fse.compress", f"mode must be 'reference' or 'interleaved', got {mode!r}")
+    _check_progress(progress, "fse.compress")
     table_log = _int_arg(table_log, "table_log")
     lanes = _int_arg(lanes, "lanes")
     if block_size is not None:
@@ -239,7 +242,7 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
     table_log = int(table_log)
     if lanes not in LANES_ALLOWED:
         raise InputError("fse.compress", f"lanes must be one of {LANES_ALLOWED}")
-    block_size = int(block_size or DEFAULT_BLOCK[mode])
+    block_size = DEFAULT_BLOCK[mode] if block_size is None else block_size
     _check_block_size(mode, block_size, lanes)
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = np.frombuffer(bytes(data), np.uint8)
@@ -455,6 +458,7 @@ def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX
     True
     """
     limit = _check_max_output(max_output_size)
+    _check_progress(progress, "fse.decompress")
     if isinstance(blob, GpuArray):
         blob = blob.numpy().tobytes()
     elif not isinstance(blob, (bytes, bytearray, memoryview)):
@@ -541,6 +545,11 @@ def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX
         if progress is not None:
             progress(start + nbytes, n)
     return out
+
+
+def _check_progress(progress, primitive: str) -> None:
+    if progress is not None and not callable(progress):
+        raise InputError(primitive, f"progress must be callable (or None), got {progress!r}")
 
 
 def _check_max_output(limit) -> int | None:
