@@ -7,9 +7,10 @@ gives GpuArray out, so chains of primitives stay on the GPU.
 from . import (
     fse,  # FSE/tANS codec: pywgpuprims.fse.compress / decompress
     scene,  # clipped 2-D scenes: pywgpuprims.scene.Scene, load_svg
+    stream,  # out-of-core: pywgpuprims.stream.scan / reduce / compact / nonzero / rle_encode / fse_*
 )
 from ._array import GpuArray, asarray
-from ._device import Device, device, set_device
+from ._device import Device, device, devices, set_device, use_device
 from ._errors import CorruptDataError, DeviceLimitError, InputError, PrimitiveError, ShaderError
 from .conv import correlate
 from .recfilter import bspline_prefilter, gaussian_filter, recursive_filter
@@ -33,7 +34,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CorruptDataError", "Device", "DeviceLimitError", "GpuArray", "InputError", "PrimitiveError",
-    "ShaderError", "asarray", "correlate", "device", "fse", "reduce", "scan", "scene", "set_device",
+    "ShaderError", "asarray", "correlate", "device", "devices", "fse", "reduce", "scan", "scene", "set_device",
+    "stream", "use_device",
     "Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode",
     "box_filter", "bspline_prefilter", "gaussian_filter", "recursive_filter", "summed_area_table",
     "CLIP_BEGIN", "CLIP_DRAW", "CLIP_END", "BracketInfo", "bracket_match", "bracket_match_reference",

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._device import Device, device
+from ._device import Device, device, takes_device
 from ._errors import DeviceLimitError, InputError, PrimitiveError
 
 #: dtypes a GpuArray can hold; uint8 is packed four to a 32-bit word (little-endian).
@@ -50,6 +50,7 @@ class GpuArray:
         self.byte_offset = byte_offset
 
     @classmethod
+    @takes_device(name="GpuArray.empty")
     def empty(cls, shape, dtype, dev: Device | None = None) -> GpuArray:
         """An uninitialised GpuArray (contents unspecified)."""
         dev = dev or device()
@@ -272,6 +273,7 @@ def _check_dtype(dtype, primitive: str) -> np.dtype:
     return dtype
 
 
+@takes_device
 def asarray(a: Any, dtype=None, dev: Device | None = None) -> GpuArray:
     """Upload ``a`` (anything numpy accepts) to the GPU; a GpuArray is returned as is.
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
-from ._errors import DeviceLimitError, PrimitiveError, ShaderError
+from ._errors import DeviceLimitError, InputError, PrimitiveError, ShaderError
 from ._memory import STORAGE_USAGE, Block, MemoryPool
 from ._shader import parse_bindings, parse_params, preprocess
 
@@ -37,10 +37,20 @@ _WANTED_LIMITS = (
 )
 
 
-def _choose_adapter(backend: str | None, name: str | None):
+def _ranked_adapters(backend: str | None = None, name: str | None = None) -> list:
+    """The adapters pywgpuprims may use, best first: filtered by ``backend`` / ``name`` (else by
+    ``PYWGPUPRIMS_BACKEND`` / ``PYWGPUPRIMS_ADAPTER``), discrete GPUs first, Vulkan first within a kind.
+
+    The enumeration is made once per filter; :func:`devices` lists one :class:`Device` per entry."""
     backend = backend or os.environ.get("PYWGPUPRIMS_BACKEND") or None
     name = name or os.environ.get("PYWGPUPRIMS_ADAPTER") or None
-    adapters = list(wgpu.gpu.enumerate_adapters_sync())
+    key = (backend, name)
+    ranked = _RANKED.get(key)
+    if ranked is not None:
+        return ranked
+    if not _RANKED.get("all"):
+        _RANKED["all"] = list(wgpu.gpu.enumerate_adapters_sync())
+    adapters = [a for a in _RANKED["all"] if a.info.get("backend_type") in _BACKENDS.values()]
     if backend:
         want = _BACKENDS.get(backend.lower())
         if want is None:
@@ -49,14 +59,22 @@ def _choose_adapter(backend: str | None, name: str | None):
     if name:
         adapters = [a for a in adapters if name.lower() in a.summary.lower()]
     if not adapters:
-        found = ", ".join(a.summary for a in wgpu.gpu.enumerate_adapters_sync()) or "none"
+        found = ", ".join(a.summary for a in _RANKED["all"]) or "none"
         raise RuntimeError(
             f"pywgpuprims: no GPU adapter matches backend={backend!r} name={name!r} (found: {found}). "
             "On a machine without a GPU install lavapipe: apt-get install mesa-vulkan-drivers libvulkan1"
         )
     adapters.sort(key=lambda a: (_ADAPTER_RANK.get(a.info.get("adapter_type", "Unknown"), 4),
                                  a.info.get("backend_type") != "Vulkan"))
-    return adapters[0]
+    _RANKED[key] = adapters
+    return adapters
+
+
+_RANKED: dict = {}  # (backend, name) -> adapters in rank order; "all" -> the enumeration
+
+
+def _choose_adapter(backend: str | None, name: str | None):
+    return _ranked_adapters(backend, name)[0]
 
 
 @dataclass(frozen=True)
@@ -201,6 +219,24 @@ class Readback:
     def __init__(self, staging, parts: list[tuple[int, int]]):
         self._staging = staging
         self._parts = parts  # (offset in staging, nbytes)
+        self._mapping = None  # the map requested by prefetch()
+
+    def prefetch(self) -> Readback:
+        """Request the mapping now, right after the batch's submission: the wait of a later read
+        then covers this submission's work, not work submitted after it (pipelined transfers)."""
+        end4 = -(-max((o + n for o, n in self._parts), default=0) // 4) * 4
+        if end4 and self._mapping is None:
+            self._mapping = self._staging.raw.map_async("READ_NOSYNC", 0, end4)
+        return self
+
+    def discard(self) -> None:
+        """Drop a prefetched mapping unread (the staging buffer must go back to the pool unmapped)."""
+        mapping, self._mapping = self._mapping, None
+        if mapping is not None:
+            try:
+                mapping.sync_wait()
+            finally:
+                self._staging.raw.unmap()
 
     @contextmanager
     def _mapped(self) -> Iterator[np.ndarray]:
@@ -211,7 +247,8 @@ class Readback:
             yield np.empty(0, np.uint8)
             return
         st = self._staging.raw
-        st.map_async("READ_NOSYNC", 0, end4).sync_wait()
+        mapping, self._mapping = self._mapping, None
+        (mapping or st.map_async("READ_NOSYNC", 0, end4)).sync_wait()
         try:
             yield np.frombuffer(st.read_mapped(0, end4, copy=False), np.uint8)
         finally:
@@ -429,6 +466,11 @@ class Device:
         Further wgpu features to request where the adapter has them.
     memory_limit : int or str, optional
         Bytes the memory pool may hold (see :class:`MemoryPool`); default ``PYWGPUPRIMS_MEMORY_LIMIT``.
+    adapter : wgpu.GPUAdapter, optional
+        The adapter to use, instead of choosing one by ``backend`` and ``adapter_name``.
+
+    A Device made here is a device of its own; :func:`devices` lists the process's shared ones
+    (one per adapter), whose :attr:`index` is their place in that list.
 
     Examples
     --------
@@ -439,8 +481,10 @@ class Device:
     """
 
     def __init__(self, backend: str | None = None, adapter_name: str | None = None, features: tuple = (),
-                 memory_limit: int | str | None = None):
-        self.adapter = _choose_adapter(backend, adapter_name)
+                 memory_limit: int | str | None = None, adapter: Any = None):
+        self.adapter = adapter if adapter is not None else _choose_adapter(backend, adapter_name)
+        #: this device's place in :func:`devices` (None for a Device made directly)
+        self.index: int | None = None
         adapter_limits = self.adapter.limits
         self.features = tuple(f for f in (*_WANTED_FEATURES, *features) if f in self.adapter.features)
         wanted = {k: adapter_limits[k] for k in _WANTED_LIMITS if k in adapter_limits}
@@ -482,7 +526,13 @@ class Device:
         self._constant_bytes = 0  # held by plans through Device.constant
 
     def __repr__(self) -> str:
-        return f"<pywgpuprims.Device {self.adapter_summary}>"
+        return f"<pywgpuprims.Device {self.name}>"
+
+    @property
+    def name(self) -> str:
+        """The adapter's summary, after this device's index in :func:`devices` when it has one
+        (two identical GPUs have the same summary; the index tells them apart)."""
+        return self.adapter_summary if self.index is None else f"{self.index}: {self.adapter_summary}"
 
     # ---------------------------------------------------------------- kernels
     def kernel(self, path: str, entry: str = "main", defines: dict | None = None,
@@ -946,38 +996,279 @@ class _LostWatcher(logging.Handler):
 
 
 _default: Device | None = None
-_default_lock = threading.Lock()
+_default_lock = threading.RLock()
+_shared: dict[tuple, Device] = {}  # (filter, index) -> the Device of devices()[index]
+_thread = threading.local()  # .stack: the devices chosen by use_device in this thread, innermost last
+DEVICE_ENV = "PYWGPUPRIMS_DEVICE"
 
 
-def device() -> Device:
-    """The default :class:`Device`, made on first use.
+def _shared_device(index: int) -> Device:
+    """``devices()[index]``, started on first use and kept (a lost one is replaced)."""
+    ranked = _ranked_adapters()
+    key = (os.environ.get("PYWGPUPRIMS_BACKEND") or None, os.environ.get("PYWGPUPRIMS_ADAPTER") or None, index)
+    with _default_lock:
+        dev = _shared.get(key)
+        if dev is None or dev.lost is not None:
+            os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+            try:
+                dev = Device(adapter=ranked[index])
+            except Exception as exc:
+                raise ShaderError("devices", f"starting device {index} ({ranked[index].summary}) failed: {exc}; "
+                                  "PYWGPUPRIMS_BACKEND / PYWGPUPRIMS_ADAPTER leave an adapter out of the "
+                                  "list") from exc
+            dev.index = index
+            _shared[key] = dev
+        return dev
 
-    The adapter is chosen by ``PYWGPUPRIMS_BACKEND`` (vulkan, gl, metal, d3d12) and
-    ``PYWGPUPRIMS_ADAPTER`` (a substring of the adapter's name) when set; otherwise the
-    highest-performance adapter, preferring Vulkan.
+
+def devices() -> list[Device]:
+    """Every device pywgpuprims can use, one per adapter, best first.
+
+    The order is the one the default device is chosen by: discrete GPUs first, then integrated,
+    virtual and CPU adapters, Vulkan before other backends of the same kind; ``PYWGPUPRIMS_BACKEND``
+    and ``PYWGPUPRIMS_ADAPTER`` filter the list. Devices are started on the first call and kept:
+    a later call, :func:`device` and ``PYWGPUPRIMS_DEVICE`` give the same objects. Each device
+    knows its place in the list (:attr:`Device.index`); two identical GPUs differ only by it.
+    Work runs on one of them through ``device=`` arguments or :func:`use_device`.
 
     Examples
     --------
     >>> import pywgpuprims as pp
+    >>> ds = pp.devices()
+    >>> ds[0] is pp.devices()[0]
+    True
+    >>> [d.index for d in ds] == list(range(len(ds)))
+    True
+    >>> for d in ds: print(d.name)  # doctest: +SKIP
+    0: llvmpipe (LLVM 15.0.6, 256 bits) (CPU) via Vulkan
+    1: llvmpipe (LLVM 15.0.6, 256 bits) (CPU) via OpenGL
+    """
+    return [_shared_device(i) for i in range(len(_ranked_adapters()))]
+
+
+def _env_index() -> int:
+    """The index ``PYWGPUPRIMS_DEVICE`` names (0 when unset), checked against :func:`devices`."""
+    raw = os.environ.get(DEVICE_ENV, "").strip()
+    ranked = _ranked_adapters()
+    if not raw:
+        return 0
+    try:
+        index = int(raw)
+    except ValueError:
+        index = -1
+    if not 0 <= index < len(ranked):
+        choices = "; ".join(f"{i}: {a.summary}" for i, a in enumerate(ranked))
+        raise InputError("device", f"{DEVICE_ENV}={raw!r} is not the index of a device; choose one of "
+                         f"0..{len(ranked) - 1} ({choices})")
+    return index
+
+
+def device() -> Device:
+    """The default :class:`Device`: this thread's choice (:func:`use_device`), else the process's.
+
+    The process's default is ``devices()[i]`` with ``i`` from ``PYWGPUPRIMS_DEVICE`` (0 when
+    unset), in the list that ``PYWGPUPRIMS_BACKEND`` (vulkan, gl, metal, d3d12) and
+    ``PYWGPUPRIMS_ADAPTER`` (a substring of the adapter's name) filter: so by default the
+    highest-performance adapter, preferring Vulkan. :func:`set_device` replaces it.
+
+    Examples
+    --------
+    >>> import pywgpuprims as pp
+    >>> pp.device() is pp.device()
+    True
     >>> print(pp.device().describe())  # doctest: +SKIP
     """
+    stack = getattr(_thread, "stack", None)
+    if stack:
+        return stack[-1]
     global _default
+    dev = _default
+    if dev is not None:
+        return dev
     with _default_lock:
         if _default is None:
-            os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
-            _default = Device()
+            _default = _shared_device(_env_index())
         return _default
 
 
 def set_device(dev: Device | None) -> None:
-    """Make ``dev`` the default device (``None``: choose again on next use).
+    """Make ``dev`` the process's default device (``None``: choose again on next use).
+
+    A thread inside :func:`use_device` keeps its own choice.
 
     Examples
     --------
     >>> import pywgpuprims as pp
-    >>> pp.set_device(pp.Device(backend="vulkan"))  # doctest: +SKIP
-    >>> pp.set_device(None)  # the next pp.device() chooses again  # doctest: +SKIP
+    >>> pp.set_device(pp.devices()[-1])
+    >>> pp.device() is pp.devices()[-1]
+    True
+    >>> pp.set_device(None)  # the next pp.device() chooses again
+    >>> pp.set_device("gl")
+    Traceback (most recent call last):
+    ...
+    pywgpuprims._errors.InputError: set_device: expected a pywgpuprims.Device or None, got str ('gl')
     """
+    if dev is not None and not isinstance(dev, Device):
+        raise InputError("set_device", f"expected a pywgpuprims.Device or None, got {type(dev).__name__} "
+                         f"({dev!r:.60})")
     global _default
     with _default_lock:
         _default = dev
+
+
+def _as_device(dev, primitive: str) -> Device | None:
+    """``dev`` as a Device: a Device, an index into :func:`devices`, or None (no choice)."""
+    if dev is None or isinstance(dev, Device):
+        return dev
+    if isinstance(dev, (int, np.integer)) and not isinstance(dev, (bool, np.bool_)):
+        ds = devices()
+        if 0 <= dev < len(ds):
+            return ds[int(dev)]
+        raise InputError(primitive, f"device={int(dev)} is not the index of a device; choose one of "
+                         f"0..{len(ds) - 1} ({'; '.join(d.name for d in ds)})")
+    raise InputError(primitive, "device must be a pywgpuprims.Device, an index into pywgpuprims.devices() "
+                     f"or None, got {type(dev).__name__} ({dev!r:.60})")
+
+
+@contextmanager
+def use_device(dev: Device | int | None) -> Iterator[Device]:
+    """Make ``dev`` (a Device or an index into :func:`devices`) this thread's default device for
+    the block: :func:`device`, and so every call without ``device=`` and without GpuArray inputs,
+    uses it there. Blocks nest; the previous choice comes back when a block ends, by an exception
+    too. Other threads keep their own choice. ``None`` leaves the current choice as it is.
+
+    Examples
+    --------
+    >>> import numpy as np, pywgpuprims as pp
+    >>> last = pp.devices()[-1]
+    >>> with pp.use_device(last) as d:
+    ...     g = pp.asarray(np.arange(4, dtype=np.uint32))
+    ...     pp.device() is last, g.device is last
+    (True, True)
+    >>> pp.scan(g).device is last  # a GpuArray's work stays on its device
+    True
+    """
+    d = _as_device(dev, "use_device")
+    if d is None:
+        yield device()
+        return
+    stack = _thread.__dict__.setdefault("stack", [])
+    depth = len(stack)
+    stack.append(d)
+    try:
+        yield d
+    finally:
+        del stack[depth:]
+
+
+def _array_devices(value):
+    """The devices of the GpuArrays in ``value``: itself, a short list or tuple of them, or a
+    dataclass holding them (Compacted, RunLengths)."""
+    d = value if isinstance(value, Device) else getattr(value, "device", None)  # a Device argument (dev=) too
+    if isinstance(d, Device):
+        yield d, value
+    elif isinstance(value, (list, tuple)) and len(value) <= 64:
+        for v in value:
+            d = getattr(v, "device", None)
+            if isinstance(d, Device):
+                yield d, v
+    elif hasattr(type(value), "__dataclass_fields__"):
+        for name in type(value).__dataclass_fields__:
+            d = getattr(getattr(value, name, None), "device", None)
+            if isinstance(d, Device):
+                yield d, value
+
+
+def _two(a: Device, b: Device) -> str:
+    if a.name == b.name:  # two Devices of one adapter made directly
+        return f"{a.name} (one Device) and {b.name} (another Device of the same adapter)"
+    return f"{a.name} and {b.name}"
+
+
+_DEVICE_DOC = """device : Device or int, optional
+    Where to run: a :class:`Device` or an index into :func:`devices`. Default: the device of the
+    GpuArray inputs, else :func:`device` (this thread's :func:`use_device` choice, else the
+    process's). A GpuArray input on another device raises InputError: copy it over with
+    ``pp.asarray(x.numpy(), device=...)``."""
+
+
+def _with_device_doc(doc: str | None) -> str | None:
+    """``doc`` with the ``device`` parameter at the end of its NumPy-style Parameters section."""
+    if not doc:
+        return doc
+    lines = doc.split("\n")
+    heads = [i for i in range(len(lines) - 1) if lines[i].strip() and set(lines[i + 1].strip()) == {"-"}
+             and len(lines[i + 1].strip()) == len(lines[i].strip())]
+    params = next((i for i in heads if lines[i].strip() == "Parameters"), None)
+    if params is not None:
+        after = [i for i in heads if i > params]
+        at = after[0] if after else len(lines)
+        while at > params + 2 and not lines[at - 1].strip():
+            at -= 1
+        indent = lines[params][:len(lines[params]) - len(lines[params].lstrip())]
+        entry = [indent + line for line in _DEVICE_DOC.split("\n")]
+    elif heads:
+        at = heads[0]
+        indent = lines[at][:len(lines[at]) - len(lines[at].lstrip())]
+        entry = [indent + "Parameters", indent + "----------", *(indent + line for line in _DEVICE_DOC.split("\n")), ""]
+    else:
+        return doc
+    return "\n".join(lines[:at] + entry + lines[at:])
+
+
+def takes_device(fn=None, *, name: str | None = None):
+    """Decorator: give a public call a keyword-only ``device=`` argument (added to its signature
+    and its docstring's Parameters) and run it there.
+
+    The call runs under :func:`use_device` of ``device``, or of its GpuArray inputs' device when
+    ``device`` is not given, so the function body needs no change: its uploads and scratch come
+    from :func:`device`. GpuArray inputs (and those inside lists, tuples and result dataclasses)
+    on another device than the one asked for, or on two devices, raise :class:`InputError` naming
+    both; nothing is copied between devices behind the caller's back.
+    """
+    if fn is None:
+        return lambda f: takes_device(f, name=name)
+    import functools  # noqa: PLC0415
+    import inspect  # noqa: PLC0415
+
+    primitive = name or fn.__qualname__
+    sig = inspect.signature(fn)
+    if "device" in sig.parameters:
+        raise TypeError(f"{primitive} has a parameter named 'device' already")
+
+    @functools.wraps(fn)
+    def call(*args, device: Device | int | None = None, **kwargs):
+        want = _as_device(device, primitive) if device is not None else None
+        have = None
+        for value in (*args, *kwargs.values()):
+            for d, v in _array_devices(value):
+                if want is not None and d is not want:
+                    where = (f"another Device of the same adapter ({d.name})" if d.name == want.name
+                             else f"device {d.name}")
+                    if v is d:
+                        raise InputError(primitive, f"two devices asked for: {where} and device={want.name}")
+                    raise InputError(primitive, f"a GpuArray input lives on {where}, not on {want.name}, the "
+                                     "device asked for; copy it over with pp.asarray(x.numpy(), device=...)")
+                if have is not None and d is not have:
+                    raise InputError(primitive, f"the GpuArray inputs live on two devices, {_two(have, d)}; "
+                                     "copy one over with pp.asarray(x.numpy(), device=...)")
+                have = d
+        target = want or have
+        if target is None or target is _current():
+            return fn(*args, **kwargs)
+        with use_device(target):
+            return fn(*args, **kwargs)
+
+    params = list(sig.parameters.values())
+    extra = inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None,
+                              annotation="Device | int | None")
+    at = len(params) - (1 if params and params[-1].kind is inspect.Parameter.VAR_KEYWORD else 0)
+    call.__signature__ = sig.replace(parameters=[*params[:at], extra, *params[at:]])
+    call.__doc__ = _with_device_doc(fn.__doc__)
+    return call
+
+
+def _current() -> Device | None:
+    """:func:`device`'s answer where one is chosen already (None before the first use)."""
+    stack = getattr(_thread, "stack", None)
+    return stack[-1] if stack else _default

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _ndimage as _nd
 from ._array import GpuArray, as_input, asarray
-from ._device import Binding, Device
+from ._device import Binding, Device, takes_device
 from ._errors import DeviceLimitError, InputError
 
 _NAME = "correlate"
@@ -331,6 +331,7 @@ def _check(volume, kernels, mode: str, boundary: str):
     return g, host, w
 
 
+@takes_device
 def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
               boundary: str = "reflect",
               config: Config | None = None, out: GpuArray | np.ndarray | None = None, *,

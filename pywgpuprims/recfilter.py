@@ -53,6 +53,7 @@ import wgpu
 
 from . import _ndimage as _nd
 from ._array import GpuArray, asarray
+from ._device import takes_device
 from ._errors import InputError
 
 _B = 64  # block length (wgsl/sat/recfilter.wgsl)
@@ -653,6 +654,7 @@ def _ndimage_filter(img, primitive: str, axes, passes_for, mode: str, cval, meth
     return _nd.cast_result(y, dt, arr)
 
 
+@takes_device
 def recursive_filter(img: np.ndarray | GpuArray, b0: float, a: Sequence[float], axes: int | Sequence[int] = (0, 1),
                      causal: bool = True, anticausal: bool = True, mode: str = "constant",
                      method: str = "block", *, cval: float = 0.0, output=None,
@@ -758,6 +760,7 @@ def _gaussian_coefs(sigma: float) -> tuple[float, tuple[float, float, float]]:
     return float(np.sum(den)), a  # type: ignore[return-value]
 
 
+@takes_device
 def gaussian_filter(img: np.ndarray | GpuArray, sigma: float | Sequence[float], mode: str = "reflect",
                     axes: int | Sequence[int] | None = (0, 1), method: str = "block", *, cval: float = 0.0,
                     order: int = 0, output=None, nan_policy: str = "propagate") -> np.ndarray | GpuArray:
@@ -844,6 +847,7 @@ def gaussian_filter(img: np.ndarray | GpuArray, sigma: float | Sequence[float], 
 _SPLINE_Z = math.sqrt(3.0) - 2.0
 
 
+@takes_device
 def bspline_prefilter(img: np.ndarray | GpuArray, mode: str = "mirror", axes: int | Sequence[int] | None = (0, 1),
                       method: str = "block", *, output=None) -> np.ndarray | GpuArray:
     """Cubic B-spline interpolation coefficients (the prefilter of ``scipy.ndimage.map_coordinates``).

@@ -93,7 +93,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._array import GpuArray, as_input, asarray, submit_counted_to_host, submit_to_host
-from ._device import Device
+from ._device import Device, takes_device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import monoid_defines
 from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lb_defines, lookback_steps, lookback_walk_tiles, record_scan
@@ -552,6 +552,7 @@ def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Com
         _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, None, data, m)
 
 
+@takes_device
 def compact(x, mask, *, method: str | None = None):
     """The elements of ``x`` where ``mask`` is true, in order (``x[mask]`` flattened).
 
@@ -579,6 +580,7 @@ def compact(x, mask, *, method: str | None = None):
     return _compact_impl("compact", x, mask, "compact", method)
 
 
+@takes_device
 def nonzero(mask, *, method: str | None = None):
     """Flat indices of the nonzero elements of ``mask``, in order, as uint32.
 
@@ -605,6 +607,7 @@ def nonzero(mask, *, method: str | None = None):
 
 
 # ------------------------------------------------------------------------- RLE
+@takes_device
 def rle_encode(x, *, method: str | None = None):
     """Run-length encode a 1-D array: each maximal run becomes one value and its length.
 
@@ -694,6 +697,7 @@ def _check_host_size(size, total: int) -> None:
                          "size is not needed)")
 
 
+@takes_device
 def rle_decode(values, counts=None, *, size: int | None = None):
     """Expand runs: ``values[r]`` repeated ``counts[r]`` times (``np.repeat(values, counts)``).
 

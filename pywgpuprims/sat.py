@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _ndimage as _nd
 from ._array import GpuArray, as_input, asarray, submit_to_host
+from ._device import takes_device
 from ._errors import InputError
 
 _TS = 64  # tile side (wgsl/sat/sat.wgsl)
@@ -36,6 +37,7 @@ def _image_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
     return h, w, c
 
 
+@takes_device
 def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped") -> np.ndarray | GpuArray:
     """Summed-area table (integral image) of a 2-D image, per channel for ``H x W x C``.
 
@@ -213,6 +215,7 @@ def _box_int(x: np.ndarray, radius: int, mode: str, cval: float, dt: np.dtype) -
     return cur
 
 
+@takes_device
 def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant", *, cval: float = 0.0,
                output=None) -> np.ndarray | GpuArray:
     """Mean over a ``(2 radius + 1)``-square window, from the summed-area table.

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._array import GpuArray, as_input, asarray, submit_to_host
-from ._device import Binding, Device
+from ._device import Binding, Device, takes_device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import WGSL_TYPE, monoid_defines, numpy_identity
 
@@ -188,6 +188,7 @@ def _check_op_axis(x_shape, axis, primitive):
     return int(axis) % nd
 
 
+@takes_device
 def scan(x, op: str = "add", exclusive: bool = False, axis: int = -1, out=None):
     """Inclusive or exclusive scan (prefix combination) along the last axis.
 
@@ -359,6 +360,7 @@ def _record_rts(b, dev, op, dtype, src, out, partials, carry, params, exclusive,
         b.dispatch_indirect(down, indirect, 0, params=params, input=src, partials=partials, output=out)
 
 
+@takes_device
 def reduce(x, op: str = "add", axis: int | None = None):
     """Reduce with ``op`` over all elements (``axis=None``) or along the last axis of a 2-D array.
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._device import takes_device
 from ._errors import InputError
 from ._scene_geom import Path, as_transform, circle, compose, ellipse, flatten, polygon, rect, rounded_rect, star
 
@@ -152,6 +153,7 @@ class Scene:
         self._check_balanced()
         return ScenePlan(self._ops, int(width), int(height), _color(background), layout)
 
+    @takes_device(name="Scene.render")
     def render(self, width: int, height: int, background=(255, 255, 255, 255), timings: dict | None = None
                ) -> np.ndarray:
         """Render on the GPU: an (height, width, 4) uint8 array, sRGB values, straight alpha.

@@ -98,7 +98,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._array import GpuArray, as_input, submit_to_host
-from ._device import Device
+from ._device import Device, takes_device
 from ._errors import DeviceLimitError, InputError
 
 __all__ = ["bracket_match", "record_bracket_match", "bracket_match_reference", "clip_bboxes",
@@ -372,6 +372,7 @@ def _check_size(dev: Device, n: int, primitive: str) -> None:
                                f"storage binding is {dev.max_binding} bytes")
 
 
+@takes_device
 def bracket_match(is_open, return_info: bool = False, out=None):
     """Match brackets: each element's parent/matching open and its nesting depth.
 
@@ -555,6 +556,7 @@ def clip_bboxes_reference(kinds, bboxes, viewport, op: str = "intersect") -> np.
     return res
 
 
+@takes_device
 def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bool = False,
                 max_depth: int | None = None):
     """Bounding boxes through a stack of clips (or blend groups): one GPU pass chain, any depth.

@@ -167,3 +167,14 @@ def test_recursive_filter_coefficients_past_float32():
         pp.recursive_filter(x, 1e39, [-0.5])
     with pytest.raises(pp.InputError, match="recursive_filter"):
         pp.recursive_filter(x, "1", [-0.5])
+
+
+def test_fse_stream_containers_keep_block_places(rng):
+    """pywgpuprims.stream joins and splits containers: the checksums follow the blocks' places."""
+    bs = 4096
+    x = rng.geometric(0.25, 9 * bs + 100).astype(np.uint8)
+    blob = pp.stream.fse_compress(x, chunk=2 * bs, block_size=bs)
+    assert blob == fse.compress(x, block_size=bs)
+    assert bytes(pp.stream.fse_decompress(blob, chunk=3 * bs)) == x.tobytes()
+    with pytest.raises(pp.CorruptDataError, match="checksum"):
+        pp.stream.fse_decompress(_swap_blocks(blob, 4, 6), chunk=3 * bs)

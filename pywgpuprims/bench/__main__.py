@@ -5,7 +5,8 @@ rotated among fresh random sets). Each row is shown beside a WGSL copy (or read-
 the same bytes in the same run, numpy on the CPU, and torch on CUDA when it is importable.
 
 ``python -m pywgpuprims.bench --e2e [args ...]`` runs the end-to-end wall-time benchmark instead
-(``pywgpuprims/bench/e2e.py``; ``--e2e --help`` lists its arguments).
+(``pywgpuprims/bench/e2e.py``; ``--e2e --help`` lists its arguments), and
+``python -m pywgpuprims.bench --stream [args ...]`` the out-of-core one (``pywgpuprims/bench/stream.py``).
 """
 
 from __future__ import annotations
@@ -95,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
 
         argv.remove("--e2e")
         return e2e.main(argv)
+    if "--stream" in argv:
+        from . import stream  # noqa: PLC0415
+
+        argv.remove("--stream")
+        return stream.main(argv)
     ap = argparse.ArgumentParser(prog="python -m pywgpuprims.bench", description=__doc__.splitlines()[0])
     ap.add_argument("primitives", nargs="*", help=f"entries to run (default: all): {', '.join(sorted(REGISTRY))}")
     ap.add_argument("--sizes", nargs="+", help="problem sizes, e.g. 2^20 2^24 (default: per entry)")
@@ -104,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plot", help="write a PNG plot of rates to this file")
     ap.add_argument("--e2e", action="store_true",
                     help="run the end-to-end wall-time benchmark instead, with the other arguments (--e2e --help)")
+    ap.add_argument("--stream", action="store_true",
+                    help="run the out-of-core (memmap) benchmark instead, with the other arguments (--stream --help)")
     args = ap.parse_args(argv)
     names = args.primitives or sorted(REGISTRY)
     unknown = [n for n in names if n not in REGISTRY]

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._array import GpuArray, as_input
-from .._device import Binding, Device, device
+from .._device import Binding, Device, device, takes_device
 from .._errors import CorruptDataError, InputError
 from . import _tables as T
 
@@ -61,11 +61,39 @@ def block_checksum(block: bytes, index: int | None = None) -> int:
     return int(c[0])
 
 
+def _index_key(index: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        k = (index.astype(np.uint64) * np.uint64(0x9E3779B9) + np.uint64(0x7F4A7C15)) & np.uint64(0xFFFFFFFF)
+        return _fmix(k.astype(np.uint32))
+
+
 def _tie(checks: np.ndarray, index: np.ndarray) -> np.ndarray:
     """Block checksums tied to the blocks' indices (version 2 containers)."""
     with np.errstate(over="ignore"):
-        k = (index.astype(np.uint64) * np.uint64(0x9E3779B9) + np.uint64(0x7F4A7C15)) & np.uint64(0xFFFFFFFF)
-        return _fmix(checks.astype(np.uint32) ^ _fmix(k.astype(np.uint32)))
+        return _fmix(checks.astype(np.uint32) ^ _index_key(index))
+
+
+_INV_C1 = pow(0x85EBCA6B, -1, 1 << 32)
+_INV_C2 = pow(0xC2B2AE35, -1, 1 << 32)
+
+
+def _unfmix(x: np.ndarray) -> np.ndarray:
+    """The inverse of fmix32 (a bijection)."""
+    x = x.astype(np.uint32)
+    with np.errstate(over="ignore"):
+        x ^= x >> np.uint32(16)
+        x *= np.uint32(_INV_C2)
+        x ^= (x >> np.uint32(13)) ^ (x >> np.uint32(26))
+        x *= np.uint32(_INV_C1)
+        x ^= x >> np.uint32(16)
+    return x
+
+
+def retie(checks: np.ndarray, old_index: np.ndarray, new_index: np.ndarray) -> np.ndarray:
+    """Stored (tied) checksums of blocks moved from ``old_index`` to ``new_index``: for tools that
+    split or join containers (``pywgpuprims.stream``)."""
+    with np.errstate(over="ignore"):
+        return _tie(_unfmix(checks) ^ _index_key(old_index), new_index)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -195,6 +223,7 @@ def _check_block_size(mode: str, block_size: int, lanes: int) -> None:
 
 
 # ----------------------------------------------------------------------------- compress
+@takes_device(name="fse.compress")
 def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None = None,
              mode: str = "reference", lanes: int = 256, progress=None) -> bytes:
     """Compress bytes with FSE (tANS) on the GPU into the container of ``docs/fse-format.md``.
@@ -428,6 +457,7 @@ def parse(blob) -> tuple[dict, np.ndarray]:
     return {"version": ver, "mode": mode, "table_log": tl, "lanes": lanes, "block_size": bs, "size": n, "blocks": nb}, e
 
 
+@takes_device(name="fse.decompress")
 def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX_OUTPUT) -> bytearray:
     """Decompress a container made by :func:`compress` (either mode) on the GPU.
 
