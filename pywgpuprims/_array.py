@@ -25,6 +25,13 @@ class GpuArray:
     ``np.asarray(g)``) copies it back. The buffer is padded to a multiple of 16 bytes; kernels may
     read that padding but results never depend on it.
 
+    The small ndarray surface: ``shape``, ``dtype``, ``size``, ``ndim``, ``nbytes``,
+    ``itemsize``, ``len()``, ``reshape`` (a view), indexing and slicing (``g[:3]``: a view where
+    the result is one contiguous run from the array's start, else a copy; see
+    :meth:`__getitem__`), ``.T``, ``.astype``, ``.copy()`` (copies), ``float()`` /
+    ``int()`` / ``.item()`` of a one-element array, and a numpy-like ``repr`` with the values of
+    arrays of up to 1,000 elements (it waits for the GPU).
+
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp
@@ -33,6 +40,8 @@ class GpuArray:
     ((5,), dtype('uint32'))
     >>> g.numpy()
     array([0, 1, 2, 3, 4], dtype=uint32)
+    >>> int(g[3]), g[1:3].numpy()
+    (3, array([1, 2], dtype=uint32))
     """
 
     __array_priority__ = 100
@@ -49,7 +58,7 @@ class GpuArray:
     def empty(cls, shape, dtype, dev: Device | None = None) -> GpuArray:
         """An uninitialised GpuArray (contents unspecified)."""
         dev = dev or device()
-        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        shape = _check_shape(shape, "GpuArray.empty")
         dtype = _check_dtype(dtype, "GpuArray.empty")
         nbytes = math.prod(shape) * dtype.itemsize
         if nbytes > dev.max_buffer:
@@ -77,7 +86,105 @@ class GpuArray:
         return self.shape[0]
 
     def __repr__(self) -> str:
-        return f"GpuArray(shape={self.shape}, dtype={self.dtype}, device={self.device.adapter_summary!r})"
+        """numpy's repr with the device for arrays of up to ``REPR_MAX`` elements (a download);
+        shape and dtype alone for larger ones."""
+        dev = self.device.adapter_summary
+        if self.size > REPR_MAX or not _alive(self):
+            return f"GpuArray(shape={self.shape}, dtype={self.dtype}, device={dev!r})"
+        body = np.array2string(self.numpy(), separator=", ", prefix="GpuArray(", threshold=REPR_MAX)
+        return f"GpuArray({body}, dtype={self.dtype}, device={dev!r})"
+
+    def __str__(self) -> str:
+        return str(self.numpy()) if self.size <= REPR_MAX else repr(self)
+
+    # ------------------------------------------------------------------ the small ndarray surface
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def T(self) -> GpuArray:
+        """The transpose (numpy's ``.T``, axes reversed). 0-d and 1-D: this array itself; otherwise
+        a copy (a GpuArray is C-contiguous, so a transpose cannot be a view), made through the host."""
+        if self.ndim < 2:
+            return self
+        return self._from_host(np.ascontiguousarray(self.numpy().T))
+
+    def copy(self) -> GpuArray:
+        """A copy in a new buffer (on the GPU where the data starts on a 4-byte boundary, else
+        through the host)."""
+        if self.byte_offset % 4:
+            return self._from_host(self.numpy())
+        out = GpuArray.empty(self.shape, self.dtype, self.device)
+        if self.nbytes:
+            b = self.device.batch()
+            b.copy(self.buffer, self.byte_offset, out.buffer, 0, -(-self.nbytes // 4) * 4)
+            b.submit()
+        return out
+
+    def astype(self, dtype, copy: bool = True) -> GpuArray:
+        """This array in ``dtype`` (a dtype a GpuArray can hold, else InputError). The same dtype
+        gives a copy (or this array with ``copy=False``); a conversion runs through the host with
+        numpy's casting."""
+        dtype = _check_dtype(dtype, "GpuArray.astype")
+        if dtype == self.dtype:
+            return self.copy() if copy else self
+        return self._from_host(self.numpy().astype(dtype))
+
+    def __getitem__(self, key) -> GpuArray:
+        """numpy indexing, returning a GpuArray (a 0-d one for a single element).
+
+        Basic indexing (integers, slices, ``...``, ``None``) whose result is one contiguous run
+        starting where this array starts (``g[:k]``, ``g[0]``, ``g[..., :]``, ``g[None]``) is a
+        **view** (same buffer, no copy, as ``reshape``). Anything else is a **copy**: a contiguous
+        run elsewhere (``g[2]``, ``g[3:9]``) is copied on the GPU (through the host where it starts
+        off a 4-byte boundary); strided slices, reversed axes and fancy (integer-array or boolean)
+        indexing go through the host (download, numpy indexing, upload).
+        """
+        if isinstance(key, GpuArray):
+            key = key.numpy()
+        basic = _is_basic_index(key)
+        if basic:
+            view = self._basic_view(key)
+            if view is not None:
+                return view
+        try:
+            return self._from_host(np.asarray(self.numpy()[key]))
+        except IndexError as exc:
+            raise GpuIndexError("GpuArray.__getitem__", str(exc)) from None
+        except (TypeError, ValueError) as exc:
+            raise InputError("GpuArray.__getitem__", f"bad index {key!r}: {exc}") from None
+
+    def _basic_view(self, key) -> GpuArray | None:
+        """The view (or a GPU copy) for a basic index whose result is contiguous; None otherwise."""
+        c_strides = tuple(int(np.prod(self.shape[i + 1:], dtype=np.int64)) * self.itemsize
+                          for i in range(self.ndim))
+        base = np.zeros(max(self.itemsize, 1), np.uint8)
+        proxy = np.lib.stride_tricks.as_strided(base.view(self.dtype)[:1] if self.itemsize else base, self.shape,
+                                                c_strides, writeable=False)  # never read: shapes and offsets only
+        items = key if isinstance(key, tuple) else (key,)
+        if not any(k is Ellipsis for k in items):
+            items = (*items, Ellipsis)  # a 0-d array view, never a scalar read from the proxy
+        try:
+            v = proxy[items]
+        except IndexError as exc:
+            raise GpuIndexError("GpuArray.__getitem__", str(exc)) from None
+        except (TypeError, ValueError) as exc:
+            raise InputError("GpuArray.__getitem__", f"bad index {key!r}: {exc}") from None
+        if not v.flags.c_contiguous and v.size > 1:
+            return None
+        offset = self.byte_offset + (v.__array_interface__["data"][0] - base.__array_interface__["data"][0])
+        if v.size == 0:
+            offset = self.byte_offset
+        view = GpuArray(self.device, self.buffer, v.shape, self.dtype, offset)
+        if offset == self.byte_offset:
+            # Only views that start where this array starts: scan, reduce, compact, nonzero and
+            # rle_encode read their input from its buffer's start (they ignore byte_offset).
+            return view
+        return view.copy() if offset % 4 == 0 else None
+
+    def _from_host(self, a: np.ndarray) -> GpuArray:
+        return asarray(a, dev=self.device).reshape(a.shape)
 
     def reshape(self, *shape) -> GpuArray:
         """A view with another shape (same buffer; one dimension may be -1)."""
@@ -123,8 +230,47 @@ class GpuArray:
         return a if dtype is None else a.astype(dtype, copy=False)
 
 
+#: GpuArray's repr shows the values of arrays up to this size (numpy's summarisation threshold)
+REPR_MAX = 1000
+
+
+class GpuIndexError(InputError, IndexError):
+    """An index out of range or malformed for a GpuArray (an IndexError too, as numpy's)."""
+
+
+def _alive(g: GpuArray) -> bool:
+    return getattr(g.device, "raw", None) is not None
+
+
+def _is_basic_index(key) -> bool:
+    """Integers, slices, Ellipsis and None (alone or in a tuple): numpy's basic indexing."""
+    items = key if isinstance(key, tuple) else (key,)
+    return all(k is None or k is Ellipsis or isinstance(k, slice)
+               or (isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_))) for k in items)
+
+
+def _check_shape(shape, primitive: str) -> tuple[int, ...]:
+    """A shape (an int or a sequence of ints, each >= 0) as a tuple; InputError otherwise."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        shape = (shape,)
+    if isinstance(shape, (str, bytes, dict)):
+        raise InputError(primitive, f"shape must be an int or a sequence of ints, got {shape!r}")
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise InputError(primitive, f"shape must be an int or a sequence of ints, got {shape!r}") from None
+    if any(isinstance(s, (bool, np.bool_)) or not isinstance(s, (int, np.integer)) for s in dims):
+        raise InputError(primitive, f"shape must hold integers, got {shape!r}")
+    if any(s < 0 for s in dims):
+        raise InputError(primitive, f"negative dimensions are not allowed: {shape}")
+    return tuple(int(s) for s in dims)
+
+
 def _check_dtype(dtype, primitive: str) -> np.dtype:
-    dtype = np.dtype(dtype)
+    try:
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise InputError(primitive, f"{dtype!r} is not a dtype") from None
     if dtype not in ARRAY_DTYPES:
         raise InputError(primitive, f"dtype {dtype} is not supported (expected one of "
                          f"{', '.join(str(d) for d in ARRAY_DTYPES)})")
@@ -147,7 +293,14 @@ def asarray(a: Any, dtype=None, dev: Device | None = None) -> GpuArray:
                              "convert on the host")
         return a
     dev = dev or device()
+    if dtype is not None:
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:
+            raise InputError("asarray", f"{dtype!r} is not a dtype") from None
     arr = np.ascontiguousarray(a, dtype=dtype)
+    if arr.ndim != np.ndim(a):  # ascontiguousarray makes 0-d input 1-d
+        arr = arr.reshape(())
     if arr.dtype == np.bool_:
         arr = arr.view(np.uint8)
     _check_dtype(arr.dtype, "asarray")

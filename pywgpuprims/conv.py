@@ -25,12 +25,13 @@ from typing import Literal
 
 import numpy as np
 
-from ._array import GpuArray, as_input
+from . import _ndimage as _nd
+from ._array import GpuArray, as_input, asarray
 from ._device import Binding, Device, takes_device
 from ._errors import DeviceLimitError, InputError
 
 _NAME = "correlate"
-_BOUNDARIES = ("constant", "nearest", "reflect")
+_BOUNDARIES = ("constant", "nearest", "reflect")  # what the kernels read themselves
 
 
 @dataclass(frozen=True)
@@ -301,14 +302,17 @@ def _fit(dev: Device, ksize, k: int, cfg: Config) -> Config:
 
 # ------------------------------------------------------------------ the primitive
 def _check(volume, kernels, mode: str, boundary: str):
-    if mode not in ("valid", "same"):
+    if not isinstance(mode, str) or mode not in ("valid", "same"):
         raise InputError(_NAME, f"mode must be 'valid' or 'same', got {mode!r}")
-    if boundary not in _BOUNDARIES:
+    if not isinstance(boundary, str) or boundary not in _BOUNDARIES:
         raise InputError(_NAME, f"boundary must be one of {', '.join(_BOUNDARIES)}, got {boundary!r}")
     g, host = as_input(volume, _NAME, dtypes=(np.uint8, np.float32), ndims=(2, 3))
     if isinstance(kernels, GpuArray):
         kernels = kernels.numpy()
-    w = np.asarray(kernels)
+    try:
+        w = np.asarray(kernels)
+    except (TypeError, ValueError) as exc:
+        raise InputError(_NAME, f"cannot read the kernels as an array: {exc}") from None
     if w.dtype != np.float32:
         if w.dtype.kind not in "fiub":
             raise InputError(_NAME, f"kernels must be float32, got {w.dtype}")
@@ -329,8 +333,9 @@ def _check(volume, kernels, mode: str, boundary: str):
 
 @takes_device
 def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
-              boundary: Literal["constant", "nearest", "reflect"] = "reflect",
-              config: Config | None = None, out: GpuArray | None = None) -> np.ndarray | GpuArray:
+              boundary: str = "reflect",
+              config: Config | None = None, out: GpuArray | np.ndarray | None = None, *,
+              cval: float = 0.0) -> np.ndarray | GpuArray:
     """Correlate a 2-D or 3-D volume with K kernels at once.
 
     Parameters
@@ -343,14 +348,21 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
         ``(K, D-kd+1, H-kh+1, W-kw+1)``. ``"same"``: ``result[k] ==
         scipy.ndimage.correlate(volume, kernels[k], mode=boundary, output=np.float64)`` (origin 0:
         the tap ``k//2`` of each axis sits on the output position), shape ``(K, D, H, W)``.
-    boundary : {"constant", "nearest", "reflect"}
-        How ``"same"`` reads outside the volume (scipy.ndimage's names: ``constant`` is 0,
-        ``reflect`` is half-sample symmetric ``d c b a | a b c d | d c b a``). Ignored for valid.
+    boundary : str
+        How ``"same"`` reads outside the volume: scipy.ndimage's mode names and meanings
+        (``mode`` here is scipy.signal's output size): ``constant`` (``cval``), ``nearest``,
+        ``reflect`` (half-sample symmetric ``d c b a | a b c d | d c b a``), ``mirror``
+        (``d c b | a b c d | c b a``), ``wrap`` and the aliases ``grid-constant``,
+        ``grid-mirror`` (reflect), ``grid-wrap`` (wrap). The kernels read constant 0, nearest and
+        reflect themselves; ``mirror``, ``wrap`` and a non-zero ``cval`` extend the volume on the
+        host first (a host round trip for a GpuArray volume). Ignored for valid.
     config : Config, optional
         Launch configuration; default: the cached best choice for this device, else
         :func:`default_config`.
-    out : GpuArray, optional
-        float32 GpuArray of the result's shape to write into (returned, or copied to numpy).
+    out : GpuArray or numpy.ndarray, optional
+        float32 array of the result's shape to write into (and return).
+    cval : float
+        The value outside the volume for ``boundary="constant"``.
 
     Returns
     -------
@@ -365,6 +377,19 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
     array([[[45., 54.],
             [81., 90.]]], dtype=float32)
     """
+    if not isinstance(mode, str) or mode not in ("valid", "same"):
+        raise InputError(_NAME, f"mode must be 'valid' or 'same', got {mode!r}")
+    boundary = _nd.filter_mode(boundary, _NAME, arg="boundary")
+    cval = _nd.real_scalar(cval, "cval", _NAME, f32=True)
+    if config is not None and not isinstance(config, Config):
+        raise InputError(_NAME, f"config must be a Config, got {config!r}")
+    host_out = None
+    if isinstance(out, np.ndarray):
+        host_out, out = out, None
+    elif out is not None and not isinstance(out, GpuArray):
+        raise InputError(_NAME, f"out must be a GpuArray or a numpy array, got {type(out).__name__}")
+    if mode == "same" and (boundary in ("mirror", "wrap") or (boundary == "constant" and cval != 0.0)):
+        return _correlate_extended(volume, kernels, boundary, cval, config, out, host_out)
     g, host, w = _check(volume, kernels, mode, boundary)
     dev = g.device
     k = w.shape[0]
@@ -383,8 +408,9 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
         bdefine = boundary
     out_elems = k * math.prod(oshape)
     if out_elems * 4 > dev.max_buffer or out_elems >= 2**32:
-        raise DeviceLimitError(_NAME, f"the result of {k} kernels over {oshape} ({out_elems * 4} bytes) exceeds "
-                               f"the device's largest buffer ({dev.max_buffer} bytes); use fewer kernels per call")
+        raise DeviceLimitError(_NAME, f"the result of {k} kernel{'s' if k > 1 else ''} over {oshape} "
+                               f"({out_elems * 4} bytes) exceeds the device's largest buffer ({dev.max_buffer} "
+                               "bytes); " + ("use fewer kernels per call" if k > 1 else "use a smaller volume"))
     cfg = config or _cached_config(dev, ksize, k, g.dtype) or default_config(dev, ksize, k)
     cfg = _fit(dev, ksize, k, cfg)
     # A pass over a block of kernels binds one output plane of each at least: shrink the block to fit.
@@ -393,13 +419,41 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
     while cfg.kb > 1 and ((cfg.kb - 1) * oshape[0] + 1) * plane_bytes + dev.storage_align > max_binding:
         cfg = replace(cfg, kb=cfg.kb // 2 if cfg.kb > 4 else 1)
     rshape = (k, *oshape[1:]) if twod else (k, *oshape)
+    if host_out is not None and (host_out.shape != rshape or host_out.dtype != np.float32):
+        raise InputError(_NAME, f"out must be a float32 array of shape {rshape}, got {host_out.dtype} "
+                         f"{host_out.shape}")
     if out is None:
         out = GpuArray.empty((k, *oshape), np.float32, dev)
     elif out.shape != rshape or out.dtype != np.float32:
         raise InputError(_NAME, f"out must be a float32 GpuArray of shape {rshape}, got {out.dtype} {out.shape}")
     _run(dev, g, w.reshape(k, kd, kh, kw), vol_shape, ksize, oshape, off, bdefine, out, cfg)
     out = out.reshape(rshape)
+    if host_out is not None:
+        return out.numpy(out=host_out)
     return out.numpy() if host is not None else out
+
+
+def _correlate_extended(volume, kernels, boundary: str, cval: float, config, out, host_out):
+    """``"same"`` for the boundaries the kernels do not read themselves: the volume extended on the
+    host as scipy.ndimage extends it, then ``"valid"``."""
+    gpu_in = isinstance(volume, GpuArray)
+    v = volume.numpy() if gpu_in else np.asarray(volume)
+    w = kernels.numpy() if isinstance(kernels, GpuArray) else np.asarray(kernels)
+    if v.ndim not in (2, 3) or w.ndim != v.ndim + 1 or min(w.shape, default=0) < 1 or min(v.shape, default=0) < 1:
+        _check(volume, kernels, "same", "constant")  # the usual errors for shapes
+    pad = [(n // 2, n - 1 - n // 2) for n in w.shape[1:]]
+    if boundary == "constant":
+        vp = np.pad(v.astype(np.float32), pad, mode="constant", constant_values=cval)
+    else:
+        vp = v
+        for ax, (lo, hi) in enumerate(pad):  # one axis at a time: numpy refuses to mirror one sample
+            pm = "wrap" if boundary == "wrap" else ("edge" if v.shape[ax] == 1 else "reflect")
+            vp = np.pad(vp, [(lo, hi) if i == ax else (0, 0) for i in range(v.ndim)], mode=pm)
+    res = correlate(asarray(vp) if gpu_in else vp, w, "valid", "nearest", config, out if gpu_in else None)
+    if host_out is not None:
+        host_out[...] = res.numpy() if gpu_in else res
+        return host_out
+    return res
 
 
 def _bmap(i: np.ndarray, n: int, boundary: str) -> np.ndarray:
@@ -471,9 +525,10 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
                 if ihi - ilo <= max_binding and ohi - olo <= max_binding:
                     break
                 if zc == 1:
-                    raise DeviceLimitError(_NAME, f"one output plane of {k1 - k0} kernels needs more than the "
-                                           f"device's largest storage binding ({max_binding} bytes); "
-                                           "pass fewer kernels or a smaller kernel block (Config.kb)")
+                    raise DeviceLimitError(_NAME, f"one output plane of {k1 - k0} kernel{'s' if k1 - k0 > 1 else ''} "
+                                           f"needs more than the device's largest storage binding ({max_binding} "
+                                           "bytes); " + ("pass fewer kernels or a smaller kernel block (Config.kb)"
+                                                         if k1 - k0 > 1 else "use a smaller volume"))
                 zc = max(1, zc // 2)
             params = {
                 "nx": nx, "ny": ny, "nz": nz, "in_base": (ilo - g.byte_offset) // isz,

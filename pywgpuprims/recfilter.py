@@ -51,7 +51,8 @@ from functools import lru_cache
 import numpy as np
 import wgpu
 
-from ._array import GpuArray, as_input
+from . import _ndimage as _nd
+from ._array import GpuArray, asarray
 from ._device import takes_device
 from ._errors import InputError
 
@@ -67,6 +68,8 @@ _FIX_SEG: tuple[int, int, int] | None = (32, 16, 4)
 # store per carry); longer ones loop over FB blocks at a time.
 _FIX_REG_MAX = 8
 _SPLIT = True  # tile passes: two threads per tile line, 32 samples each (wgsl/sat/recfilter.wgsl SPLIT)
+_F32_MAX = float(np.finfo(np.float32).max)
+_B0_MAX = _F32_MAX ** 0.25  # the tile passes scale the input by b0 to the number of passes (2 axes x 2 directions)
 _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
 
 
@@ -75,6 +78,9 @@ def _coefs(b0, a, primitive: str) -> tuple[float, tuple[float, float, float], fl
     """Validated ``(b0, (c1, c2, q), rho)``: the denominator ``1 + a1 z^-1 + ...`` factored as
     ``(1 + c1 z^-1 + c2 z^-2)(1 + q z^-1)`` (the cascade form the kernels run; q = 0 below order 3),
     and the largest pole magnitude ``rho``. Computed once per coefficient set."""
+    b0 = _nd.real_scalar(b0, "b0", primitive, finite=False)
+    if isinstance(a, (str, bytes)) or np.asarray(a).dtype.kind not in "biuf":
+        raise InputError(primitive, f"a must be a sequence of 1 to 3 real numbers, got {a!r}")
     try:
         key = (float(b0), tuple(float(v) for v in np.atleast_1d(np.asarray(a, dtype=np.float64)).ravel()), primitive)
     except (TypeError, ValueError):
@@ -93,6 +99,10 @@ def _coefs_checked(b0, a, primitive: str) -> tuple[float, tuple[float, float, fl
         raise InputError(primitive, f"a must hold 1 to 3 feedback coefficients (a1, a2, a3), got {a.size}")
     if not np.all(np.isfinite(a)) or not np.isfinite(b0):
         raise InputError(primitive, "coefficients must be finite")
+    if abs(b0) > _B0_MAX or np.any(np.abs(a) > _F32_MAX):
+        raise InputError(primitive, f"coefficients must fit float32 (|b0| <= {_B0_MAX:.4g}: the input is scaled by "
+                         f"b0 to the power of the passes, up to 4; |a| <= {_F32_MAX:.4g}); got b0={b0!r}, "
+                         f"a={a.tolist()}")
     poles = np.roots(np.concatenate([[1.0], a]))
     rho = float(np.max(np.abs(poles))) if poles.size else 0.0
     if rho >= 1.0 - 1e-7:
@@ -511,6 +521,7 @@ def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primiti
     """Run ``passes`` = [(b0, a, rho, causal, anti), ...] along each of ``axes`` in turn (into
     ``out``, a new array unless given: the benchmark reuses one)."""
     dev = g.device
+    _nd.check_binding(primitive, dev, 4 * g.size)  # the image is bound whole
     if out is None:
         out = GpuArray.empty(g.shape, np.float32, dev)
     if g.size == 0:
@@ -555,23 +566,100 @@ def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primiti
     return out
 
 
-def _check_common(img, primitive: str, axes, mode: str, method: str):
-    g, host = as_input(img, primitive, dtypes=(np.float32,), ndims=(2, 3))
-    if mode not in _MODES:
-        raise InputError(primitive, f"boundary must be one of {', '.join(_MODES)}, got {mode!r}")
-    if method not in ("block", "rt"):
+def _check_method(method, primitive: str) -> str:
+    if not isinstance(method, str) or method not in ("block", "rt"):
         raise InputError(primitive, f"method must be 'block' or 'rt', got {method!r}")
-    axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
-    if any(ax not in (0, 1) for ax in axes) or len(set(axes)) != len(axes):
-        raise InputError(primitive, f"axes must be distinct values among 0 (columns) and 1 (rows), got {axes}")
-    return g, host, axes
+    return method
+
+
+#: scipy's filter modes (canonical names) -> the kernels' boundaries
+_KERNEL_MODE = {"constant": "zero", "nearest": "nearest", "reflect": "reflect", "mirror": "mirror", "wrap": "wrap"}
+
+
+def _gain(passes: list) -> float:
+    """DC gain of ``passes`` along one axis (a constant line's factor)."""
+    g = 1.0
+    for b0, c, _rho, causal, anti in passes:
+        one = b0 / ((1.0 + c[0] + c[1]) * (1.0 + c[2]))
+        g *= one ** (int(causal) + int(anti))
+    return g
+
+
+def _apply(g: GpuArray, axis_passes: list, mode: str, method: str, primitive: str) -> GpuArray:
+    """``axis_passes`` = [(axis, passes), ...] on the GPU with kernel boundary ``mode`` (zero extension
+    for constant)."""
+    axis_passes = [(ax, ps) for ax, ps in axis_passes if ps]
+    if not axis_passes or all(ps == axis_passes[0][1] for _, ps in axis_passes):
+        passes = axis_passes[0][1] if axis_passes else []
+        return _filter_gpu(g, passes, tuple(ax for ax, _ in axis_passes), mode, method, primitive)
+    cur = g
+    for ax, ps in axis_passes:
+        cur = _filter_gpu(cur, ps, (ax,), mode, method, primitive)
+    return cur
+
+
+def _host_pass(x: np.ndarray, axis_passes: list, mode: str, cval: float, method: str, primitive: str) -> np.ndarray:
+    """Filter the float32 host image ``x``; a non-zero ``cval`` in constant mode is honoured by
+    filtering ``x - cval`` with zero extension and adding ``cval`` times the filter's gain, an axis
+    at a time as scipy.ndimage does (one pass when every axis has unit gain)."""
+    if mode != "zero" or cval == 0.0:
+        return _apply(asarray(x), axis_passes, mode, method, primitive).numpy()
+    gains = [_gain(ps) for _, ps in axis_passes]
+    if all(abs(gn - 1.0) < 1e-6 for gn in gains):
+        return _apply(asarray(x - np.float32(cval)), axis_passes, mode, method, primitive).numpy() + np.float32(cval)
+    cur = x
+    for (ax, ps), gn in zip(axis_passes, gains, strict=True):
+        cur = _apply(asarray(cur - np.float32(cval)), [(ax, ps)], mode, method, primitive).numpy()
+        cur += np.float32(cval * gn)
+    return cur
+
+
+def _ndimage_filter(img, primitive: str, axes, passes_for, mode: str, cval, method, output,
+                    nan_policy, out_default=None, omit: bool = True):
+    """The scipy.ndimage-style front end shared by the recursive filters.
+
+    ``mode`` is the kernels' boundary (``_KERNEL_MODE`` values). The GPU path runs alone for a
+    float32 image with ``cval = 0`` (or a mode other than constant), ``nan_policy="propagate"``
+    and no ``output``; otherwise the image passes through the host (a GpuArray image then costs a
+    round trip) for the shift by ``cval``, the masks of ``nan_policy="omit"`` and the output cast.
+    """
+    method = _check_method(method, primitive)
+    cval = _nd.real_scalar(cval, "cval", primitive, f32=True)
+    nan_policy = _nd.check_nan_policy(nan_policy, primitive, _nd.NAN_POLICIES if omit else ("propagate", "raise"))
+    x, host = _nd.float_image(img, primitive)
+    axis_passes = passes_for(_nd.image_axes(axes, x.ndim, primitive)) if callable(passes_for) else passes_for
+    if host is None:  # a GpuArray
+        if output is not None and (isinstance(output, np.ndarray) or np.dtype(output) != np.float32):
+            raise InputError(primitive, "a GpuArray image gives a float32 GpuArray: output must be None or float32")
+        if nan_policy == "propagate" and (cval == 0.0 or mode != "zero"):
+            return _apply(x, axis_passes, mode, method, primitive)
+        return asarray(_ndimage_filter(x.numpy(), primitive, None, axis_passes, mode, cval, method, None,
+                                       nan_policy, omit=omit))
+    if host.dtype == np.float64 and output is None:
+        raise InputError(primitive, "float64 images are filtered in float32 on the GPU: pass output=np.float32 "
+                         "(or a float32 image) to accept that")
+    dt, arr = _nd.output_dtype(output, host.dtype, host.shape, primitive, out_default)
+    if nan_policy == "raise" and not np.isfinite(x).all():
+        raise InputError(primitive, "the image holds NaN or infinite values (nan_policy='raise')")
+    finite = np.isfinite(x) if nan_policy == "omit" else None
+    if finite is None or finite.all():
+        y = _host_pass(x, axis_passes, mode, cval, method, primitive)
+    else:
+        # normalised convolution: non-finite samples are left out of every window and keep their value
+        num = _host_pass(np.where(finite, x, np.float32(0)), axis_passes, mode, cval, method, primitive)
+        den = _host_pass(finite.astype(np.float32), axis_passes, mode, 1.0, method, primitive)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = np.where(den > 0, num / den, np.float32(np.nan)).astype(np.float32)
+        y[~finite] = x[~finite]
+    return _nd.cast_result(y, dt, arr)
 
 
 @takes_device
 def recursive_filter(img: np.ndarray | GpuArray, b0: float, a: Sequence[float], axes: int | Sequence[int] = (0, 1),
-                     causal: bool = True, anticausal: bool = True, boundary: str = "zero",
-                     method: str = "block") -> np.ndarray | GpuArray:
-    """Recursive filter of order 1 to 3 along image rows and/or columns (float32).
+                     causal: bool = True, anticausal: bool = True, mode: str = "constant",
+                     method: str = "block", *, cval: float = 0.0, output=None,
+                     nan_policy: str = "propagate") -> np.ndarray | GpuArray:
+    """Recursive filter of order 1 to 3 along image rows and/or columns (computed in float32).
 
     Along each axis in ``axes`` (in that order) the causal recursion
     ``y[n] = b0 x[n] - a1 y[n-1] - a2 y[n-2] - a3 y[n-3]`` (``scipy.signal.lfilter([b0], [1, *a])``)
@@ -579,37 +667,53 @@ def recursive_filter(img: np.ndarray | GpuArray, b0: float, a: Sequence[float], 
 
     Parameters
     ----------
-    img : float32 numpy array or GpuArray, ``(H, W)`` or ``(H, W, C)`` (each channel alone)
+    img : numpy array (any real dtype) or float32 GpuArray, ``(H, W)`` or ``(H, W, C)`` (each
+        channel alone)
     b0 : float
         Feedforward gain.
     a : sequence of 1 to 3 floats
         Feedback coefficients ``(a1, ...)``. All poles (roots of ``z^r + a1 z^(r-1) + ...``) must
         lie strictly inside the unit circle, else :class:`InputError`.
     axes : int or tuple of ints
-        0 filters down the columns, 1 along the rows.
+        0 filters down the columns, 1 along the rows (-2 and -1 for a 2-D image; None: both).
     causal, anticausal : bool
         Which directions to run (``anticausal`` alone runs right to left on the input).
-    boundary : {"zero", "nearest", "reflect", "mirror", "wrap"}
-        How the image extends past each end, as ``numpy.pad`` modes constant(0), edge, symmetric,
-        reflect and wrap (scipy.ndimage's constant, nearest, reflect, mirror, wrap). The result is
-        that of filtering the infinitely extended signal: the initial conditions come from running
-        the extension folded onto the line, truncated where the impulse response's remaining
-        tail is below 2**-27 of its total, so the truncation error is below float32 rounding
-        (float64 weights on the host, applied as dot products on the GPU; the RT baseline runs
-        the recursion over as many samples of the extension).
+    mode : {"constant", "nearest", "reflect", "mirror", "wrap"}, or scipy's aliases
+        ``"grid-constant"``, ``"grid-mirror"`` (reflect) and ``"grid-wrap"`` (wrap)
+        How the image extends past each end, with scipy.ndimage's names and meanings: constant
+        ``k k | a b c d | k k`` (``k = cval``), nearest ``a a | a b c d | d d``, reflect
+        ``b a | a b c d | d c``, mirror ``c b | a b c d | c b``, wrap ``c d | a b c d | a b``. The
+        result is that of filtering the infinitely extended signal: the initial conditions come
+        from running the extension folded onto the line, truncated where the impulse response's
+        remaining tail is below 2**-27 of its total, so the truncation error is below float32
+        rounding (float64 weights on the host, applied as dot products on the GPU; the RT
+        baseline runs the recursion over as many samples of the extension).
     method : {"block", "rt"}
         ``"block"``: block-parallel with fix-up matrices (Nehab et al. 2011, Alg. 2 per axis, and
         Alg. 5 row-column overlap for ``axes=(0, 1)``); lines up to 548,000 samples.
         ``"rt"``: one thread per row/column, the readable baseline (lines up to about 30,000).
+    cval : float
+        The value outside the image in constant mode (as scipy.ndimage: each axis's pass sees
+        ``cval`` past the ends).
+    output : dtype or numpy array, optional
+        scipy.ndimage's ``output``: the result's dtype (default: the input's; integers are
+        truncated toward zero as scipy's casts do; float64 input needs ``output=np.float32``, as
+        the GPU computes in float32) or an array to fill. GpuArray input: None or float32.
+    nan_policy : {"propagate", "raise"}
+        ``"propagate"``: a NaN or infinite sample spreads along its lines and, through the other
+        axis, over the whole image (an IIR filter's support is infinite). ``"raise"``:
+        InputError if the image holds one. (:func:`gaussian_filter` also offers ``"omit"``.)
 
     Returns
     -------
-    float32 array of the input's shape (numpy for numpy input, GpuArray for GpuArray input).
+    numpy array for numpy input (dtype as ``output``), float32 GpuArray for GpuArray input.
+    A GpuArray input runs on the GPU alone unless ``cval`` is non-zero in constant mode (a
+    host round trip).
 
     Raises
     ------
     InputError
-        Bad dtype or shape, unstable coefficients, an unknown boundary, or poles so close to the
+        Bad dtype or shape, unstable coefficients, an unknown mode, or poles so close to the
         unit circle that the boundary extension would exceed the per-thread loop budget.
 
     Examples
@@ -619,12 +723,14 @@ def recursive_filter(img: np.ndarray | GpuArray, b0: float, a: Sequence[float], 
     >>> pp.recursive_filter(x, 1.0, [-0.5], axes=1, anticausal=False)
     array([[1.    , 0.5   , 0.25  , 0.125 , 0.0625]], dtype=float32)
     """
-    g, host, axes = _check_common(img, "recursive_filter", axes, boundary, method)
+    kmode = _KERNEL_MODE[_nd.filter_mode(mode, "recursive_filter")]
+    for name, flag in (("causal", causal), ("anticausal", anticausal)):
+        if not isinstance(flag, (bool, np.bool_, int, np.integer)):
+            raise InputError("recursive_filter", f"{name} must be a bool, got {flag!r}")
     b0, a3, rho = _coefs(b0, a, "recursive_filter")
-    if not causal and not anticausal:
-        axes = ()
-    out = _filter_gpu(g, [(b0, a3, rho, bool(causal), bool(anticausal))], axes, boundary, method, "recursive_filter")
-    return out.numpy() if host is not None else out
+    passes = [(b0, a3, rho, bool(causal), bool(anticausal))] if (causal or anticausal) else []
+    return _ndimage_filter(img, "recursive_filter", axes, lambda axs: [(ax, passes) for ax in axs], kmode, cval,
+                           method, output, nan_policy, omit=False)
 
 
 # ------------------------------------------------------------------------------------- Gaussian
@@ -655,17 +761,18 @@ def _gaussian_coefs(sigma: float) -> tuple[float, tuple[float, float, float]]:
 
 
 @takes_device
-def gaussian_filter(img: np.ndarray | GpuArray, sigma: float, boundary: str = "reflect",
-                    axes: int | Sequence[int] = (0, 1), method: str = "block") -> np.ndarray | GpuArray:
+def gaussian_filter(img: np.ndarray | GpuArray, sigma: float | Sequence[float], mode: str = "reflect",
+                    axes: int | Sequence[int] | None = (0, 1), method: str = "block", *, cval: float = 0.0,
+                    order: int = 0, output=None, nan_policy: str = "propagate") -> np.ndarray | GpuArray:
     """Gaussian blur by a third-order recursive filter (van Vliet, Young and Verbeek 1998).
 
     Causal plus anticausal third-order recursions along each axis, poles of the L2-optimal set
     scaled so that the impulse response has variance ``sigma**2`` and unit gain at DC. The cost
-    does not depend on ``sigma``.
+    does not depend on ``sigma``. Arguments follow ``scipy.ndimage.gaussian_filter``.
 
     Accuracy: the largest difference from ``scipy.ndimage.gaussian_filter(img, sigma,
     mode=...)`` (float64, truncate=4), relative to ``max |img|``, measured on random images and
-    ``skimage.data.camera()`` with boundaries reflect, zero (scipy's constant) and wrap:
+    ``skimage.data.camera()`` with modes reflect, constant and wrap:
 
     ========  ======  ======  =====  =====  ===========
     sigma     0.5     0.75    1      1.5    2 ... 64
@@ -676,16 +783,36 @@ def gaussian_filter(img: np.ndarray | GpuArray, sigma: float, boundary: str = "r
     the float32 result stays within about 1e-4 of the same recursion in float64 up to
     ``sigma = 64``). ``tests/test_sat.py`` checks 3% at ``sigma = 1`` and 1% from 2 to 16.
     Boundaries are exact for the infinitely extended image (see :func:`recursive_filter`), as
-    scipy's are for its truncated kernel.
+    scipy's are for its truncated kernel; scipy's ``truncate`` has no counterpart (the
+    recursive kernel's support is infinite).
 
     Parameters
     ----------
-    img : float32 numpy array or GpuArray, ``(H, W)`` or ``(H, W, C)`` (each channel alone)
-    sigma : float
-        Standard deviation in pixels, ``0.5 <= sigma <= 1000`` (0 returns a copy).
-    boundary : {"reflect", "mirror", "nearest", "wrap", "zero"}
-        As :func:`recursive_filter` (default ``"reflect"``, scipy.ndimage's default).
-    axes, method : as :func:`recursive_filter`.
+    img : numpy array (any real dtype) or float32 GpuArray, ``(H, W)`` or ``(H, W, C)`` (each
+        channel alone)
+    sigma : float or sequence of floats
+        Standard deviation in pixels, ``0.5 <= sigma <= 1000`` (0: that axis is not filtered);
+        one value per axis in ``axes``, or one for all.
+    mode : str
+        scipy.ndimage's mode (default ``"reflect"``, scipy's default); see
+        :func:`recursive_filter`.
+    axes : int, tuple of ints or None
+        Axes to filter along (default both image axes); a channel axis cannot be filtered.
+    method : as :func:`recursive_filter`.
+    cval : float
+        The value outside the image in constant mode.
+    order : int
+        Only 0 (derivatives of the Gaussian are not implemented: InputError).
+    output : dtype or numpy array, optional
+        As scipy.ndimage: default the input's dtype (integer results truncated toward zero, as
+        scipy's casts; scipy also truncates between the axes' passes, this filter only at the
+        end); float64 input needs ``output=np.float32``. GpuArray input: None or float32.
+    nan_policy : {"propagate", "omit", "raise"}
+        ``"propagate"`` (scipy's behaviour): one NaN or infinite pixel makes its row and column
+        non-finite and, through the second axis, the whole image. ``"omit"``: non-finite pixels
+        are left out (normalised convolution: each output is the Gaussian-weighted mean of the
+        finite pixels around it) and keep their own value, so they stay local (two filter passes
+        and a host round trip). ``"raise"``: InputError if the image holds one.
 
     Examples
     --------
@@ -693,43 +820,58 @@ def gaussian_filter(img: np.ndarray | GpuArray, sigma: float, boundary: str = "r
     >>> y = pp.gaussian_filter(np.ones((8, 8), np.float32), 2.0)
     >>> bool(np.allclose(y, 1, atol=1e-5))
     True
+    >>> x = np.ones((5, 5), np.float32); x[2, 2] = np.nan
+    >>> int(np.isnan(pp.gaussian_filter(x, 1.0, nan_policy="omit")).sum())
+    1
     """
-    g, host, axes = _check_common(img, "gaussian_filter", axes, boundary, method)
-    if not np.isfinite(sigma) or sigma < 0 or (0 < sigma < 0.5) or sigma > 1000:
-        raise InputError("gaussian_filter", f"sigma must be 0 or in [0.5, 1000], got {sigma!r}")
-    if sigma == 0:
-        axes = ()
-        passes = []
-    else:
-        b0, a = _gaussian_coefs(float(sigma))
-        b0, a3, rho = _coefs(b0, a, "gaussian_filter")
-        passes = [(b0, a3, rho, True, True)]
-    out = _filter_gpu(g, passes, axes, boundary, method, "gaussian_filter")
-    return out.numpy() if host is not None else out
+    kmode = _KERNEL_MODE[_nd.filter_mode(mode, "gaussian_filter")]
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order != 0:
+        raise InputError("gaussian_filter", f"order {order!r} is not supported (only 0: no derivative filters)")
+
+    def passes_for(axs):
+        sig = _nd.per_axis(sigma, len(axs), "sigma", "gaussian_filter")
+        res = []
+        for ax, sg in zip(axs, sig, strict=True):
+            if sg < 0 or (0 < sg < 0.5) or sg > 1000:
+                raise InputError("gaussian_filter", f"sigma must be 0 or in [0.5, 1000], got {sg!r}")
+            ps = []
+            if sg > 0:
+                b0, a = _gaussian_coefs(sg)
+                ps = [(*_coefs(b0, a, "gaussian_filter"), True, True)]
+            res.append((ax, ps))
+        return res
+
+    return _ndimage_filter(img, "gaussian_filter", axes, passes_for, kmode, cval, method, output, nan_policy)
 
 
 _SPLINE_Z = math.sqrt(3.0) - 2.0
 
 
 @takes_device
-def bspline_prefilter(img: np.ndarray | GpuArray, mode: str = "mirror", axes: int | Sequence[int] = (0, 1),
-                      method: str = "block") -> np.ndarray | GpuArray:
+def bspline_prefilter(img: np.ndarray | GpuArray, mode: str = "mirror", axes: int | Sequence[int] | None = (0, 1),
+                      method: str = "block", *, output=None) -> np.ndarray | GpuArray:
     """Cubic B-spline interpolation coefficients (the prefilter of ``scipy.ndimage.map_coordinates``).
 
     Along each axis: causal and anticausal first-order recursions with the pole
     ``z = sqrt(3) - 2`` and overall gain ``(1 - z)**2`` (so a constant image is unchanged). Equal
     to ``scipy.ndimage.spline_filter(img, order=3, mode=mode)`` along those axes, float32
-    rounding apart (about 3e-7 relative), for ``mode`` ``"mirror"``, ``"reflect"`` and
-    ``"grid-wrap"`` (also spelled ``"wrap"``): the boundaries are exact for the infinitely
-    extended image, as scipy's are for these modes (except scipy's ``"reflect"`` on lines
-    shorter than about 10 samples, where its initialisation is truncated).
+    rounding apart (about 3e-7 relative), for every mode scipy takes, with scipy's meaning: its
+    prefilter treats ``"mirror"``, ``"constant"``, ``"grid-constant"`` and ``"wrap"`` alike
+    (mirror-symmetric), ``"reflect"``, ``"grid-mirror"`` and ``"nearest"`` alike (half-sample
+    symmetric), and ``"grid-wrap"`` as periodic. The boundaries are exact for the infinitely
+    extended image, as scipy's are (except scipy's ``"reflect"`` on lines shorter than about 10
+    samples, where its initialisation is truncated).
 
     Parameters
     ----------
-    img : float32 numpy array or GpuArray, ``(H, W)`` or ``(H, W, C)`` (each channel alone, as
-        ``spline_filter1d`` along axes 0 and 1)
-    mode : {"mirror", "reflect", "grid-wrap", "wrap"}
+    img : numpy array (any real dtype) or float32 GpuArray, ``(H, W)`` or ``(H, W, C)`` (each
+        channel alone, as ``spline_filter1d`` along axes 0 and 1)
+    mode : str
+        scipy.ndimage.spline_filter's mode (above).
     axes, method : as :func:`recursive_filter`.
+    output : dtype or numpy array, optional
+        Default float32 (scipy's default is float64; the GPU computes in float32); integer
+        dtypes are truncated toward zero as scipy's casts.
 
     Examples
     --------
@@ -738,11 +880,12 @@ def bspline_prefilter(img: np.ndarray | GpuArray, mode: str = "mirror", axes: in
     >>> bool(np.allclose(c, 1, atol=1e-6))
     True
     """
-    modes = {"mirror": "mirror", "reflect": "reflect", "grid-wrap": "wrap", "wrap": "wrap"}
-    if mode not in modes:
-        raise InputError("bspline_prefilter", f"mode must be one of {', '.join(modes)}, got {mode!r}")
-    g, host, axes = _check_common(img, "bspline_prefilter", axes, modes[mode], method)
+    kmode = _KERNEL_MODE[_nd.filter_mode(mode, "bspline_prefilter", _nd.SPLINE_MODES)]
     z = _SPLINE_Z
     b0, a3, rho = _coefs(1.0 - z, [-z], "bspline_prefilter")
-    out = _filter_gpu(g, [(b0, a3, rho, True, True)], axes, modes[mode], method, "bspline_prefilter")
-    return out.numpy() if host is not None else out
+    passes = [(b0, a3, rho, True, True)]
+    out_default = np.float32 if output is None else None
+    if output is None and not isinstance(img, GpuArray) and np.asarray(img).dtype == np.float64:
+        output = np.float32  # scipy's default output is float64 whatever the input: float32 here, documented
+    return _ndimage_filter(img, "bspline_prefilter", axes, lambda axs: [(ax, passes) for ax in axs], kmode, 0.0,
+                           method, output, "propagate", out_default=out_default, omit=False)

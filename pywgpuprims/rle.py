@@ -714,6 +714,32 @@ def _record_rle(b, g: GpuArray, res: RunLengths, m: str) -> None:
     _record_finish(b, dev, meta, res.starts, g, res.values, res.counts)
 
 
+def _counts_total(c: np.ndarray, primitive: str) -> int:
+    """The exact sum of host run counts, checked: non-negative integers summing below
+    ``MAX_ELEMENTS`` (no count alone reaches it, so the 64-bit sum of fewer than 2^32 of them
+    cannot wrap)."""
+    if not c.size:
+        return 0
+    if not np.issubdtype(c.dtype, np.integer) or int(c.min()) < 0:
+        raise InputError(primitive, "counts must be non-negative integers")
+    big = int(c.max())
+    if big >= MAX_ELEMENTS or c.size >= MAX_ELEMENTS:
+        raise InputError(primitive, f"a count of {big} overflows 32-bit positions (the counts must sum to at most "
+                         f"{MAX_ELEMENTS - 1})")
+    total = int(c.sum(dtype=np.uint64))
+    if total >= MAX_ELEMENTS:
+        raise InputError(primitive, f"the counts sum to {total}, which overflows 32-bit positions "
+                         f"(at most {MAX_ELEMENTS - 1})")
+    return total
+
+
+def _check_host_size(size, total: int) -> None:
+    """numpy input knows its length: ``size``, if given, must be that length."""
+    if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size != total):
+        raise InputError("rle_decode", f"size={size!r} does not match the counts' sum {total} (for numpy input "
+                         "size is not needed)")
+
+
 @takes_device
 def rle_decode(values, counts=None, *, size: int | None = None):
     """Expand runs: ``values[r]`` repeated ``counts[r]`` times (``np.repeat(values, counts)``).
@@ -767,12 +793,8 @@ def _rle_decode(values, counts=None, *, size: int | None = None):
         c = np.asarray(counts)
         if c.ndim != 1 or c.shape != gv.shape:
             raise InputError("rle_decode", f"values has shape {gv.shape} but counts has shape {c.shape}")
-        if c.size and (not np.issubdtype(c.dtype, np.integer) or int(c.min()) < 0):
-            raise InputError("rle_decode", "counts must be non-negative integers")
-        total = int(c.sum(dtype=np.uint64)) if c.size else 0
-        if total >= MAX_ELEMENTS:
-            raise InputError("rle_decode", f"the counts sum to {total}, which overflows 32-bit positions "
-                             f"(at most {MAX_ELEMENTS - 1})")
+        total = _counts_total(c, "rle_decode")
+        _check_host_size(size, total)
         if total == 0:
             return np.empty(0, gv.dtype)
         gc = asarray(c.astype(np.uint32, copy=False), dev=dev)

@@ -11,12 +11,14 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtypes as _dt
-from ._array import GpuArray, as_input, submit_to_host
+from . import _ndimage as _nd
+from ._array import GpuArray, as_input, asarray, submit_to_host
 from ._device import takes_device
 from ._errors import InputError
 
 _TS = 64  # tile side (wgsl/sat/sat.wgsl)
 _RT_MAX = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
+_MAX_RADIUS = 1 << 27  # box_filter: image sides (< 2^21) plus the radius fit an i32
 
 
 def _types(dtype: np.dtype) -> tuple[str, str, bool, np.dtype]:
@@ -83,10 +85,11 @@ def _sat_gpu(g: GpuArray, method: str = "overlapped") -> GpuArray:
     return out
 
 
-def _record_sat(b, g: GpuArray, method: str = "overlapped") -> GpuArray:
+def _record_sat(b, g: GpuArray, method: str = "overlapped", primitive: str = "summed_area_table") -> GpuArray:
     """Record the summed-area table of ``g`` into batch ``b``; returns the (new) table."""
     dev = g.device
-    if method not in ("overlapped", "rt"):
+    _nd.check_binding(primitive, dev, 4 * g.size)  # the table (and the image) are bound whole
+    if not isinstance(method, str) or method not in ("overlapped", "rt"):
         raise InputError("summed_area_table", f"method must be 'overlapped' or 'rt', got {method!r}")
     odt = _types(g.dtype)[3]
     out = GpuArray.empty(g.shape, odt, dev)
@@ -131,25 +134,126 @@ def _sat_plan(dev, g: GpuArray, method: str):
         (4 * C * nby * W, 4 * C * nbx * H, 4 * C * nbx * nby)
 
 
+_NP_PAD = {"nearest": "edge", "reflect": "symmetric", "mirror": "reflect", "wrap": "wrap"}
+_PAD_MAX = 1 << 28  # box_filter: most elements of an image padded on the host for scipy's modes
+_EXACT = 1 << 23  # window sums below this survive float32 division and back exactly
+
+
+def _record_box(b, g: GpuArray, radius: int, clip: bool, shape=None) -> GpuArray:
+    """Record the box filter (constant mode, zero outside, or ``clip``) of ``g`` seen as
+    ``shape`` = (H, W, C); returns the new float32 result."""
+    dev = g.device
+    H, W, C = shape or _image_shape(g.shape)
+    out = GpuArray.empty(g.shape, np.float32, dev)
+    if g.size:
+        s = _record_sat(b, g.reshape(H, W, C) if shape else g, primitive="box_filter")
+        # "clip" sees the same window once it covers the image; "constant" divides by the full
+        # window's area, so it keeps the radius (at most _MAX_RADIUS: y + r stays within i32)
+        r = int(min(radius, max(H, W))) if clip else int(radius)
+        b.dispatch(dev.kernel("sat/box.wgsl", defines={"T": _types(g.dtype)[0]}), -(-(H * W * C) // 256),
+                   params={"H": H, "W": W, "C": C, "radius": r, "normalize": int(clip)}, sat=s, dst=out)
+    return out
+
+
+def _pad(x: np.ndarray, r: int, mode: str, cval: float, axes=(0, 1)) -> np.ndarray:
+    """``x`` extended by ``r`` along ``axes`` as scipy.ndimage's ``mode`` extends it."""
+    grow = [r if ax in axes else 0 for ax in range(x.ndim)]
+    n = int(np.prod([s + 2 * p for s, p in zip(x.shape, grow, strict=True)], dtype=np.float64))
+    if n > _PAD_MAX:
+        raise InputError("box_filter", f"radius {r} with mode {mode!r} would extend the image to {n} elements "
+                         f"(at most {_PAD_MAX}); use a smaller radius or mode='constant'")
+    width = [(p, p) for p in grow]
+    if mode == "constant":
+        return np.pad(x, width, mode="constant", constant_values=cval)
+    for ax in axes:  # one axis at a time: the mirror of one sample is itself (numpy refuses it)
+        pm = "edge" if mode == "mirror" and x.shape[ax] == 1 else _NP_PAD[mode]
+        x = np.pad(x, [width[i] if i == ax else (0, 0) for i in range(x.ndim)], mode=pm)
+    return x
+
+
+def _box_host(x: np.ndarray, radius: int, mode: str, cval: float) -> np.ndarray:
+    """float32 box filter of a float32 host image in any scipy mode (the image extended on the
+    host, then the GPU's constant-mode box on the extended image, cropped)."""
+    r = radius
+    if mode == "constant" and cval == 0.0:
+        xp, crop = x, (slice(None), slice(None))
+    else:
+        xp = _pad(x, r, mode, cval)
+        crop = (slice(r, r + x.shape[0]), slice(r, r + x.shape[1]))
+    g = asarray(xp)
+    b = g.device.batch()
+    return submit_to_host(b, _record_box(b, g, r, False))[crop]
+
+
+def _box_int(x: np.ndarray, radius: int, mode: str, cval: float, dt: np.dtype) -> np.ndarray | None:
+    """scipy.ndimage.uniform_filter's integer result: a 1-D mean down the columns, truncated
+    toward zero and cast to ``dt`` (wrapping as scipy's casts), then along the rows, again.
+    Window sums are exact: int32 summed-area tables, the float32 quotient turned back into the
+    sum. None where that is not exact (values past int32, or window sums of 2^23 or more): the
+    caller then uses the float path."""
+    d = 2 * radius + 1
+    big = max(abs(int(x.max())), abs(int(x.min())), abs(int(cval)))
+    if big >= 2**31 or big * d >= _EXACT:
+        return None
+    cur = x.astype(np.int64)
+    for axis in (0, 1):
+        a = np.moveaxis(cur, axis, 0)  # the filtered axis first; the rest are channels
+        shape = a.shape
+        a = a.reshape(shape[0], -1).astype(np.int64)  # so that np.pad keeps a negative cval
+        if mode == "constant" and cval == 0.0:
+            ap, lo = a, 0
+        else:
+            ap, lo = _pad(a, radius, mode, cval, axes=(0,)), radius
+        g = asarray(np.ascontiguousarray(ap, dtype=np.int32))
+        b = g.device.batch()
+        v = submit_to_host(b, _record_box(b, g, radius, False, shape=(ap.shape[0], 1, ap.shape[1])))
+        sums = np.rint(v[lo:lo + shape[0]].astype(np.float64) * d * d).astype(np.int64)
+        q = np.abs(sums) // d * np.sign(sums)
+        cur = np.moveaxis(q.reshape(shape).astype(dt), 0, axis)
+        if axis == 0:
+            big = max(abs(int(cur.max())), abs(int(cur.min())), abs(int(cval)))
+            if big >= 2**31 or big * d >= _EXACT:
+                return None
+    return cur
+
+
 @takes_device
-def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant") -> np.ndarray | GpuArray:
+def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant", *, cval: float = 0.0,
+               output=None) -> np.ndarray | GpuArray:
     """Mean over a ``(2 radius + 1)``-square window, from the summed-area table.
+
+    ``scipy.ndimage.uniform_filter(img, 2 radius + 1, mode=mode, cval=cval, axes=(0, 1))`` for
+    scipy's modes.
 
     Parameters
     ----------
-    img : numpy array or GpuArray, ``(H, W)`` or ``(H, W, C)`` (per channel)
-        uint8, uint32, int32 or float32.
+    img : numpy array (any real dtype) or GpuArray (uint8, uint32, int32 or float32),
+        ``(H, W)`` or ``(H, W, C)`` (per channel)
     radius : int
-        Window half-width, ``>= 0``.
-    mode : {"constant", "clip"}
-        Boundary handling. ``"constant"``: pixels outside the image count as zero and every sum
-        is divided by ``(2 radius + 1)**2``, as ``scipy.ndimage.uniform_filter(img, 2 radius + 1,
-        mode="constant", cval=0)``. ``"clip"``: the window is cut at the image border and the sum
-        divided by the number of pixels inside it (a normalised box).
+        Window half-width, ``0 <= radius <= 2**27``.
+    mode : str
+        Boundary handling: scipy.ndimage's modes (``"constant"``, ``"nearest"``, ``"reflect"``,
+        ``"mirror"``, ``"wrap"`` and the ``grid-`` aliases) with scipy's meaning, every sum
+        divided by ``(2 radius + 1)**2``; or ``"clip"``: the window is cut at the image border and
+        the sum divided by the number of pixels inside it (a normalised box; no scipy
+        counterpart). Modes other than constant (and a non-zero ``cval``) extend the image by
+        ``radius`` on the host first, so they cost a host round trip for a GpuArray and are
+        refused (InputError) where the extended image would pass 2**28 elements.
+    cval : float
+        The value outside the image in constant mode.
+    output : dtype or numpy array, optional
+        As scipy.ndimage: default the input's dtype for numpy input (``"clip"``: float32). An
+        integer result is scipy's exactly (a mean along each axis in turn, truncated toward
+        zero after each) while window sums along one axis stay below 2**23 in magnitude (uint8:
+        radius up to 16,000); past that, the float32 mean truncated. That integer result takes
+        two passes with host work between them; ``output=np.float32`` is the one-pass GPU path
+        (and, for constant mode, exact window sums of integer images). float64 input needs
+        ``output=np.float32`` (the GPU computes in float32). GpuArray input gives a float32
+        GpuArray.
 
     Returns
     -------
-    float32 array of the input's shape (numpy for numpy input, GpuArray for GpuArray input).
+    numpy array of the input's shape (numpy input), float32 GpuArray (GpuArray input).
 
     Notes
     -----
@@ -162,28 +266,55 @@ def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant") 
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp
-    >>> pp.box_filter(np.full((3, 3), 9, np.uint8), 1)
+    >>> pp.box_filter(np.full((3, 3), 9, np.float32), 1)
     array([[4., 6., 4.],
            [6., 9., 6.],
            [4., 6., 4.]], dtype=float32)
+    >>> pp.box_filter(np.full((3, 3), 9, np.uint8), 1, mode="nearest")
+    array([[9, 9, 9],
+           [9, 9, 9],
+           [9, 9, 9]], dtype=uint8)
     """
-    g, host = as_input(img, "box_filter", ndims=(2, 3))
-    if not isinstance(radius, (int, np.integer)) or radius < 0:
+    if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) or radius < 0:
         raise InputError("box_filter", f"radius must be an integer >= 0, got {radius!r}")
-    if mode not in ("constant", "clip"):
-        raise InputError("box_filter", f"mode must be 'constant' or 'clip', got {mode!r}")
-    dev = g.device
-    H, W, C = _image_shape(g.shape)
-    out = GpuArray.empty(g.shape, np.float32, dev)
-    b = dev.batch()
-    if g.size:
-        s = _record_sat(b, g)
-        T = _types(g.dtype)[0]
-        radius = int(min(radius, max(H, W)))
-        b.dispatch(dev.kernel("sat/box.wgsl", defines={"T": T}), -(-(H * W * C) // 256),
-                   params={"H": H, "W": W, "C": C, "radius": radius, "normalize": int(mode == "clip")},
-                   sat=s, dst=out)
-    if host is not None:
-        return submit_to_host(b, out)
-    b.submit()
-    return out
+    if radius > _MAX_RADIUS:
+        raise InputError("box_filter", f"radius {radius} is too large (at most {_MAX_RADIUS})")
+    radius = int(radius)
+    clip = isinstance(mode, str) and mode == "clip"
+    if not clip:
+        mode = _nd.filter_mode(mode, "box_filter", {**_nd.FILTER_MODES, "clip": "clip"})
+    cval = _nd.real_scalar(cval, "cval", "box_filter", f32=True)
+    if isinstance(img, GpuArray):
+        g, _ = as_input(img, "box_filter", ndims=(2, 3))
+        if output is not None and (isinstance(output, np.ndarray) or np.dtype(output) != np.float32):
+            raise InputError("box_filter", "a GpuArray image gives a float32 GpuArray: output must be None or float32")
+        if clip or (mode == "constant" and cval == 0.0):
+            b = g.device.batch()
+            out = _record_box(b, g, radius, clip)
+            b.submit()
+            return out
+        return asarray(box_filter(g.numpy(), radius, mode, cval=cval, output=np.float32))
+    x, host = _nd.float_image(img, "box_filter")
+    if host.dtype == np.float64 and output is None:
+        raise InputError("box_filter", "float64 images are filtered in float32 on the GPU: pass "
+                         "output=np.float32 (or a float32 image) to accept that")
+    dt, arr = _nd.output_dtype(output, host.dtype, host.shape, "box_filter", np.float32 if clip else None)
+    if x.size == 0:
+        return _nd.cast_result(x.copy(), dt, arr)
+    if clip:
+        g, _ = as_input(host if host.dtype in (np.uint8, np.uint32, np.int32, np.float32) else x, "box_filter",
+                        ndims=(2, 3))
+        b = g.device.batch()
+        return _nd.cast_result(submit_to_host(b, _record_box(b, g, radius, True)), dt, arr)
+    if host.dtype.kind in "biu" and dt.kind in "biu" and float(cval).is_integer():
+        q = _box_int(host, radius, mode, cval, dt)
+        if q is not None:
+            if arr is not None:
+                arr[...] = q
+                return arr
+            return q
+    if mode == "constant" and cval == 0.0 and host.dtype in (np.uint8, np.uint32, np.int32):
+        g, _ = as_input(host, "box_filter", ndims=(2, 3))  # exact integer window sums
+        b = g.device.batch()
+        return _nd.cast_result(submit_to_host(b, _record_box(b, g, radius, False)), dt, arr)
+    return _nd.cast_result(_box_host(x, radius, mode, cval), dt, arr)

@@ -546,6 +546,7 @@ def fse_compress(data, out=None, *, chunk: int | None = None, table_log: int = 1
             first = _fc.HEADER.size + _fc.ENTRY.itemsize * len(e)
             e = e.copy()
             e["offset"] += pos - first
+            e["check"] = _fc.retie(e["check"], np.arange(len(e)), np.arange(b0, b0 + len(e)))  # global places
             entries[b0:b0 + len(e)] = e
             payload = memoryview(c)[first:]
             pad = b"\0" * (-len(payload) % 4) if start + step < n else b""
@@ -613,6 +614,10 @@ def fse_decompress(blob, out=None, *, chunk: int | None = None) -> np.ndarray:
     for b0 in range(0, nb, step):
         b1 = min(nb, b0 + step)
         ce = e[b0:b1].copy()
+        # the sub-container's blocks are numbered from 0 (and it is a current-version container)
+        local = np.arange(b1 - b0)
+        ce["check"] = (_fc._tie(ce["check"], local) if hdr["version"] == 1
+                       else _fc.retie(ce["check"], np.arange(b0, b1), local))
         offs = ce["offset"].astype(np.int64)
         ends = offs + ce["csize"].astype(np.int64)
         lo, hi = int(offs.min()), int(ends.max())

@@ -179,7 +179,7 @@ def test_errors(dev):
     with pytest.raises(pp.InputError, match="mode"):
         pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), mode="full")
     with pytest.raises(pp.InputError, match="boundary"):
-        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), "same", boundary="wrap")
+        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), "same", boundary="bogus")
     with pytest.raises(pp.InputError, match="K and every kernel size"):
         pp.correlate(v, np.zeros((0, 3, 3, 3), np.float32))
     with pytest.raises(pp.InputError, match="NaN"):

@@ -242,7 +242,7 @@ def test_we_decode_reference_blocks(rng):
         kind, ref = R.compress_block(block, 11)
         data = {0: block, 1: block[:1], 2: ref}[kind]
         entries[i] = (off + len(payload), len(data), {0: C.RAW, 1: C.RLE, 2: C.FSE_REF}[kind],
-                      C.block_checksum(block))
+                      C.block_checksum(block, i))
         payload += data + b"\0" * (-len(data) % 4)
     head = C.HEADER.pack(C.MAGIC, C.VERSION, 0, 11, 0, 0, 0, bs, len(x), nb, 0)[:-4]
     table = entries.tobytes()
@@ -335,11 +335,11 @@ def test_command_line(tmp_path, rng):
     src.write_bytes(data)
     for mode in ("reference", "interleaved"):
         r = subprocess.run([sys.executable, "-m", "pywgpuprims.fse", "compress", str(src), str(tmp_path / "c"),
-                            "--mode", mode, "--block-size", "8192", "--lanes", "64"],
+                            "--mode", mode, "--block-size", "8192", "--lanes", "64", "--force"],
                            capture_output=True, text=True, check=True)
         assert "ratio" in r.stdout and "GB/s" in r.stdout
         subprocess.run([sys.executable, "-m", "pywgpuprims.fse", "decompress", str(tmp_path / "c"),
-                        str(tmp_path / "d")], capture_output=True, text=True, check=True)
+                        str(tmp_path / "d"), "--force"], capture_output=True, text=True, check=True)
         assert (tmp_path / "d").read_bytes() == data
     r = subprocess.run([sys.executable, "-m", "pywgpuprims.fse", "decompress", str(src), str(tmp_path / "e")],
                        capture_output=True, text=True)

@@ -97,8 +97,15 @@ def test_sat_errors():
 @pytest.mark.parametrize("dtype", ["uint8", "float32"])
 def test_box_filter(radius, dtype, rng):
     a = _rand(rng, (97, 130), dtype)
-    out = pp.box_filter(a, radius)
+    out = pp.box_filter(a, radius, output=np.float32)
     assert out.dtype == np.float32
+    exact = pp.box_filter(a, radius)  # scipy's dtype and per-axis truncation
+    assert exact.dtype == a.dtype
+    want = ndimage.uniform_filter(a, 2 * radius + 1, mode="constant")
+    if dtype == "uint8":
+        np.testing.assert_array_equal(exact, want)
+    else:
+        np.testing.assert_allclose(exact, want, rtol=1e-6, atol=1e-6 * float(np.abs(a).max()) * a.size)
     ref = ndimage.uniform_filter(a.astype(np.float64), 2 * radius + 1, mode="constant", cval=0.0)
     tol = 1e-6 * float(np.abs(a).max()) * (1 if dtype == "uint8" else a.size)
     np.testing.assert_allclose(out, ref, rtol=1e-6, atol=tol)
@@ -111,17 +118,18 @@ def test_box_filter(radius, dtype, rng):
 
 def test_box_filter_channels_and_errors(rng):
     a = _rand(rng, (40, 33, 3), "uint8")
-    out = pp.box_filter(a, 2)
+    out = pp.box_filter(a, 2, output=np.float32)
     for c in range(3):
         ref = ndimage.uniform_filter(a[..., c].astype(np.float64), 5, mode="constant")
         np.testing.assert_allclose(out[..., c], ref, rtol=1e-6, atol=1e-4)
     with pytest.raises(pp.InputError, match="radius"):
         pp.box_filter(a, -1)
     with pytest.raises(pp.InputError, match="mode"):
-        pp.box_filter(a, 1, mode="reflect")
+        pp.box_filter(a, 1, mode="bogus")
 
 
 # ------------------------------------------------------------------------------------- recursive
+_SP = {"zero": "constant"}  # this file's names for the kernels' boundaries -> scipy's
 PAD = {"zero": "constant", "nearest": "edge", "reflect": "symmetric", "mirror": "reflect", "wrap": "wrap"}
 FILTERS = [(0.5, (-0.5,)), (0.25, (-1.2, 0.45)), (0.2, (-1.5, 0.9, -0.2))]
 
@@ -156,7 +164,7 @@ def test_recursive_filter_modes(filt, mode, method, rng):
     b0, a = filt
     for shape in [(1, 1), (1, 70), (65, 1), (63, 130), (67, 132)]:  # 132: the vec4 tile path
         x = rng.standard_normal(shape).astype(np.float32)
-        out = pp.recursive_filter(x, b0, a, boundary=mode, method=method)
+        out = pp.recursive_filter(x, b0, a, mode=_SP.get(mode, mode), method=method)
         _check(out, _lfilter_ref(x, b0, a, (0, 1), True, True, mode))
 
 
@@ -167,14 +175,15 @@ def test_recursive_filter_directions_axes(axes, causal, anti, method, rng):
     b0, a = FILTERS[1]
     for mode, shape in (("zero", (70, 129)), ("reflect", (70, 129)), ("zero", (130, 68)), ("reflect", (130, 68))):
         x = rng.standard_normal(shape).astype(np.float32)
-        out = pp.recursive_filter(x, b0, a, axes=axes, causal=causal, anticausal=anti, boundary=mode, method=method)
+        out = pp.recursive_filter(x, b0, a, axes=axes, causal=causal, anticausal=anti, mode=_SP.get(mode, mode),
+                                  method=method)
         _check(out, _lfilter_ref(x, b0, a, axes, causal, anti, mode))
 
 
 def test_recursive_filter_channels_gpuarray(rng):
     b0, a = FILTERS[2]
     x = rng.standard_normal((50, 67, 3)).astype(np.float32)
-    g = pp.recursive_filter(pp.asarray(x), b0, a, boundary="mirror")
+    g = pp.recursive_filter(pp.asarray(x), b0, a, mode="mirror")
     assert isinstance(g, pp.GpuArray)
     _check(g.numpy(), _lfilter_ref(x, b0, a, (0, 1), True, True, "mirror"))
 
@@ -182,7 +191,7 @@ def test_recursive_filter_channels_gpuarray(rng):
 def test_recursive_filter_2048_camera():
     cam = np.tile(skimage.data.camera().astype(np.float32) / 255, (4, 4))
     b0, a = FILTERS[1]
-    out = pp.recursive_filter(cam, b0, a, boundary="nearest")
+    out = pp.recursive_filter(cam, b0, a, mode="nearest")
     _check(out, _lfilter_ref(cam, b0, a, (0, 1), True, True, "nearest"))
 
 
@@ -196,9 +205,9 @@ def test_unstable_filters_are_refused(a):
 def test_recursive_filter_errors():
     x = np.zeros((4, 4), np.float32)
     with pytest.raises(pp.InputError, match="dtype"):
-        pp.recursive_filter(x.astype(np.uint8), 1.0, [-0.5])
-    with pytest.raises(pp.InputError, match="boundary"):
-        pp.recursive_filter(x, 1.0, [-0.5], boundary="bogus")
+        pp.recursive_filter(x.astype(np.complex64), 1.0, [-0.5])
+    with pytest.raises(pp.InputError, match="mode"):
+        pp.recursive_filter(x, 1.0, [-0.5], mode="bogus")
     with pytest.raises(pp.InputError, match="feedback"):
         pp.recursive_filter(x, 1.0, [0.1, 0.1, 0.1, 0.1])
     with pytest.raises(pp.InputError, match="axes"):
@@ -228,7 +237,7 @@ def test_gaussian(sigma, rng):
                                              ("zero", "constant")])
 def test_gaussian_modes(mode, scipy_mode, rng):
     img = rng.random((90, 120, 2), dtype=np.float32)
-    out = pp.gaussian_filter(img, 3.0, boundary=mode)
+    out = pp.gaussian_filter(img, 3.0, mode=_SP.get(mode, mode))
     for c in range(2):
         ref = ndimage.gaussian_filter(img[..., c].astype(np.float64), 3.0, mode=scipy_mode)
         assert np.abs(out[..., c] - ref).max() < 0.01
@@ -278,7 +287,7 @@ def test_pole_near_one_folds_the_extension(mode, rng):
     x = rng.standard_normal((5, 100)).astype(np.float32)
     ref = _lfilter_ref(x, b0, a, (1,), True, True, mode)
     for method in ("block", "rt"):
-        out = pp.recursive_filter(x, b0, a, axes=1, boundary=mode, method=method)
+        out = pp.recursive_filter(x, b0, a, axes=1, mode=_SP.get(mode, mode), method=method)
         _check(out, ref, rtol=2e-5)
 
 
@@ -286,7 +295,7 @@ def test_long_rows_block_method(rng):
     # 70,000-sample rows: past the RT baseline's per-thread loop budget; the block method is fine.
     b0, a = FILTERS[2]
     x = rng.standard_normal((3, 70_000)).astype(np.float32)
-    out = pp.recursive_filter(x, b0, a, axes=1, boundary="reflect")
+    out = pp.recursive_filter(x, b0, a, axes=1, mode="reflect")
     _check(out, _lfilter_ref(x, b0, a, (1,), True, True, "reflect"))
     s = pp.summed_area_table(np.ones((2, 70_000), np.uint8))
     assert s[1, -1] == 140_000 and s[0, 12345] == 12346
@@ -310,12 +319,12 @@ def test_fixup_chains_slow_poles(filt, rng):
                                   (64 * 64, "zero", True, True), (35 * 64 - 30, "mirror", True, False),
                                   (17 * 64 - 5, "nearest", False, True), (129 * 64 - 7, "reflect", True, True)]:
         x = rng.standard_normal((n, 3)).astype(np.float32)
-        out = pp.recursive_filter(x, b0, a, axes=0, boundary=mode, causal=causal, anticausal=anti)
+        out = pp.recursive_filter(x, b0, a, axes=0, mode=_SP.get(mode, mode), causal=causal, anticausal=anti)
         _check(out, _lfilter_ref(x, b0, a, (0,), causal, anti, mode), rtol=tol)
-        out = pp.recursive_filter(x.T.copy(), b0, a, axes=1, boundary=mode, causal=causal, anticausal=anti)
+        out = pp.recursive_filter(x.T.copy(), b0, a, axes=1, mode=_SP.get(mode, mode), causal=causal, anticausal=anti)
         _check(out, _lfilter_ref(x.T, b0, a, (1,), causal, anti, mode), rtol=tol)
     x = rng.standard_normal((17 * 64 - 5, 35 * 64 - 30)).astype(np.float32)  # overlapped: rows and columns
-    _check(pp.recursive_filter(x, b0, a, boundary="reflect"), _lfilter_ref(x, b0, a, (0, 1), True, True, "reflect"),
+    _check(pp.recursive_filter(x, b0, a, mode="reflect"), _lfilter_ref(x, b0, a, (0, 1), True, True, "reflect"),
            rtol=tol)
 
 
@@ -335,7 +344,7 @@ def test_recursive_filter_kernel_variants(fix_seg, split, reg_max, monkeypatch, 
     with pp.device().using(recfilter_regtile=False):  # every tile through the variants
         for shape, axes, mode in cases:
             x = rng.standard_normal(shape).astype(np.float32)
-            out = pp.recursive_filter(x, b0, a, axes=axes, boundary=mode)
+            out = pp.recursive_filter(x, b0, a, axes=axes, mode=_SP.get(mode, mode))
             _check(out, _lfilter_ref(x, b0, a, axes, True, True, mode))
 
 
@@ -367,7 +376,7 @@ def test_recursive_filter_scratch_poisoned(filt, regtile, monkeypatch, rng):
     with dev.using(recfilter_regtile=regtile):
         for shape, axes, mode in cases:
             x = rng.standard_normal(shape).astype(np.float32)
-            out = pp.recursive_filter(x, b0, a, axes=axes, boundary=mode)
+            out = pp.recursive_filter(x, b0, a, axes=axes, mode=_SP.get(mode, mode))
             _check(out, _lfilter_ref(x, b0, a, axes, True, True, mode))
 
 
@@ -384,7 +393,7 @@ def test_overlapped_register_tiles(filt, regtile, rng):
     with pp.device().using(recfilter_regtile=regtile):
         for shape, mode, causal, anti in cases:
             x = rng.standard_normal(shape).astype(np.float32)
-            out = pp.recursive_filter(x, b0, a, boundary=mode, causal=causal, anticausal=anti)
+            out = pp.recursive_filter(x, b0, a, mode=_SP.get(mode, mode), causal=causal, anticausal=anti)
             _check(out, _lfilter_ref(x, b0, a, (0, 1), causal, anti, mode))
 
 
@@ -411,7 +420,7 @@ def test_overlapped_frame_first(filt, monkeypatch, rng):
                         ((320, 576), "nearest")]:
         frames.clear()
         x = rng.standard_normal(shape).astype(np.float32)
-        out = pp.recursive_filter(x, b0, a, boundary=mode)
+        out = pp.recursive_filter(x, b0, a, mode=_SP.get(mode, mode))
         _check(out, _lfilter_ref(x, b0, a, (0, 1), True, True, mode))
         fr = frames[0]
         iw, ih = fr["fr_lhi"] - fr["fr_llo"], fr["fr_khi"] - fr["fr_klo"]

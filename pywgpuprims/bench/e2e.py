@@ -435,7 +435,7 @@ def gaussian_case(side: int, rng: np.random.Generator) -> Job:
     ndimage = _scipy("ndimage")
     img = rng.random((side, side), dtype=np.float32)
     k1 = _gaussian_kernel(SIGMA)
-    # pp.gaussian_filter's default boundary "reflect" is scipy's default mode; truncate 4 is scipy's default
+    # pp.gaussian_filter's default mode "reflect" is scipy's default; truncate 4 is scipy's default
     return Job((img,), lambda a: pp.gaussian_filter(a, SIGMA),
                lambda: ndimage.gaussian_filter(img, SIGMA, mode="reflect", truncate=4.0),
                lambda got, want: _close(got, want, atol=1e-2 * float(np.abs(img).max())),

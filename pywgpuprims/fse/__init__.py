@@ -9,7 +9,8 @@ states per block in lockstep, for speed. Both live in one container, described i
 Building blocks: :func:`histogram` (GPU), :func:`normalize_counts`, :func:`write_ncount`,
 :func:`read_ncount`, :func:`build_ctable`, :func:`build_dtable`, :func:`optimal_table_log`.
 
-Command line: ``python -m pywgpuprims.fse compress|decompress IN OUT``.
+Command line: ``python -m pywgpuprims.fse compress|decompress IN OUT`` (``-`` for stdin/stdout;
+an existing OUT is kept unless ``--force``; ``--help``).
 
 GPU pipeline (``wgsl/fse/``), per chunk of blocks that fits the device's largest binding:
 

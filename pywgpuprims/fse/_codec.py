@@ -14,7 +14,10 @@ from .._errors import CorruptDataError, InputError
 from . import _tables as T
 
 MAGIC = b"FSEP"
-VERSION = 1
+VERSION = 2  # 2: each block's stored checksum is tied to its index (version 1 still reads)
+READ_VERSIONS = (1, 2)
+#: decompress's default ``max_output_size``: larger outputs must be asked for explicitly
+DEFAULT_MAX_OUTPUT = 1 << 32
 MODES = {"reference": 0, "interleaved": 1}
 RAW, RLE, FSE_REF, FSE_IL = 0, 1, 2, 3
 HEADER = struct.Struct("<4sBBBBHHIQII")      # 32 bytes
@@ -27,6 +30,7 @@ MAX_REF_BLOCK = 128 << 10
 TABLE_WG = 64  # invocations building one reference-mode block table (H100: 32 -> 8.6 ms, 64 -> 4.8 ms a GiB)
 REF_CODERS = 32  # reference-mode blocks per coding workgroup, one per invocation
 MAX_IL_BLOCK = 4 << 20
+MAX_HIST_BLOCK = 1 << 30  # histogram: block offsets stay within u32
 _poison_outputs = False     # tests: fill decode outputs with 0xDEADBEEF first, so unwritten words show
 
 
@@ -40,16 +44,56 @@ def _fmix(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def block_checksum(block: bytes) -> int:
-    """The per-block checksum stored in the container (what the GPU computes): with ``w_i`` the
-    little-endian u32 words of the block (zero-padded), ``fmix32((sum_i fmix32(w_i ^ (i *
-    0x9E3779B9))) + len)`` mod 2**32, fmix32 being MurmurHash3's finaliser."""
+def block_checksum(block: bytes, index: int | None = None) -> int:
+    """The per-block checksum (what the GPU computes): with ``w_i`` the little-endian u32 words
+    of the block (zero-padded), ``fmix32((sum_i fmix32(w_i ^ (i * 0x9E3779B9))) + len)`` mod
+    2**32, fmix32 being MurmurHash3's finaliser. With ``index`` (the block's place in the
+    container), the value a version-2 container stores: ``fmix32(c ^ fmix32(index * 0x9E3779B9 +
+    0x7F4A7C15))`` (so reordered blocks fail their checks)."""
     b = bytes(block)
     w = np.frombuffer(b + b"\0" * (-len(b) % 4), np.uint32)
     i = np.arange(len(w), dtype=np.uint32)
     with np.errstate(over="ignore"):
         s = int(_fmix(w ^ (i * np.uint32(0x9E3779B9))).sum(dtype=np.uint64)) & 0xFFFFFFFF
-        return int(_fmix(np.array([(s + len(b)) & 0xFFFFFFFF], np.uint32))[0])
+        c = _fmix(np.array([(s + len(b)) & 0xFFFFFFFF], np.uint32))
+    if index is not None:
+        c = _tie(c, np.array([index], np.int64))
+    return int(c[0])
+
+
+def _index_key(index: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        k = (index.astype(np.uint64) * np.uint64(0x9E3779B9) + np.uint64(0x7F4A7C15)) & np.uint64(0xFFFFFFFF)
+        return _fmix(k.astype(np.uint32))
+
+
+def _tie(checks: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Block checksums tied to the blocks' indices (version 2 containers)."""
+    with np.errstate(over="ignore"):
+        return _fmix(checks.astype(np.uint32) ^ _index_key(index))
+
+
+_INV_C1 = pow(0x85EBCA6B, -1, 1 << 32)
+_INV_C2 = pow(0xC2B2AE35, -1, 1 << 32)
+
+
+def _unfmix(x: np.ndarray) -> np.ndarray:
+    """The inverse of fmix32 (a bijection)."""
+    x = x.astype(np.uint32)
+    with np.errstate(over="ignore"):
+        x ^= x >> np.uint32(16)
+        x *= np.uint32(_INV_C2)
+        x ^= (x >> np.uint32(13)) ^ (x >> np.uint32(26))
+        x *= np.uint32(_INV_C1)
+        x ^= x >> np.uint32(16)
+    return x
+
+
+def retie(checks: np.ndarray, old_index: np.ndarray, new_index: np.ndarray) -> np.ndarray:
+    """Stored (tied) checksums of blocks moved from ``old_index`` to ``new_index``: for tools that
+    split or join containers (``pywgpuprims.stream``)."""
+    with np.errstate(over="ignore"):
+        return _tie(_unfmix(checks) ^ _index_key(old_index), new_index)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -137,8 +181,10 @@ def histogram(x, block_size: int = 1 << 16) -> np.ndarray:
     if isinstance(x, (bytes, bytearray, memoryview)):
         x = np.frombuffer(bytes(x), np.uint8)
     g, _ = as_input(x, "fse.histogram", dtypes=(np.uint8,))
-    if block_size <= 0 or block_size % 64:
-        raise InputError("fse.histogram", "block_size must be a positive multiple of 64")
+    block_size = _int_arg(block_size, "block_size", "fse.histogram")
+    if block_size <= 0 or block_size % 64 or block_size > MAX_HIST_BLOCK:
+        raise InputError("fse.histogram", f"block_size must be a positive multiple of 64 up to {MAX_HIST_BLOCK}, "
+                         f"got {block_size}")
     n = g.nbytes
     total = np.zeros(256, np.uint64)
     if n == 0:
@@ -154,6 +200,13 @@ def histogram(x, block_size: int = 1 << 16) -> np.ndarray:
         h = block_histograms(dev, src, nbytes, block_size, c1 - c0)
         total += h[:, :256].sum(axis=0, dtype=np.uint64)
     return total
+
+
+def _int_arg(value, name: str, primitive: str = "fse.compress") -> int:
+    """An integer argument (Python or numpy integer; not bool, not float)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError(primitive, f"{name} must be an integer, got {value!r}")
+    return int(value)
 
 
 def _check_block_size(mode: str, block_size: int, lanes: int) -> None:
@@ -206,14 +259,19 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
     >>> len(blob) < len(x) // 2, fse.decompress(blob) == x.tobytes()
     (True, True)
     """
-    if mode not in MODES:
+    if not isinstance(mode, str) or mode not in MODES:
         raise InputError("fse.compress", f"mode must be 'reference' or 'interleaved', got {mode!r}")
+    _check_progress(progress, "fse.compress")
+    table_log = _int_arg(table_log, "table_log")
+    lanes = _int_arg(lanes, "lanes")
+    if block_size is not None:
+        block_size = _int_arg(block_size, "block_size")
     if not T.MIN_TABLELOG <= int(table_log) <= T.MAX_TABLELOG:
         raise InputError("fse.compress", f"table_log must be in {T.MIN_TABLELOG}..{T.MAX_TABLELOG}")
     table_log = int(table_log)
     if lanes not in LANES_ALLOWED:
         raise InputError("fse.compress", f"lanes must be one of {LANES_ALLOWED}")
-    block_size = int(block_size or DEFAULT_BLOCK[mode])
+    block_size = DEFAULT_BLOCK[mode] if block_size is None else block_size
     _check_block_size(mode, block_size, lanes)
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = np.frombuffer(bytes(data), np.uint8)
@@ -331,7 +389,7 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
         e["offset"] = offset + rel[:-1]
         e["csize"] = csize
         e["kind"] = kind
-        e["check"] = hist[:, 256]
+        e["check"] = _tie(hist[:, 256], np.arange(c0, c1))
         offset += int(rel[-1])
         if progress is not None:
             progress(start + nbytes, n)
@@ -357,8 +415,9 @@ def parse(blob) -> tuple[dict, np.ndarray]:
     magic, ver, mode, tl, _r0, lanes, _r1, bs, n, nb, crc = HEADER.unpack_from(blob, 0)
     if magic != MAGIC:
         raise CorruptDataError("fse", "bad magic: not an FSE container")
-    if ver != VERSION:
-        raise CorruptDataError("fse", f"unsupported container version {ver}")
+    if ver not in READ_VERSIONS:
+        raise CorruptDataError("fse", f"unsupported container version {ver} (this reader knows "
+                               f"{', '.join(map(str, READ_VERSIONS))})")
     if mode not in (0, 1):
         raise CorruptDataError("fse", f"unknown mode {mode}")
     if not T.MIN_TABLELOG <= tl <= T.MAX_TABLELOG:
@@ -395,16 +454,32 @@ def parse(blob) -> tuple[dict, np.ndarray]:
         i = int(np.flatnonzero(bad)[0])
         raise CorruptDataError("fse", f"block {i}: bad table entry (offset {int(off[i])}, size {int(cs[i])}, "
                                f"kind {int(kind[i])})")
-    return {"mode": mode, "table_log": tl, "lanes": lanes, "block_size": bs, "size": n, "blocks": nb}, e
+    return {"version": ver, "mode": mode, "table_log": tl, "lanes": lanes, "block_size": bs, "size": n, "blocks": nb}, e
 
 
 @takes_device(name="fse.decompress")
-def decompress(blob, progress=None) -> bytes:
+def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX_OUTPUT) -> bytearray:
     """Decompress a container made by :func:`compress` (either mode) on the GPU.
 
     Raises CorruptDataError for any malformed, truncated or tampered input (container fields are
     checked on the host first; the kernels bound every read and report bad streams; per-block
-    checksums are verified).
+    checksums, tied to the blocks' places, are verified, so reordered blocks are caught).
+
+    Parameters
+    ----------
+    blob : bytes-like or GpuArray of uint8
+    progress : callable, optional
+        Called as ``progress(bytes_done, bytes_total)`` after each chunk.
+    max_output_size : int or None
+        Refuse (InputError, before allocating anything) a container whose header claims more
+        output bytes than this (default 4 GiB; a few KB of single-symbol blocks can claim
+        gigabytes). None: no limit (an allocation failure is then an InputError too).
+
+    Returns
+    -------
+    bytearray
+        The original bytes. Each chunk is downloaded straight into it (no second copy of the
+        output is made; ``bytes(result)`` makes one if an immutable object is needed).
 
     Examples
     --------
@@ -412,16 +487,26 @@ def decompress(blob, progress=None) -> bytes:
     >>> fse.decompress(fse.compress(b"abracadabra" * 100)) == b"abracadabra" * 100
     True
     """
+    limit = _check_max_output(max_output_size)
+    _check_progress(progress, "fse.decompress")
     if isinstance(blob, GpuArray):
         blob = blob.numpy().tobytes()
+    elif not isinstance(blob, (bytes, bytearray, memoryview)):
+        raise InputError("fse.decompress", f"expected a bytes-like container, got {type(blob).__name__}")
     blob = bytes(blob)
     hdr, e = parse(blob)
-    dev = device()
     n, bs, nb, tl = hdr["size"], hdr["block_size"], hdr["blocks"], hdr["table_log"]
     mode, lanes = hdr["mode"], hdr["lanes"]
+    if limit is not None and n > limit:
+        raise InputError("fse.decompress", f"the container claims {n} bytes of output, more than "
+                         f"max_output_size={limit} (pass a larger max_output_size, or None, to allow it)")
     if n == 0:
-        return b""
-    out = bytearray(n)
+        return bytearray()
+    try:
+        out = bytearray(n)
+    except MemoryError:
+        raise InputError("fse.decompress", f"cannot allocate the {n} bytes of output the container claims") from None
+    dev = device()
     wg = REF_CODERS if mode == 0 else lanes
     mtl = _max_block_log(tl)
     # TABLES: the entry builds tables (interleaved: main; reference: ref_tables, not main)
@@ -482,10 +567,24 @@ def decompress(blob, progress=None) -> bytes:
             i = int(bad[0])
             raise CorruptDataError("fse", f"block {c0 + i}: corrupt stream (code {int(status[i])})")
         hist = block_histograms(dev, Binding(out_buf), nbytes, bs, ncb, counts=False)
-        badc = np.flatnonzero(hist[:, 256] != ce["check"])
+        checks = hist[:, 256] if hdr["version"] == 1 else _tie(hist[:, 256], np.arange(c0, c1))
+        badc = np.flatnonzero(checks != ce["check"])
         if len(badc):
             raise CorruptDataError("fse", f"block {c0 + int(badc[0])}: checksum mismatch")
         dev.download(out_buf, np.frombuffer(out, np.uint8)[start:start + nbytes])  # straight into the result
         if progress is not None:
             progress(start + nbytes, n)
-    return bytes(out)
+    return out
+
+
+def _check_progress(progress, primitive: str) -> None:
+    if progress is not None and not callable(progress):
+        raise InputError(primitive, f"progress must be callable (or None), got {progress!r}")
+
+
+def _check_max_output(limit) -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
+        raise InputError("fse.decompress", f"max_output_size must be a non-negative integer or None, got {limit!r}")
+    return int(limit)
