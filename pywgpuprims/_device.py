@@ -685,10 +685,10 @@ class Device:
         --------
         >>> import pywgpuprims as pp
         >>> dev = pp.device()
-        >>> with dev.using(scan_method="rts"):
-        ...     dev.options["scan_method"]
-        'rts'
-        >>> "scan_method" in dev.options
+        >>> with dev.using(scan_withhold_period=2):
+        ...     dev.options["scan_withhold_period"]
+        2
+        >>> "scan_withhold_period" in dev.options
         False
         """
         saved = dict(self.options)

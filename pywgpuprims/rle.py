@@ -71,8 +71,7 @@ of compact.wgsl tests every element, not only the vec4 words with items in it), 
 ``rle_decode_method`` ("scan": expand.wgsl; "old": decode.wgsl, as for uint8),
 ``rle_decode_vpt``, ``rle_decode_add``, ``rle_decode_cap``, ``rle_method`` (the default method),
 ``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket, gave-up,
-fallbacks, finished), ``rle_lb_depth`` / ``rle_compact_lb_depth`` (predecessors polled per lane in
-a lookback step of encoding / compaction, 1 / 1), ``rle_early_publish`` (the lookback publishes the
+fallbacks, finished), ``rle_early_publish`` (the lookback publishes the
 tile's inclusive count before its broadcast: default on for encoding, off for compaction, where it
 measured 1% slower), ``rle_early_aggregate`` (False: compact.wgsl publishes a tile's aggregate after
 the workgroup combine, not from inside it), ``rle_full_tile_loads`` (False: whole tiles too are
@@ -96,7 +95,7 @@ from ._array import GpuArray, as_input, asarray, submit_counted_to_host, submit_
 from ._device import Device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import monoid_defines
-from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lb_defines, lookback_steps, lookback_walk_tiles, record_scan
+from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lookback_steps, lookback_walk_tiles, record_scan
 
 __all__ = ["Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode"]
 
@@ -142,11 +141,6 @@ ENCODE_VPT = 13
 # (subgroup-major slots); slot-major slots spread them (random 180.7 -> 194.8) but cost runs of ~16
 # (404.5 -> 391.4), so the staged path keeps its order.
 BITMASK_VPT = 7
-# Predecessors per lane in each lookback step (scan.LB_DEPTH), H100 2^28: rle_encode runs~16 350 at
-# 2 vs 336 at 1; compact half kept 282 at 2 vs 299 at 1, so compaction keeps 1. Session 16, with
-# whole-tile loads: encoding too is faster at 1 (runs 397.7 -> 403.9, random 180.7 -> 180.9; at
-# 2 compact 305.3 -> 291.9).
-RLE_LB_DEPTH = 1
 ENCODE_STORE = "vec4"
 RLE_STAGE = 2048
 
@@ -401,8 +395,6 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
     base = dict(monoid_defines("add", np.uint32, "rle"), WG=wg, VPT=vpt, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
                 SG_LOOKBACK=subgroups and bool(_opt(dev, "rle_sg_lookback", True)),
                 EARLY_PUBLISH=bool(_opt(dev, "rle_early_publish", mode == "rle")),
-                **lb_defines(int(_opt(dev, "rle_lb_depth", RLE_LB_DEPTH)) if mode == "rle"
-                             else int(_opt(dev, "rle_compact_lb_depth", 1))),
                 NO_LOOKBACK=bool(_opt(dev, "rle_no_lookback", False)), SELF_REDUCE=True,
                 PREV_SHUFFLE=subgroups and bool(_opt(dev, "rle_prev_shuffle", True)),
                 LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=has_idx, WRITE_VALUES=has_val,

@@ -13,22 +13,15 @@ result leaves the library, for numpy and GpuArray outputs alike. The repair's di
 recorded only for such segments: even idle they cost 2.5% of a 2^28 scan on an H100 and 60% of a
 2^20 one.
 
-Test and benchmark switches live in ``device().options``:
-``scan_method`` ("single_pass" or "rts"), ``scan_subgroups`` (False forces the workgroup-memory
-path), ``scan_sg_lookback`` (False: the lookback polls through workgroup memory even with
-subgroups), ``scan_lb_depth`` (predecessors each lane of the subgroup lookback polls per step, 1),
-``scan_early_publish`` (False: the inclusive value is published after the lookback's broadcast),
-``scan_early_aggregate`` (False: the aggregate is published after the workgroup combine),
-``scan_full_tile_loads`` (False: whole tiles too are loaded with a partial tile's clamps and masks),
-``scan_spin_limit`` (polls of a silent predecessor before the fallback, 16), ``scan_lb_stats``
+Test switches in ``device().options``: ``scan_subgroups`` (False forces the workgroup-memory
+path), ``scan_spin_limit`` (polls of a silent predecessor before the fallback), ``scan_lb_stats``
 (diagnostics: "steps" or "spins" makes state word 3 count lookback steps or extra polls),
 ``scan_withhold_period`` (every k-th tile withholds its state so successors must take the
 fallback), ``scan_max_steps`` (lookback step budget; 0 sends every lookback to the per-tile walk),
 ``scan_max_self`` (tiles that walk may cover; 0 with ``scan_max_steps=0`` forces the repair),
-``scan_repair`` (False: never record the repair, to time it), ``scan_max_binding`` (bytes
-per chunk, to test chunking of inputs past the device's largest storage binding), ``scan_vpt`` /
-``scan_wg`` (the tile: vec4 words per invocation, 13, or 16 for segments of 2^25 elements or more;
-invocations per workgroup, 256).
+``scan_max_binding`` (bytes per chunk, to test chunking of inputs past the device's largest storage
+binding), ``scan_vpt`` / ``scan_wg`` (other tiles), ``scan_stats_buffer`` (receives the single
+pass's counter words), ``reduce_loads`` (vec4 loads per invocation of the reduction's first pass).
 """
 
 from __future__ import annotations
@@ -51,31 +44,7 @@ TILE = WG * VPT * 4
 VPT_LARGE = 16
 LARGE_ROW = 1 << 25
 SPIN_LIMIT = 8  # polls of a silent predecessor before the fallback reduces it (H100: 4 took 10x the fallbacks)
-# The scan's own (rle keeps SPIN_LIMIT): with whole-tile loads (below), H100, same run, 2^28 361.3
-# -> 365.6 G el/s, 2^24 261.2 -> 264.3, 2^20 86.5 -> 86.2.
-SCAN_SPIN_LIMIT = 16
-# With subgroups the first subgroup alone walks the lookback, a predecessor per lane, with a ballot
-# and a subgroup reduction instead of three barriers and a serial loop per step: 12% faster on an H100.
-SG_LOOKBACK = True
-# The subgroup's running total comes from the inclusive scan's last lane. Taking it from a second
-# subgroup reduction gave wrong carries on an H100 (Vulkan, driver 580) with 4 vec4 per invocation
-# only (1, 2, 8, 16 were right; lavapipe always right): a driver miscompile we step around.
-SG_CARRY_SHUFFLE = True
-# Subgroup lookback: predecessors polled per lane and step. H100, 2^28: the scan 322 (1) / 225 (2:
-# past the register cliff); rle_encode runs~16 336 / 350 / 210 (1 / 2 / 4), hence RLE_LB_DEPTH.
-LB_DEPTH = 1
-# The subgroup lookback's lane 0 publishes the tile's inclusive value as soon as it has it, before
-# the broadcast to the workgroup, and a finished lookback skips its step's closing barrier. H100,
-# 2^28, same run: 328.6 -> 331.0 G el/s (2^24: 239.7 -> 240.6).
-EARLY_PUBLISH = True
-# The tile's aggregate is published by the invocation that combines it, inside the workgroup
-# combine, not after its closing barrier: 331.6 -> 335.0 G el/s at 2^28 (2^24: 240.9 -> 244.8).
-EARLY_AGGREGATE = True
-# A whole tile (every tile but a segment's last) is loaded without the clamped indices and the
-# masks of a partial one: they held registers across the loads, and the 16-vec4 kernel sat at the
-# edge of the H100's register cliff. 2^28, same run: 350.7 -> 363.9 G el/s (98.3% of the copy);
-# 2^24 246.5 -> 263.8, 2^20 82.4 -> 83.7.
-FULL_TILE_LOADS = True
+SCAN_SPIN_LIMIT = 16  # the scan's own (rle keeps SPIN_LIMIT): H100, 2^28 361.3 -> 365.6 G el/s
 LOOKBACK_WINDOW = 8  # predecessors polled at once (H100 sweep: 8, 16, 32 within 3%)
 MAX_STEPS = 256  # lookback steps; with spins, window and fallbacks well under lavapipe's 65,535 loop trips
 LOOP_BUDGET = 60_000  # loop trips an invocation may take (lavapipe cuts past 65,535 in total)
@@ -127,25 +96,13 @@ def _use_subgroups(dev: Device) -> bool:
     return dev.has_subgroups and dev.options.get("scan_subgroups", True)
 
 
-def lb_defines(depth: int) -> dict:
-    """Defines of common/lookback.wgsl's subgroup step: ``depth`` predecessors polled per lane."""
-    return {"LB_DEEP": depth > 1, "LB_DEPTH": max(1, depth)}
-
-
 def _defines(dev: Device, op: str, dtype, scalar: bool, vpt: int | None = None, **extra) -> dict:
     d = monoid_defines(op, dtype, "scan")
     d.update(WG=_wg(dev), VPT=vpt or _vpt(dev), SELF_REDUCE=True, SELF_COUNT=True, SUBGROUPS=_use_subgroups(dev),
              SCALAR=scalar,
-             SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SCAN_SPIN_LIMIT)),
-             LOOKBACK_WINDOW=int(dev.options.get("scan_window", LOOKBACK_WINDOW)),
-             TILE_BY_ID=bool(dev.options.get("scan_tile_by_id", False)),
-             NO_LOOKBACK=bool(dev.options.get("scan_no_lookback_timing_only", False)),
-             EARLY_PUBLISH=bool(dev.options.get("scan_early_publish", EARLY_PUBLISH)),
-             EARLY_AGGREGATE=bool(dev.options.get("scan_early_aggregate", EARLY_AGGREGATE)),
-             SG_CARRY_SHUFFLE=bool(dev.options.get("scan_sg_carry_shuffle", SG_CARRY_SHUFFLE)),
-             FULL_TILE_LOADS=bool(dev.options.get("scan_full_tile_loads", FULL_TILE_LOADS)))
-    d["SG_LOOKBACK"] = bool(dev.options.get("scan_sg_lookback", SG_LOOKBACK)) and d["SUBGROUPS"]
-    d.update(lb_defines(int(dev.options.get("scan_lb_depth", LB_DEPTH))))
+             SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SCAN_SPIN_LIMIT)), LOOKBACK_WINDOW=LOOKBACK_WINDOW,
+             EARLY_PUBLISH=True, EARLY_AGGREGATE=True)  # common/lookback.wgsl: what the scan takes
+    d["SG_LOOKBACK"] = d["SUBGROUPS"]
     d.update(extra)
     # diagnostics: state word 3 counts lookback steps or extra polls instead of self-reduced tiles
     lb_stats = dev.options.get("scan_lb_stats")
@@ -188,7 +145,7 @@ def _check_op_axis(x_shape, axis, primitive):
     return int(axis) % nd
 
 
-def scan(x, op: str = "add", exclusive: bool = False, axis: int = -1, out=None):
+def scan(x, op: str = "add", exclusive: bool = False, axis: int = -1, out=None, *, method: str = "single_pass"):
     """Inclusive or exclusive scan (prefix combination) along the last axis.
 
     Parameters
@@ -204,6 +161,9 @@ def scan(x, op: str = "add", exclusive: bool = False, axis: int = -1, out=None):
         (transposed on the host).
     out : GpuArray or numpy.ndarray, optional
         Where to write the result (same shape and dtype; must not be ``x``).
+    method : {"single_pass", "rts"}
+        The single-pass chained scan (default), or reduce-then-scan: three passes that need no
+        communication between workgroups (the portable baseline, and the single pass's repair).
 
     Returns
     -------
@@ -222,11 +182,13 @@ def scan(x, op: str = "add", exclusive: bool = False, axis: int = -1, out=None):
     """
     g, host = as_input(x, "scan", dtypes=SCAN_DTYPES, ndims=(1, 2))
     monoid_defines(op, g.dtype, "scan")  # validates op and dtype
+    if method not in ("single_pass", "rts"):
+        raise InputError("scan", f"method {method!r}: expected 'single_pass' or 'rts'")
     ax = _check_op_axis(g.shape, axis, "scan")
     if g.ndim == 2 and ax == 0:
         if host is None:
             raise InputError("scan", "a GpuArray is scanned along its last axis; transpose it on the host")
-        res = scan(np.ascontiguousarray(host.T), op, exclusive, -1)
+        res = scan(np.ascontiguousarray(host.T), op, exclusive, -1, method=method)
         res = np.ascontiguousarray(res.T)
         if out is not None:
             out[...] = res
@@ -236,7 +198,7 @@ def scan(x, op: str = "add", exclusive: bool = False, axis: int = -1, out=None):
     dst = _output_for(out, g, host, "scan")
     b = dev.batch()
     if g.size:
-        record_scan(b, g, dst, op, exclusive)
+        record_scan(b, g, dst, op, exclusive, method)
     if host is None:
         b.submit()
         return dst
@@ -263,7 +225,7 @@ def _output_for(out, g: GpuArray, host, primitive: str) -> GpuArray:
 def record_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method: str | None = None) -> None:
     """Record a scan of ``g`` into ``dst`` (last axis) in batch ``b``; for use by other primitives."""
     dev = g.device
-    method = method or dev.options.get("scan_method", "single_pass")
+    method = method or "single_pass"
     plan = dev.plan(("scan", g.shape, g.dtype, g.buffer.size, dst.buffer.size, op, exclusive, method,
                      _vpt(dev, g.shape[-1])),
                     lambda: _scan_plan(dev, g, dst, op, exclusive, method))
@@ -327,7 +289,7 @@ def _scan_plan(dev: Device, g: GpuArray, dst: GpuArray, op: str, exclusive: bool
             # A lookback that may reduce its whole segment itself always finishes: the repair
             # (three indirect dispatches, 2.5% of a 2^28 scan on an H100 even when idle) is only
             # recorded where a segment has more tiles than that.
-            repair = tpr > params["max_self"] and dev.options.get("scan_repair", True)
+            repair = tpr > params["max_self"]
             packed = k.pack_params({n: v for n, v in params.items() if n not in ("scalar", "vpt")})
         chunks.append((k, n_tiles, packed, src_range, out_range, 16 + 8 * n_tiles, repair, params))
     scratch = 4 * max_tiles if method == "rts" else 16 + 8 * max_tiles

@@ -269,15 +269,13 @@ def test_other_tile_sizes(vpt, stage, rng):
     {"rle_decode_add": True, "rle_decode_vpt": 3},
     {"rle_decode_method": "old", "rle_decode_vpt": 1},
     {"rle_prev_shuffle": False, "rle_vpt": 12},
-    {"rle_lb_depth": 2, "rle_compact_lb_depth": 2},
     {"rle_full_tile_loads": False, "rle_prev_shuffle": False},
-    {"rle_lb_depth": 4, "rle_vpt": 2, "rle_compact_lb_depth": 3},
     {"rle_wg": 128, "rle_vpt": 3, "rle_compact_vpt": 3},
 ], ids=["vec4-rounds", "rounds-unskipped", "staged", "staged-16-wg128", "late-publish", "early-publish", "scalar",
         "direct", "fused-only",
-        "direct-scalar-counts", "decode-search", "decode-add", "decode-old", "rle-prev-loaded", "lookback-depth-2",
+        "direct-scalar-counts", "decode-search", "decode-add", "decode-old", "rle-prev-loaded",
         "partial-tile-loads",
-        "lookback-depth-4", "workgroup-128"])
+ "workgroup-128"])
 def test_store_and_decode_switches(opts, rng):
     """Every store flavour of rle/compact.wgsl (rounds through a small staging buffer included),
     the fused pass it replaced for 32-bit values, and every decode expand (rle/expand.wgsl with

@@ -66,18 +66,14 @@ def options(**kw):
     return pp.device().using(**kw)
 
 
-PATHS = ["subgroups", "wgmem", "subgroups-deep"]
+PATHS = ["subgroups", "wgmem"]
 
 
 def path_options(path):
-    """subgroups-deep: the subgroup lookback polling three predecessors per lane and step, the
-    inclusive value published after its broadcast, the aggregate after the workgroup combine, whole
-    tiles loaded with a partial tile's clamps and masks (none of them the default)."""
-    if path.startswith("subgroups") and not pp.device().has_subgroups:
+    """subgroups: the subgroup scans and lookback; wgmem: the workgroup-memory path."""
+    if path == "subgroups" and not pp.device().has_subgroups:
         pytest.skip("adapter has no subgroup feature")
-    deep = path == "subgroups-deep"
-    return {"scan_subgroups": path != "wgmem", "scan_lb_depth": 3 if deep else 1, "scan_early_publish": not deep,
-            "scan_early_aggregate": not deep, "scan_full_tile_loads": not deep}
+    return {"scan_subgroups": path != "wgmem"}
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -190,23 +186,24 @@ def test_repair_pass_when_lookback_gives_up(steps, rng):
 
 @pytest.mark.parametrize("op", ["add", "min", "xor"])
 def test_reduce_then_scan_method(op, rng):
-    with options(scan_method="rts"):
-        for n in [1, TILE + 1, 20 * TILE + 9]:
-            x = random_input(rng, (n,), "int32", op)
-            check(pp.scan(x, op=op), x, op, False)
-            check(pp.scan(x, op=op, exclusive=True), x, op, True)
+    for n in [1, TILE + 1, 20 * TILE + 9]:
+        x = random_input(rng, (n,), "int32", op)
+        check(pp.scan(x, op=op, method="rts"), x, op, False)
+        check(pp.scan(x, op=op, exclusive=True, method="rts"), x, op, True)
+    with pytest.raises(pp.InputError, match="method"):
+        pp.scan(x, method="decoupled")
 
 
 @pytest.mark.parametrize("method", ["single_pass", "rts"])
 def test_chunked_past_binding_limit(method, rng):
     """Inputs larger than the largest storage binding are scanned in chunks, the carry passed on."""
-    with options(scan_max_binding=4 * 4 * TILE, scan_method=method):
+    with options(scan_max_binding=4 * 4 * TILE):
         n = 13 * TILE + 7  # 4 chunks, the last one partial
         x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
-        check(pp.scan(x), x, "add", False)
-        check(pp.scan(x, exclusive=True), x, "add", True)
+        check(pp.scan(x, method=method), x, "add", False)
+        check(pp.scan(x, exclusive=True, method=method), x, "add", True)
         xi = x.view(np.int32)
-        check(pp.scan(xi, op="min"), xi, "min", False)
+        check(pp.scan(xi, op="min", method=method), xi, "min", False)
         assert int(pp.reduce(x)) == int(np.add.reduce(x, dtype=np.uint32))
         assert int(pp.reduce(xi, op="max")) == int(xi.max())
         rows = rng.integers(0, 9, (9, 3 * TILE), dtype=np.int32)  # 2 rows per chunk
@@ -301,9 +298,7 @@ _THREAD_SCRIPT = textwrap.dedent("""
     import numpy as np, pywgpuprims as pp
     rng = np.random.default_rng()
     dev = pp.device()
-    for opts in ({}, {"scan_subgroups": False}, {"scan_sg_lookback": False}, {"scan_withhold_period": 2},
-                 {"scan_withhold_period": 1},
-                 {"scan_early_publish": False, "scan_early_aggregate": False, "scan_full_tile_loads": False}):
+    for opts in ({}, {"scan_subgroups": False}, {"scan_withhold_period": 2}, {"scan_withhold_period": 1}):
         dev.options.clear(); dev.options.update(opts)
         for n in (4096 * 50 + 7, 1 << 20):
             for _ in range(3):
@@ -366,14 +361,10 @@ def test_large_segments_take_larger_tiles(rng, monkeypatch):
             assert stats.numpy()[1] == 1, "the single pass should have given up to the repair"
 
 
-@pytest.mark.parametrize("carry_shuffle", [True, False])
 @pytest.mark.parametrize("vpt,wg", [(1, 256), (2, 256), (4, 256), (8, 256), (8, 128), (4, 512), (3, 64)])
-def test_other_tile_sizes(vpt, wg, carry_shuffle, rng):
-    if not carry_shuffle and "llvmpipe" not in pp.device().adapter_summary:
-        pytest.skip("the reduce-based subgroup carry is miscompiled on NVIDIA; only the default is used there")
+def test_other_tile_sizes(vpt, wg, rng):
     stats = pp.GpuArray.empty((64,), np.uint32)
-    with options(scan_vpt=vpt, scan_wg=wg, scan_withhold_period=3, scan_stats_buffer=stats.buffer,
-                 scan_sg_carry_shuffle=carry_shuffle):
+    with options(scan_vpt=vpt, scan_wg=wg, scan_withhold_period=3, scan_stats_buffer=stats.buffer):
         tile = wg * 4 * vpt
         for n in [tile - 1, tile + 1, 37 * tile + 5]:
             x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)

@@ -41,7 +41,6 @@ fn load_vec4(o: vec2<u32>, slot: u32) -> vec4<Elem> {
 
 fn load_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>) {
     let o = tile_origin(tile);
-#if FULL_TILE_LOADS
 #if !SCALAR
     if (o.y == TILE) {  // uniform: a whole tile needs no clamps and no masks
         let base = o.x / 4u;
@@ -50,7 +49,6 @@ fn load_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>) {
 #endunroll
         return;
     }
-#endif
 #endif
 #unroll I VPT
     (*v)[{{I}}] = load_vec4(o, vec_slot({{I}}u));
