@@ -5,29 +5,27 @@
 // slots, so every load instruction of a subgroup reads one span), the kept counts are scanned
 // with subgroup inclusive adds (the carry from the last lane), the tile's output offset comes from
 // the single-pass decoupled lookback over u32 counts (common/lookback.wgsl), and the items are
-// written without data-dependent loops: each vec4's kept components go, by their rank, either
-// straight to the output (STORE_DIRECT) or to a workgroup staging buffer that the workgroup then
-// writes contiguously (STORE_VEC4: aligned vec4 words inside the tile's output range, single
-// words at its two ends; otherwise single words). A tile with more than STAGE items stores in
-// rounds. Workgroup memory costs occupancy: on an H100 the direct stores beat every staged
-// variant for compaction.
+// written without data-dependent loops. COMPACT: each vec4's kept components go, by their rank,
+// straight to the output (workgroup memory costs occupancy: on an H100 these direct stores beat
+// every staged variant).
 //
-// RLE: a run's length is the distance to the next start in the same tile, so the run starts are
-// staged (STAGED; values too unless STORE_DIRECT), or, with BITMASK (subgroups, STORE_VEC4), kept
-// as one bit per element with the position of every fourth start, from which each output vec4
-// finds its starts after the lookback (no staging rounds; values read again from x). The tile's
+// RLE: values and run lengths are written as aligned vec4 words inside the tile's output range
+// (single words at its two ends). A run's length is the distance to the next start in the same
+// tile, so the run starts are kept, with BITMASK (subgroups), as one bit per element with the
+// position of every fourth start, from which each output vec4 finds its starts after the lookback
+// (no staging rounds; values read again from x); without subgroups (STAGED) values and starts are
+// staged in workgroup memory, STAGE items a round, then written contiguously. The tile's
 // last run, which may cross into later tiles, leaves its start in its count slot and
-// rle/fixup.wgsl finishes it from the per-tile record `head` (as rle/fused.wgsl with RLE_COUNTS).
+// rle/fixup.wgsl finishes it from the per-tile record `head`.
 //
 // Modes (exactly one): SINGLE_PASS, RTS_REDUCE (per-tile counts into `partials`), RTS_DOWNSWEEP
 // (offsets from `partials`, after scan/rts_spine.wgsl): the last two are the repair that the single
 // pass arms on the GPU (indirect dispatch) when a lookback exhausted its step budget.
 // Defines: WG, VPT, SUBGROUPS, COMPACT | RLE, MASK_U8 (one mask byte per element, else one word),
-// STORE_DIRECT, STORE_VEC4, STAGED, STAGE, BITMASK (with SLOT_MAJOR), SPIN_LIMIT, LOOKBACK_WINDOW,
-// the u32 add monoid.
-// Bindings and parameters are those of rle/fused.wgsl (COMPACT / RLE_COUNTS, WRITE_VALUES), plus
-// the output buffers again as vec4 words with STORE_VEC4 (`out_vec`, `counts_vec`), and x again as
-// single words with BITMASK (`x_u32`).
+// STAGED, STAGE, BITMASK (with SLOT_MAJOR), SPIN_LIMIT, LOOKBACK_WINDOW, the u32 add monoid.
+// Bindings and parameters are those of rle/fused.wgsl, plus the values `out_val` and, with RLE, the
+// run lengths `counts`, the per-tile record `head`, the values and lengths again as vec4 words
+// (`out_vec`, `counts_vec`), and with BITMASK x again as single words (`x_u32`).
 
 #include "common/monoid.wgsl"
 
@@ -63,17 +61,11 @@ struct Params {
 #if !RTS_REDUCE
 @group(0) @binding(4) var<storage, read_write> info: array<u32>;
 @group(0) @binding(7) var<storage, read_write> out_val: array<u32>;
-#if STORE_VEC4
-#if !STORE_DIRECT
-@group(0) @binding(11) var<storage, read_write> out_vec: array<vec4<u32>>;
-#endif
-#endif
 #if RLE
+@group(0) @binding(11) var<storage, read_write> out_vec: array<vec4<u32>>;
 @group(0) @binding(9) var<storage, read_write> counts: array<u32>;
 @group(0) @binding(10) var<storage, read_write> head: array<u32>;
-#if STORE_VEC4
 @group(0) @binding(12) var<storage, read_write> counts_vec: array<vec4<u32>>;
-#endif
 #endif
 #endif
 
@@ -93,13 +85,8 @@ var<workgroup> wg_scan: array<u32, WG>;
 var<workgroup> wg_aggregate: u32;
 #if STAGED
 const STAGE: u32 = {{STAGE}}u;
-const STAGE_SKIP: bool = {{STAGE_SKIP}};
-#if !STORE_DIRECT
 var<workgroup> stage: array<u32, STAGE>;
-#endif
-#if RLE
 var<workgroup> stage_pos: array<u32, STAGE + 1u>;  // tile-local start of item k (and of the next)
-#endif
 #endif
 #if BITMASK
 // BITMASK (RLE with subgroups): the tile's run starts as one bit per element (word w: elements
@@ -115,9 +102,6 @@ fn load_x(gv: u32) -> vec4<u32> {
     return x[min(gv, max(params.n_vec4, 1u) - 1u)];
 }
 
-// FULL_TILE_LOADS: whole tiles take their loads and flags without clamps or masks
-const FULL_TILE_LOADS: bool = {{FULL_TILE_LOADS}};
-
 // Bit j set where component j is nonzero.
 fn nonzero_bits(d: vec4<u32>) -> u32 {
     return select(0u, 1u, d.x != 0u) | select(0u, 2u, d.y != 0u) | select(0u, 4u, d.z != 0u)
@@ -132,7 +116,7 @@ fn item_flags(gv: u32, v: vec4<u32>, clamp: bool) -> u32 {
 #if RLE
     // the word before this vec4; at the very start one that differs from the first element
     let hi = select(0xffffffffu, max(params.n_vec4, 1u) - 1u, clamp);
-#if PREV_SHUFFLE
+#if SUBGROUPS
     // A lane's previous word is the lane before's last one (the slots of one load are
     // consecutive); lane 0's is the word before the span, one broadcast load for the subgroup.
     let bw = x[max(min(gv - g_lane, hi), 1u) - 1u].w;
@@ -174,9 +158,7 @@ fn workgroup_prefix(run: u32) -> vec2<u32> {
         }
         wg_aggregate = acc;
 #if SINGLE_PASS
-#if EARLY_AGGREGATE
         publish_own_aggregate(acc);
-#endif
 #endif
     }
     workgroupBarrier();
@@ -197,9 +179,7 @@ fn workgroup_prefix(run: u32) -> vec2<u32> {
     if (g_lid == WG - 1u) {
         wg_aggregate = wg_scan[WG - 1u];
 #if SINGLE_PASS
-#if EARLY_AGGREGATE
         publish_own_aggregate(wg_scan[WG - 1u]);
-#endif
 #endif
     }
 #endif
@@ -423,8 +403,8 @@ fn fallback_aggregate(tile: u32) -> u32 {
 
 #if !RTS_REDUCE
 #if STAGED
-// One round of the staged store: the tile's items of ranks [base, base + STAGE) staged in workgroup
-// memory, then written out contiguously. With `skip` (tiles of more than one round), a vec4 with no
+// One round of the staged store (RLE without subgroups): the tile's runs of ranks [base, base + STAGE)
+// staged in workgroup memory, then written out contiguously. With `skip` (tiles of more than one round), a vec4 with no
 // item in the round costs one branch: a tile of random values has about 0.9 runs per element and six
 // rounds, each of which used to test all of its elements (H100: random 0..9 153 -> 174 G el/s).
 // Single-round tiles keep the branch-free form, in a call of their own: with one call site, runs of
@@ -432,8 +412,8 @@ fn fallback_aggregate(tile: u32) -> u32 {
 fn stage_round(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
                pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32, base: u32, skip: bool) {
     let tile_e0 = tile * TILE_V * 4u;
-    // stage[k - base] = the tile's k-th kept value, for k in [base, base + STAGE); RLE also
-    // stages the items' tile-local positions, one past the round
+    // stage[k - base] = the tile's k-th run value, for k in [base, base + STAGE), and stage_pos its
+    // tile-local start, one past the round
 #unroll I VPT
     {
         let m = (*f)[{{I}}];
@@ -442,46 +422,25 @@ fn stage_round(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functi
         // a vec4 with no item in this round skips its stores at one branch (a subgroup's loads
         // are consecutive in rank, so its lanes mostly agree)
         if (!skip || ((*pre)[{{I}}] + countOneBits(m) > base && (*pre)[{{I}}] <= base + STAGE)) {
-#if RLE
             let e = vec_slot({{I}}u) * 4u;
             if ((m & 1u) != 0u && p <= STAGE) { stage_pos[p] = e; }
-#if !STORE_DIRECT
             if ((m & 1u) != 0u && p < STAGE) { stage[p] = vv.x; }
-#endif
             p += m & 1u;
             if ((m & 2u) != 0u && p <= STAGE) { stage_pos[p] = e + 1u; }
-#if !STORE_DIRECT
             if ((m & 2u) != 0u && p < STAGE) { stage[p] = vv.y; }
-#endif
             p += (m >> 1u) & 1u;
             if ((m & 4u) != 0u && p <= STAGE) { stage_pos[p] = e + 2u; }
-#if !STORE_DIRECT
             if ((m & 4u) != 0u && p < STAGE) { stage[p] = vv.z; }
-#endif
             p += (m >> 2u) & 1u;
             if ((m & 8u) != 0u && p <= STAGE) { stage_pos[p] = e + 3u; }
-#if !STORE_DIRECT
             if ((m & 8u) != 0u && p < STAGE) { stage[p] = vv.w; }
-#endif
-#else
-            if ((m & 1u) != 0u && p < STAGE) { stage[p] = vv.x; }
-            p += m & 1u;
-            if ((m & 2u) != 0u && p < STAGE) { stage[p] = vv.y; }
-            p += (m >> 1u) & 1u;
-            if ((m & 4u) != 0u && p < STAGE) { stage[p] = vv.z; }
-            p += (m >> 2u) & 1u;
-            if ((m & 8u) != 0u && p < STAGE) { stage[p] = vv.w; }
-#endif
         }
     }
 #endunroll
     workgroupBarrier();
     let lo = offset + base;                 // output words [lo, hi) this round
     let hi = offset + min(base + STAGE, count);
-#if RLE
     let last = offset + count - 1u;         // the tile's last run: its start, for rle/fixup.wgsl
-#endif
-#if STORE_VEC4
     // vec4 words q with 4q .. 4q + 3 in [lo, hi) are written whole; the partial first and
     // last words belong partly to neighbouring tiles, so they are written element by element
     let q0 = lo / 4u;
@@ -490,47 +449,26 @@ fn stage_round(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functi
         let w = 4u * q;
         if (w >= lo && w + 4u <= hi) {
             let s = w - lo;
-#if !STORE_DIRECT
             out_vec[q] = vec4<u32>(stage[s], stage[s + 1u], stage[s + 2u], stage[s + 3u]);
-#endif
-#if RLE
             let ps = vec4<u32>(stage_pos[s], stage_pos[s + 1u], stage_pos[s + 2u], stage_pos[s + 3u]);
             let pn = vec4<u32>(ps.yzw, stage_pos[s + 4u]);
             let is_last = vec4<u32>(w) + vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(last);
             counts_vec[q] = select(pn - ps, vec4<u32>(tile_e0) + ps, is_last);
-#endif
         } else {
             for (var c = 0u; c < 4u; c++) {
                 let k = w + c;
                 if (k >= lo && k < hi) {
-#if !STORE_DIRECT
                     out_val[k] = stage[k - lo];
-#endif
-#if RLE
                     let ps = stage_pos[k - lo];
                     counts[k] = select(stage_pos[k - lo + 1u] - ps, tile_e0 + ps, k == last);
-#endif
                 }
             }
         }
     }
-#else
-    for (var k = lo + g_lid; k < hi; k += WG) {
-#if !STORE_DIRECT
-        out_val[k] = stage[k - lo];
-#endif
-#if RLE
-        let ps = stage_pos[k - lo];
-        counts[k] = select(stage_pos[k - lo + 1u] - ps, tile_e0 + ps, k == last);
-#endif
-    }
-#endif
-#if RLE
     if (g_lid == 0u && base == 0u) {
         head[2u * tile] = offset;
         head[2u * tile + 1u] = tile_e0 + stage_pos[0];
     }
-#endif
     workgroupBarrier();
 }
 #endif
@@ -541,7 +479,7 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
 #if BITMASK
     bitmask_store_tile(tile, offset, count);
 #endif
-#if STORE_DIRECT
+#if COMPACT
 #unroll I VPT
     {
         let m = (*f)[{{I}}];
@@ -558,7 +496,7 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
 #endunroll
 #endif
 #if STAGED
-    if (!STAGE_SKIP || count <= STAGE) {
+    if (count <= STAGE) {
         // one round (or no skipping), taken apart: the single-round code then stays branch-free
         for (var base = 0u; base < count; base += STAGE) {
             stage_round(tile, v, f, pre, offset, count, base, false);
@@ -568,12 +506,10 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
             stage_round(tile, v, f, pre, offset, count, base, true);
         }
     }
-#if RLE
     if (g_lid == 0u && count == 0u) {
         head[2u * tile] = offset;
         head[2u * tile + 1u] = 0xffffffffu;
     }
-#endif
 #endif
 }
 
@@ -628,7 +564,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #endunroll
 #endif
 #else
-    if (FULL_TILE_LOADS && t0 + TILE_V <= params.n / 4u) {  // uniform: a whole tile, no clamps or masks
+    if (t0 + TILE_V <= params.n / 4u) {  // uniform: a whole tile, no clamps or masks
 #unroll I VPT
         v[{{I}}] = x[t0 + vec_slot({{I}}u)];
 #endunroll
@@ -650,11 +586,9 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #endunroll
 #endif
 #if SINGLE_PASS
-#if EARLY_AGGREGATE
     if (tile != 0u && !withholds(tile, params.withhold_period)) {
         g_agg_tile = tile;
     }
-#endif
 #endif
 #if BITMASK
     let aggregate = bitmask_prefix(&f);
@@ -666,9 +600,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #endunroll
 #endif
 #if SINGLE_PASS
-#if EARLY_AGGREGATE
     g_agg_tile = NO_TILE;
-#endif
 #endif
 
     end_tile(tile, &v, &f, &pre, aggregate);

@@ -9,7 +9,9 @@
 // finds the run of its own first element within that range and walks forward, element by element
 // (one step per run boundary; a binary search when zero-length runs lie between), writes its
 // words to workgroup memory, and the workgroup stores them as coalesced vec4 words.
-// Defines: VPT (vec4 of output per invocation), EB8 (uint8 values, packed four to a word).
+// The expand is for uint8 values (packed four to a word; 32-bit values expand in rle/expand.wgsl);
+// the partition serves both.
+// Defines: VPT (vec4 of output per invocation), EB8 (uint8 values: always, but for the PARTITION).
 
 struct Params {
     size: u32,       // output elements
@@ -73,11 +75,7 @@ fn slot(q: u32) -> u32 {
 }
 
 fn value_of(r: u32) -> u32 {
-#if EB8
     return (values[r / 4u] >> (8u * (r % 4u))) & 0xffu;
-#else
-    return values[r];
-#endif
 }
 
 @compute @workgroup_size(WG)
@@ -111,11 +109,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
                 val = select(0u, value_of(r), r < n_runs);
             }
             let keep = select(0u, val, p < params.size);
-#if EB8
             word |= keep << (8u * b);
-#else
-            word = keep;
-#endif
         }
         staged[lid * ROW + w] = word;
     }

@@ -20,11 +20,7 @@ fn end_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function,
     let withhold = withholds(tile, params.withhold_period);
     var prefix = 0u;
     var ok = true;
-#if NO_LOOKBACK
-    if (false) {  // timing experiment only: the offsets are wrong
-#else
     if (tile != 0u) {
-#endif
 #if !EARLY_AGGREGATE
         if (lid == 0u && !withhold) {
             publish_state(tile, FLAG_AGGREGATE, aggregate);

@@ -143,14 +143,11 @@ fn main(@builtin(local_invocation_index) lid: u32,
             if (e > s && s >= tile0 && ls < TILE_E) {
                 marks[ls / 4u][ls % 4u] = r - rx;
             }
-#if ADD_MARKS
             if (e == s) {
                 atomicOr(&wg_zero, 1u);
             }
-#endif
         }
     }
-#if ADD_MARKS
     // Without zero-length runs the marks r - rx that a tile holds are 1, 2, 3, ... in order, so
     // the max-scan equals a count of the marks before each element: subgroup inclusive adds.
     let counted = workgroupUniformLoad(&wg_zero) == 0u;
@@ -184,9 +181,6 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #endunroll
         return;
     }
-#else
-    workgroupBarrier();
-#endif
     if (fits) {
         var mk: array<vec4<u32>, VPT>;
         var pre: array<u32, VPT>;

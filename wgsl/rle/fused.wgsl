@@ -4,7 +4,8 @@
 // from the one before it, compared as bits; COMPACT: the mask is nonzero; NONZERO: the element
 // itself is nonzero), counts the flags, scans the counts in workgroup memory, takes its output
 // offset from the single-pass lookback over u32 counts (common/lookback.wgsl, add monoid), and
-// writes the flagged elements' indices and/or 32-bit values, compacted and in order.
+// writes the flagged elements' indices, compacted and in order. It serves uint8 values (RLE and
+// COMPACT; 32-bit values go through rle/compact.wgsl) and NONZERO.
 // RLE writes the run START positions (plus the sentinel n after the last run); the run lengths
 // come from rle/finish.wgsl as next_start - start, so runs that cross tiles need no special case.
 //
@@ -12,7 +13,7 @@
 // RTS_DOWNSWEEP (offsets from `partials`, after scan/rts_spine.wgsl): the last two are the repair
 // the single pass arms on the GPU (indirect dispatch) when a lookback exhausted its budget.
 // Defines: WG, VPT, SUBGROUPS, EB8 (x is uint8, packed 4 to a word), RLE | COMPACT | NONZERO,
-// MASK_U8 (COMPACT: mask bytes, else 32-bit mask words), WRITE_IDX, WRITE_VALUES,
+// MASK_U8 (COMPACT: mask bytes, else 32-bit mask words), WRITE_IDX,
 // SPIN_LIMIT, LOOKBACK_WINDOW and the u32 add monoid (T, IDENTITY, COMBINE, SG_REDUCE, OP_ADD).
 
 #include "common/monoid.wgsl"
@@ -49,14 +50,6 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> info: array<u32>;
 #if WRITE_IDX
 @group(0) @binding(6) var<storage, read_write> out_idx: array<u32>;
-#endif
-#if WRITE_VALUES
-@group(0) @binding(7) var<storage, read_write> out_val: array<u32>;
-#endif
-#if RLE_COUNTS
-@group(0) @binding(9) var<storage, read_write> counts: array<u32>;
-// per tile: its first item's output index, and its first run start (0xffffffff: none)
-@group(0) @binding(10) var<storage, read_write> head: array<u32>;
 #endif
 #endif
 
@@ -126,30 +119,20 @@ fn load_slot(gv: u32) -> Slot {
 #if RLE
     // the word before this vec4; at the very start one that differs from the first element
     let pw_index = max(min(gv, last) * 4u, 1u) - 1u;
-#if EB8
     let pw = select(x_word(pw_index), (~v.x) << 24u, gv == 0u);
     let prev = vec4<u32>(pw, v.x, v.y, v.z);
     let bits = byte_bits(v ^ ((v << vec4<u32>(8u)) | (prev >> vec4<u32>(24u))));
-#else
-    let pw = select(x_word(pw_index), ~v.x, gv == 0u);
-    let bits = word_bits(v ^ vec4<u32>(pw, v.x, v.y, v.z));
-#endif
 #elif COMPACT
     let ml = max(params.n_mask_words, 1u) - 1u;
 #if MASK_U8
     // one mask byte per element: EPV / 4 mask words per vec4
-#if EB8
     let base = min(gv, last) * 4u;
     var bits = 0u;
 #unroll K 4
     bits |= byte_bits(vec4<u32>(mask[min(base + {{K}}u, ml)], 0u, 0u, 0u)) << (4u * {{K}}u);
 #endunroll
 #else
-    let bits = byte_bits(vec4<u32>(mask[min(gv, ml)], 0u, 0u, 0u));
-#endif
-#else
     // one mask word per element
-#if EB8
     let base = min(gv, last) * 16u;
     var bits = 0u;
 #unroll K 4
@@ -157,11 +140,6 @@ fn load_slot(gv: u32) -> Slot {
                                 mask[min(base + 4u * {{K}}u + 2u, ml)], mask[min(base + 4u * {{K}}u + 3u, ml)]))
             << (4u * {{K}}u);
 #endunroll
-#else
-    let base = min(gv, last) * 4u;
-    let bits = word_bits(vec4<u32>(mask[min(base, ml)], mask[min(base + 1u, ml)], mask[min(base + 2u, ml)],
-                                   mask[min(base + 3u, ml)]));
-#endif
 #endif
 #else
     // NONZERO: the elements themselves
@@ -280,8 +258,7 @@ fn runs_total(run: u32) -> u32 {
 fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
               pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32) {
     let tile_e0 = tile * TILE_V * EPV;
-#if STAGE_POSITIONS
-    // Rounds of STAGE - 1 items; each round stages one position past its items (for the counts).
+    // Rounds of STAGE - 1 items (each round has room for one position past its items).
     for (var base = 0u; base < count; base += STAGE - 1u) {
         let hi = base + STAGE;
 #unroll I VPT
@@ -310,58 +287,9 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
 #if WRITE_IDX
             out_idx[offset + k] = tile_e0 + s;
 #endif
-#if RLE_COUNTS
-            // the tile's last run continues past the tile: its start position is left in its
-            // count slot, and rle/fixup.wgsl subtracts it from the next run's start
-            let last = k + 1u == count;
-            counts[offset + k] = select(stage[min(k + 1u - base, STAGE - 1u)] - s, tile_e0 + s, last);
-#endif
-        }
-#if RLE_COUNTS
-        if (g_lid == 0u && base == 0u) {
-            head[2u * tile] = offset;
-            head[2u * tile + 1u] = tile_e0 + stage[0];
-        }
-#endif
-        workgroupBarrier();
-    }
-#if RLE_COUNTS
-    if (g_lid == 0u && count == 0u) {
-        head[2u * tile] = offset;
-        head[2u * tile + 1u] = 0xffffffffu;
-    }
-#endif
-#endif
-#if WRITE_VALUES
-    for (var base = 0u; base < count; base += STAGE) {
-        let hi = base + STAGE;
-#unroll I VPT
-        {
-            var m = (*f)[{{I}}];
-            var pos = (*pre)[{{I}}];
-            let vv = (*v)[{{I}}];
-            if (pos < hi && pos + countOneBits(m) > base) {
-                for (var k = 0u; k < EPV; k++) {
-                    if (m == 0u) {
-                        break;
-                    }
-                    if (pos >= base && pos < hi) {
-                        stage[pos - base] = vv[firstTrailingBit(m)];
-                    }
-                    m &= m - 1u;
-                    pos += 1u;
-                }
-            }
-        }
-#endunroll
-        workgroupBarrier();
-        let end = min(hi, count);
-        for (var k = base + g_lid; k < end; k += WG) {
-            out_val[offset + k] = stage[k - base];
         }
         workgroupBarrier();
     }
-#endif
 }
 
 // The last tile knows the total: it records it, the RLE sentinel and the finishing pass's grid.
