@@ -49,9 +49,9 @@ the partition and <= 17 before it, chain hops <= 8, tree walks <= 40 steps) far 
 fallback to force: any schedule, any order of workgroups gives the same result; the price is reading
 the input twice (1 byte per element each time for bool/uint8 input).
 
-The single pass the issue describes, opt-in (``stack_onepass=True``; on an H100 at 2^28 it runs
+The single pass the issue describes, a choice (``method="single_pass"``; on an H100 at 2^28 it runs
 104 G el/s on random brackets and 68 at depth 2^20, against 142 and 81 for the multi-pass method; see
-BENCHMARKS.md): ``bracket.wgsl`` ONEPASS, partitions of 4096 taken by ticket. Each publishes its
+BENCHMARKS.md): ``bracket.wgsl`` SINGLE_PASS, partitions of 4096 taken by ticket. Each publishes its
 bicyclic summary (subgroup reductions, before any scan), writes its list (REDUCE's code, its scans
 started from the summary's per-subgroup sums, so without barriers of their own), then
 works in rounds over windows of 256 predecessors, one poll per invocation, scanned by subgroup
@@ -64,10 +64,7 @@ It publishes its own parent link, fetches the opens it needs from the owners' li
 runs the leaf (with the masks and exclusive summaries write_list left it in workgroup memory).
 List entries carry the call's epoch, so a reader that cannot see an entry's store yet (plain stores
 and relaxed atomics are not ordered) rebuilds it from the input (``stack_list_spin``: after that
-many polls). With ``stack_chunks`` = 2 or 4 a partition is that many chunks of 4096 (one ticket,
-summary, lookback and owner walk for all of them; then one leaf per chunk, in order, whose owners
-inside the partition are the earlier chunks, read from their own sub-lists): slower on an H100
-(session 24: 2 / 4 chunks ran 82 / 35 G el/s, against 87 with one; BENCHMARKS.md). Every loop has a
+many polls). Every loop has a
 budget; a partition past one gives up and arms the multi-pass method, recorded after the single
 pass as indirect dispatches with zero grids, wherever a give-up is possible (more than 64
 partitions). No wrong result and no hang depends on forward progress between workgroups.
@@ -75,19 +72,16 @@ partitions). No wrong result and no hang depends on forward progress between wor
 Limits: n < 2^31 - 2^16 (int32 indices); the link/depth outputs and the scratch list (4 bytes per
 element) must fit the device's largest storage binding (no chunking).
 
-Test and benchmark switches in ``device().options``: ``stack_wg`` (invocations per partition
-workgroup), ``stack_subgroups`` (False: workgroup-memory scans), ``stack_stage_stores`` (True:
-outputs staged through workgroup memory), ``stack_spine_wg`` (spine chunks of 4 x that),
-``stack_onepass`` (the single pass) and, for it, ``stack_withhold_period`` (every k-th partition
-publishes nothing: its successors must reduce it), ``stack_force_repair`` (record the repair
-whatever the size), ``stack_max_steps`` / ``stack_max_hops`` (budgets; 0 forces give-ups),
-``stack_chain_cap``, ``stack_spin_limit``, ``stack_list_spin``, ``stack_chunks`` (chunks per
-partition: 1, 2 or 4), ``stack_stale_lists`` (no list entry carries the epoch: every read
-rebuilds), ``stack_no_sizes`` (no partition publishes its size: every lookback goes back to
-partition 0), ``stack_stats_buffer`` (receives the state counters: tickets, give-ups, fallbacks,
+Test switches in ``device().options``: ``stack_wg`` (invocations per partition workgroup),
+``stack_subgroups`` (False: workgroup-memory scans), ``stack_spine_wg`` (spine chunks of 4 x that),
+and for the single pass ``stack_withhold_period`` (every k-th partition publishes nothing: its
+successors must reduce it), ``stack_force_repair`` (record the repair whatever the size),
+``stack_max_steps`` / ``stack_max_hops`` (budgets; 0 forces give-ups), ``stack_chain_cap``,
+``stack_spin_limit``, ``stack_list_spin``, ``stack_stale_lists`` (no list entry carries the epoch:
+every read rebuilds), ``stack_no_sizes`` (no partition publishes its size: every lookback goes back
+to partition 0), ``stack_stats_buffer`` (receives the state counters: tickets, give-ups, fallbacks,
 and with ``stack_round_stats`` "look" or "walk" the rounds of that phase, "rebuild" the list
-entries rebuilt) and ``stack_timing_only`` ("no_lookback", "no_walks" or "no_list": timing only,
-wrong results).
+entries rebuilt).
 """
 
 from __future__ import annotations
@@ -112,15 +106,8 @@ CLIP_END = 2
 WG = 32  # partition workgroup up to 2^29 elements (see _wg)
 EPT = 16
 SPINE_WG = 256
-# Leaf outputs through workgroup memory (contiguous stores) or each invocation's own stores.
-STAGE_STORES = False
-# The single pass (bracket.wgsl ONEPASS), opt-in with ``stack_onepass=True``: on an H100 at 2^28
-# random brackets it ran 104 G el/s with partitions of 4096 (the multi-pass method: 142).
-ONEPASS = False
-ONEPASS_WG = 256  # its chunks: 4096 elements (H100, 2^28 random: 2048 / 4096 ran 79 / 104 G el/s)
-# Chunks per partition of the single pass: one lookback per partition, one leaf per chunk (H100,
-# 2^28 random, session 24: 1 / 2 / 4 chunks ran 87 / 82 / 35 G el/s).
-ONEPASS_CHUNKS = 1
+METHODS = ("multi_pass", "single_pass")  # H100, 2^28 random: 142 / 104 G el/s (BENCHMARKS.md)
+SINGLE_PASS_WG = 256  # partitions of 4096 elements (H100, 2^28 random: 2048 / 4096 ran 79 / 104 G el/s)
 # Polls of a silent predecessor before the single pass reduces it itself (H100, 2^28 random: 8 took
 # 646 fallbacks and 71.0 G el/s, 32 took none and 71.1; deep nesting the same either way).
 SPIN_LIMIT = 32
@@ -144,37 +131,30 @@ class BracketInfo(NamedTuple):
     unclosed_opens: int
 
 
-def _leaf_storage_bytes(wg: int, staged: bool = STAGE_STORES) -> int:
+def _leaf_storage_bytes(wg: int) -> int:
     """Workgroup memory of the leaf kernel in bytes: scan (2 WG words), minima (WG), unmatched-open
-    stacks (4 WG), block minima, staged stores (16 WG)."""
-    return 4 * (7 * wg + wg // 32 + (16 * wg if staged else 0))
+    stacks (4 WG), block minima."""
+    return 4 * (7 * wg + wg // 32)
 
 
-def _onepass(dev: Device) -> bool:
-    return bool(dev.options.get("stack_onepass", ONEPASS))
+def _check_method(method: str, primitive: str) -> None:
+    if method not in METHODS:
+        raise InputError(primitive, f"method {method!r}: expected 'multi_pass' or 'single_pass'")
 
 
-def _chunks(dev: Device) -> int:
-    """Chunks per partition of the single pass (1, 2 or 4)."""
-    k = int(dev.options.get("stack_chunks", ONEPASS_CHUNKS))
-    if k not in (1, 2, 4):
-        raise ValueError(f"stack_chunks={k}: 1, 2 or 4")
-    return k
-
-
-def _wg(dev: Device, n: int) -> int:
+def _wg(dev: Device, n: int, method: str = "multi_pass") -> int:
     """Invocations per partition workgroup (partition = 16 x that): for the multi-pass method the
     smallest of 32, 64, 128 that keeps the partitions within 2^20 (the tree's reach); on an H100
     at 2^28 random brackets 32 and 64 both ran 139 G el/s (the owner searches are shorter at 32; the
-    spine is a few microseconds either way). The single pass takes ONEPASS_WG."""
+    spine is a few microseconds either way). The single pass takes SINGLE_PASS_WG."""
     if "stack_wg" in dev.options:
         wg = int(dev.options["stack_wg"])
         if wg * EPT > 1 << LOCAL_BITS:  # list entries hold an offset within the partition
             raise ValueError(f"stack_wg={wg}: partitions hold at most {1 << LOCAL_BITS} elements "
                              f"({(1 << LOCAL_BITS) // EPT} invocations)")
         return wg
-    if _onepass(dev):
-        return ONEPASS_WG
+    if method == "single_pass":
+        return SINGLE_PASS_WG
     for wg in (32, 64):
         if -(-n // (wg * EPT)) <= 1 << 20:
             return wg
@@ -229,22 +209,23 @@ def _spine_shape(dev: Device, tree_size: int) -> tuple[int, int, int]:
     return swg, chunk, n_chunks
 
 
-def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, info) -> None:
+def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, info,
+                  method: str = "multi_pass") -> None:
     """Record bracket matching of ``g`` (mode "u8", "u32" or "kind") into ``link``/``depth``: the
-    multi-pass method, or (option ``stack_onepass``) the single pass with the multi-pass method as
-    its repair, recorded indirect (zero grids unless a partition gave up) where one may give up."""
+    multi-pass method, or the single pass with the multi-pass method as its repair, recorded
+    indirect (zero grids unless a partition gave up) where one may give up."""
     dev = g.device
     n = g.size
-    wg = _wg(dev, n)
+    wg = _wg(dev, n, method)
     P = wg * EPT
     n_parts = -(-n // P)
     tree_size = 1 << max(0, (n_parts - 1).bit_length())
     defs = {"WG": wg, f"MODE_{mode.upper()}": True, "ELEMS_PER_VEC": 16 if mode == "u8" else 4,
             "SUBGROUPS": dev.has_subgroups and bool(dev.options.get("stack_subgroups", True)),
             "LOCAL_BITS": LOCAL_BITS}
-    onepass = _onepass(dev)
-    if onepass:  # partitions of `chunks` chunks of P elements
-        chunks = _chunks(dev)
+    single = method == "single_pass"
+    if single:
+        chunks = 1  # partitions of one chunk of P elements (bracket.wgsl's code holds for more)
         one_parts = -(-n // (P * chunks))
         lists, epoch = _lists(dev, b, 4 * one_parts * chunks * P)
     else:  # dispatch order alone orders the multi-pass method's list stores and loads
@@ -252,7 +233,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     params = {"n": n, "n_parts": n_parts, "n_groups": n_parts, "tree_size": tree_size, "epoch": epoch}
     swg, chunk, n_chunks = _spine_shape(dev, tree_size)
     rargs = None
-    if onepass:
+    if single:
         opt = dev.options
         steps = int(opt.get("stack_max_steps", MAX_STEPS))
         hops = int(opt.get("stack_max_hops", MAX_HOPS))
@@ -262,21 +243,18 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
         # walk passes at least one partition every two rounds (a silent one costs a round).
         safe = min(steps, cap, hops // 2 - 1)
         repair = one_parts > safe or bool(opt.get("stack_force_repair", False))
-        timing = opt.get("stack_timing_only")
         # The walk's segments are subgroups, one summary each in workgroup memory: sized by the
         # smallest subgroup the device reports (none reported: the workgroup-memory path).
         sg_min = dev.subgroup_min_size
         sub = defs["SUBGROUPS"] and sg_min >= 4
         k_one = dev.kernel("stack/bracket.wgsl", defines=dict(
-            defs, SUBGROUPS=sub, ONEPASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap, CHUNKS=chunks,
+            defs, SUBGROUPS=sub, SINGLE_PASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap, CHUNKS=chunks,
             LOCAL_BITS=max(LOCAL_BITS, (P * chunks - 1).bit_length()),
             SPIN_LIMIT=int(opt.get("stack_spin_limit", SPIN_LIMIT)), N_SEG=wg // sg_min if sub else 1,
             LIST_SPIN=int(opt.get("stack_list_spin", LIST_SPIN)),
             STALE_LISTS=bool(opt.get("stack_stale_lists")), NO_SIZES=bool(opt.get("stack_no_sizes")),
             ROUND_STATS=bool(opt.get("stack_round_stats")),
             LOOK_STATS={"look": 1, "rebuild": 2}.get(opt.get("stack_round_stats"), 0),
-            NO_LOOKBACK_TIMING=timing == "no_lookback", NO_WALKS_TIMING=timing == "no_walks",
-            NO_LIST_TIMING=timing == "no_list",
             SEG_TOTALS=sub, BLOCK_MIN_LANES=sub, SHARED_WALK=sub and chunks == 1))
         state = dev.alloc(16 + 12 * one_parts)  # counters, then 3 words per partition
         rargs = dev.alloc(18 * 4)
@@ -323,7 +301,6 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
 
 def _multipass_kernels(dev: Device, defs: dict, swg: int) -> tuple:
     """The multi-pass method's six kernels: reduce, chain, leaf, and the spine's up, top, down."""
-    defs = dict(defs, STAGE_STORES=bool(dev.options.get("stack_stage_stores", STAGE_STORES)))
     return (dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True)),
             dev.kernel("stack/bracket.wgsl", defines={"WG": 256, "CHAIN": True, "TREE": True,
                                                       "LOCAL_BITS": LOCAL_BITS}),
@@ -332,7 +309,7 @@ def _multipass_kernels(dev: Device, defs: dict, swg: int) -> tuple:
 
 
 def record_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArray, info=None,
-                         kinds: bool = False) -> None:
+                         kinds: bool = False, method: str = "multi_pass") -> None:
     """Record bracket matching into ``batch`` (no readback), for chains that stay on the GPU.
 
     Parameters
@@ -346,9 +323,12 @@ def record_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArr
         Receive the outputs of :func:`bracket_match` (draws too, when ``kinds``).
     info : buffer of 8+ bytes, optional
         Receives (unmatched closes, unclosed opens) as two uint32.
+    method : {"multi_pass", "single_pass"}
+        See :func:`bracket_match`.
     """
     dev = is_open.device
-    _check_size(dev, is_open.size, "bracket_match")
+    _check_method(method, "bracket_match")
+    _check_size(dev, is_open.size, "bracket_match", method)
     if not is_open.size:
         return
     mode = "kind" if kinds else ("u8" if is_open.dtype == np.uint8 else "u32")
@@ -357,22 +337,21 @@ def record_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArr
     own = info is None
     if own:
         info = dev.alloc(16)
-    _record_match(batch, is_open, mode, link, depth, info)
+    _record_match(batch, is_open, mode, link, depth, info, method)
 
 
-def _check_size(dev: Device, n: int, primitive: str) -> None:
+def _check_size(dev: Device, n: int, primitive: str, method: str = "multi_pass") -> None:
     if n >= 2**31 - 2**16:
         raise InputError(primitive, f"{n} elements: indices must fit int32")
-    P = _wg(dev, n) * EPT
+    P = _wg(dev, n, method) * EPT
     if -(-n // P) > 1 << 20:  # the leaf's global tree walk covers 2^20 partitions
         raise InputError(primitive, f"{n} elements: at most {P << 20} with partitions of {P}")
-    span = P * (_chunks(dev) if _onepass(dev) else 1)  # the lists' partitions
-    if 4 * (-(-n // span)) * span > dev.max_binding:
+    if 4 * (-(-n // P)) * P > dev.max_binding:  # the lists' partitions
         raise DeviceLimitError(primitive, f"{n} elements need {4 * n} byte bindings; the device's largest "
                                f"storage binding is {dev.max_binding} bytes")
 
 
-def bracket_match(is_open, return_info: bool = False, out=None):
+def bracket_match(is_open, return_info: bool = False, out=None, *, method: str = "multi_pass"):
     """Match brackets: each element's parent/matching open and its nesting depth.
 
     Parameters
@@ -394,6 +373,10 @@ def bracket_match(is_open, return_info: bool = False, out=None):
     info : BracketInfo, only when ``return_info``
     out : (GpuArray, GpuArray), optional
         int32 GpuArrays of shape (N,) to receive link and depth (GpuArray input only).
+    method : {"multi_pass", "single_pass"}
+        Six passes in which no workgroup waits on another (default, the faster on an H100), or the
+        single pass (decoupled lookback and fallback, owner walks), with the multi-pass method as
+        its repair.
 
     numpy in gives numpy out; GpuArray in gives GpuArrays out.
 
@@ -409,7 +392,8 @@ def bracket_match(is_open, return_info: bool = False, out=None):
     g, host = as_input(is_open, "bracket_match", dtypes=(np.uint8, np.uint32, np.int32), ndims=(1,))
     dev = g.device
     n = g.size
-    _check_size(dev, n, "bracket_match")
+    _check_method(method, "bracket_match")
+    _check_size(dev, n, "bracket_match", method)
     if out is not None:
         if host is not None or len(out) != 2 or not all(
                 isinstance(o, GpuArray) and o.shape == (n,) and o.dtype == np.int32 for o in out):
@@ -422,7 +406,7 @@ def bracket_match(is_open, return_info: bool = False, out=None):
     info = GpuArray.empty((4,), np.uint32, dev)
     b = dev.batch()
     if n:
-        _record_match(b, g, "u8" if g.dtype == np.uint8 else "u32", link, depth, info)
+        _record_match(b, g, "u8" if g.dtype == np.uint8 else "u32", link, depth, info, method)
     else:
         b.clear(info)
     if host is not None:
@@ -556,7 +540,7 @@ def clip_bboxes_reference(kinds, bboxes, viewport, op: str = "intersect") -> np.
 
 
 def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bool = False,
-                max_depth: int | None = None):
+                max_depth: int | None = None, *, method: str = "multi_pass"):
     """Bounding boxes through a stack of clips (or blend groups): one GPU pass chain, any depth.
 
     The stack starts as ``[viewport]``. A begin-clip pushes ``op(its bbox, top)``; an end-clip pops;
@@ -588,6 +572,8 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
         An upper bound on the clip nesting depth, when the caller knows one (a renderer that built
         the scene does): it sizes the pointer-jumping passes without reading the depth back, so the
         call adds no GPU round trip. A bound below the true depth gives wrong boxes.
+    method : {"multi_pass", "single_pass"}
+        How the links are found (see :func:`bracket_match`).
 
     Returns
     -------
@@ -634,7 +620,8 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
     if vp.size != 4:
         raise InputError("clip_bboxes", f"viewport must be 4 numbers (x0, y0, x1, y1), got {vp.size}")
     dev = gk.device
-    _check_size(dev, n, "clip_bboxes")
+    _check_method(method, "clip_bboxes")
+    _check_size(dev, n, "clip_bboxes", method)
     if 16 * n > dev.max_binding:
         raise DeviceLimitError("clip_bboxes", f"{n} boxes need a {16 * n} byte binding; the device's largest "
                                f"storage binding is {dev.max_binding} bytes")
@@ -644,7 +631,7 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
         depth = GpuArray.empty((n,), np.int32, dev)
         info = dev.alloc(16)
         b = dev.batch()
-        _record_match(b, gk, "kind", link, depth, info)
+        _record_match(b, gk, "kind", link, depth, info, method)
         b.submit()
         if max_depth is None:
             from .scan import reduce  # noqa: PLC0415

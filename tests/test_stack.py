@@ -165,14 +165,6 @@ def test_workgroup_memory_path(wg, rng):
                                       clip_reference(kinds, boxes, (0, 0, 900, 900), "intersect"))
 
 
-def test_staged_stores(rng):
-    """The variant that stages the outputs through workgroup memory (contiguous stores)."""
-    with options(stack_stage_stores=True):
-        for n in (P - 1, 3 * P + 2, 100_003):
-            check(rng.random(n) < 0.5)
-        check(np.concatenate([np.ones(60_000, bool), np.zeros(60_001, bool)]))
-
-
 def test_dtypes_and_gpuarray(rng):
     x = dyck(rng, 10_000)
     rl, rd, _ = reference(x)
@@ -309,12 +301,12 @@ _THREAD_SCRIPT = textwrap.dedent("""
         check(np.concatenate([np.ones(n // 2, bool), np.zeros(n // 2 - 7, bool)]))
     k, b = random_clips(rng, 50_000)
     assert (pp.clip_bboxes(k, b, (0, 0, 900, 900)) == clip_reference(k, b, (0, 0, 900, 900), "intersect")).all()
-    with pp.device().using(stack_onepass=True):  # the single pass, also with silent partitions
-        for kw in ({}, {"stack_withhold_period": 3}, {"stack_wg": 32},
-                   {"stack_wg": 32, "stack_chunks": 4, "stack_withhold_period": 5, "stack_list_spin": 16}):
-            with pp.device().using(**kw):
-                check(rng.random(300_000) < 0.5)
-                check(dyck(rng, 200_000))
+    # the single pass, also with silent partitions
+    for kw in ({}, {"stack_withhold_period": 3}, {"stack_wg": 32},
+               {"stack_wg": 32, "stack_withhold_period": 5, "stack_list_spin": 16}):
+        with pp.device().using(**kw):
+            check(rng.random(300_000) < 0.5, method="single_pass")
+            check(dyck(rng, 200_000), method="single_pass")
     print("ok")
 """)
 
@@ -344,16 +336,16 @@ def test_clip_bboxes_with_a_depth_bound(rng):
         np.testing.assert_array_equal(pp.clip_bboxes(k, b, (0, 0, 900, 900), max_depth=bound), want)
 
 
-# The single pass (opt-in: stack_onepass). Its own counters come back through stack_stats_buffer:
+# The single pass (method="single_pass"). Its own counters come back through stack_stats_buffer:
 # [tickets, invocations that gave up (the repair then ran), predecessors reduced by a successor].
-P1 = pp.stack.ONEPASS_WG * EPT  # its partitions (4096)
+P1 = pp.stack.SINGLE_PASS_WG * EPT  # its partitions (4096)
 
 
 def check_onepass(x, **kw):
     dev = pp.device()
     stats = pp.GpuArray.empty((4,), np.uint32, dev)
-    with dev.using(stack_onepass=True, stack_stats_buffer=stats.buffer, **kw):
-        check(x)
+    with dev.using(stack_stats_buffer=stats.buffer, **kw):
+        check(x, method="single_pass")
     st = stats.numpy()
     assert st[0] > 0 or len(x) == 0  # tickets taken: the single pass ran
     return st
@@ -428,8 +420,7 @@ def test_onepass_workgroup_memory_path_and_kinds(rng):
     for x in onepass_inputs(rng, 100_000).values():
         assert check_onepass(x, stack_subgroups=False, stack_wg=64)[1] == 0
     kinds, boxes = random_clips(rng, 100_000)
-    with pp.device().using(stack_onepass=True):
-        got = pp.clip_bboxes(kinds, boxes, (0, 0, 1000, 1000))
+    got = pp.clip_bboxes(kinds, boxes, (0, 0, 1000, 1000), method="single_pass")
     np.testing.assert_array_equal(got, clip_reference(kinds, boxes, (0, 0, 1000, 1000), "intersect"))
 
 
@@ -441,46 +432,9 @@ def test_onepass_repeated_calls_reuse_lists(rng):
             assert check_onepass(x, stack_wg=32)[1] == 0
 
 
-# The single pass in partitions of several chunks (opt-in stack_chunks): one lookback and owner walk
-# per partition, one leaf per chunk; a chunk's owners inside the partition come from the earlier
-# chunks' sub-lists. Chunks of 512 (stack_wg=32), so that partitions are 1024 or 2048 elements.
-@pytest.mark.parametrize("chunks", [2, 4])
-@pytest.mark.parametrize("n", [511, 513, 1025, 2047, 2048, 2049, 5 * 2048 + 700, 70 * 2048 + 1])
-def test_onepass_chunks(chunks, n, rng):
-    for name, x in onepass_inputs(rng, n).items():
-        st = check_onepass(x, stack_wg=32, stack_chunks=chunks)
-        assert st[1] == 0, f"{name}: {st[1]} invocations gave up"
-        assert st[0] == -(-len(x) // (512 * chunks)), f"{name}: {st[0]} tickets"  # one per partition
-
-
-@pytest.mark.parametrize("chunks", [2, 4])
-def test_onepass_chunks_forced_paths(chunks, rng):
-    """With chunks: silent partitions (reduced by their successors, all chunks at once), every list
-    entry stale (rebuilt from the partition's chunks), no published sizes, the workgroup-memory
-    path, partitions of 4096-element chunks, the repair, and clip boxes (kind codes)."""
-    n = 150_000
-    parts = -(-n // (512 * chunks))
-    silent = sum(1 for q in range(parts - 1) if q % 3 == 2)
-    for name, x in onepass_inputs(rng, n).items():
-        st = check_onepass(x, stack_wg=32, stack_chunks=chunks, stack_withhold_period=3)
-        assert st[1] == 0 and st[2] >= silent, f"{name}: {st[1]} gave up, {st[2]} fallbacks for {silent} silent"
-        assert check_onepass(x, stack_wg=32, stack_chunks=chunks, stack_stale_lists=True, stack_list_spin=2)[1] == 0
-        assert check_onepass(x, stack_wg=32, stack_chunks=chunks, stack_no_sizes=True)[1] == 0
-        assert check_onepass(x, stack_wg=64, stack_chunks=chunks, stack_subgroups=False)[1] == 0
-    for x in (rng.random(3 * P1 * chunks + 99) < 0.5, dyck(rng, 2 * P1 * chunks + 2)):
-        assert check_onepass(x, stack_chunks=chunks)[1] == 0
-    st = check_onepass(rng.random(n) < 0.5, stack_wg=32, stack_chunks=chunks, stack_force_repair=True,
-                       stack_max_steps=0)
-    assert st[1] > 0
-    kinds, boxes = random_clips(rng, 60_000)
-    with pp.device().using(stack_onepass=True, stack_chunks=chunks, stack_wg=32):
-        got = pp.clip_bboxes(kinds, boxes, (0, 0, 1000, 1000))
-    np.testing.assert_array_equal(got, clip_reference(kinds, boxes, (0, 0, 1000, 1000), "intersect"))
-
-
-def test_onepass_chunks_bad_option():
-    with options(stack_onepass=True, stack_chunks=3), pytest.raises(ValueError, match="stack_chunks"):
-        pp.bracket_match(np.ones(10, bool))
+def test_bad_method():
+    with pytest.raises(pp.InputError, match="method"):
+        pp.bracket_match(np.ones(10, bool), method="onepass")
 
 
 def test_partition_too_large_for_list_entries():

@@ -11,7 +11,7 @@
 //           B(i) (workgroup memory), else from the owner partition reached along the chain.
 // In these four no workgroup waits on another (no lookback), so nothing depends on forward
 // progress; every loop has a constant or small bound. Depth is unbounded (u32 stack sizes).
-//   ONEPASS: the same in one dispatch (opt-in: slower on an H100, see BENCHMARKS.md): partitions of
+//   SINGLE_PASS: the same in one dispatch (opt-in: slower on an H100, see BENCHMARKS.md): partitions of
 //           CHUNKS chunks of P elements, by ticket, publish their summaries (all chunks' loads at
 //           once), write their lists (REDUCE's code, per chunk), find their start size by decoupled
 //           lookback with decoupled fallback and publish it, find the owners of the heights they
@@ -25,14 +25,14 @@
 // reader tells an entry whose store it cannot see yet (plain stores are not ordered by relaxed
 // atomics) and rebuilds it from the input.
 // Defines: WG (invocations; P = 16 * WG), LOCAL_BITS, MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | CHAIN |
-// LEAF | ONEPASS, with REDUCE_FNS (REDUCE, ONEPASS), LEAF_FNS (LEAF, ONEPASS), TREE (CHAIN, LEAF);
-// SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
-// STAGE_STORES (outputs through workgroup memory, for contiguous stores); ONEPASS: CHUNKS (1, 2 or 4),
+// LEAF | SINGLE_PASS, with REDUCE_FNS (REDUCE, SINGLE_PASS), LEAF_FNS (LEAF, SINGLE_PASS), TREE (CHAIN, LEAF);
+// SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC;
+// SINGLE_PASS: CHUNKS (1: the code holds for 2 and 4, which ran slower on an H100),
 // SPIN_LIMIT, LIST_SPIN, CHAIN_CAP; with subgroups SEG_TOTALS (write_list's scans from the summary's
 // segment sums), BLOCK_MIN_LANES (the leaf's block minima by lanes) and, with one chunk, SHARED_WALK
 // (each invocation's walk summarised once: the summary combined by every invocation, and write_list
 // hands the leaf its masks and exclusive summary, so the body has no barrier it can do without);
-// the timing-only NO_LOOKBACK_TIMING / NO_WALKS_TIMING (wrong results), the test-only STALE_LISTS
+// the test-only STALE_LISTS
 // (no entry carries the epoch: every read rebuilds) and NO_SIZES (no partition publishes its size:
 // every lookback goes back to partition 0), the diagnostic ROUND_STATS / LOOK_STATS.
 
@@ -42,7 +42,7 @@ struct Params {
     n_groups: u32,   // workgroups asked for (the grid may round up)
     tree_size: u32,  // leaves of the global min tree (a power of two >= n_parts)
     epoch: u32,      // tag of this call's list entries (entry = epoch << LOCAL_BITS | offset in the partition)
-#if ONEPASS
+#if SINGLE_PASS
     withhold_period: u32,  // test switch: partitions q with q % period == period - 1 publish nothing
     max_steps: u32,        // lookback steps (of WG predecessors) before the partition gives up
     max_hops: u32,         // owner-walk rounds per partition before it gives up
@@ -62,7 +62,7 @@ const P: u32 = WG * EPT;
 const INF: u32 = 0xffffffffu;
 const LOCAL_BITS: u32 = {{LOCAL_BITS}}u;  // list entries: epoch << LOCAL_BITS | the open's offset in its partition
 const LOCAL_MASK: u32 = (1u << LOCAL_BITS) - 1u;
-#if ONEPASS
+#if SINGLE_PASS
 const CHUNKS: u32 = {{CHUNKS}}u;  // the single pass: partitions of CHUNKS chunks of P elements, one leaf each
 #else
 const CHUNKS: u32 = 1u;
@@ -80,7 +80,7 @@ const PP: u32 = P * CHUNKS;        // elements per partition
 @group(0) @binding(4) var<storage, read> tree: array<u32>;
 @group(0) @binding(7) var<storage, read_write> chain: array<vec4<u32>>;
 #endif
-#if ONEPASS
+#if SINGLE_PASS
 @group(0) @binding(1) var<storage, read> input: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> lists: array<atomic<u32>>;
 @group(0) @binding(11) var<storage, read_write> sublists: array<u32>;  // the chunks' own lists (all but the last)
@@ -384,7 +384,7 @@ fn write_list(c: u32, lid: u32, m: vec2<u32>, ctx: vec3<i32>) -> vec2<u32> {
     let k = c % CHUNKS;
     let tag = (params.epoch << LOCAL_BITS) | (k * P + lid * EPT);
     let list_at = (c - k) * P;  // the partition's list
-#if ONEPASS
+#if SINGLE_PASS
     let off = ctx.x - ctx.z;
     let sub_at = (c - k) / CHUNKS * (CHUNKS - 1u) * P + k * P;  // its sub-list (not the last chunk)
     let sub = k + 1u < CHUNKS;
@@ -399,7 +399,7 @@ fn write_list(c: u32, lid: u32, m: vec2<u32>, ctx: vec3<i32>) -> vec2<u32> {
         run = min(run, start + s[e + 1]);
         let v = start + s[e];
         if (((m.x >> u32(e)) & 1u) != 0u && v < run) {
-#if ONEPASS
+#if SINGLE_PASS
             if (sub) {
                 sublists[sub_at + u32(v - cmin)] = lid * EPT + u32(e);
             }
@@ -508,9 +508,6 @@ var<workgroup> sh_bmin: array<u32, NBLK>;             // minimum of sh_tmin over
 fn bmin_at(k: u32) -> u32 {
     return sh_bmin[k];
 }
-#endif
-#if STAGE_STORES
-var<workgroup> sh_stage: array<u32, P>;
 #endif
 
 // Last invocation l < limit of block `blk` with minimum < h (as an invocation index), or -1:
@@ -732,7 +729,7 @@ fn leaf_local(p: u32, lid: u32, m: vec2<u32>, b0: u32, lk: ptr<function, array<i
 fn leaf_incoming(pending_in: u32, h_in: u32, lk: ptr<function, array<i32, 16>>,
                  B: ptr<function, array<u32, 17>>) -> bool {
     var pending = pending_in;
-#if ONEPASS
+#if SINGLE_PASS
     if (g_tab_lo != INF) {
         // Every height left is in fetch_incoming's table: one pass, no owner rounds.
 #unroll E 16
@@ -831,55 +828,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     var lk: array<i32, 16>;
     _ = leaf_links(p, lid, m, bic_exclusive(lid, inv_summary(m)), own.w, &lk, &B);
     let base = p * P + lid * EPT;
-#if !STAGE_STORES
     store_direct(base, &lk, &B);
-#endif
-#if STAGE_STORES
-    // Through workgroup memory, so that each store instruction of a subgroup writes one contiguous
-    // span. Element w sits at w ^ ((w >> 4) & 15) (low 4 bits): at most 2-way bank conflicts on the
-    // invocation-major writes.
-    let n_vec = (params.n + 3u) / 4u;
-    var v: array<i32, 16>;
-#unroll E 16
-    v[{{E}}] = i32(min(B[{{E}}], B[{{E}} + 1]));
-#endunroll
-    stage_store(lid, lk, p, n_vec, true);
-    stage_store(lid, v, p, n_vec, false);
-#endif
 }
 
-#if STAGE_STORES
-fn stage_store(lid: u32, v: array<i32, 16>, p: u32, n_vec: u32, is_link: bool) {
-#unroll E 16
-    sh_stage[lid * 16u + ({{E}}u ^ (lid & 15u))] = bitcast<u32>(v[{{E}}]);
-#endunroll
-    workgroupBarrier();
-#unroll K 4
-    {
-        let q = {{K}}u * WG + lid;  // vec4 slot within the partition
-        var o: vec4<i32>;
-#unroll C 4
-        {
-            let w = 4u * q + {{C}}u;
-            o[{{C}}] = bitcast<i32>(sh_stage[(w & ~15u) | ((w & 15u) ^ ((w >> 4u) & 15u))]);
-        }
-#endunroll
-        let vi = p * (P / 4u) + q;
-        if (vi < n_vec) {
-            if (is_link) {
-                link[vi] = o;
-            } else {
-                depth[vi] = o;
-            }
-        }
-    }
-#endunroll
-    workgroupBarrier();
-}
-#endif
 #endif
 
-#if ONEPASS
+#if SINGLE_PASS
 // The single pass. State words: [0] ticket, [1] invocations that gave up, [2] predecessors reduced
 // by a successor (fallbacks); partition q owns words ST_BASE + 4q + (0: summary, 1 and 2: stack
 // size after it in 16-bit halves, 3: parent + 1). Each word carries its own flag, so only relaxed
@@ -1549,15 +1503,7 @@ fn wide_round(w: ptr<function, Walk>, lid: u32, p: u32, agg: vec2<u32>) {
 // next entry, in the walk as one entry (an owner if its minimum is below the threshold).
 fn find_owners(p: u32, lid: u32, mp_of: vec2<u32>, silent: bool) -> vec4<u32> {
     var w = Walk(PH_LOOK, p, 0, -BIG, 0u, 0, 0u, 0u, 0u, 0u, params.max_steps, params.max_hops, INF, 1u, 0u);
-#if NO_WALKS_TIMING
-    w.hops = 0u;
-    w.reuse = 0u;
-#endif
-#if NO_LOOKBACK_TIMING
-    if (true) {
-#else
     if (p == 0u) {
-#endif
         w.phase = PH_DONE;
         w.lb_done = 1u;
     }
@@ -1750,11 +1696,6 @@ fn incoming_open(h: u32) -> i32 {
 // not visible yet (plain stores and flags are not ordered): rebuilt from q's input instead, as
 // the last open at that height of q's unclamped walk.
 fn list_entry(q: u32, slot: u32) -> i32 {
-#if NO_LIST_TIMING
-    if (slot != INF) {
-        return i32(q * PP + slot);
-    }
-#endif
     var v = atomicLoad(&lists[q * PP + slot]);
     // An entry without the tag is mostly one whose writer is still storing its lists (it published
     // its summary first): polled a while before the rebuild, which is far dearer (bounded: nothing
@@ -1949,11 +1890,9 @@ fn main(@builtin(local_invocation_index) lid: u32,
         var B: array<u32, 17>;
         var lk: array<i32, 16>;
         let gave = leaf_links(c, lid, m, pre, bk, &lk, &B) && chain.w != 2u;
-#if !NO_WALKS_TIMING
         if (gave) {
             give_up();
         }
-#endif
         store_direct(c * P + lid * EPT, &lk, &B);
     }
 }
