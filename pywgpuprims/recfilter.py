@@ -20,7 +20,7 @@ states follow from their end states and transfer matrices (powers of the block m
 computed on the host in float64), and each segment reruns from its true state, its carries held
 in registers when it has at most ``_FIX_REG_MAX`` blocks (one load and one store each; then both
 recursions' chains run between one barrier pair, the causal states entering the anticausal chain
-through host matrices). The tile passes give each tile line two threads (SPLIT), each filtering
+through host matrices). The tile passes give each tile line two threads, each filtering
 half of it from a zero state and then adding what the other half's end state contributes, which
 halves the serial chain per thread.
 
@@ -36,10 +36,8 @@ its total; for the periodic and symmetric modes the folding sums every period up
 RT baseline runs the recursion over the same length of extension instead.
 Kernels: ``wgsl/sat/recfilter.wgsl``, ``wgsl/sat/recfilter_reg.wgsl``.
 
-Test and benchmark switches live in ``device().options``: ``recfilter_regtile`` (False: every tile
-of the overlapped passes in workgroup memory), ``recfilter_reg_defines`` (extra defines for
-recfilter_reg.wgsl, e.g. the timing probe ``KO_RUN``: no recursion, wrong results),
-``recfilter_frame_first`` (False: pass A launches its tiles row by row, not the boundary frame first).
+Test switch in ``device().options``: ``recfilter_regtile`` (False: every tile of the overlapped
+passes in workgroup memory, as images under 64 samples along an axis take them).
 """
 
 from __future__ import annotations
@@ -57,15 +55,12 @@ from ._errors import InputError
 _B = 64  # block length (wgsl/sat/recfilter.wgsl)
 _MODES = {"zero": 0, "nearest": 1, "reflect": 2, "mirror": 3, "wrap": 4}
 _LOOP_CAP = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
-_FIX_WG = 64  # fix-up workgroup size (lines per workgroup)
-_FIX_BATCH = 16  # blocks whose carries the fix-up loads at once (wgsl/sat/recfilter.wgsl FB)
-# Segmented fix-up (wgsl/sat/recfilter.wgsl SEG): (lines per workgroup, segments per line, blocks
-# loaded at once); None: a thread per line.
-_FIX_SEG: tuple[int, int, int] | None = (32, 16, 4)
+# Segmented fix-up (wgsl/sat/recfilter.wgsl BLOCK_FIX): lines per workgroup, segments per line,
+# blocks loaded at once (H100: a thread per line was slower)
+_FIX_SEG = (32, 16, 4)
 # Segments of at most this many blocks keep their carries in registers (REGSEG: one load and one
 # store per carry); longer ones loop over FB blocks at a time.
 _FIX_REG_MAX = 8
-_SPLIT = True  # tile passes: two threads per tile line, 32 samples each (wgsl/sat/recfilter.wgsl SPLIT)
 _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
 
 
@@ -255,7 +250,7 @@ def _segment_matrices(K: int, n_last: int, b0: float, a: tuple, segs: int) -> np
 
 @lru_cache(maxsize=256)
 def _split_consts(b0: float, a: tuple) -> np.ndarray:
-    """(35, 4) float32 for SPLIT: rows 0-31 the first row of A^(j+1) (A the recursion's state
+    """(35, 4) float32 for the split tile passes: rows 0-31 the first row of A^(j+1) (A the recursion's state
     matrix: what a state handed over adds to the j-th sample after it), rows 32-34 A^32."""
     out = np.zeros((35, 4))
     zeros = np.zeros(_B // 2)
@@ -313,8 +308,7 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     """Params and buffers for one axis pass: ``{"p": params, ...}`` (block: mats, weights, carries).
 
     Everything but the carries is computed once per shape and filter (:meth:`Device.plan`)."""
-    st = dict(dev.plan(("recfilter axis", tuple(shape), axis, b0, tuple(a), rho, causal, anti, mode, method,
-                        _FIX_SEG, _SPLIT),
+    st = dict(dev.plan(("recfilter axis", tuple(shape), axis, b0, tuple(a), rho, causal, anti, mode, method),
                        lambda: _axis_plan(dev, shape, axis, b0, a, rho, causal, anti, mode, method)))
     if method != "rt":
         st["carry"] = dev.alloc(st["carry_bytes"])
@@ -350,7 +344,7 @@ def _axis_plan(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: b
     w, ranges, Mp = _boundary_weights(b0, a, rho, causal, anti, mode, N)
     w = w * np.float32(gain)
     mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel(),
-                           _segment_matrices(K, N - (K - 1) * _B, b0, a, _FIX_SEG[1] if _FIX_SEG else 0)])
+                           _segment_matrices(K, N - (K - 1) * _B, b0, a, _FIX_SEG[1])])
     assert mats.size == 117  # recfilter.wgsl BLOCK_FIX: mats is a uniform array of 30 vec4 (120 floats)
     mats = np.concatenate([mats, np.zeros(3)])
     mbuf = dev.constant(mats.astype(np.float32), wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST,
@@ -360,16 +354,14 @@ def _axis_plan(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: b
     tiles = (K, -(-nlines // _B), C) if axis == 1 else (-(-nlines // _B), K, C)
     # One channel with rows a multiple of 4 long: the tile kernels move the image as vec4s.
     vec4 = C == 1 and shape[1] % 4 == 0
-    hbuf = None
-    if _SPLIT:
-        h = _split_consts(b0, a)
-        hbuf = dev.constant(h, label="recfilter split constants")
+    # tile passes: two threads per tile line, 32 samples each, joined through these constants
+    hbuf = dev.constant(_split_consts(b0, a), label="recfilter split constants")
     return {"p": p, "carry_bytes": 4 * 6 * K * nlines * C, "mats": mbuf, "w": w, "tiles": tiles, "fast": axis == 1,
             "vec4": vec4, "split": hbuf}
 
 
 def _tile_defines(st: dict) -> dict:
-    return {"SPLIT": st["split"] is not None, "TROWS": 8 if st["split"] is not None else 16, **_filter_defines(st)}
+    return {"TROWS": 8, **_filter_defines(st)}
 
 
 def _filter_defines(st: dict) -> dict:
@@ -378,7 +370,7 @@ def _filter_defines(st: dict) -> dict:
 
 
 def _tile_binds(st: dict) -> dict:
-    return {"hbuf": st["split"]} if st["split"] is not None else {}
+    return {"hbuf": st["split"]}
 
 
 def _weights_buffer(dev, *ws: np.ndarray):
@@ -401,16 +393,10 @@ def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
 
 def _record_fix(b, dev, st: dict) -> None:
     p = st["p"]
-    if _FIX_SEG is None:
-        b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True, "FB": _FIX_BATCH, "FWG": _FIX_WG,
-                                                             **_filter_defines(st)}),
-                   (-(-p["nlines"] // _FIX_WG), p["C"]),
-                   params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
-        return
     lpw, segs, fb = _FIX_SEG
     sl = -(-p["K"] // segs)
     reg = sl <= _FIX_REG_MAX
-    defines = {"BLOCK_FIX": True, "SEG": True, "REGSEG": reg, "LPW": lpw, "S": segs, "FB": sl if reg else fb,
+    defines = {"BLOCK_FIX": True, "REGSEG": reg, "LPW": lpw, "S": segs, "FB": sl if reg else fb,
                **_filter_defines(st)}
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), (-(-p["nlines"] // lpw), p["C"]),
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
@@ -452,14 +438,14 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     reg = full[0] * full[1] > 0 and dev.options.get("recfilter_regtile", True)
     edge_grids = [] if reg and W % _B == 0 and H % _B == 0 else [st["tiles"]]
     io = {"dst": dst} if src is dst else {"src": src, "dst": dst}
-    rd = {**_filter_defines(st), **dev.options.get("recfilter_reg_defines", {})}
+    rd = _filter_defines(st)
     if reg:
         # Tiles meeting the boundary weights (slower: dot products) launch first (FRAME_FIRST).
         pa = dict(p, **_frame(full, (p["lo_L"], p["hi_L"], p["lo_R"], p["hi_R"]),
                               (q["lo_L"], q["hi_L"], q["lo_R"], q["hi_R"])))
         n = full[0] * full[1]
         interior = (pa["fr_lhi"] - pa["fr_llo"]) * (pa["fr_khi"] - pa["fr_klo"])
-        ff = 0 < interior < n and dev.options.get("recfilter_frame_first", True)
+        ff = 0 < interior < n
         gx = min(n, dev.max_groups)
         # Without boundary weights (zero boundaries) the dot products' code is compiled out: even
         # never run, it cost the order-2 filter 1.6 us on the H100 (registers).

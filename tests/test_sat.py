@@ -319,16 +319,14 @@ def test_fixup_chains_slow_poles(filt, rng):
            rtol=tol)
 
 
-@pytest.mark.parametrize("fix_seg, split, reg_max", [(None, False, 8), ((16, 4, 2), True, 8), ((32, 8, 8), False, 8),
-                                                     ((32, 16, 4), True, 0)])
-def test_recursive_filter_kernel_variants(fix_seg, split, reg_max, monkeypatch, rng):
-    # The fix-up with a thread per line, other segmentings, or segments looping over their blocks
-    # (reg_max 0), and tile passes with one thread per tile line: the same results as the reference
-    # (the defaults run in every other test).
+@pytest.mark.parametrize("fix_seg, reg_max", [((16, 4, 2), 8), ((32, 8, 8), 8), ((32, 16, 4), 0)])
+def test_recursive_filter_kernel_variants(fix_seg, reg_max, monkeypatch, rng):
+    # Other segmentings of the fix-up, or segments looping over their blocks (reg_max 0, as lines
+    # past 8192 samples take them), every tile in workgroup memory: the same results as the
+    # reference (the defaults run in every other test).
     import pywgpuprims.recfilter as rf
 
     monkeypatch.setattr(rf, "_FIX_SEG", fix_seg)
-    monkeypatch.setattr(rf, "_SPLIT", split)
     monkeypatch.setattr(rf, "_FIX_REG_MAX", reg_max)
     b0, a = FILTERS[2]
     cases = [((200, 650), (0, 1), "reflect"), ((3, 4100), (1,), "wrap"), ((130, 67), (1, 0), "zero")]

@@ -14,8 +14,8 @@
 //              a row pass): the same for the rows of the column-filtered tile (zero carries).
 //   BLOCK_FIX  boundary initial conditions (sums of BLOCK_A's partial dot products), then the
 //              carries across blocks with the precomputed 3 x 3 matrices (Nehab et al.'s Alg. 2
-//              fix-up). SEG: each line's blocks cut into S segments, a thread per (line,
-//              segment), joined through workgroup memory; else one thread per line.
+//              fix-up). Each line's blocks are cut into S segments, a thread per (line,
+//              segment), joined through workgroup memory.
 //   ROW_CORR   per tile (OVERLAP): adds to the row carries what the column carries contribute
 //              (the column carries enter a tile through 6 fixed column responses, so their effect
 //              on the rows' carries is row pass A on 6 vectors per tile: 36 dot products with
@@ -23,9 +23,8 @@
 //   BLOCK_C    per tile: the filter again, from the complete carries; writes the output. With
 //              OVERLAP: down the columns, then along the rows, in workgroup memory.
 // With OVERLAP the image is read twice and written once (Nehab et al.'s Alg. 5 overlapping).
-// SPLIT (BLOCK_A, BLOCK_C): 128 threads per tile, two per tile line, each running half of the
-// line (see reg_run2); partial tiles run a thread per line. NOCOMP (diagnostic): the tile passes
-// move the tile without filtering it (wrong results; for timing the memory traffic alone).
+// BLOCK_A, BLOCK_C: 128 threads per tile, two per tile line, each running half of the line (see
+// reg_run2); partial tiles run a thread per line.
 // EDGES (BLOCK_A, BLOCK_C with OVERLAP): only tiles cut by the image's edges; recfilter_reg.wgsl
 // runs the full ones with the tile in registers.
 //
@@ -41,9 +40,7 @@
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dst: array<f32>;
 #elif BLOCK_A
-#if SPLIT
 @group(0) @binding(7) var<storage, read> hbuf: array<vec4<f32>>;
-#endif
 #if VEC4
 @group(0) @binding(1) var<storage, read> src: array<vec4<f32>>;
 #else
@@ -73,9 +70,7 @@
 @group(0) @binding(4) var<storage, read> wts: array<f32>;
 @group(0) @binding(5) var<storage, read> resp: array<f32>;
 #elif BLOCK_C
-#if SPLIT
 @group(0) @binding(5) var<storage, read> hbuf: array<vec4<f32>>;
-#endif
 #if VEC4
 #if IN_PLACE
 @group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
@@ -98,17 +93,8 @@
 #endif
 
 const B: u32 = 64u;     // block length (positions) and lines per tile
-#if NOCOMP
-const NOCOMP: bool = true;      // (diagnostic) the tile passes move the tile without filtering it
-#else
-const NOCOMP: bool = false;
-#endif
 const BP: u32 = 65u;    // padded shared-memory row
-#if SPLIT
 const TPW: u32 = 128u;  // threads per tile workgroup (BLOCK_A, BLOCK_C): two per tile line
-#else
-const TPW: u32 = 64u;
-#endif
 
 // Tile (block k along the lines, line block lb) of a workgroup. Workgroups next to each other in
 // x take tiles next to each other along the image rows (so that the tiles in flight together
@@ -304,9 +290,8 @@ fn c_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>) {
 #endif
 #endif
 
-#if SPLIT
 #if !ROW_CORR
-// SPLIT: two threads per tile line, each with half of it (32 samples) in registers. A half runs
+// Two threads per tile line, each with half of it (32 samples) in registers. A half runs
 // from a zero state and is then corrected by the state the other half hands over through
 // workgroup memory: sample j after the hand-over gains H[j] . state (H[j] the first row of A^(j+1),
 // A the recursion's 3 x 3 state matrix), the end state gains A^32 . state (hbuf: H[0..31], then
@@ -379,7 +364,6 @@ fn reg_run2(base: u32, stride: u32, h: u32, li: u32, s0: vec3<f32>, e0: vec3<f32
     return SE(s, e);
 }
 #endif
-#endif
 
 #if BLOCK_A
 // Pass A on one tile line: elements tile[base + i * stride], i < n, at positions p0 + i of a line
@@ -389,11 +373,6 @@ fn a_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u
     var r = a_weights(base, stride, n, p0, N, woff, rg);
     var s = vec3<f32>(0.0);
     var e = vec3<f32>(0.0);
-#if NOCOMP
-    r.s = vec3<f32>(tile[base]);
-    r.e = vec3<f32>(tile[base + stride]);
-    return r;
-#endif
     if (n == B) {
         // (Without keep_anti nothing reads the tile afterwards: no write-back at all.)
         let se = reg_run(base, stride, s, e, keep_anti);
@@ -460,13 +439,12 @@ struct AOut {
 }
 
 // Pass A on tile line li (valid: the line exists); every thread of the workgroup calls it (with
-// SPLIT it holds barriers). See a_line.
+// its barriers). See a_line.
 fn a_tile_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: vec4<u32>, keep_anti: bool,
                li: u32, h: u32, valid: bool) -> AOut {
     var r: ALine;
     r.hit = false;
-#if SPLIT
-    if (n == B && !NOCOMP) {
+    if (n == B) {
         if (h == 0u) {
             r = a_weights(base, stride, n, p0, N, woff, rg);
         }
@@ -476,9 +454,6 @@ fn a_tile_line(base: u32, stride: u32, n: u32, p0: u32, N: u32, woff: u32, rg: v
         return AOut(r, valid && h == 1u, valid && h == 0u);
     }
     let mine = valid && h == 0u;
-#else
-    let mine = valid;
-#endif
     if (mine) {
         r = a_line(base, stride, n, p0, N, woff, rg, keep_anti);
     }
@@ -504,9 +479,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let li = t % B;
     let h = t / B;
     load_tile(k, lb, ch, t);
-#if SPLIT
     load_h(t);
-#endif
     workgroupBarrier();
     let l = lb * B + li;
     let n = min(B, params.N - k * B);
@@ -645,7 +618,6 @@ fn part3(base: u32) -> St {
 #endif
 }
 
-#if SEG
 // Segmented fix-up: a workgroup takes LPW lines, each line's K blocks cut into S segments of SL
 // blocks, a thread per (line, segment): all S segments load their carries at once (S times the
 // loads in flight of a thread per line). The chains are affine maps, so each segment first runs
@@ -1095,102 +1067,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
 }
 #endif
-#else
-// Loads are batched FB blocks at a time so that their latencies overlap along the chain.
-@compute @workgroup_size({{FWG}})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let l = gid.x;
-    let ch = gid.y;
-    if (l >= params.nlines) {
-        return;
-    }
-    let K = params.K;
-    let nl = params.nlines;
-    let cb = ch * K * 6u * nl + l;   // carry/bpart of block k at cb + k * 6 * nl
-    // The matrices live in registers: the chains below wait on nothing but the carries.
-    let Tf = loadm(0u);
-    let Mf = loadm(9u);
-    let Rf = loadm(18u);
-    let Tl = loadm(27u);
-    let Ml = loadm(36u);
-    let Rl = loadm(45u);
-    let Mp = loadm(54u);
-    var P = St(0.0);
-    if (params.causal != 0u) {
-        if (params.hi_L > params.lo_L) {
-            for (var k = params.lo_L / B; k <= (params.hi_L - 1u) / B; k++) {
-                P += part3(cb + k * 6u * nl);
-            }
-        }
-        for (var k0 = 0u; k0 < K; k0 += {{FB}}u) {
-            var eb: array<St, {{FB}}>;
-#unroll J FB
-            {
-                const j = {{J}}u;
-                if (k0 + j < K) {
-                    eb[j] = get3(cb + (k0 + j) * 6u * nl);
-                }
-            }
-#endunroll
-#unroll J FB
-            {
-                const j = {{J}}u;
-                let k = k0 + j;
-                if (k < K) {
-                    put3(cb + k * 6u * nl, P);
-                    var T = Tf;
-                    if (k == K - 1u) {
-                        T = Tl;
-                    }
-                    P = eb[j] + T * P;
-                }
-            }
-#endunroll
-        }
-    }
-    if (params.anti != 0u) {
-        var e = Mp * P;
-        if (params.hi_R > params.lo_R) {
-            for (var k = params.lo_R / B; k <= (params.hi_R - 1u) / B; k++) {
-                e += part3(cb + k * 6u * nl + 3u * nl);
-            }
-        }
-        for (var q0 = 0u; q0 < K; q0 += {{FB}}u) {
-            var bb: array<St, {{FB}}>;
-            var pk: array<St, {{FB}}>;
-#unroll J FB
-            {
-                const j = {{J}}u;
-                if (q0 + j < K) {
-                    let base = cb + (K - 1u - q0 - j) * 6u * nl;
-                    bb[j] = get3(base + 3u * nl);
-                    pk[j] = St(0.0);
-                    if (params.causal != 0u) {
-                        pk[j] = get3(base);
-                    }
-                }
-            }
-#endunroll
-#unroll J FB
-            {
-                const j = {{J}}u;
-                if (q0 + j < K) {
-                    let k = K - 1u - q0 - j;
-                    put3(cb + k * 6u * nl + 3u * nl, e);
-                    var M = Mf;
-                    var R = Rf;
-                    if (k == K - 1u) {
-                        M = Ml;
-                        R = Rl;
-                    }
-                    e = bb[j] + M * pk[j] + R * e;
-                }
-            }
-#endunroll
-        }
-    }
-}
-#endif
 #endif
 
 #if ROW_CORR
@@ -1348,18 +1224,14 @@ fn carry6_2(b: u32, stride: u32) -> array<vec3<f32>, 2> {
 }
 #endif
 
-// Pass C on tile line li from states s0, e0; every thread of the workgroup calls it (with SPLIT
-// it holds barriers).
+// Pass C on tile line li from states s0, e0; every thread of the workgroup calls it (it holds
+// barriers).
 fn c_tile_line(base: u32, stride: u32, n: u32, s0: vec3<f32>, e0: vec3<f32>, li: u32, h: u32, valid: bool) {
-#if SPLIT
-    if (n == B && !NOCOMP) {
+    if (n == B) {
         reg_run2(base, stride, h, li, s0, e0, true);
         return;
     }
-    let mine = valid && h == 0u && !NOCOMP;
-#else
-    let mine = valid && !NOCOMP;
-#endif
+    let mine = valid && h == 0u;
     if (mine) {
         c_line(base, stride, n, s0, e0);
     }
@@ -1389,9 +1261,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let c2 = carry6_2((ch * params.K2 + lb) * 6u * nl2 + min(y, nl2 - 1u), nl2);
 #endif
     load_tile(k, lb, ch, t);
-#if SPLIT
     load_h(t);
-#endif
     workgroupBarrier();
     c_tile_line(li * BP, 1u, n, c1[0], c1[1], li, h, l < nl);
 #if OVERLAP

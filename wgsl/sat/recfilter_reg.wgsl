@@ -1,5 +1,4 @@
-// Overlapped column-then-row passes A and C of recfilter.wgsl (BLOCK_A / BLOCK_C with OVERLAP and
-// SPLIT) for full 64 x 64 tiles, with the tile in registers instead of workgroup memory.
+// Overlapped column-then-row passes A and C of recfilter.wgsl (BLOCK_A / BLOCK_C with OVERLAP) for full 64 x 64 tiles, with the tile in registers instead of workgroup memory.
 //
 // Why: NVIDIA's Vulkan driver leaves about 48 KiB of workgroup memory per SM, so recfilter.wgsl's
 // 18 KiB tile allowed two 128-invocation workgroups per SM, too few to hide memory latency. Here
@@ -14,7 +13,7 @@
 //
 // A line's two halves run one after the other (half 0 hands its causal end state to half 1, half
 // 1 its anticausal start state to half 0): half the instructions of running both from zero states
-// and correcting them (recfilter.wgsl SPLIT), and faster on the H100 (BENCHMARKS.md); the waiting
+// and correcting them (recfilter.wgsl reg_run2), and faster on the H100 (BENCHMARKS.md); the waiting
 // half's groups leave the SM to other workgroups.
 //
 // Entries: PASS_A (the carries of both stages from zero states and the boundary dot products, as
@@ -94,14 +93,6 @@ struct SE {
 // Returns the causal end state (valid in half 1) and the anticausal start state (valid in half 0).
 // Call from uniform control flow, every invocation of the workgroup.
 fn run_half(v: ptr<function, array<f32, 32>>, h: u32, xi: u32, s0: vec3<f32>, e0: vec3<f32>) -> SE {
-#if KO_RUN
-    // (diagnostic, wrong results) no recursion: times the passes' data movement alone
-    var z = s0;
-#unroll J 32
-    z.x += (*v)[{{J}}];
-#endunroll
-    return SE(z, e0);
-#endif
     var s = s0;
     if (params.causal != 0u && h == 0u) {
 #unroll J 32
