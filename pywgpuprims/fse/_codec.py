@@ -241,10 +241,7 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
         k_tab = dev.kernel("fse/reftab.wgsl", defines={"WG": TABLE_WG, "TSIZE": tsize, "CTABLE_OUT": True})
         k_enc = dev.kernel("fse/refenc.wgsl", defines={"WG": REF_CODERS, "TSIZE": tsize, "WRITER_ONLY": True})
     else:
-        # fse_encode_defines / fse_decode_defines: timing experiments only (NO_STORE, TABLE_ONLY
-        # give wrong output); see BENCHMARKS.md, FSE profile
-        k_enc = dev.kernel("fse/encode.wgsl", defines={"WG": lanes, "TSIZE": tsize,
-                                                       **dev.options.get("fse_encode_defines", {})})
+        k_enc = dev.kernel("fse/encode.wgsl", defines={"WG": lanes, "TSIZE": tsize})
     k_gat = dev.kernel("fse/gather.wgsl")
     for c0 in range(0, nb, cb):
         c1 = min(nb, c0 + cb)
@@ -286,9 +283,6 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
                 tabs = _buffer(dev, 4 * tw * ncb)
                 b.dispatch(k_tab, ncb, params={"n_blocks": ncb, "stage_words": stage_words},
                            plan=plan_buf, stage=stage, status=status_buf, tabs=tabs)
-                if dev.options.get("fse_split_batches"):   # profiling: time the table build on its own
-                    b.submit()
-                    b = dev.batch()
                 b.dispatch(k_enc, -(-ncb // REF_CODERS), params={"n_bytes": nbytes, "block_size": block_size,
                                                            "n_blocks": ncb, "stage_words": stage_words},
                            src=src, plan=plan_buf, tabs=tabs, stage=stage, status=status_buf)
@@ -423,8 +417,7 @@ def decompress(blob, progress=None) -> bytes:
     wg = REF_CODERS if mode == 0 else lanes
     mtl = _max_block_log(tl)
     # TABLES: the entry builds tables (interleaved: main; reference: ref_tables, not main)
-    defs = {"REF": mode == 0, "TABLES": mode != 0, "WG": wg, "TSIZE": 1 << mtl, "MAXTL": mtl,
-            **dev.options.get("fse_decode_defines", {})}
+    defs = {"REF": mode == 0, "TABLES": mode != 0, "WG": wg, "TSIZE": 1 << mtl, "MAXTL": mtl}
     if mode == 0:
         k_tab = dev.kernel("fse/decode.wgsl", entry="ref_tables", defines={**defs, "WG": TABLE_WG, "TABLES": True})
     k_dec = dev.kernel("fse/decode.wgsl", defines=defs)
@@ -466,9 +459,6 @@ def decompress(blob, progress=None) -> bytes:
         if mode == 0:
             io.update(rec=_buffer(dev, 16 * ncb), dtabs=_buffer(dev, 4 * (1 << mtl) * ncb))
             b.dispatch(k_tab, ncb, **io)
-            if dev.options.get("fse_split_batches"):   # profiling: time the table build on its own
-                b.submit()
-                b = dev.batch()
             b.dispatch(k_dec, -(-ncb // wg), **io)
         else:
             b.dispatch(k_dec, ncb, **io)
