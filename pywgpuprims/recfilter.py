@@ -36,8 +36,10 @@ its total; for the periodic and symmetric modes the folding sums every period up
 RT baseline runs the recursion over the same length of extension instead.
 Kernels: ``wgsl/sat/recfilter.wgsl``, ``wgsl/sat/recfilter_reg.wgsl``.
 
-Test switch in ``device().options``: ``recfilter_regtile`` (False: every tile of the overlapped
-passes in workgroup memory, as images under 64 samples along an axis take them).
+Test hooks (``device().using(...)``): ``recfilter_regtile`` (False: every tile of the overlapped
+passes in workgroup memory, as images under 64 samples along an axis take them),
+``recfilter_fix_seg`` (another segmenting of the fix-up) and ``recfilter_fix_reg_max`` (0: every
+fix-up segment loops over its blocks, as lines past 8192 samples do).
 """
 
 from __future__ import annotations
@@ -295,6 +297,10 @@ def _carry_weights(n: int, b0: float, a: tuple, causal: bool, anti: bool) -> np.
 
 
 # ------------------------------------------------------------------------------------------ GPU
+def _fix_seg(dev) -> tuple[int, int, int]:
+    return dev.hooks.recfilter_fix_seg or _FIX_SEG
+
+
 def _axis_geometry(shape: tuple[int, ...], axis: int) -> dict:
     H, W = shape[0], shape[1]
     C = shape[2] if len(shape) == 3 else 1
@@ -344,7 +350,7 @@ def _axis_plan(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: b
     w, ranges, Mp = _boundary_weights(b0, a, rho, causal, anti, mode, N)
     w = w * np.float32(gain)
     mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel(),
-                           _segment_matrices(K, N - (K - 1) * _B, b0, a, _FIX_SEG[1])])
+                           _segment_matrices(K, N - (K - 1) * _B, b0, a, _fix_seg(dev)[1])])
     assert mats.size == 117  # recfilter.wgsl BLOCK_FIX: mats is a uniform array of 30 vec4 (120 floats)
     mats = np.concatenate([mats, np.zeros(3)])
     mbuf = dev.constant(mats.astype(np.float32), wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST,
@@ -393,9 +399,9 @@ def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
 
 def _record_fix(b, dev, st: dict) -> None:
     p = st["p"]
-    lpw, segs, fb = _FIX_SEG
+    lpw, segs, fb = _fix_seg(dev)
     sl = -(-p["K"] // segs)
-    reg = sl <= _FIX_REG_MAX
+    reg = sl <= (_FIX_REG_MAX if dev.hooks.recfilter_fix_reg_max is None else dev.hooks.recfilter_fix_reg_max)
     defines = {"BLOCK_FIX": True, "REGSEG": reg, "LPW": lpw, "S": segs, "FB": sl if reg else fb,
                **_filter_defines(st)}
     b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), (-(-p["nlines"] // lpw), p["C"]),
@@ -435,7 +441,7 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     # ones return at once; two strip dispatches measured slower on the H100, 228 us against 214 at
     # 4100^2).
     full = (W // _B, H // _B, C)
-    reg = full[0] * full[1] > 0 and dev.options.get("recfilter_regtile", True)
+    reg = full[0] * full[1] > 0 and dev.hooks.recfilter_regtile
     edge_grids = [] if reg and W % _B == 0 and H % _B == 0 else [st["tiles"]]
     io = {"dst": dst} if src is dst else {"src": src, "dst": dst}
     rd = _filter_defines(st)

@@ -56,7 +56,8 @@ bits form one run (numpy's ``x[1:] != x[:-1]`` would split NaN runs and join the
 Indices (``nonzero``) are uint32, the GPU's natural index type (numpy's ``flatnonzero`` gives
 int64); sizes are limited to fewer than 2^32 - 2^16 elements.
 
-Test switches in ``device().options``: ``rle_withhold_period`` (every k-th tile withholds its
+Test hooks (``device().using(...)``, fields of ``pywgpuprims._hooks.TestHooks``):
+``rle_withhold_period`` (every k-th tile withholds its
 lookback state, forcing the fallback), ``rle_max_steps`` (lookback step budget; 0 sends every
 lookback to the tile-by-tile walk), ``rle_max_self`` (tiles that walk may cover; 0 with
 ``rle_max_steps=0`` forces the repair), ``rle_subgroups`` (False: the workgroup-memory paths),
@@ -96,7 +97,7 @@ RLE_STAGE = 2048  # staging entries of the staged encoder (1024 equal, 4096 slow
 
 def _wg(dev: Device) -> int:
     """Invocations per workgroup of the encode and compaction kernels (option ``rle_wg``)."""
-    return int(dev.options.get("rle_wg", WG))
+    return _or(dev.hooks.rle_wg, WG)
 
 
 def _use_bitmask(dev: Device) -> bool:
@@ -106,16 +107,16 @@ def _use_bitmask(dev: Device) -> bool:
 
 
 def _use_subgroups(dev: Device) -> bool:
-    return dev.has_subgroups and bool(_opt(dev, "rle_subgroups", True))
+    return dev.has_subgroups and dev.hooks.rle_subgroups
 
 
 def _vpt(dev: Device, dtype) -> int:
     """vec4 words per invocation of the pass that run-length encodes ``dtype``: 1 for uint8 (a tile
     of 4096 elements), else BITMASK_VPT or ENCODE_VPT (rle/compact.wgsl, with or without the
-    bitmask); ``device().options["rle_vpt"]`` overrides it."""
+    bitmask); the hook ``rle_vpt`` overrides it."""
     if np.dtype(dtype) == np.uint8:
         return 1
-    return int(dev.options.get("rle_vpt", BITMASK_VPT if _use_bitmask(dev) else ENCODE_VPT))
+    return _or(dev.hooks.rle_vpt, BITMASK_VPT if _use_bitmask(dev) else ENCODE_VPT)
 
 
 def _tile(dev: Device, dtype) -> int:
@@ -123,7 +124,7 @@ def _tile(dev: Device, dtype) -> int:
 
 
 def _compact_vpt(dev: Device) -> int:
-    return int(dev.options.get("rle_compact_vpt", COMPACT_VPT))
+    return _or(dev.hooks.rle_compact_vpt, COMPACT_VPT)
 
 
 def _encode_stage(dev: Device, vpt: int) -> int:
@@ -212,8 +213,9 @@ def _check_size(primitive: str, n: int, dev: Device, itemsize_bytes: int) -> Non
                                f"({dev.max_binding} bytes)")
 
 
-def _opt(dev: Device, name: str, default):
-    return dev.options.get(name, default)
+def _or(value, default):
+    """A hook's value, or ``default`` where the hook is unset (None)."""
+    return default if value is None else value
 
 
 def _method(dev: Device, method: str | None, primitive: str) -> str:
@@ -262,7 +264,7 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     b.clear(meta)
     b.clear(state, 0, 16 + 8 * p.n_tiles)
     b.dispatch(p.k_single, p.n_tiles, p.packed, tile_state=state, repair_args=rargs, **io, **outs)
-    stats = _opt(dev, "rle_stats_buffer", None)
+    stats = dev.hooks.rle_stats_buffer
     if stats is not None:
         b.copy(state, 0, stats, 0, 16)
     if p.repair:  # armed on the GPU: zero-sized grids unless some tile gave up
@@ -319,7 +321,7 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
     elif mode == "rle":
         vpt = _vpt(dev, dtype)
     else:
-        vpt = 1 if eb8 else int(_opt(dev, "rle_vpt", VPT))
+        vpt = 1 if eb8 else _or(dev.hooks.rle_vpt, VPT)
     wg = _wg(dev)
     n_tiles = -(-n_vec4 // (wg * vpt))
     subgroups = _use_subgroups(dev)
@@ -329,17 +331,17 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
     base = dict(monoid_defines("add", np.uint32, "rle"), WG=wg, VPT=vpt, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
                 SG_LOOKBACK=subgroups, EARLY_PUBLISH=mode == "rle", SELF_REDUCE=True,
                 LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=has_idx,
-                STAGE=min(int(_opt(dev, "rle_stage", STAGE)), wg * vpt * (16 if eb8 else 4)), **flags)
+                STAGE=min(_or(dev.hooks.rle_stage, STAGE), wg * vpt * (16 if eb8 else 4)), **flags)
     grid = dev.grid(n_tiles)
-    steps = int(_opt(dev, "rle_max_steps", lookback_steps(spin, MAX_STEPS)))
+    steps = _or(dev.hooks.rle_max_steps, lookback_steps(spin, MAX_STEPS))
     # Past its step budget a lookback walks on one predecessor per loop trip (common/lookback.wgsl
     # SELF_REDUCE) over what the loop budget leaves; within that it always finishes.
-    max_self = int(_opt(dev, "rle_max_self", lookback_walk_tiles(steps, spin)))
+    max_self = _or(dev.hooks.rle_max_self, lookback_walk_tiles(steps, spin))
     repair = n_tiles > max_self  # else no tile can give up: no repair to record (its idle dispatches cost)
     base["ARM_REPAIR"] = repair
     params = {"n": n, "n_vec4": n_vec4, "n_mask_words": 0 if mask is None else max(1, _words(n, mask.dtype)),
               "n_tiles": n_tiles, "n_groups": n_tiles,
-              "withhold_period": int(_opt(dev, "rle_withhold_period", 0)),
+              "withhold_period": dev.hooks.rle_withhold_period,
               "max_steps": steps, "max_self": max_self,
               "repair_x": grid[0], "repair_y": grid[1], "fin_per_group": FIN_PER_GROUP, "max_groups": dev.max_groups}
     path = "rle/fused.wgsl"
@@ -722,7 +724,7 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     size = out.size
     eb8 = values.dtype == np.uint8
     n_vec4 = -(-_words(size, values.dtype) // 4)
-    vpt = int(_opt(dev, "rle_decode_vpt", DECODE_VPT_EB8 if eb8 else DECODE_VPT))
+    vpt = _or(dev.hooks.rle_decode_vpt, DECODE_VPT_EB8 if eb8 else DECODE_VPT)
     if not eb8:  # expand.wgsl keeps a mark per output element in workgroup memory
         vpt = max(1, min(vpt, (dev.limits["max-compute-workgroup-storage-size"] - 2048) // (256 * 16)))
     per_group = 256 * vpt * 4 * (4 if eb8 else 1)
@@ -731,7 +733,7 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     if not eb8:
         k = dev.kernel("rle/expand.wgsl", defines=dict(monoid_defines("max", np.uint32, "rle_decode"), VPT=vpt,
                                                        SUBGROUPS=_use_subgroups(dev),
-                                                       CAP=int(_opt(dev, "rle_decode_cap", DECODE_CAP))))
+                                                       CAP=_or(dev.hooks.rle_decode_cap, DECODE_CAP)))
     else:
         k = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": False})
     parts = dev.alloc(4 * (groups + 1))

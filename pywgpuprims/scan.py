@@ -13,9 +13,11 @@ result leaves the library, for numpy and GpuArray outputs alike. The repair's di
 recorded only for such segments: even idle they cost 2.5% of a 2^28 scan on an H100 and 60% of a
 2^20 one.
 
-Test switches in ``device().options``: ``scan_subgroups`` (False forces the workgroup-memory
-path), ``scan_spin_limit`` (polls of a silent predecessor before the fallback), ``scan_lb_stats``
-(diagnostics: "steps" or "spins" makes state word 3 count lookback steps or extra polls),
+Test hooks (``device().using(...)``, fields of ``pywgpuprims._hooks.TestHooks``):
+``scan_subgroups``
+(False forces the workgroup-memory path), ``scan_spin_limit`` (polls of a silent predecessor
+before the fallback), ``scan_lb_stats`` (diagnostics: "steps" or "spins" makes state word 3
+count lookback steps or extra polls),
 ``scan_withhold_period`` (every k-th tile withholds its state so successors must take the
 fallback), ``scan_max_steps`` (lookback step budget; 0 sends every lookback to the per-tile walk),
 ``scan_max_self`` (tiles that walk may cover; 0 with ``scan_max_steps=0`` forces the repair),
@@ -56,14 +58,24 @@ __all__ = ["scan", "reduce"]
 
 
 def _wg(dev: Device) -> int:
-    return int(dev.options.get("scan_wg", WG))
+    return dev.hooks.scan_wg or WG
 
 
 def _vpt(dev: Device, row_len: int = 0) -> int:
-    """vec4 words per invocation for segments of ``row_len`` elements (option ``scan_vpt``)."""
-    if "scan_vpt" in dev.options:
-        return int(dev.options["scan_vpt"])
+    """vec4 words per invocation for segments of ``row_len`` elements (hook ``scan_vpt``)."""
+    if dev.hooks.scan_vpt is not None:
+        return dev.hooks.scan_vpt
     return VPT_LARGE if row_len >= LARGE_ROW else VPT
+
+
+def _spin(dev: Device) -> int:
+    s = dev.hooks.scan_spin_limit
+    return SCAN_SPIN_LIMIT if s is None else s
+
+
+def _steps(dev: Device) -> int:
+    s = dev.hooks.scan_max_steps
+    return _max_steps(dev) if s is None else s
 
 
 def lookback_steps(spin: int, cap: int = MAX_STEPS) -> int:
@@ -79,33 +91,32 @@ def lookback_walk_tiles(steps: int, spin: int, trips_per_tile: int = 1) -> int:
 
 
 def _max_steps(dev: Device) -> int:
-    return lookback_steps(int(dev.options.get("scan_spin_limit", SCAN_SPIN_LIMIT)))
+    return lookback_steps(_spin(dev))
 
 
 def _max_self(dev: Device, defines: dict) -> int:
     """The scan's ``max_self``: one loop trip per tile, plus the shuffle loop of each vec4's
     subgroup scan for ops other than add (log2 of up to 128 lanes)."""
-    if "scan_max_self" in dev.options:
-        return int(dev.options["scan_max_self"])
-    steps = int(dev.options.get("scan_max_steps", _max_steps(dev)))
+    if dev.hooks.scan_max_self is not None:
+        return dev.hooks.scan_max_self
     per_tile = 1 + (7 * defines["VPT"] if defines["SUBGROUPS"] and not defines["OP_ADD"] else 0)
-    return lookback_walk_tiles(steps, int(dev.options.get("scan_spin_limit", SCAN_SPIN_LIMIT)), per_tile)
+    return lookback_walk_tiles(_steps(dev), _spin(dev), per_tile)
 
 
 def _use_subgroups(dev: Device) -> bool:
-    return dev.has_subgroups and dev.options.get("scan_subgroups", True)
+    return dev.has_subgroups and dev.hooks.scan_subgroups
 
 
 def _defines(dev: Device, op: str, dtype, scalar: bool, vpt: int | None = None, **extra) -> dict:
     d = monoid_defines(op, dtype, "scan")
     d.update(WG=_wg(dev), VPT=vpt or _vpt(dev), SELF_REDUCE=True, SELF_COUNT=True, SUBGROUPS=_use_subgroups(dev),
              SCALAR=scalar,
-             SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SCAN_SPIN_LIMIT)), LOOKBACK_WINDOW=LOOKBACK_WINDOW,
+             SPIN_LIMIT=_spin(dev), LOOKBACK_WINDOW=LOOKBACK_WINDOW,
              EARLY_PUBLISH=True, EARLY_AGGREGATE=True)  # common/lookback.wgsl: what the scan takes
     d["SG_LOOKBACK"] = d["SUBGROUPS"]
     d.update(extra)
     # diagnostics: state word 3 counts lookback steps or extra polls instead of self-reduced tiles
-    lb_stats = dev.options.get("scan_lb_stats")
+    lb_stats = dev.hooks.scan_lb_stats
     d.update(LB_STATS_STEPS=lb_stats == "steps", LB_STATS_SPINS=lb_stats == "spins")
     if lb_stats:
         d["SELF_COUNT"] = False
@@ -118,7 +129,7 @@ def _as_2d(shape: tuple[int, ...], axis) -> tuple[int, int]:
 
 def _row_chunks(dev: Device, rows: int, row_len: int, itemsize: int = 4, tile: int = TILE):
     """Split the work so each binding fits the device: yields (first_row, n_rows, first_elem, n_elems)."""
-    limit = int(dev.options.get("scan_max_binding", dev.max_binding))
+    limit = dev.hooks.scan_max_binding or dev.max_binding
     if rows == 1:
         per = max(tile, (limit // itemsize) // tile * tile)
         for start in range(0, row_len, per):
@@ -238,7 +249,7 @@ def record_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
     partials = Binding(scratch, at_state, scratch_bytes) if method == "rts" else None  # single pass: for a repair
     state = Binding(scratch, at_state, scratch_bytes) if method == "single_pass" else None
     args = dev.alloc(32) if method == "single_pass" else None
-    stats = dev.options.get("scan_stats_buffer")
+    stats = dev.hooks.scan_stats_buffer
     for ci, (k, groups, packed, src_range, out_range, state_bytes, repair, params) in enumerate(chunks):
         src = Binding(g.buffer, *src_range)
         out = Binding(dst.buffer, *out_range)
@@ -276,8 +287,8 @@ def _scan_plan(dev: Device, g: GpuArray, dst: GpuArray, op: str, exclusive: bool
         src_range = (e0 * itemsize, _padded(ne * itemsize, g, e0))
         out_range = (e0 * itemsize, _padded(ne * itemsize, dst, e0))
         params = {"row_len": seg, "tiles_per_row": tpr, "n_tiles": n_tiles, "carry_in": int(ci > 0 and rows == 1),
-                  "chunk": ci, "withhold_period": int(dev.options.get("scan_withhold_period", 0)),
-                  "max_steps": int(dev.options.get("scan_max_steps", _max_steps(dev))), "max_self": 0,
+                  "chunk": ci, "withhold_period": dev.hooks.scan_withhold_period,
+                  "max_steps": _steps(dev), "max_self": 0,
                   "n_groups": n_tiles}
         grid = dev.grid(n_tiles)
         params.update(repair_x=grid[0], repair_y=grid[1], rows=nr, scalar=scalar, vpt=vpt)
@@ -396,7 +407,7 @@ def record_reduce(b, g: GpuArray, dst: GpuArray, op: str, defs: dict, rows: int,
 
 def _reduce_plan(dev: Device, g: GpuArray, op: str, defs: dict, rows: int, row_len: int):
     scalar = rows > 1 and row_len % 4 != 0
-    loads = int(dev.options.get("reduce_loads", REDUCE_LOADS))
+    loads = dev.hooks.reduce_loads or REDUCE_LOADS
     base = dict(defs, WG=WG, LOADS=loads, FINAL_LOADS=FINAL_LOADS, SUBGROUPS=_use_subgroups(dev), SCALAR=scalar)
     k_part = dev.kernel("scan/reduce.wgsl", defines=dict(base, PARTIALS=True))
     k_final = dev.kernel("scan/reduce.wgsl", defines=dict(base, FINAL=True, SCALAR=False))

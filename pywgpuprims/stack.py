@@ -72,7 +72,8 @@ partitions). No wrong result and no hang depends on forward progress between wor
 Limits: n < 2^31 - 2^16 (int32 indices); the link/depth outputs and the scratch list (4 bytes per
 element) must fit the device's largest storage binding (no chunking).
 
-Test switches in ``device().options``: ``stack_wg`` (invocations per partition workgroup),
+Test hooks (``device().using(...)``, fields of ``pywgpuprims._hooks.TestHooks``):
+``stack_wg`` (invocations per partition workgroup),
 ``stack_subgroups`` (False: workgroup-memory scans), ``stack_spine_wg`` (spine chunks of 4 x that),
 and for the single pass ``stack_withhold_period`` (every k-th partition publishes nothing: its
 successors must reduce it), ``stack_force_repair`` (record the repair whatever the size),
@@ -137,6 +138,11 @@ def _leaf_storage_bytes(wg: int) -> int:
     return 4 * (7 * wg + wg // 32)
 
 
+def _or(value, default):
+    """A hook's value, or ``default`` where the hook is unset (None)."""
+    return default if value is None else value
+
+
 def _check_method(method: str, primitive: str) -> None:
     if method not in METHODS:
         raise InputError(primitive, f"method {method!r}: expected 'multi_pass' or 'single_pass'")
@@ -147,8 +153,8 @@ def _wg(dev: Device, n: int, method: str = "multi_pass") -> int:
     smallest of 32, 64, 128 that keeps the partitions within 2^20 (the tree's reach); on an H100
     at 2^28 random brackets 32 and 64 both ran 139 G el/s (the owner searches are shorter at 32; the
     spine is a few microseconds either way). The single pass takes SINGLE_PASS_WG."""
-    if "stack_wg" in dev.options:
-        wg = int(dev.options["stack_wg"])
+    if dev.hooks.stack_wg is not None:
+        wg = dev.hooks.stack_wg
         if wg * EPT > 1 << LOCAL_BITS:  # list entries hold an offset within the partition
             raise ValueError(f"stack_wg={wg}: partitions hold at most {1 << LOCAL_BITS} elements "
                              f"({(1 << LOCAL_BITS) // EPT} invocations)")
@@ -164,7 +170,7 @@ def _wg(dev: Device, n: int, method: str = "multi_pass") -> int:
 def _spine_wg(dev: Device) -> int:
     """The spine's workgroup: 256 invocations, chunks of 1024 partitions (tests shrink it to get
     several chunks at small sizes)."""
-    return int(dev.options.get("stack_spine_wg", SPINE_WG))
+    return dev.hooks.stack_spine_wg or SPINE_WG
 
 
 _lists_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -221,7 +227,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     n_parts = -(-n // P)
     tree_size = 1 << max(0, (n_parts - 1).bit_length())
     defs = {"WG": wg, f"MODE_{mode.upper()}": True, "ELEMS_PER_VEC": 16 if mode == "u8" else 4,
-            "SUBGROUPS": dev.has_subgroups and bool(dev.options.get("stack_subgroups", True)),
+            "SUBGROUPS": dev.has_subgroups and dev.hooks.stack_subgroups,
             "LOCAL_BITS": LOCAL_BITS}
     single = method == "single_pass"
     if single:
@@ -234,15 +240,15 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     swg, chunk, n_chunks = _spine_shape(dev, tree_size)
     rargs = None
     if single:
-        opt = dev.options
-        steps = int(opt.get("stack_max_steps", MAX_STEPS))
-        hops = int(opt.get("stack_max_hops", MAX_HOPS))
-        cap = int(opt.get("stack_chain_cap", CHAIN_CAP))
+        hk = dev.hooks
+        steps = _or(hk.stack_max_steps, MAX_STEPS)
+        hops = _or(hk.stack_max_hops, MAX_HOPS)
+        cap = _or(hk.stack_chain_cap, CHAIN_CAP)
         # No partition can give up where there are at most this many: a lookback step passes at
         # least one predecessor; a partition needs at most one owner per earlier partition; its
         # walk passes at least one partition every two rounds (a silent one costs a round).
         safe = min(steps, cap, hops // 2 - 1)
-        repair = one_parts > safe or bool(opt.get("stack_force_repair", False))
+        repair = one_parts > safe or hk.stack_force_repair
         # The walk's segments are subgroups, one summary each in workgroup memory: sized by the
         # smallest subgroup the device reports (none reported: the workgroup-memory path).
         sg_min = dev.subgroup_min_size
@@ -250,18 +256,18 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
         k_one = dev.kernel("stack/bracket.wgsl", defines=dict(
             defs, SUBGROUPS=sub, SINGLE_PASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap, CHUNKS=chunks,
             LOCAL_BITS=max(LOCAL_BITS, (P * chunks - 1).bit_length()),
-            SPIN_LIMIT=int(opt.get("stack_spin_limit", SPIN_LIMIT)), N_SEG=wg // sg_min if sub else 1,
-            LIST_SPIN=int(opt.get("stack_list_spin", LIST_SPIN)),
-            STALE_LISTS=bool(opt.get("stack_stale_lists")), NO_SIZES=bool(opt.get("stack_no_sizes")),
-            ROUND_STATS=bool(opt.get("stack_round_stats")),
-            LOOK_STATS={"look": 1, "rebuild": 2}.get(opt.get("stack_round_stats"), 0),
+            SPIN_LIMIT=_or(hk.stack_spin_limit, SPIN_LIMIT), N_SEG=wg // sg_min if sub else 1,
+            LIST_SPIN=_or(hk.stack_list_spin, LIST_SPIN),
+            STALE_LISTS=hk.stack_stale_lists, NO_SIZES=hk.stack_no_sizes,
+            ROUND_STATS=hk.stack_round_stats is not None,
+            LOOK_STATS={"look": 1, "rebuild": 2}.get(hk.stack_round_stats, 0),
             SEG_TOTALS=sub, BLOCK_MIN_LANES=sub, SHARED_WALK=sub and chunks == 1))
         state = dev.alloc(16 + 12 * one_parts)  # counters, then 3 words per partition
         rargs = dev.alloc(18 * 4)
         sublists = dev.alloc(max(16, 4 * one_parts * (chunks - 1) * P))
         red, up, ch = dev.grid(n_parts), dev.grid(n_chunks), dev.grid(-(-n_parts // 256))
         one = dict(params, n_parts=one_parts, n_groups=one_parts,
-                   withhold_period=int(opt.get("stack_withhold_period", 0)), max_steps=steps,
+                   withhold_period=hk.stack_withhold_period, max_steps=steps,
                    max_hops=hops, arm=int(repair), red_x=red[0], red_y=red[1], up_x=up[0], up_y=up[1],
                    chain_x=ch[0], chain_y=ch[1])
         b.clear(state, 0, 16 + 12 * one_parts)
@@ -270,7 +276,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             b.clear(rargs, 0, 18 * 4)
         b.dispatch(k_one, one_parts, params=one, input=g, lists=lists, sublists=sublists, link=link, depth=depth,
                    state=state, info=info, repair_args=rargs)
-        stats = opt.get("stack_stats_buffer")
+        stats = hk.stack_stats_buffer
         if stats is not None:
             b.copy(state, 0, stats, 0, 16)
         if not repair:

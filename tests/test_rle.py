@@ -417,19 +417,19 @@ _THREAD_SCRIPT = textwrap.dedent("""
     rng = np.random.default_rng()
     dev = pp.device()
     for opts in ({}, {"rle_subgroups": False}, {"rle_withhold_period": 2}, {"rle_withhold_period": 1}):
-        dev.options.clear(); dev.options.update(opts)
-        for n in (4096 * 50 + 7, 1 << 20):
-            for _ in range(2):
-                x = np.repeat(rng.integers(0, 5, n), rng.integers(1, 30, n))[:n].astype(np.int32)
-                v, c = pp.rle_encode(x)
-                st = np.concatenate([[0], np.flatnonzero(np.diff(x)) + 1])
-                assert (v == x[st]).all() and (c == np.diff(np.append(st, n))).all(), (opts, n)
-                m = rng.random(n) < 0.5
-                assert (pp.compact(x, m) == x[m]).all(), (opts, n)
-                assert (pp.rle_decode(v, c) == x).all(), (opts, n)
-                b = (x % 256).astype(np.uint8)
-                v8, c8 = pp.rle_encode(b)
-                assert (np.repeat(v8, c8) == b).all(), (opts, n)
+        with dev.using(**opts):
+            for n in (4096 * 50 + 7, 1 << 20):
+                for _ in range(2):
+                    x = np.repeat(rng.integers(0, 5, n), rng.integers(1, 30, n))[:n].astype(np.int32)
+                    v, c = pp.rle_encode(x)
+                    st = np.concatenate([[0], np.flatnonzero(np.diff(x)) + 1])
+                    assert (v == x[st]).all() and (c == np.diff(np.append(st, n))).all(), (opts, n)
+                    m = rng.random(n) < 0.5
+                    assert (pp.compact(x, m) == x[m]).all(), (opts, n)
+                    assert (pp.rle_decode(v, c) == x).all(), (opts, n)
+                    b = (x % 256).astype(np.uint8)
+                    v8, c8 = pp.rle_encode(b)
+                    assert (np.repeat(v8, c8) == b).all(), (opts, n)
     print("ok")
 """)
 

@@ -320,17 +320,14 @@ def test_fixup_chains_slow_poles(filt, rng):
 
 
 @pytest.mark.parametrize("fix_seg, reg_max", [((16, 4, 2), 8), ((32, 8, 8), 8), ((32, 16, 4), 0)])
-def test_recursive_filter_kernel_variants(fix_seg, reg_max, monkeypatch, rng):
+def test_recursive_filter_kernel_variants(fix_seg, reg_max, rng):
     # Other segmentings of the fix-up, or segments looping over their blocks (reg_max 0, as lines
     # past 8192 samples take them), every tile in workgroup memory: the same results as the
     # reference (the defaults run in every other test).
-    import pywgpuprims.recfilter as rf
-
-    monkeypatch.setattr(rf, "_FIX_SEG", fix_seg)
-    monkeypatch.setattr(rf, "_FIX_REG_MAX", reg_max)
     b0, a = FILTERS[2]
     cases = [((200, 650), (0, 1), "reflect"), ((3, 4100), (1,), "wrap"), ((130, 67), (1, 0), "zero")]
-    with pp.device().using(recfilter_regtile=False):  # every tile through the variants
+    # every tile through the variants
+    with pp.device().using(recfilter_fix_seg=fix_seg, recfilter_fix_reg_max=reg_max, recfilter_regtile=False):
         for shape, axes, mode in cases:
             x = rng.standard_normal(shape).astype(np.float32)
             out = pp.recursive_filter(x, b0, a, axes=axes, boundary=mode)

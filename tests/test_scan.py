@@ -299,14 +299,14 @@ _THREAD_SCRIPT = textwrap.dedent("""
     rng = np.random.default_rng()
     dev = pp.device()
     for opts in ({}, {"scan_subgroups": False}, {"scan_withhold_period": 2}, {"scan_withhold_period": 1}):
-        dev.options.clear(); dev.options.update(opts)
-        for n in (4096 * 50 + 7, 1 << 20):
-            for _ in range(3):
-                x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
-                y = pp.scan(x)
-                assert (y == np.cumsum(x, dtype=np.uint32)).all(), (opts, n)
-                f = rng.standard_normal(n).astype(np.float32)
-                assert (pp.scan(f, op="max") == np.maximum.accumulate(f)).all(), (opts, n)
+        with dev.using(**opts):
+            for n in (4096 * 50 + 7, 1 << 20):
+                for _ in range(3):
+                    x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+                    y = pp.scan(x)
+                    assert (y == np.cumsum(x, dtype=np.uint32)).all(), (opts, n)
+                    f = rng.standard_normal(n).astype(np.float32)
+                    assert (pp.scan(f, op="max") == np.maximum.accumulate(f)).all(), (opts, n)
     print("ok")
 """)
 

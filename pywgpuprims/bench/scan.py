@@ -47,10 +47,10 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
         with dev.using(**opts):
             ns = ctx.gpu_ns(lambda i, m=method: scan(inputs[i % 2], out=out, method=m))
             fallbacks = None
-            if method == "single_pass":
-                dev.options["scan_stats_buffer"] = stats.buffer
+        if method == "single_pass":
+            with dev.using(**opts, scan_stats_buffer=stats.buffer):
                 scan(inputs[0], out=out)
-                fallbacks = int(stats.numpy()[2])
+            fallbacks = int(stats.numpy()[2])
         rows.append(ctx.row("scan", name, n, ns, bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
                             cuda_name="torch.cumsum", cpu_ns=cpu_ns))
         if fallbacks is not None:
@@ -58,11 +58,10 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
     rows.append(ctx.row("copy", "wgsl, same buffers", n, copy_ns, bytes_moved=8 * n))
     rows.append(ctx.row("copy", "wgsl 8 vec4/inv, same buffers", n, copy8_ns, bytes_moved=8 * n))
     for loads in ([8, 24, 32] if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP") else []):
-        dev.options["reduce_loads"] = loads
-        ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
+        with dev.using(reduce_loads=loads):
+            ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
         rows.append(ctx.row("reduce", f"sweep loads {loads}", n, ns, bytes_moved=4 * n, baseline_ns=read_ns,
                             baseline="read"))
-        del dev.options["reduce_loads"]
     ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
     rows.append(ctx.row("reduce", "two-pass", n, ns, bytes_moved=4 * n, baseline_ns=read_ns, baseline="read",
                         cuda_ns=cuda_red_ns, cuda_name="torch.sum",

@@ -1,4 +1,4 @@
-"""A/B timing of one primitive under ``device().options`` sets, or across source trees.
+"""A/B timing of one primitive under sets of test hooks (``device().using``), or across source trees.
 
     python scripts/profile/ab.py PRIMITIVE LOG2N ROUNDS OPTS [OPTS ...] [--repeats N] [--replays K] [--warm-ms MS]
 
@@ -11,9 +11,10 @@ PRIMITIVE (its cases, the inputs at n = 2^LOG2N):
 - ``recursive_filter`` (or ``recfilter``): a sqrt(n)^2 float32 image through the overlapped filter,
   order 2 (zero) and Gaussian sigma 16 (reflect); timed by replays (below) unless told otherwise.
 
-OPTS is a JSON object of options, e.g. ``'{}' '{"scan_max_self": 0}'``; a key ``MODULE.NAME`` sets
-that module-level name of ``pywgpuprims.MODULE`` for the set instead (``'{"recfilter._FIX_SEG":
-[32, 8, 8]}'``; lists become tuples). ``TREE:OPTS`` (TREE a directory holding ``pywgpuprims/`` and
+OPTS is a JSON object of test hooks (``pywgpuprims._hooks.TestHooks`` fields; older trees: device
+options), e.g. ``'{}' '{"scan_max_self": 0}'``; a key ``MODULE.NAME`` sets that module-level name
+of ``pywgpuprims.MODULE`` for the set instead (``'{"recfilter.SOME_CONSTANT": [32, 8, 8]}'``; lists
+become tuples). ``TREE:OPTS`` (TREE a directory holding ``pywgpuprims/`` and
 ``wgsl/``: the checkout, or a ``git archive`` of an older commit) runs the set on that tree, in a
 process of its own for every round; with any TREE entry, all entries run that way.
 
