@@ -10,9 +10,9 @@ filtered down its columns with zero carries, a small per-tile pass adds what the
 contribute to the row carries (six fixed column responses, so six 64-vectors per tile), and the
 last pass filters down the columns then along the rows in workgroup memory: the image is read
 twice and written once. Full tiles of those two overlapped passes run with the tile in registers
-(``wgsl/sat/recfilter_reg.wgsl``: little workgroup memory, so many more workgroups per SM), the
-tiles cut by the image's edges in ``recfilter.wgsl``. ``method="rt"`` is the readable baseline: one
-thread per row/column.
+(``wgsl/filters/recfilter_reg.wgsl``: little workgroup memory, so many more workgroups per SM), the
+tiles cut by the image's edges in ``recfilter_pass_a.wgsl`` / ``recfilter_pass_c.wgsl``.
+``method="rt"`` is the readable baseline: one thread per row/column.
 
 Latency: the fix-up cuts each line's blocks into segments, a thread per (line, segment), so that
 many more carries load at once; each segment runs from a zero state, the segments' true incoming
@@ -34,7 +34,7 @@ extension onto the line and gets each line's initial conditions as dot products 
 computed on the host in float64 (truncated where the impulse response's tail is below 2**-27 of
 its total; for the periodic and symmetric modes the folding sums every period up to there); the
 RT baseline runs the recursion over the same length of extension instead.
-Kernels: ``wgsl/sat/recfilter.wgsl``, ``wgsl/sat/recfilter_reg.wgsl``.
+Kernels: ``wgsl/filters/recfilter_*.wgsl`` (one file per pass; ``recfilter_tiles.wgsl`` describes them).
 
 Test hooks (``device().using(...)``): ``recfilter_regtile`` (False: every tile of the overlapped
 passes in workgroup memory, as images under 64 samples along an axis take them),
@@ -54,10 +54,10 @@ import wgpu
 from ._array import GpuArray, as_input
 from ._errors import InputError
 
-_B = 64  # block length (wgsl/sat/recfilter.wgsl)
+_B = 64  # block length (wgsl/filters/recfilter_tiles.wgsl)
 _MODES = {"zero": 0, "nearest": 1, "reflect": 2, "mirror": 3, "wrap": 4}
 _LOOP_CAP = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
-# Segmented fix-up (wgsl/sat/recfilter.wgsl BLOCK_FIX): lines per workgroup, segments per line,
+# Segmented fix-up (wgsl/filters/recfilter_fix.wgsl): lines per workgroup, segments per line,
 # blocks loaded at once (H100: a thread per line was slower)
 _FIX_SEG = (32, 16, 4)
 # Segments of at most this many blocks keep their carries in registers (REGSEG: one load and one
@@ -341,7 +341,7 @@ def _axis_plan(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: b
         return {"p": p}
     if 7 * K > _LOOP_CAP:  # the fix-up runs about 6.25 K loop trips per thread
         raise InputError("recursive_filter", f"lines of {N} samples are too long (at most {_LOOP_CAP // 7 * _B})")
-    # The tile passes run the b0 = 1 filter on the input scaled by gain (wgsl/sat/recfilter_common.wgsl
+    # The tile passes run the b0 = 1 filter on the input scaled by gain (wgsl/filters/recfilter_common.wgsl
     # gain_c, UNIT_B0): the matrices and weights below are those of b0 = 1, and the boundary weights
     # (dot products with the unscaled input) carry the gain.
     gain = b0 ** (int(causal) + int(anti))
@@ -351,12 +351,12 @@ def _axis_plan(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: b
     w = w * np.float32(gain)
     mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel(),
                            _segment_matrices(K, N - (K - 1) * _B, b0, a, _fix_seg(dev)[1])])
-    assert mats.size == 117  # recfilter.wgsl BLOCK_FIX: mats is a uniform array of 30 vec4 (120 floats)
+    assert mats.size == 117  # recfilter_fix.wgsl: mats is a uniform array of 30 vec4 (120 floats)
     mats = np.concatenate([mats, np.zeros(3)])
     mbuf = dev.constant(mats.astype(np.float32), wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST,
                         "recfilter mats")
     p.update(lo_L=ranges[0], hi_L=ranges[1], lo_R=ranges[2], hi_R=ranges[3])
-    # Workgroups along x take tiles along the image rows (wgsl/sat/recfilter.wgsl tile_k, tile_lb).
+    # Workgroups along x take tiles along the image rows (wgsl/filters/recfilter_tiles.wgsl tile_k, tile_lb).
     tiles = (K, -(-nlines // _B), C) if axis == 1 else (-(-nlines // _B), K, C)
     # One channel with rows a multiple of 4 long: the tile kernels move the image as vec4s.
     vec4 = C == 1 and shape[1] % 4 == 0
@@ -371,7 +371,7 @@ def _tile_defines(st: dict) -> dict:
 
 
 def _filter_defines(st: dict) -> dict:
-    """Defines every block-method kernel of this axis takes (wgsl/sat/recfilter_common.wgsl)."""
+    """Defines every block-method kernel of this axis takes (wgsl/filters/recfilter_common.wgsl)."""
     return {"UNIT_B0": True, "GAIN_ANTI": not st["p"]["causal"], "ORDER3": st["p"]["a3"] != 0.0}
 
 
@@ -385,14 +385,14 @@ def _weights_buffer(dev, *ws: np.ndarray):
 
 def _record_rt(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
     p = st["p"]
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"RT": True}), (-(-p["nlines"] // 64), p["C"]),
+    b.dispatch(dev.kernel("filters/recfilter_rt.wgsl", defines={"RT": True}), (-(-p["nlines"] // 64), p["C"]),
                params=p, src=src, dst=dst)
 
 
 def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
     p = st["p"]
     defines = {"BLOCK_A": True, "FAST_POS": st["fast"], "VEC4": st["vec4"], **_tile_defines(st)}
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), st["tiles"], params=p, src=src,
+    b.dispatch(dev.kernel("filters/recfilter_pass_a.wgsl", defines=defines), st["tiles"], params=p, src=src,
                carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
 
@@ -404,7 +404,7 @@ def _record_fix(b, dev, st: dict) -> None:
     reg = sl <= (_FIX_REG_MAX if dev.hooks.recfilter_fix_reg_max is None else dev.hooks.recfilter_fix_reg_max)
     defines = {"BLOCK_FIX": True, "REGSEG": reg, "LPW": lpw, "S": segs, "FB": sl if reg else fb,
                **_filter_defines(st)}
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), (-(-p["nlines"] // lpw), p["C"]),
+    b.dispatch(dev.kernel("filters/recfilter_fix.wgsl", defines=defines), (-(-p["nlines"] // lpw), p["C"]),
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 
 
@@ -415,7 +415,7 @@ def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
     binds = {"dst": dst, "carry": st["carry"], **_tile_binds(st)}
     if src is not dst:
         binds["src"] = src
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), st["tiles"], params=p, **binds)
+    b.dispatch(dev.kernel("filters/recfilter_pass_c.wgsl", defines=defines), st["tiles"], params=p, **binds)
 
 
 def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray, job: tuple) -> None:
@@ -437,7 +437,7 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     kern = dev.kernel
     td = _tile_defines(st)
     # Full tiles run with the tile in registers (recfilter_reg.wgsl: more workgroups per SM), the
-    # tiles cut by the image's edges in recfilter.wgsl (EDGES: one dispatch over every tile, full
+    # tiles cut by the image's edges in recfilter_pass_a/c.wgsl (EDGES: one dispatch over every tile, full
     # ones return at once; two strip dispatches measured slower on the H100, 228 us against 214 at
     # 4100^2).
     full = (W // _B, H // _B, C)
@@ -457,25 +457,26 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
         # never run, it cost the order-2 filter 1.6 us on the H100 (registers).
         nob = all(r[1] <= r[0] for r in ((p["lo_L"], p["hi_L"]), (p["lo_R"], p["hi_R"]),
                                          (q["lo_L"], q["hi_L"]), (q["lo_R"], q["hi_R"])))
-        b.dispatch(kern("sat/recfilter_reg.wgsl", defines={"PASS_A": True, "FRAME_FIRST": ff, "NO_BOUNDARY": nob,
+        b.dispatch(kern("filters/recfilter_reg.wgsl", defines={"PASS_A": True, "FRAME_FIRST": ff, "NO_BOUNDARY": nob,
                                                            **rd}),
                    (gx, -(-n // gx), C) if ff else full, params=pa, src=src, carry=st["carry"], wts=wts,
                    bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
     for groups in edge_grids:
-        b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"],
+        b.dispatch(kern("filters/recfilter_pass_a.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"],
                                                           "EDGES": reg, **td}),
                    groups, params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"],
                    carry2=st2["carry"], bpart2=st2["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
-    b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_CORR": True, **_filter_defines(st)}), st["tiles"], params=p,
-               carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
+    b.dispatch(kern("filters/recfilter_row_corr.wgsl", defines={"ROW_CORR": True, **_filter_defines(st)}), st["tiles"],
+               params=p, carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
     _record_fix(b, dev, st2)
     if reg:
-        b.dispatch(kern("sat/recfilter_reg.wgsl", defines={"PASS_C": True, "IN_PLACE": src is dst, **rd}), full,
+        b.dispatch(kern("filters/recfilter_reg.wgsl", defines={"PASS_C": True, "IN_PLACE": src is dst, **rd}), full,
                    params=p, **io, carry=st["carry"], carry2=st2["carry"])
     for groups in edge_grids:
-        b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst,
-                                                          "VEC4": st["vec4"], "EDGES": reg, **td}),
+        b.dispatch(kern("filters/recfilter_pass_c.wgsl", defines={"BLOCK_C": True, "OVERLAP": True,
+                                                                  "IN_PLACE": src is dst, "VEC4": st["vec4"],
+                                                                  "EDGES": reg, **td}),
                    groups, params=p, **io, carry=st["carry"], carry2=st2["carry"], **_tile_binds(st))
 
 

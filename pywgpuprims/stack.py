@@ -13,17 +13,17 @@ alone. ``B(i)`` is the stack size just before element ``i``.
 
 Algorithm (``wgsl/stack/``), six small dispatches, no inter-workgroup waiting at all:
 
-1. ``bracket.wgsl`` REDUCE: each partition of ``P = 16 * WG`` elements (512 by default, larger
+1. ``bracket_reduce.wgsl`` REDUCE: each partition of ``P = 16 * WG`` elements (512 by default, larger
    only past 2^29 elements) computes its bicyclic summary (closes it pops from outside, opens it
    leaves open) and scatters the global indices of the opens it leaves open into a scratch list,
    slot = height above the partition's minimum (no compaction needed).
 2. ``spine.wgsl`` UP, TOP, DOWN: chunks of 1024 partitions scan the summaries into the stack size
    at each partition start and each partition's minimum stack size ``M[q]``, and build a min
    segment tree over ``M``.
-3. ``bracket.wgsl`` CHAIN: per partition, its start size, ``parent(q)`` = nearest earlier partition
+3. ``bracket_chain.wgsl`` CHAIN: per partition, its start size, ``parent(q)`` = nearest earlier partition
    with a smaller minimum, and ``first(q)`` = nearest earlier partition with a minimum below its
    start size (two tree queries).
-4. ``bracket.wgsl`` LEAF: each partition recomputes ``B`` for its elements and answers
+4. ``bracket_leaf.wgsl`` LEAF: each partition recomputes ``B`` for its elements and answers
    ``link[i]`` = nearest ``k < i`` with ``B(k) < B(i)`` (that ``k`` is the open at height ``B(i)``):
 
    - within the invocation's 16 elements: a stack of 4-bit offsets in two registers;
@@ -51,7 +51,7 @@ the input twice (1 byte per element each time for bool/uint8 input).
 
 The single pass the issue describes, a choice (``method="single_pass"``; on an H100 at 2^28 it runs
 104 G el/s on random brackets and 68 at depth 2^20, against 142 and 81 for the multi-pass method; see
-BENCHMARKS.md): ``bracket.wgsl`` SINGLE_PASS, partitions of 4096 taken by ticket. Each publishes its
+BENCHMARKS.md): ``single_pass.wgsl``, partitions of 4096 taken by ticket. Each publishes its
 bicyclic summary (subgroup reductions, before any scan), writes its list (REDUCE's code, its scans
 started from the summary's per-subgroup sums, so without barriers of their own), then
 works in rounds over windows of 256 predecessors, one poll per invocation, scanned by subgroup
@@ -121,7 +121,7 @@ LIST_SPIN = 0
 # lavapipe's loop cap (65,535 trips) with room to spare.
 MAX_STEPS = 256
 MAX_HOPS = 1024
-LOCAL_BITS = 12  # list entries: epoch << 12 | the open's offset in its partition (bracket.wgsl)
+LOCAL_BITS = 12  # list entries: epoch << 12 | the open's offset in its partition (bracket_common.wgsl)
 MAX_LOCAL_BITS = 14  # the single pass's partitions: up to 4 chunks (2^14 elements; summaries pack a in 15 bits)
 
 
@@ -231,7 +231,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             "LOCAL_BITS": LOCAL_BITS}
     single = method == "single_pass"
     if single:
-        chunks = 1  # partitions of one chunk of P elements (bracket.wgsl's code holds for more)
+        chunks = 1  # partitions of one chunk of P elements (single_pass.wgsl's code holds for more)
         one_parts = -(-n // (P * chunks))
         lists, epoch = _lists(dev, b, 4 * one_parts * chunks * P)
     else:  # dispatch order alone orders the multi-pass method's list stores and loads
@@ -253,7 +253,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
         # smallest subgroup the device reports (none reported: the workgroup-memory path).
         sg_min = dev.subgroup_min_size
         sub = defs["SUBGROUPS"] and sg_min >= 4
-        k_one = dev.kernel("stack/bracket.wgsl", defines=dict(
+        k_one = dev.kernel("stack/single_pass.wgsl", defines=dict(
             defs, SUBGROUPS=sub, SINGLE_PASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap, CHUNKS=chunks,
             LOCAL_BITS=max(LOCAL_BITS, (P * chunks - 1).bit_length()),
             SPIN_LIMIT=_or(hk.stack_spin_limit, SPIN_LIMIT), N_SEG=wg // sg_min if sub else 1,
@@ -307,10 +307,10 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
 
 def _multipass_kernels(dev: Device, defs: dict, swg: int) -> tuple:
     """The multi-pass method's six kernels: reduce, chain, leaf, and the spine's up, top, down."""
-    return (dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True)),
-            dev.kernel("stack/bracket.wgsl", defines={"WG": 256, "CHAIN": True, "TREE": True,
+    return (dev.kernel("stack/bracket_reduce.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True)),
+            dev.kernel("stack/bracket_chain.wgsl", defines={"WG": 256, "CHAIN": True, "TREE": True,
                                                       "LOCAL_BITS": LOCAL_BITS}),
-            dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True, LEAF_FNS=True, TREE=True)),
+            dev.kernel("stack/bracket_leaf.wgsl", defines=dict(defs, LEAF=True, LEAF_FNS=True, TREE=True)),
             *(dev.kernel("stack/spine.wgsl", defines={"WG": swg, m: True}) for m in ("UP", "TOP", "DOWN")))
 
 

@@ -370,7 +370,7 @@ def test_recursive_filter_scratch_poisoned(filt, regtile, monkeypatch, rng):
 @pytest.mark.parametrize("filt", FILTERS, ids=["order1", "order2", "order3"])
 def test_overlapped_register_tiles(filt, regtile, rng):
     # Full tiles of the overlapped column-row passes run with the tile in registers
-    # (wgsl/sat/recfilter_reg.wgsl), the image's edge tiles in recfilter.wgsl (EDGES); off, every
+    # (wgsl/filters/recfilter_reg.wgsl), the image's edge tiles in recfilter_pass_a/c.wgsl (EDGES); off, every
     # tile runs there. Sizes: exact tiles, edges on either axis or both, channels, one-sided filters.
     b0, a = filt
     cases = [((64, 64), "zero", True, True), ((128, 192), "reflect", True, True), ((129, 64), "wrap", True, True),
