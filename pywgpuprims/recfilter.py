@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -57,12 +58,20 @@ from ._errors import InputError
 _B = 64  # block length (wgsl/filters/recfilter_tiles.wgsl)
 _MODES = {"zero": 0, "nearest": 1, "reflect": 2, "mirror": 3, "wrap": 4}
 _LOOP_CAP = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
-# Segmented fix-up (wgsl/filters/recfilter_fix.wgsl): lines per workgroup, segments per line,
-# blocks loaded at once (H100: a thread per line was slower)
-_FIX_SEG = (32, 16, 4)
-# Segments of at most this many blocks keep their carries in registers (REGSEG: one load and one
-# store per carry); longer ones loop over FB blocks at a time.
-_FIX_REG_MAX = 8
+@dataclass(frozen=True)
+class RecfilterTuning:
+    """The recursive filters' tuning (H100 80GB HBM3, Vulkan, driver 580, 4096^2 float32;
+    ``python -m pywgpuprims.bench recursive_filter``)."""
+
+    # fix-up (wgsl/filters/recfilter_fix.wgsl): lines per workgroup, segments per line, blocks loaded
+    # at once; faster than a thread per line, 2026-11-22
+    fix_seg: tuple[int, int, int] = (32, 16, 4)
+    fix_reg_max: int = 8  # segments of at most this many blocks keep their carries in registers, 2026-11-22
+
+
+TUNING = RecfilterTuning()
+_FIX_SEG = TUNING.fix_seg
+_FIX_REG_MAX = TUNING.fix_reg_max  # longer segments loop over FB blocks at a time
 _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
 
 

@@ -83,16 +83,28 @@ from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lookback_steps, lookback_walk_til
 
 __all__ = ["Compacted", "RunLengths", "compact", "nonzero", "rle_decode", "rle_encode"]
 
-WG = 256
-# vec4 per invocation of the fused pass (rle/fused.wgsl: uint8 values, nonzero, the PARLE-free
-# paths the scan-like kernel does not take): 8, a tile of 8192 elements.
-VPT = 8
+@dataclass(frozen=True)
+class RleTuning:
+    """Compaction's and run-length coding's tuning (H100 80GB HBM3, Vulkan, driver 580, 2^28 int32;
+    ``python -m pywgpuprims.bench rle compact``)."""
+
+    wg: int = 256                  # invocations per workgroup: 512 and 128 ran slower, 2026-11-21
+    fused_vec4_per_thread: int = 8  # rle/fused.wgsl (uint8 values, nonzero): tiles of 8192 elements, 2026-11-21
+    compact_vec4_per_thread: int = 8  # compact, direct stores: 286 G el/s (staged vec4 257 at best), 2026-11-21
+    encode_vec4_per_thread: int = 13  # rle_encode, staged (no subgroups): 14 falls off the register cliff, 2026-11-22
+    bitmask_vec4_per_thread: int = 7  # rle_encode, bitmask (subgroups): runs~16 / random 443 / 193 G el/s, 2026-11-25
+    encode_stage: int = 2048       # staged encoder's entries: 1024 equal, 4096 slower, 2026-11-21
+    decode_vec4_per_thread: int = 2  # rle/expand.wgsl: H200 runs~16 1 / 2 / 4: 329 / 349 / 249 G el/s, 2026-11-21
+
+
+TUNING = RleTuning()
+WG = TUNING.wg
+VPT = TUNING.fused_vec4_per_thread
 TILE = WG * VPT * 4  # elements per tile of the fused pass for 32-bit values (uint8: 256 x 16 bytes)
-# rle/compact.wgsl, the scan-like kernel for compact and rle_encode of 32-bit values (H100, 2^28):
-COMPACT_VPT = 8  # compact: direct stores, 8 vec4 per invocation, 286 G el/s (staged vec4 257 at best)
-ENCODE_VPT = 13  # rle_encode without subgroups (staged vec4 stores): 14 falls off the register cliff
-BITMASK_VPT = 7  # rle_encode with subgroups (run-start bitmask): runs of ~16 / random 443 / 193 G el/s
-RLE_STAGE = 2048  # staging entries of the staged encoder (1024 equal, 4096 slower; past 16 KiB a cliff)
+COMPACT_VPT = TUNING.compact_vec4_per_thread
+ENCODE_VPT = TUNING.encode_vec4_per_thread
+BITMASK_VPT = TUNING.bitmask_vec4_per_thread
+RLE_STAGE = TUNING.encode_stage
 
 
 def _wg(dev: Device) -> int:
@@ -135,7 +147,7 @@ def _encode_stage(dev: Device, vpt: int) -> int:
 
 
 FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
-DECODE_VPT = 2  # output vec4 per invocation of rle/expand.wgsl (H200 2^28 runs~16: 1 329, 2 349, 4 249 G el/s)
+DECODE_VPT = TUNING.decode_vec4_per_thread
 DECODE_VPT_EB8 = 4  # of rle/decode.wgsl (uint8 values)
 DECODE_CAP = 64 * 256  # runs in an expand tile's range past which it searches per element instead
 STAGE = 4096  # workgroup-memory staging entries of the fused pass (larger tiles store in rounds)

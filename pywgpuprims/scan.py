@@ -28,6 +28,8 @@ pass's counter words), ``reduce_loads`` (vec4 loads per invocation of the reduct
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ._array import GpuArray, as_input, asarray, submit_to_host
@@ -35,23 +37,35 @@ from ._device import Binding, Device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import WGSL_TYPE, monoid_defines, numpy_identity
 
-WG = 256
-VPT = 13  # vec4 per invocation: a tile is 256 * 13 * 4 = 13312 elements (fastest in an H100 sweep; 14 spills)
+
+@dataclass(frozen=True)
+class ScanTuning:
+    """The scan's and the reduction's tuning (H100 80GB HBM3, Vulkan, driver 580; ``python -m
+    pywgpuprims.bench scan``, with ``PYWGPUPRIMS_SCAN_SWEEP=1`` for the sweeps)."""
+
+    wg: int = 256                   # invocations per workgroup: H100 sweep, 2026-11-21
+    vec4_per_thread: int = 13       # tile of 13,312 elements: fastest in that sweep (14 spills), 2026-11-21
+    vec4_per_thread_large: int = 16  # segments >= large_row: 2^28 335 -> 348 G el/s, 2^24 248 -> 240, 2026-11-25
+    large_row: int = 1 << 25        # where the larger tile stops losing (2^25 289 -> 290 G el/s), 2026-11-25
+    spin_limit: int = 16            # polls of a silent predecessor: 2^28 361.3 -> 365.6 G el/s at 16 vs 8, 2026-11-25
+    lookback_window: int = 8        # predecessors polled at once (window path): 8 / 16 / 32 within 3%, 2026-11-21
+    reduce_loads: int = 32          # vec4 loads per invocation, reduce's first pass: sweep 4-32, 2026-11-21
+    final_loads: int = 8            # partials per invocation loaded at once in the reduction's final pass
+
+
+TUNING = ScanTuning()
+WG = TUNING.wg
+VPT = TUNING.vec4_per_thread
 TILE = WG * VPT * 4
-# Segments of at least LARGE_ROW elements take tiles of VPT_LARGE vec4 per invocation (16,384
-# elements). With the early publishes below, 16 fits the H100's registers (14 too; 15, 17, 18 and
-# 20 fall off a cliff, 187-282 G el/s): 2^28 335.0 -> 348.2 G el/s, 2^27 328.7 -> 339.0, 2^26
-# 315.0 -> 321.6, 2^25 289.2 -> 290.4, but 2^24 248.4 -> 240.3 and 2^20 83.5 -> 79.9 (fewer,
-# longer tiles leave the GPU idle at the end), hence the threshold.
-VPT_LARGE = 16
-LARGE_ROW = 1 << 25
-SPIN_LIMIT = 8  # polls of a silent predecessor before the fallback reduces it (H100: 4 took 10x the fallbacks)
-SCAN_SPIN_LIMIT = 16  # the scan's own (rle keeps SPIN_LIMIT): H100, 2^28 361.3 -> 365.6 G el/s
-LOOKBACK_WINDOW = 8  # predecessors polled at once (H100 sweep: 8, 16, 32 within 3%)
+VPT_LARGE = TUNING.vec4_per_thread_large
+LARGE_ROW = TUNING.large_row
+SPIN_LIMIT = 8  # rle's polls of a silent predecessor before its fallback (H100: 4 took 10x the fallbacks)
+SCAN_SPIN_LIMIT = TUNING.spin_limit
+LOOKBACK_WINDOW = TUNING.lookback_window
 MAX_STEPS = 256  # lookback steps; with spins, window and fallbacks well under lavapipe's 65,535 loop trips
 LOOP_BUDGET = 60_000  # loop trips an invocation may take (lavapipe cuts past 65,535 in total)
-REDUCE_LOADS = 32  # vec4 loads per invocation in the first pass (H100 sweep: 4, 8, 16, 24, 32)
-FINAL_LOADS = 8  # partials per invocation loaded at once in the final pass
+REDUCE_LOADS = TUNING.reduce_loads
+FINAL_LOADS = TUNING.final_loads
 SCAN_DTYPES = tuple(WGSL_TYPE)
 
 __all__ = ["scan", "reduce"]

@@ -88,6 +88,7 @@ entries rebuilt).
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -104,19 +105,27 @@ CLIP_DRAW = 0
 CLIP_BEGIN = 1
 CLIP_END = 2
 
-WG = 32  # partition workgroup up to 2^29 elements (see _wg)
+@dataclass(frozen=True)
+class StackTuning:
+    """Bracket matching's tuning (H100 80GB HBM3, Vulkan, driver 580, 2^28 brackets, random and 2^20
+    deep; ``python -m pywgpuprims.bench bracket_match``)."""
+
+    wg: int = 32               # multi-pass partition workgroup: 32 and 64 both 139 G el/s (see _wg), 2026-11-22
+    spine_wg: int = 256        # the spine's workgroup (chunks of 1024 partitions), 2026-11-21
+    single_pass_wg: int = 256  # single-pass partitions of 4096: 2048 / 4096 ran 79 / 104 G el/s, 2026-11-25
+    spin_limit: int = 32       # single pass, polls before a fallback: 8 took 646 fallbacks, 32 none, 2026-11-26
+    list_spin: int = 0         # polls of an untagged list entry before its rebuild: 0 as fast, 2026-11-26
+
+
+TUNING = StackTuning()
+WG = TUNING.wg  # partition workgroup up to 2^29 elements (see _wg)
 EPT = 16
-SPINE_WG = 256
+SPINE_WG = TUNING.spine_wg
 METHODS = ("multi_pass", "single_pass")  # H100, 2^28 random: 142 / 104 G el/s (BENCHMARKS.md)
-SINGLE_PASS_WG = 256  # partitions of 4096 elements (H100, 2^28 random: 2048 / 4096 ran 79 / 104 G el/s)
-# Polls of a silent predecessor before the single pass reduces it itself (H100, 2^28 random: 8 took
-# 646 fallbacks and 71.0 G el/s, 32 took none and 71.1; deep nesting the same either way).
-SPIN_LIMIT = 32
+SINGLE_PASS_WG = TUNING.single_pass_wg
+SPIN_LIMIT = TUNING.spin_limit
 CHAIN_CAP = 64  # owners a partition may need (more: it gives up to the repair)
-# Polls of a list entry not yet tagged with the call's epoch before the reader rebuilds it from the
-# input (its writer is mostly still storing: it publishes its summary before its lists). 0 as
-# measured on the H100; the chunked partitions rebuild often (BENCHMARKS.md), not yet timed with it.
-LIST_SPIN = 0
+LIST_SPIN = TUNING.list_spin
 # Budgets of the single pass, per invocation: lookback steps and owner-walk rounds; within
 # lavapipe's loop cap (65,535 trips) with room to spare.
 MAX_STEPS = 256
