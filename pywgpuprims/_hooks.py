@@ -37,7 +37,7 @@ class TestHooks:
     scan_lb_stats: Literal["steps", "spins"] | None = None  # state word 3 counts lookback steps / polls
     scan_max_binding: int | None = None    # bytes per chunk (chunking past the binding limit)
     scan_wg: int | None = None             # other tiles: invocations per workgroup
-    scan_vpt: int | None = None            # other tiles: vec4 words per invocation
+    scan_vec4_per_thread: int | None = None            # other tiles: vec4 words per invocation
     scan_stats_buffer: Any = None          # receives the single pass's 4 counter words
     reduce_loads: int | None = None        # vec4 loads per invocation of the reduction's first pass
     # compaction and run-length coding (pywgpuprims/rle.py)
@@ -47,10 +47,10 @@ class TestHooks:
     rle_max_self: int | None = None
     rle_stats_buffer: Any = None
     rle_wg: int | None = None              # other tiles and staging sizes
-    rle_vpt: int | None = None
-    rle_compact_vpt: int | None = None
+    rle_vec4_per_thread: int | None = None
+    rle_compact_vec4_per_thread: int | None = None
     rle_stage: int | None = None
-    rle_decode_vpt: int | None = None
+    rle_decode_vec4_per_thread: int | None = None
     rle_decode_cap: int | None = None      # small: expand tiles search per element
     # bracket matching (pywgpuprims/stack.py)
     stack_wg: int | None = None

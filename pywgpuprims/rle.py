@@ -62,7 +62,8 @@ lookback state, forcing the fallback), ``rle_max_steps`` (lookback step budget; 
 lookback to the tile-by-tile walk), ``rle_max_self`` (tiles that walk may cover; 0 with
 ``rle_max_steps=0`` forces the repair), ``rle_subgroups`` (False: the workgroup-memory paths),
 ``rle_stats_buffer`` (receives the single pass's 4 counter words: ticket, gave-up, fallbacks,
-finished), ``rle_wg`` / ``rle_vpt`` / ``rle_compact_vpt`` / ``rle_stage`` / ``rle_decode_vpt``
+finished), ``rle_wg`` / ``rle_vec4_per_thread`` / ``rle_compact_vec4_per_thread`` / ``rle_stage`` /
+``rle_decode_vec4_per_thread``
 (other tiles and staging sizes), ``rle_decode_cap`` (runs in an expand tile's range past which it
 searches per element: small values force that path).
 
@@ -99,11 +100,11 @@ class RleTuning:
 
 TUNING = RleTuning()
 WG = TUNING.wg
-VPT = TUNING.fused_vec4_per_thread
-TILE = WG * VPT * 4  # elements per tile of the fused pass for 32-bit values (uint8: 256 x 16 bytes)
-COMPACT_VPT = TUNING.compact_vec4_per_thread
-ENCODE_VPT = TUNING.encode_vec4_per_thread
-BITMASK_VPT = TUNING.bitmask_vec4_per_thread
+VEC4_PER_THREAD = TUNING.fused_vec4_per_thread
+TILE = WG * VEC4_PER_THREAD * 4  # elements per tile of the fused pass for 32-bit values (uint8: 256 x 16 bytes)
+COMPACT_VEC4_PER_THREAD = TUNING.compact_vec4_per_thread
+ENCODE_VEC4_PER_THREAD = TUNING.encode_vec4_per_thread
+BITMASK_VEC4_PER_THREAD = TUNING.bitmask_vec4_per_thread
 RLE_STAGE = TUNING.encode_stage
 
 
@@ -124,11 +125,11 @@ def _use_subgroups(dev: Device) -> bool:
 
 def _vpt(dev: Device, dtype) -> int:
     """vec4 words per invocation of the pass that run-length encodes ``dtype``: 1 for uint8 (a tile
-    of 4096 elements), else BITMASK_VPT or ENCODE_VPT (rle/compact.wgsl, with or without the
-    bitmask); the hook ``rle_vpt`` overrides it."""
+    of 4096 elements), else BITMASK_VEC4_PER_THREAD or ENCODE_VEC4_PER_THREAD (rle/compact.wgsl, with or without the
+    bitmask); the hook ``rle_vec4_per_thread`` overrides it."""
     if np.dtype(dtype) == np.uint8:
         return 1
-    return _or(dev.hooks.rle_vpt, BITMASK_VPT if _use_bitmask(dev) else ENCODE_VPT)
+    return _or(dev.hooks.rle_vec4_per_thread, BITMASK_VEC4_PER_THREAD if _use_bitmask(dev) else ENCODE_VEC4_PER_THREAD)
 
 
 def _tile(dev: Device, dtype) -> int:
@@ -136,7 +137,7 @@ def _tile(dev: Device, dtype) -> int:
 
 
 def _compact_vpt(dev: Device) -> int:
-    return _or(dev.hooks.rle_compact_vpt, COMPACT_VPT)
+    return _or(dev.hooks.rle_compact_vec4_per_thread, COMPACT_VEC4_PER_THREAD)
 
 
 def _encode_stage(dev: Device, vpt: int) -> int:
@@ -147,8 +148,8 @@ def _encode_stage(dev: Device, vpt: int) -> int:
 
 
 FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
-DECODE_VPT = TUNING.decode_vec4_per_thread
-DECODE_VPT_EB8 = 4  # of rle/decode.wgsl (uint8 values)
+DECODE_VEC4_PER_THREAD = TUNING.decode_vec4_per_thread
+DECODE_VEC4_PER_THREAD_EB8 = 4  # of rle/decode.wgsl (uint8 values)
 DECODE_CAP = 64 * 256  # runs in an expand tile's range past which it searches per element instead
 STAGE = 4096  # workgroup-memory staging entries of the fused pass (larger tiles store in rounds)
 MAX_STEPS = 512
@@ -333,14 +334,15 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
     elif mode == "rle":
         vpt = _vpt(dev, dtype)
     else:
-        vpt = 1 if eb8 else _or(dev.hooks.rle_vpt, VPT)
+        vpt = 1 if eb8 else _or(dev.hooks.rle_vec4_per_thread, VEC4_PER_THREAD)
     wg = _wg(dev)
     n_tiles = -(-n_vec4 // (wg * vpt))
     subgroups = _use_subgroups(dev)
     spin = SPIN_LIMIT
     # the lookback publishes a tile's inclusive count from its step for encoding (faster), not for
     # compaction (1% slower there)
-    base = dict(monoid_defines("add", np.uint32, "rle"), WG=wg, VPT=vpt, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
+    base = dict(monoid_defines("add", np.uint32, "rle"), WG=wg, VEC4_PER_THREAD=vpt, SUBGROUPS=subgroups,
+                SPIN_LIMIT=spin,
                 SG_LOOKBACK=subgroups, EARLY_PUBLISH=mode == "rle", SELF_REDUCE=True,
                 LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=has_idx,
                 STAGE=min(_or(dev.hooks.rle_stage, STAGE), wg * vpt * (16 if eb8 else 4)), **flags)
@@ -362,8 +364,8 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
         path = "rle/compact.wgsl"
         # compaction stores straight from registers; encoding writes aligned vec4 words, its run
         # starts found through a bitmask (subgroups) or staged in workgroup memory.
-        # Workgroup memory: the bitmask (VPT * WG / 8 words), the table of every fourth start
-        # (VPT * WG words), the combine's WG words, and under 1 KiB for the lookback
+        # Workgroup memory: the bitmask (VEC4_PER_THREAD * WG / 8 words), the table of every fourth start
+        # (VEC4_PER_THREAD * WG words), the combine's WG words, and under 1 KiB for the lookback
         vec4 = rle_kernel
         bitmask = (rle_kernel and vpt <= 16 and _use_bitmask(dev)
                    and 4 * (vpt * wg + vpt * wg // 8 + wg) + 1024 <= dev.limits["max-compute-workgroup-storage-size"])
@@ -736,18 +738,19 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     size = out.size
     eb8 = values.dtype == np.uint8
     n_vec4 = -(-_words(size, values.dtype) // 4)
-    vpt = _or(dev.hooks.rle_decode_vpt, DECODE_VPT_EB8 if eb8 else DECODE_VPT)
+    vpt = _or(dev.hooks.rle_decode_vec4_per_thread, DECODE_VEC4_PER_THREAD_EB8 if eb8 else DECODE_VEC4_PER_THREAD)
     if not eb8:  # expand.wgsl keeps a mark per output element in workgroup memory
         vpt = max(1, min(vpt, (dev.limits["max-compute-workgroup-storage-size"] - 2048) // (256 * 16)))
     per_group = 256 * vpt * 4 * (4 if eb8 else 1)
     groups = -(-size // per_group)
-    k_part = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": True})
+    k_part = dev.kernel("rle/decode.wgsl", defines={"VEC4_PER_THREAD": vpt, "EB8": eb8, "PARTITION": True})
     if not eb8:
-        k = dev.kernel("rle/expand.wgsl", defines=dict(monoid_defines("max", np.uint32, "rle_decode"), VPT=vpt,
+        k = dev.kernel("rle/expand.wgsl", defines=dict(monoid_defines("max", np.uint32, "rle_decode"),
+                                                       VEC4_PER_THREAD=vpt,
                                                        SUBGROUPS=_use_subgroups(dev),
                                                        CAP=_or(dev.hooks.rle_decode_cap, DECODE_CAP)))
     else:
-        k = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": False})
+        k = dev.kernel("rle/decode.wgsl", defines={"VEC4_PER_THREAD": vpt, "EB8": eb8, "PARTITION": False})
     parts = dev.alloc(4 * (groups + 1))
     params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups}
     b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)

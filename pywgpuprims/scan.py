@@ -22,7 +22,7 @@ count lookback steps or extra polls),
 fallback), ``scan_max_steps`` (lookback step budget; 0 sends every lookback to the per-tile walk),
 ``scan_max_self`` (tiles that walk may cover; 0 with ``scan_max_steps=0`` forces the repair),
 ``scan_max_binding`` (bytes per chunk, to test chunking of inputs past the device's largest storage
-binding), ``scan_vpt`` / ``scan_wg`` (other tiles), ``scan_stats_buffer`` (receives the single
+binding), ``scan_vec4_per_thread`` / ``scan_wg`` (other tiles), ``scan_stats_buffer`` (receives the single
 pass's counter words), ``reduce_loads`` (vec4 loads per invocation of the reduction's first pass).
 """
 
@@ -55,9 +55,9 @@ class ScanTuning:
 
 TUNING = ScanTuning()
 WG = TUNING.wg
-VPT = TUNING.vec4_per_thread
-TILE = WG * VPT * 4
-VPT_LARGE = TUNING.vec4_per_thread_large
+VEC4_PER_THREAD = TUNING.vec4_per_thread
+TILE = WG * VEC4_PER_THREAD * 4
+VEC4_PER_THREAD_LARGE = TUNING.vec4_per_thread_large
 LARGE_ROW = TUNING.large_row
 SPIN_LIMIT = 8  # rle's polls of a silent predecessor before its fallback (H100: 4 took 10x the fallbacks)
 SCAN_SPIN_LIMIT = TUNING.spin_limit
@@ -76,10 +76,10 @@ def _wg(dev: Device) -> int:
 
 
 def _vpt(dev: Device, row_len: int = 0) -> int:
-    """vec4 words per invocation for segments of ``row_len`` elements (hook ``scan_vpt``)."""
-    if dev.hooks.scan_vpt is not None:
-        return dev.hooks.scan_vpt
-    return VPT_LARGE if row_len >= LARGE_ROW else VPT
+    """vec4 words per invocation for segments of ``row_len`` elements (hook ``scan_vec4_per_thread``)."""
+    if dev.hooks.scan_vec4_per_thread is not None:
+        return dev.hooks.scan_vec4_per_thread
+    return VEC4_PER_THREAD_LARGE if row_len >= LARGE_ROW else VEC4_PER_THREAD
 
 
 def _spin(dev: Device) -> int:
@@ -113,7 +113,7 @@ def _max_self(dev: Device, defines: dict) -> int:
     subgroup scan for ops other than add (log2 of up to 128 lanes)."""
     if dev.hooks.scan_max_self is not None:
         return dev.hooks.scan_max_self
-    per_tile = 1 + (7 * defines["VPT"] if defines["SUBGROUPS"] and not defines["OP_ADD"] else 0)
+    per_tile = 1 + (7 * defines["VEC4_PER_THREAD"] if defines["SUBGROUPS"] and not defines["OP_ADD"] else 0)
     return lookback_walk_tiles(_steps(dev), _spin(dev), per_tile)
 
 
@@ -123,7 +123,8 @@ def _use_subgroups(dev: Device) -> bool:
 
 def _defines(dev: Device, op: str, dtype, scalar: bool, vpt: int | None = None, **extra) -> dict:
     d = monoid_defines(op, dtype, "scan")
-    d.update(WG=_wg(dev), VPT=vpt or _vpt(dev), SELF_REDUCE=True, SELF_COUNT=True, SUBGROUPS=_use_subgroups(dev),
+    d.update(WG=_wg(dev), VEC4_PER_THREAD=vpt or _vpt(dev), SELF_REDUCE=True, SELF_COUNT=True,
+             SUBGROUPS=_use_subgroups(dev),
              SCALAR=scalar,
              SPIN_LIMIT=_spin(dev), LOOKBACK_WINDOW=LOOKBACK_WINDOW,
              EARLY_PUBLISH=True, EARLY_AGGREGATE=True)  # common/lookback.wgsl: what the scan takes

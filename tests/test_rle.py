@@ -238,7 +238,7 @@ def test_gpu_chain_round_trip(dtype, rng, poison_alloc):
 def test_other_tile_sizes(vpt, stage, rng):
     """Tiles larger than the staging buffer store their items in rounds."""
     stats = pp.GpuArray.empty((16,), np.uint32)
-    with options(rle_vpt=vpt, rle_stage=stage, rle_withhold_period=3, rle_stats_buffer=stats.buffer):
+    with options(rle_vec4_per_thread=vpt, rle_stage=stage, rle_withhold_period=3, rle_stats_buffer=stats.buffer):
         tile = 256 * vpt * 4
         for n in (tile - 1, tile + 1, 11 * tile + 5):
             x = runs_input(rng, n, "int32", max_len=int(rng.integers(1, 3 * tile)))
@@ -256,14 +256,14 @@ def test_other_tile_sizes(vpt, stage, rng):
 
 @pytest.mark.parametrize("opts", [
     {"rle_subgroups": False},
-    {"rle_subgroups": False, "rle_vpt": 16, "rle_wg": 128},
-    {"rle_compact_vpt": 5, "rle_vpt": 5},
-    {"rle_compact_vpt": 16, "rle_vpt": 12},
-    {"rle_vpt": 3},
-    {"rle_decode_cap": 8, "rle_decode_vpt": 8},
-    {"rle_decode_vpt": 3},
-    {"rle_decode_vpt": 1, "rle_subgroups": False},
-    {"rle_wg": 128, "rle_vpt": 3, "rle_compact_vpt": 3},
+    {"rle_subgroups": False, "rle_vec4_per_thread": 16, "rle_wg": 128},
+    {"rle_compact_vec4_per_thread": 5, "rle_vec4_per_thread": 5},
+    {"rle_compact_vec4_per_thread": 16, "rle_vec4_per_thread": 12},
+    {"rle_vec4_per_thread": 3},
+    {"rle_decode_cap": 8, "rle_decode_vec4_per_thread": 8},
+    {"rle_decode_vec4_per_thread": 3},
+    {"rle_decode_vec4_per_thread": 1, "rle_subgroups": False},
+    {"rle_wg": 128, "rle_vec4_per_thread": 3, "rle_compact_vec4_per_thread": 3},
 ], ids=["staged", "staged-16-wg128", "vpt-5", "vpt-16-12", "bitmask-3", "decode-search", "decode-3", "decode-1-wgmem",
         "workgroup-128"])
 def test_store_and_decode_switches(opts, rng):

@@ -330,24 +330,27 @@ def test_stress(path, rng):
 def test_max_steps_is_within_lavapipe_loop_cap(dev):
     # lookback steps x (spins + the window + the fallback's loops), then the tiles a lookback may
     # reduce itself, must stay well under 65,535 trips.
-    from pywgpuprims.scan import LOOKBACK_WINDOW, SPIN_LIMIT, VPT, VPT_LARGE, _max_self
+    from pywgpuprims.scan import LOOKBACK_WINDOW, SPIN_LIMIT, VEC4_PER_THREAD, VEC4_PER_THREAD_LARGE, _max_self
     step_trips = MAX_STEPS * (SPIN_LIMIT + LOOKBACK_WINDOW + 4 + 4 + 8 + 8)
     assert step_trips < 20_000
-    for vpt in (VPT, VPT_LARGE):
+    for vpt in (VEC4_PER_THREAD, VEC4_PER_THREAD_LARGE):
         for sg, add in [(False, True), (True, True), (True, False)]:
             per_tile = 1 + (7 * vpt if sg and not add else 0)
-            assert step_trips + _max_self(dev, {"VPT": vpt, "SUBGROUPS": sg, "OP_ADD": add}) * per_tile < 61_000
-    assert _max_self(dev, {"VPT": VPT, "SUBGROUPS": True, "OP_ADD": True}) * 256 * VPT * 4 >= 2**29  # 2 GiB of u32
+            defs = {"VEC4_PER_THREAD": vpt, "SUBGROUPS": sg, "OP_ADD": add}
+            assert step_trips + _max_self(dev, defs) * per_tile < 61_000
+    defs = {"VEC4_PER_THREAD": VEC4_PER_THREAD, "SUBGROUPS": True, "OP_ADD": True}
+    assert _max_self(dev, defs) * 256 * VEC4_PER_THREAD * 4 >= 2**29  # 2 GiB of u32
 
 
 def test_large_segments_take_larger_tiles(rng, monkeypatch):
-    """Segments of LARGE_ROW elements or more scan in tiles of VPT_LARGE vec4 per invocation, the
+    """Segments of LARGE_ROW elements or more scan in tiles of VEC4_PER_THREAD_LARGE vec4 per invocation, the
     repair included (lowered here so that the switch happens at test sizes)."""
     scan_mod = importlib.import_module("pywgpuprims.scan")  # the package's `scan` is the function
-    tile_l = 256 * 4 * scan_mod.VPT_LARGE
+    tile_l = 256 * 4 * scan_mod.VEC4_PER_THREAD_LARGE
     monkeypatch.setattr(scan_mod, "LARGE_ROW", 3 * tile_l)
     dev = pp.device()
-    assert scan_mod._vpt(dev, 3 * tile_l) == scan_mod.VPT_LARGE and scan_mod._vpt(dev, 3 * tile_l - 1) == scan_mod.VPT
+    assert scan_mod._vpt(dev, 3 * tile_l) == scan_mod.VEC4_PER_THREAD_LARGE
+    assert scan_mod._vpt(dev, 3 * tile_l - 1) == scan_mod.VEC4_PER_THREAD
     stats = pp.GpuArray.empty((64,), np.uint32)
     for n in [3 * tile_l - 1, 3 * tile_l, 3 * tile_l + 1, 7 * tile_l + 5]:
         x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
@@ -364,7 +367,7 @@ def test_large_segments_take_larger_tiles(rng, monkeypatch):
 @pytest.mark.parametrize("vpt,wg", [(1, 256), (2, 256), (4, 256), (8, 256), (8, 128), (4, 512), (3, 64)])
 def test_other_tile_sizes(vpt, wg, rng):
     stats = pp.GpuArray.empty((64,), np.uint32)
-    with options(scan_vpt=vpt, scan_wg=wg, scan_withhold_period=3, scan_stats_buffer=stats.buffer):
+    with options(scan_vec4_per_thread=vpt, scan_wg=wg, scan_withhold_period=3, scan_stats_buffer=stats.buffer):
         tile = wg * 4 * vpt
         for n in [tile - 1, tile + 1, 37 * tile + 5]:
             x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)

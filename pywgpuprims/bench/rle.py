@@ -40,7 +40,7 @@ def _numpy_rle(x: np.ndarray):
 
 def _variants(dev: Device, primitive: str) -> list[tuple[str, str, dict]]:
     """(row name, method, test hooks) for the encode ("rle") or compact rows."""
-    vpt_opt = "rle_vpt" if primitive == "rle" else "rle_compact_vpt"
+    vpt_opt = "rle_vec4_per_thread" if primitive == "rle" else "rle_compact_vec4_per_thread"
     sweep = (6, 13) if primitive == "rle" else (4, 12)
     v = [("fused", "fused", {})] + [(f"fused vpt{k}", "fused", {vpt_opt: k}) for k in sweep]
     if dev.has_subgroups:

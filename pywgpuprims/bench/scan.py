@@ -38,7 +38,7 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
                 ("reduce-then-scan", "rts", {})]
     if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP"):
         for wg, vpt in [(192, 12), (192, 16), (256, 11), (384, 8)]:
-            variants.append((f"sweep wg{wg} vpt{vpt}", "single_pass", {"scan_wg": wg, "scan_vpt": vpt}))
+            variants.append((f"sweep wg{wg} vpt{vpt}", "single_pass", {"scan_wg": wg, "scan_vec4_per_thread": vpt}))
         variants.append(("sweep spin 8", "single_pass", {"scan_spin_limit": 8}))
     if not dev.has_subgroups:
         variants = variants[1:]

@@ -37,10 +37,10 @@ fn note_positions(w: u32, s: u32, c: u32, bits: u32) {
 // The tile's run-start bitmask from the flags (each group of 8 lanes ORs its four-bit flags into one
 // word) and, unless RTS_REDUCE (which needs only the count), the table of every fourth start; returns
 // the tile's count. Called by the whole workgroup.
-fn bitmask_prefix(f: ptr<function, array<u32, VPT>>) -> u32 {
+fn bitmask_prefix(f: ptr<function, array<u32, VEC4_PER_THREAD>>) -> u32 {
     let group = min(8u, g_sg_size);
     let sh = (g_lid & 7u) * 4u;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         var nib = (*f)[{{I}}] << sh;
         for (var d = 1u; d < group; d = d << 1u) {
@@ -51,12 +51,12 @@ fn bitmask_prefix(f: ptr<function, array<u32, VPT>>) -> u32 {
 #endunroll
     // after every subgroup operation; atomic because subgroups of fewer than 8 share a word
     if ((g_lid & (group - 1u)) == 0u) {
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         atomicOr(&bm[({{I}}u * WG + g_lid) >> 3u], (*f)[{{I}}]);
 #endunroll
     }
     workgroupBarrier();
-    let w0 = 2u * g_lid;  // NW <= 2 WG (VPT <= 16)
+    let w0 = 2u * g_lid;  // NW <= 2 WG (VEC4_PER_THREAD <= 16)
     let b0 = select(0u, atomicLoad(&bm[min(w0, NW - 1u)]), w0 < NW);
     let b1 = select(0u, atomicLoad(&bm[min(w0 + 1u, NW - 1u)]), w0 + 1u < NW);
     let c0 = countOneBits(b0);

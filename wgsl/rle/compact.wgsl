@@ -1,6 +1,6 @@
 // Stream compaction of 32-bit values by a mask (COMPACT), or run-length encoding of 32-bit values
 // (RLE: the kept items are the run starts; values and run lengths are written), built like the
-// scan (scan/scan.wgsl): the input is read once, each invocation holds VPT vec4 words of its tile
+// scan (scan/scan.wgsl): the input is read once, each invocation holds VEC4_PER_THREAD vec4 words of its tile
 // in registers (#unroll'd, so the private arrays are indexed by constants; subgroup-contiguous
 // slots, so every load instruction of a subgroup reads one span), the kept counts are scanned
 // with subgroup inclusive adds (the carry from the last lane), the tile's output offset comes from
@@ -21,7 +21,7 @@
 // Modes (exactly one): SINGLE_PASS, RTS_REDUCE (per-tile counts into `partials`), RTS_DOWNSWEEP
 // (offsets from `partials`, after scan/rts_spine.wgsl): the last two are the repair that the single
 // pass arms on the GPU (indirect dispatch) when a lookback exhausted its step budget.
-// Defines: WG, VPT, SUBGROUPS, COMPACT | RLE, MASK_U8 (one mask byte per element, else one word),
+// Defines: WG, VEC4_PER_THREAD, SUBGROUPS, COMPACT | RLE, MASK_U8 (one mask byte per element, else one word),
 // STAGED, STAGE, BITMASK (with SLOT_MAJOR), SPIN_LIMIT, LOOKBACK_WINDOW, the u32 add monoid.
 // Bindings and parameters are those of rle/fused.wgsl, plus the values `out_val` and, with RLE, the
 // run lengths `counts`, the per-tile record `head`, the values and lengths again as vec4 words
@@ -70,8 +70,8 @@ struct Params {
 #endif
 
 const WG: u32 = {{WG}}u;
-const VPT: u32 = {{VPT}}u;
-const TILE_V: u32 = WG * VPT;
+const VEC4_PER_THREAD: u32 = {{VEC4_PER_THREAD}}u;
+const TILE_V: u32 = WG * VEC4_PER_THREAD;
 
 #include "common/tile_slots.wgsl"
 #if SUBGROUPS
@@ -93,9 +93,9 @@ var<workgroup> stage_pos: array<u32, STAGE + 1u>;  // tile-local start of item k
 // 32 w .. 32 w + 31), and the position of every fourth start (ranks 0, 4, 8, ...); the store finds
 // a run's start from the nearest of those and reads its value again from x (x_u32). Both are
 // written by the kernel (the bitmask zeroed first).
-const NW: u32 = VPT * WG / 8u;
+const NW: u32 = VEC4_PER_THREAD * WG / 8u;
 var<workgroup> bm: array<atomic<u32>, NW>;
-var<workgroup> pos4: array<u32, VPT * WG>;  // pos4[i]: tile-local position of the (4 i)-th start
+var<workgroup> pos4: array<u32, VEC4_PER_THREAD * WG>;  // pos4[i]: tile-local position of the (4 i)-th start
 #endif
 
 fn load_x(gv: u32) -> vec4<u32> {
@@ -190,9 +190,9 @@ fn workgroup_prefix(run: u32) -> vec2<u32> {
 
 // The partial count of this invocation (subgroup) from its flags; with `pre`, the exclusive count
 // before each of its vec4 within the invocation's subgroup (invocation).
-fn partial_counts(f: ptr<function, array<u32, VPT>>, pre: ptr<function, array<u32, VPT>>) -> u32 {
+fn partial_counts(f: ptr<function, array<u32, VEC4_PER_THREAD>>, pre: ptr<function, array<u32, VEC4_PER_THREAD>>) -> u32 {
     var run = 0u;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let c = countOneBits((*f)[{{I}}]);
 #if SUBGROUPS
@@ -215,9 +215,9 @@ fn partial_counts(f: ptr<function, array<u32, VPT>>, pre: ptr<function, array<u3
 // This invocation's (subgroup's) share of a tile's count, recounted from its input or mask.
 fn tile_run(tile: u32) -> u32 {
     let t0 = tile * TILE_V;
-    var f: array<u32, VPT>;
-    var pre: array<u32, VPT>;
-#unroll I VPT
+    var f: array<u32, VEC4_PER_THREAD>;
+    var pre: array<u32, VEC4_PER_THREAD>;
+#unroll I VEC4_PER_THREAD
     {
         let gv = t0 + vec_slot({{I}}u);
 #if RLE
@@ -245,13 +245,13 @@ fn fallback_aggregate(tile: u32) -> u32 {
 #endif
 // Writes the tile's kept values to output positions offset .. offset + count - 1. Called by the
 // whole workgroup, in uniform control flow (count is uniform).
-fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
-              pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32) {
+fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f: ptr<function, array<u32, VEC4_PER_THREAD>>,
+              pre: ptr<function, array<u32, VEC4_PER_THREAD>>, offset: u32, count: u32) {
 #if BITMASK
     bitmask_store_tile(tile, offset, count);
 #endif
 #if COMPACT
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let m = (*f)[{{I}}];
         let vv = (*v)[{{I}}];
@@ -325,34 +325,34 @@ fn main(@builtin(local_invocation_index) lid: u32,
         return;
     }
     let t0 = tile * TILE_V;
-    var f: array<u32, VPT>;
-    var pre: array<u32, VPT>;
-    var v: array<vec4<u32>, VPT>;
+    var f: array<u32, VEC4_PER_THREAD>;
+    var pre: array<u32, VEC4_PER_THREAD>;
+    var v: array<vec4<u32>, VEC4_PER_THREAD>;
 #if RTS_REDUCE
 #if RLE
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     v[{{I}}] = load_x(t0 + vec_slot({{I}}u));
 #endunroll
 #endif
 #else
     if (t0 + TILE_V <= params.n / 4u) {  // uniform: a whole tile, no clamps or masks
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         v[{{I}}] = x[t0 + vec_slot({{I}}u)];
 #endunroll
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         f[{{I}}] = item_flags(t0 + vec_slot({{I}}u), v[{{I}}], false);
 #endunroll
     } else {
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         v[{{I}}] = load_x(t0 + vec_slot({{I}}u));
 #endunroll
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         f[{{I}}] = item_flags(t0 + vec_slot({{I}}u), v[{{I}}], true);
 #endunroll
     }
 #endif
 #if RTS_REDUCE
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     f[{{I}}] = item_flags(t0 + vec_slot({{I}}u), v[{{I}}], true);
 #endunroll
 #endif
@@ -366,7 +366,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #else
     let wp = workgroup_prefix(partial_counts(&f, &pre));
     let aggregate = wp.y;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     pre[{{I}}] += wp.x;
 #endunroll
 #endif

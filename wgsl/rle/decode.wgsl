@@ -11,7 +11,7 @@
 // words to workgroup memory, and the workgroup stores them as coalesced vec4 words.
 // The expand is for uint8 values (packed four to a word; 32-bit values expand in rle/expand.wgsl);
 // the partition serves both.
-// Defines: VPT (vec4 of output per invocation), EB8 (uint8 values: always, but for the PARTITION).
+// Defines: VEC4_PER_THREAD (vec4 of output per invocation), EB8 (uint8 values: always, but for the PARTITION).
 
 struct Params {
     size: u32,       // output elements
@@ -32,8 +32,8 @@ struct Params {
 #endif
 
 const WG: u32 = 256u;
-const VPT: u32 = {{VPT}}u;
-const WPI: u32 = VPT * 4u;  // output words per invocation
+const VEC4_PER_THREAD: u32 = {{VEC4_PER_THREAD}}u;
+const WPI: u32 = VEC4_PER_THREAD * 4u;  // output words per invocation
 #if EB8
 const EPW: u32 = 4u;
 #else
@@ -114,8 +114,8 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         staged[lid * ROW + w] = word;
     }
     workgroupBarrier();
-    let v0 = group * WG * VPT;
-    for (var k = 0u; k < VPT; k++) {
+    let v0 = group * WG * VEC4_PER_THREAD;
+    for (var k = 0u; k < VEC4_PER_THREAD; k++) {
         let i = k * WG + lid;
         if (v0 + i < params.n_vec4) {
             output[v0 + i] = vec4<u32>(staged[slot(4u * i)], staged[slot(4u * i + 1u)], staged[slot(4u * i + 2u)],

@@ -12,7 +12,7 @@
 // Modes (exactly one): SINGLE_PASS, RTS_REDUCE (per-tile counts into `partials`),
 // RTS_DOWNSWEEP (offsets from `partials`, after scan/rts_spine.wgsl): the last two are the repair
 // the single pass arms on the GPU (indirect dispatch) when a lookback exhausted its budget.
-// Defines: WG, VPT, SUBGROUPS, EB8 (x is uint8, packed 4 to a word), RLE | COMPACT | NONZERO,
+// Defines: WG, VEC4_PER_THREAD, SUBGROUPS, EB8 (x is uint8, packed 4 to a word), RLE | COMPACT | NONZERO,
 // MASK_U8 (COMPACT: mask bytes, else 32-bit mask words), WRITE_IDX,
 // SPIN_LIMIT, LOOKBACK_WINDOW and the u32 add monoid (T, IDENTITY, COMBINE, SG_REDUCE, OP_ADD).
 
@@ -54,8 +54,8 @@ struct Params {
 #endif
 
 const WG: u32 = {{WG}}u;
-const VPT: u32 = {{VPT}}u;
-const TILE_V: u32 = WG * VPT;
+const VEC4_PER_THREAD: u32 = {{VEC4_PER_THREAD}}u;
+const TILE_V: u32 = WG * VEC4_PER_THREAD;
 #if EB8
 const EPV: u32 = 16u;  // elements per vec4
 #else
@@ -154,10 +154,10 @@ fn load_slot(gv: u32) -> Slot {
 
 // Exclusive scan of the flag counts over the tile: pre[i] = flags before this invocation's i-th
 // vec4; returns the tile's count. Called by the whole workgroup, in uniform control flow.
-fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
-              pre: ptr<function, array<u32, VPT>>) -> u32 {
+fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f: ptr<function, array<u32, VEC4_PER_THREAD>>,
+              pre: ptr<function, array<u32, VEC4_PER_THREAD>>) -> u32 {
     let t0 = tile * TILE_V;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let s = load_slot(t0 + vec_slot({{I}}u));
         (*v)[{{I}}] = s.v;
@@ -166,7 +166,7 @@ fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
 #endunroll
 #if SUBGROUPS
     var run = 0u;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let c = countOneBits((*f)[{{I}}]);
         let incl = subgroupInclusiveAdd(c);
@@ -194,7 +194,7 @@ fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
     workgroupBarrier();
 #else
     var run = 0u;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     (*pre)[{{I}}] = run;
     run += countOneBits((*f)[{{I}}]);
 #endunroll
@@ -216,7 +216,7 @@ fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
     let agg = workgroupUniformLoad(&wg_aggregate);  // uniform: store_tile loops on it around barriers
     workgroupBarrier();
 #endif
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     (*pre)[{{I}}] += before;
 #endunroll
     return agg;
@@ -226,7 +226,7 @@ fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
 fn tile_run(tile: u32) -> u32 {
     let t0 = tile * TILE_V;
     var run = 0u;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     run += countOneBits(load_slot(t0 + vec_slot({{I}}u)).flags);
 #endunroll
     return run;
@@ -255,13 +255,13 @@ fn runs_total(run: u32) -> u32 {
 // Writes the tile's flagged items from output position `offset` on. Items are staged in
 // workgroup memory (tile-local positions, then values) so that every global store of the
 // workgroup is coalesced. Called by the whole workgroup, in uniform control flow.
-fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
-              pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32) {
+fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f: ptr<function, array<u32, VEC4_PER_THREAD>>,
+              pre: ptr<function, array<u32, VEC4_PER_THREAD>>, offset: u32, count: u32) {
     let tile_e0 = tile * TILE_V * EPV;
     // Rounds of STAGE - 1 items (each round has room for one position past its items).
     for (var base = 0u; base < count; base += STAGE - 1u) {
         let hi = base + STAGE;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         {
             var m = (*f)[{{I}}];
             var pos = (*pre)[{{I}}];
@@ -329,9 +329,9 @@ fn main(@builtin(local_invocation_index) lid: u32,
     if (tile >= params.n_tiles) {
         return;
     }
-    var v: array<vec4<u32>, VPT>;
-    var f: array<u32, VPT>;
-    var pre: array<u32, VPT>;
+    var v: array<vec4<u32>, VEC4_PER_THREAD>;
+    var f: array<u32, VEC4_PER_THREAD>;
+    var pre: array<u32, VEC4_PER_THREAD>;
     let aggregate = local_scan(tile, &v, &f, &pre);
 
     end_tile(tile, &v, &f, &pre, aggregate);

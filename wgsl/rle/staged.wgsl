@@ -7,12 +7,12 @@
 // rounds, each of which used to test all of its elements (H100: random 0..9 153 -> 174 G el/s).
 // Single-round tiles keep the branch-free form, in a call of their own: with one call site, runs of
 // ~16 (one round a tile) ran 2.4% slower.
-fn stage_round(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
-               pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32, base: u32, skip: bool) {
+fn stage_round(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f: ptr<function, array<u32, VEC4_PER_THREAD>>,
+               pre: ptr<function, array<u32, VEC4_PER_THREAD>>, offset: u32, count: u32, base: u32, skip: bool) {
     let tile_e0 = tile * TILE_V * 4u;
     // stage[k - base] = the tile's k-th run value, for k in [base, base + STAGE), and stage_pos its
     // tile-local start, one past the round
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let m = (*f)[{{I}}];
         let vv = (*v)[{{I}}];

@@ -1,7 +1,7 @@
 // Batched scan over a monoid: the single-pass chained scan with decoupled lookback and decoupled
 // fallback (SINGLE_PASS), and the reduce-then-scan passes (RTS_REDUCE, then scan/rts_spine.wgsl,
 // then RTS_DOWNSWEEP), which are the portable baseline and the repair path.
-// Defines: T, IDENTITY, COMBINE, SG_REDUCE, OP_ADD (monoid); WG, VPT; SUBGROUPS; SCALAR;
+// Defines: T, IDENTITY, COMBINE, SG_REDUCE, OP_ADD (monoid); WG, VEC4_PER_THREAD; SUBGROUPS; SCALAR;
 // EXCLUSIVE; SPIN_LIMIT; exactly one of SINGLE_PASS, RTS_REDUCE, RTS_DOWNSWEEP.
 
 #include "common/monoid.wgsl"
@@ -134,7 +134,7 @@ fn workgroup_prefix(run: Elem) -> WorkgroupPrefix {
 // Scans the tile held in `v` in place: afterwards each element holds the combination of the
 // elements of its subgroup's run (its invocation's run, without subgroups) up to and including it
 // (excluding it, with EXCLUSIVE); the result's `before` goes in front of all of them. Rewriting the
-// tile instead of keeping a prefix per vec4 saves VPT registers across the lookback. The aggregate
+// tile instead of keeping a prefix per vec4 saves VEC4_PER_THREAD registers across the lookback. The aggregate
 // is combined exactly as fallback_aggregate does, so both give the same bits, floats included.
 // Called by the whole workgroup.
 fn scan4(seed: Elem, x: vec4<Elem>) -> vec4<Elem> {
@@ -153,10 +153,10 @@ fn scan4(seed: Elem, x: vec4<Elem>) -> vec4<Elem> {
     return y;
 }
 
-fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>) -> WorkgroupPrefix {
+fn local_scan(v: ptr<function, array<vec4<Elem>, VEC4_PER_THREAD>>) -> WorkgroupPrefix {
     var run = identity();
 #if SUBGROUPS
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let x = (*v)[{{I}}];
         let sc = sg_scan_total(reduce4(x));
@@ -165,7 +165,7 @@ fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>) -> WorkgroupPrefix {
     }
 #endunroll
 #else
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let x = (*v)[{{I}}];
         (*v)[{{I}}] = scan4(run, x);
@@ -182,9 +182,9 @@ fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>) -> WorkgroupPrefix {
 
 #if !RTS_REDUCE
 // Writes the scanned tile: element = prefix (tiles before) + before (runs before in the tile) + v.
-fn store_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>, prefix: Elem) {
+fn store_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VEC4_PER_THREAD>>, prefix: Elem) {
     let o = tile_origin(tile);
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let e = vec_slot({{I}}u) * 4u;
         let x = (*v)[{{I}}];
@@ -210,7 +210,7 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>, prefix: Elem)
 fn tile_run(tile: u32) -> Elem {
     let o = tile_origin(tile);
     var run = identity();
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
 #if SUBGROUPS
     {
         run = combine(run, sg_scan_total(reduce4(load_vec4(o, vec_slot({{I}}u)))).total);
@@ -256,7 +256,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
     if (tile >= params.n_tiles) {
         return;
     }
-    var v: array<vec4<Elem>, VPT>;
+    var v: array<vec4<Elem>, VEC4_PER_THREAD>;
     load_tile(tile, &v);
 #if SINGLE_PASS
     let seg_first = tile - tile % params.tiles_per_row;
