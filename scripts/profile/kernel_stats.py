@@ -4,8 +4,9 @@ driver reports them, and how many workgroups of each an SM can then hold.
     bash scripts/profile/vkstats/build.sh          # once, where gcc is; carry the folder along
     python scripts/profile/kernel_stats.py [PRIMITIVE ...] [--options JSON ...]
 
-PRIMITIVE is any of the names in CASES (default: all). Each ``--options`` set (``device().options``,
-e.g. ``'{"rle_vec4_per_thread": 8}'``) runs every primitive again. The statistics come from the layer in
+PRIMITIVE is any of the names in CASES (default: all). Each ``--options`` set (test hooks,
+``device().using(**set)``, e.g. ``'{"rle_vec4_per_thread": 8}'``) runs every primitive again.
+The statistics come from the layer in
 ``scripts/profile/vkstats`` (VK_KHR_pipeline_executable_properties; NVIDIA reports "Register
 Count", "Local Memory Size" and "Shared Memory Size"), which this script switches on for its own
 process. Only kernels compiled for the first time under an option set are listed (the device
