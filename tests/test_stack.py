@@ -341,7 +341,7 @@ def test_clip_bboxes_with_a_depth_bound(rng):
 P1 = pp.stack.SINGLE_PASS_WG * EPT  # its partitions (4096)
 
 
-def check_onepass(x, **kw):
+def check_single_pass(x, **kw):
     dev = pp.device()
     stats = pp.GpuArray.empty((4,), np.uint32, dev)
     with dev.using(stack_stats_buffer=stats.buffer, **kw):
@@ -351,7 +351,7 @@ def check_onepass(x, **kw):
     return st
 
 
-def onepass_inputs(rng, n):
+def single_pass_inputs(rng, n):
     ramp = np.concatenate([np.ones(9000, bool), np.zeros(9000, bool)])
     return {"random": rng.random(n) < 0.5, "dyck": dyck(rng, n - n % 2),
             "nested": np.concatenate([np.ones(n // 2, bool), np.zeros(n - n // 2, bool)]),
@@ -360,25 +360,25 @@ def onepass_inputs(rng, n):
 
 
 @pytest.mark.parametrize("n", [1, 2, 17, P1 - 1, P1, P1 + 1, 3 * P1 + 5, 64 * P1, 64 * P1 + 1])
-def test_onepass_inputs(n, rng):
+def test_single_pass_inputs(n, rng):
     """Every kind of input around partition boundaries and around 64 partitions (past that the
     repair is recorded); the single pass itself must finish (no give-ups on lavapipe)."""
-    for name, x in onepass_inputs(rng, n).items():
-        st = check_onepass(x)
+    for name, x in single_pass_inputs(rng, n).items():
+        st = check_single_pass(x)
         assert st[1] == 0, f"{name}: {st[1]} invocations gave up"
 
 
 @pytest.mark.parametrize("parts", [255, 256, 257])
-def test_onepass_many_small_partitions(parts, rng):
+def test_single_pass_many_small_partitions(parts, rng):
     """Partitions of 512: hundreds of them, lookbacks and owner walks over many windows."""
     n = parts * P
     for x in (rng.random(n + 1) < 0.5, dyck(rng, n), np.tile(np.concatenate([np.ones(3000, bool),
                                                                              np.zeros(3000, bool)]), n // 6000)):
-        assert check_onepass(x, stack_wg=32)[1] == 0
+        assert check_single_pass(x, stack_wg=32)[1] == 0
 
 
 @pytest.mark.parametrize("period", [2, 3])
-def test_onepass_forced_fallback(period, rng):
+def test_single_pass_forced_fallback(period, rng):
     """Every period-th partition publishes nothing (no summary, size or parent link): its
     successors must reduce it from its input and walk past it."""
     n = 150_000
@@ -386,55 +386,56 @@ def test_onepass_forced_fallback(period, rng):
     # every silent partition with a successor is reduced by that successor at least once (fallbacks
     # also happen without the switch, when a predecessor is merely late: hence a floor, not a count)
     silent = sum(1 for q in range(parts - 1) if q % period == period - 1)
-    for name, x in onepass_inputs(rng, n).items():
-        st = check_onepass(x, stack_wg=32, stack_withhold_period=period)
+    for name, x in single_pass_inputs(rng, n).items():
+        st = check_single_pass(x, stack_wg=32, stack_withhold_period=period)
         assert st[1] == 0, name
         assert st[2] >= silent, f"{name}: {st[2]} fallbacks for {silent} silent partitions"
 
 
 @pytest.mark.parametrize("budget", [{"stack_max_hops": 0}, {"stack_max_steps": 0}, {"stack_chain_cap": 1}])
-def test_onepass_forced_repair(budget, rng):
+def test_single_pass_forced_repair(budget, rng):
     """Budgets at zero: partitions give up and the armed multi-pass repair must fix everything."""
     x = rng.random(200_000) < 0.5
-    st = check_onepass(x, stack_wg=32, stack_force_repair=True, **budget)
+    st = check_single_pass(x, stack_wg=32, stack_force_repair=True, **budget)
     assert st[1] > 0
-    check_onepass(dyck(rng, 100_000), stack_force_repair=True, **budget)
+    check_single_pass(dyck(rng, 100_000), stack_force_repair=True, **budget)
 
 
-def test_onepass_stale_list_entries(rng):
+def test_single_pass_stale_list_entries(rng):
     """No list entry carries the call's epoch: every read of a partition's list rebuilds the
     entry from the input (the path for a store a reader cannot see yet)."""
-    for x in onepass_inputs(rng, 70_000).values():
-        assert check_onepass(x, stack_wg=32, stack_stale_lists=True)[1] == 0
+    for x in single_pass_inputs(rng, 70_000).values():
+        assert check_single_pass(x, stack_wg=32, stack_stale_lists=True)[1] == 0
 
 
-def test_onepass_lookback_to_partition_zero(rng):
+def test_single_pass_lookback_to_partition_zero(rng):
     """No partition publishes its size: every lookback combines summaries window after window
     back to partition 0, and the owner walk starts afresh after it."""
-    for x in onepass_inputs(rng, 60_000).values():
-        assert check_onepass(x, stack_wg=32, stack_no_sizes=True)[1] == 0
-    assert check_onepass(rng.random(40_000) < 0.5, stack_wg=32, stack_no_sizes=True, stack_withhold_period=3)[1] == 0
+    for x in single_pass_inputs(rng, 60_000).values():
+        assert check_single_pass(x, stack_wg=32, stack_no_sizes=True)[1] == 0
+    x = rng.random(40_000) < 0.5
+    assert check_single_pass(x, stack_wg=32, stack_no_sizes=True, stack_withhold_period=3)[1] == 0
 
 
-def test_onepass_workgroup_memory_path_and_kinds(rng):
-    for x in onepass_inputs(rng, 100_000).values():
-        assert check_onepass(x, stack_subgroups=False, stack_wg=64)[1] == 0
+def test_single_pass_workgroup_memory_path_and_kinds(rng):
+    for x in single_pass_inputs(rng, 100_000).values():
+        assert check_single_pass(x, stack_subgroups=False, stack_wg=64)[1] == 0
     kinds, boxes = random_clips(rng, 100_000)
     got = pp.clip_bboxes(kinds, boxes, (0, 0, 1000, 1000), method="single_pass")
     np.testing.assert_array_equal(got, clip_reference(kinds, boxes, (0, 0, 1000, 1000), "intersect"))
 
 
-def test_onepass_repeated_calls_reuse_lists(rng):
+def test_single_pass_repeated_calls_reuse_lists(rng):
     """Lists stay in one buffer across calls; each call's entries carry a new epoch, so entries
     of an earlier call (other data at the same slots) are never taken for this one's."""
     for _ in range(3):
         for x in (rng.random(90_000) < 0.5, dyck(rng, 90_000)):
-            assert check_onepass(x, stack_wg=32)[1] == 0
+            assert check_single_pass(x, stack_wg=32)[1] == 0
 
 
 def test_bad_method():
     with pytest.raises(pp.InputError, match="method"):
-        pp.bracket_match(np.ones(10, bool), method="onepass")
+        pp.bracket_match(np.ones(10, bool), method="single_pass")
 
 
 def test_partition_too_large_for_list_entries():
