@@ -435,7 +435,7 @@ def test_single_pass_repeated_calls_reuse_lists(rng):
 
 def test_bad_method():
     with pytest.raises(pp.InputError, match="method"):
-        pp.bracket_match(np.ones(10, bool), method="single_pass")
+        pp.bracket_match(np.ones(10, bool), method="fastest")
 
 
 def test_partition_too_large_for_list_entries():
