@@ -21,6 +21,7 @@ import numpy as np
 import wgpu
 
 from ._errors import DeviceLimitError, InputError, PrimitiveError, ShaderError
+from ._hooks import TestHooks, replace_hooks
 from ._memory import STORAGE_USAGE, Block, MemoryPool
 from ._shader import parse_bindings, parse_params, preprocess
 
@@ -421,40 +422,6 @@ class _BindGroups:
                 self._groups.pop(key, None)
 
 
-class _Options(dict):
-    """``Device.options``: a dict that counts its changes, so per-call plans keyed on ``version``
-    are rebuilt after any change."""
-
-    version = 0
-
-    def _changed(self) -> None:
-        self.version += 1
-
-    def __setitem__(self, key, value) -> None:
-        super().__setitem__(key, value)
-        self._changed()
-
-    def __delitem__(self, key) -> None:
-        super().__delitem__(key)
-        self._changed()
-
-    def update(self, *args, **kwargs) -> None:
-        super().update(*args, **kwargs)
-        self._changed()
-
-    def clear(self) -> None:
-        super().clear()
-        self._changed()
-
-    def pop(self, *args):
-        self._changed()
-        return super().pop(*args)
-
-    def setdefault(self, key, default=None):
-        self._changed()
-        return super().setdefault(key, default)
-
-
 class Device:
     """A GPU device for pywgpuprims: adapter, limits, features, kernel cache, memory pool.
 
@@ -520,8 +487,8 @@ class Device:
         self._timers: list[_Timer] = []
         self.lost: str | None = None  # why the device was lost, once it is
         _LostWatcher.watch(self)
-        #: Test and benchmark switches, read by primitives (see each primitive's docs).
-        self.options: dict[str, Any] = _Options()
+        self._hooks = TestHooks()
+        self._hooks_version = 0  # plans are keyed on it: rebuilt after any change of the hooks
         self._plans: dict = {}
         self._constant_bytes = 0  # held by plans through Device.constant
 
@@ -548,10 +515,15 @@ class Device:
                     k = self._kernels[key] = Kernel(self, path, entry, dict(defines or {}), dict(constants or {}))
         return k
 
+    @property
+    def hooks(self) -> TestHooks:
+        """The test hooks in force (:class:`~pywgpuprims._hooks.TestHooks`; set with :meth:`using`)."""
+        return self._hooks
+
     def plan(self, key, build):
-        """``build()``, computed once per ``key`` and state of :attr:`options` (a primitive's kernels
+        """``build()``, computed once per ``key`` and state of :attr:`hooks` (a primitive's kernels
         and fixed parameters for one shape, so that a repeated call rebuilds nothing)."""
-        full = (self.options.version, self.max_groups, key)  # grids split by max_groups (tests lower it)
+        full = (self._hooks_version, self.max_groups, key)  # grids split by max_groups (tests lower it)
         p = self._plans.get(full)
         if p is None:
             if len(self._plans) > 4096:
@@ -727,27 +699,28 @@ class Device:
         return Batch(self)
 
     @contextmanager
-    def using(self, **options: Any) -> Iterator[Device]:
-        """Set entries of :attr:`options` (tuning and test switches) for the block, then restore
-        them all (entries set inside the block too).
+    def using(self, **hooks: Any) -> Iterator[Device]:
+        """Set test hooks (fields of :class:`~pywgpuprims._hooks.TestHooks`) for the block, then
+        restore the previous ones. An unknown name or a value of the wrong type raises TypeError.
 
         Examples
         --------
         >>> import pywgpuprims as pp
         >>> dev = pp.device()
-        >>> with dev.using(scan_method="rts"):
-        ...     dev.options["scan_method"]
-        'rts'
-        >>> "scan_method" in dev.options
-        False
+        >>> with dev.using(scan_withhold_period=2):
+        ...     dev.hooks.scan_withhold_period
+        2
+        >>> dev.hooks.scan_withhold_period
+        0
         """
-        saved = dict(self.options)
-        self.options.update(options)
+        saved = self._hooks
+        self._hooks = replace_hooks(saved, hooks)
+        self._hooks_version += 1
         try:
             yield self
         finally:
-            self.options.clear()
-            self.options.update(saved)
+            self._hooks = saved
+            self._hooks_version += 1
 
     @contextmanager
     def timer(self, replays: int = 1, warmup: int = 0, warmup_ns: int = 0,

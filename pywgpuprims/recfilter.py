@@ -10,9 +10,9 @@ filtered down its columns with zero carries, a small per-tile pass adds what the
 contribute to the row carries (six fixed column responses, so six 64-vectors per tile), and the
 last pass filters down the columns then along the rows in workgroup memory: the image is read
 twice and written once. Full tiles of those two overlapped passes run with the tile in registers
-(``wgsl/sat/recfilter_reg.wgsl``: little workgroup memory, so many more workgroups per SM), the
-tiles cut by the image's edges in ``recfilter.wgsl``. ``method="rt"`` is the readable baseline: one
-thread per row/column.
+(``wgsl/filters/recfilter_reg.wgsl``: little workgroup memory, so many more workgroups per SM), the
+tiles cut by the image's edges in ``recfilter_pass_a.wgsl`` / ``recfilter_pass_c.wgsl``.
+``method="rt"`` is the readable baseline: one thread per row/column.
 
 Latency: the fix-up cuts each line's blocks into segments, a thread per (line, segment), so that
 many more carries load at once; each segment runs from a zero state, the segments' true incoming
@@ -20,7 +20,7 @@ states follow from their end states and transfer matrices (powers of the block m
 computed on the host in float64), and each segment reruns from its true state, its carries held
 in registers when it has at most ``_FIX_REG_MAX`` blocks (one load and one store each; then both
 recursions' chains run between one barrier pair, the causal states entering the anticausal chain
-through host matrices). The tile passes give each tile line two threads (SPLIT), each filtering
+through host matrices). The tile passes give each tile line two threads, each filtering
 half of it from a zero state and then adding what the other half's end state contributes, which
 halves the serial chain per thread.
 
@@ -34,18 +34,19 @@ extension onto the line and gets each line's initial conditions as dot products 
 computed on the host in float64 (truncated where the impulse response's tail is below 2**-27 of
 its total; for the periodic and symmetric modes the folding sums every period up to there); the
 RT baseline runs the recursion over the same length of extension instead.
-Kernels: ``wgsl/sat/recfilter.wgsl``, ``wgsl/sat/recfilter_reg.wgsl``.
+Kernels: ``wgsl/filters/recfilter_*.wgsl`` (one file per pass; ``recfilter_tiles.wgsl`` describes them).
 
-Test and benchmark switches live in ``device().options``: ``recfilter_regtile`` (False: every tile
-of the overlapped passes in workgroup memory), ``recfilter_reg_defines`` (extra defines for
-recfilter_reg.wgsl, e.g. the timing probe ``KO_RUN``: no recursion, wrong results),
-``recfilter_frame_first`` (False: pass A launches its tiles row by row, not the boundary frame first).
+Test hooks (``device().using(...)``): ``recfilter_regtile`` (False: every tile of the overlapped
+passes in workgroup memory, as images under 64 samples along an axis take them),
+``recfilter_fix_seg`` (another segmenting of the fix-up) and ``recfilter_fix_reg_max`` (0: every
+fix-up segment loops over its blocks, as lines past 8192 samples do).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -56,18 +57,23 @@ from ._array import GpuArray, asarray
 from ._device import takes_device
 from ._errors import InputError
 
-_B = 64  # block length (wgsl/sat/recfilter.wgsl)
+_B = 64  # block length (wgsl/filters/recfilter_tiles.wgsl)
 _MODES = {"zero": 0, "nearest": 1, "reflect": 2, "mirror": 3, "wrap": 4}
 _LOOP_CAP = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
-_FIX_WG = 64  # fix-up workgroup size (lines per workgroup)
-_FIX_BATCH = 16  # blocks whose carries the fix-up loads at once (wgsl/sat/recfilter.wgsl FB)
-# Segmented fix-up (wgsl/sat/recfilter.wgsl SEG): (lines per workgroup, segments per line, blocks
-# loaded at once); None: a thread per line.
-_FIX_SEG: tuple[int, int, int] | None = (32, 16, 4)
-# Segments of at most this many blocks keep their carries in registers (REGSEG: one load and one
-# store per carry); longer ones loop over FB blocks at a time.
-_FIX_REG_MAX = 8
-_SPLIT = True  # tile passes: two threads per tile line, 32 samples each (wgsl/sat/recfilter.wgsl SPLIT)
+@dataclass(frozen=True)
+class RecfilterTuning:
+    """The recursive filters' tuning (H100 80GB HBM3, Vulkan, driver 580, 4096^2 float32;
+    ``python -m pywgpuprims.bench recursive_filter``)."""
+
+    # fix-up (wgsl/filters/recfilter_fix.wgsl): lines per workgroup, segments per line, blocks loaded
+    # at once; faster than a thread per line, 2026-11-22
+    fix_seg: tuple[int, int, int] = (32, 16, 4)
+    fix_reg_max: int = 8  # segments of at most this many blocks keep their carries in registers, 2026-11-22
+
+
+TUNING = RecfilterTuning()
+_FIX_SEG = TUNING.fix_seg
+_FIX_REG_MAX = TUNING.fix_reg_max  # longer segments loop over FB blocks at a time
 _F32_MAX = float(np.finfo(np.float32).max)
 _B0_MAX = _F32_MAX ** 0.25  # the tile passes scale the input by b0 to the number of passes (2 axes x 2 directions)
 _TAIL = 2.0 ** -27  # boundary padding: impulse-response tail below this fraction of its total
@@ -266,7 +272,7 @@ def _segment_matrices(K: int, n_last: int, b0: float, a: tuple, segs: int) -> np
 
 @lru_cache(maxsize=256)
 def _split_consts(b0: float, a: tuple) -> np.ndarray:
-    """(35, 4) float32 for SPLIT: rows 0-31 the first row of A^(j+1) (A the recursion's state
+    """(35, 4) float32 for the split tile passes: rows 0-31 the first row of A^(j+1) (A the recursion's state
     matrix: what a state handed over adds to the j-th sample after it), rows 32-34 A^32."""
     out = np.zeros((35, 4))
     zeros = np.zeros(_B // 2)
@@ -311,6 +317,10 @@ def _carry_weights(n: int, b0: float, a: tuple, causal: bool, anti: bool) -> np.
 
 
 # ------------------------------------------------------------------------------------------ GPU
+def _fix_seg(dev) -> tuple[int, int, int]:
+    return dev.hooks.recfilter_fix_seg or _FIX_SEG
+
+
 def _axis_geometry(shape: tuple[int, ...], axis: int) -> dict:
     H, W = shape[0], shape[1]
     C = shape[2] if len(shape) == 3 else 1
@@ -324,8 +334,7 @@ def _axis_setup(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: 
     """Params and buffers for one axis pass: ``{"p": params, ...}`` (block: mats, weights, carries).
 
     Everything but the carries is computed once per shape and filter (:meth:`Device.plan`)."""
-    st = dict(dev.plan(("recfilter axis", tuple(shape), axis, b0, tuple(a), rho, causal, anti, mode, method,
-                        _FIX_SEG, _SPLIT),
+    st = dict(dev.plan(("recfilter axis", tuple(shape), axis, b0, tuple(a), rho, causal, anti, mode, method),
                        lambda: _axis_plan(dev, shape, axis, b0, a, rho, causal, anti, mode, method)))
     if method != "rt":
         st["carry"] = dev.alloc(st["carry_bytes"])
@@ -352,7 +361,7 @@ def _axis_plan(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: b
         return {"p": p}
     if 7 * K > _LOOP_CAP:  # the fix-up runs about 6.25 K loop trips per thread
         raise InputError("recursive_filter", f"lines of {N} samples are too long (at most {_LOOP_CAP // 7 * _B})")
-    # The tile passes run the b0 = 1 filter on the input scaled by gain (wgsl/sat/recfilter_common.wgsl
+    # The tile passes run the b0 = 1 filter on the input scaled by gain (wgsl/filters/recfilter_common.wgsl
     # gain_c, UNIT_B0): the matrices and weights below are those of b0 = 1, and the boundary weights
     # (dot products with the unscaled input) carry the gain.
     gain = b0 ** (int(causal) + int(anti))
@@ -361,35 +370,33 @@ def _axis_plan(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: b
     w, ranges, Mp = _boundary_weights(b0, a, rho, causal, anti, mode, N)
     w = w * np.float32(gain)
     mats = np.concatenate([_matrices(_B, b0, a), _matrices(N - (K - 1) * _B, b0, a), Mp.ravel(),
-                           _segment_matrices(K, N - (K - 1) * _B, b0, a, _FIX_SEG[1] if _FIX_SEG else 0)])
-    assert mats.size == 117  # recfilter.wgsl BLOCK_FIX: mats is a uniform array of 30 vec4 (120 floats)
+                           _segment_matrices(K, N - (K - 1) * _B, b0, a, _fix_seg(dev)[1])])
+    assert mats.size == 117  # recfilter_fix.wgsl: mats is a uniform array of 30 vec4 (120 floats)
     mats = np.concatenate([mats, np.zeros(3)])
     mbuf = dev.constant(mats.astype(np.float32), wgpu.BufferUsage.UNIFORM | wgpu.BufferUsage.COPY_DST,
                         "recfilter mats")
     p.update(lo_L=ranges[0], hi_L=ranges[1], lo_R=ranges[2], hi_R=ranges[3])
-    # Workgroups along x take tiles along the image rows (wgsl/sat/recfilter.wgsl tile_k, tile_lb).
+    # Workgroups along x take tiles along the image rows (wgsl/filters/recfilter_tiles.wgsl tile_k, tile_lb).
     tiles = (K, -(-nlines // _B), C) if axis == 1 else (-(-nlines // _B), K, C)
     # One channel with rows a multiple of 4 long: the tile kernels move the image as vec4s.
     vec4 = C == 1 and shape[1] % 4 == 0
-    hbuf = None
-    if _SPLIT:
-        h = _split_consts(b0, a)
-        hbuf = dev.constant(h, label="recfilter split constants")
+    # tile passes: two threads per tile line, 32 samples each, joined through these constants
+    hbuf = dev.constant(_split_consts(b0, a), label="recfilter split constants")
     return {"p": p, "carry_bytes": 4 * 6 * K * nlines * C, "mats": mbuf, "w": w, "tiles": tiles, "fast": axis == 1,
             "vec4": vec4, "split": hbuf}
 
 
 def _tile_defines(st: dict) -> dict:
-    return {"SPLIT": st["split"] is not None, "TROWS": 8 if st["split"] is not None else 16, **_filter_defines(st)}
+    return {"TROWS": 8, **_filter_defines(st)}
 
 
 def _filter_defines(st: dict) -> dict:
-    """Defines every block-method kernel of this axis takes (wgsl/sat/recfilter_common.wgsl)."""
+    """Defines every block-method kernel of this axis takes (wgsl/filters/recfilter_common.wgsl)."""
     return {"UNIT_B0": True, "GAIN_ANTI": not st["p"]["causal"], "ORDER3": st["p"]["a3"] != 0.0}
 
 
 def _tile_binds(st: dict) -> dict:
-    return {"hbuf": st["split"]} if st["split"] is not None else {}
+    return {"hbuf": st["split"]}
 
 
 def _weights_buffer(dev, *ws: np.ndarray):
@@ -398,32 +405,26 @@ def _weights_buffer(dev, *ws: np.ndarray):
 
 def _record_rt(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
     p = st["p"]
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"RT": True}), (-(-p["nlines"] // 64), p["C"]),
+    b.dispatch(dev.kernel("filters/recfilter_rt.wgsl", defines={"RT": True}), (-(-p["nlines"] // 64), p["C"]),
                params=p, src=src, dst=dst)
 
 
 def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
     p = st["p"]
     defines = {"BLOCK_A": True, "FAST_POS": st["fast"], "VEC4": st["vec4"], **_tile_defines(st)}
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), st["tiles"], params=p, src=src,
+    b.dispatch(dev.kernel("filters/recfilter_pass_a.wgsl", defines=defines), st["tiles"], params=p, src=src,
                carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
 
 
 def _record_fix(b, dev, st: dict) -> None:
     p = st["p"]
-    if _FIX_SEG is None:
-        b.dispatch(dev.kernel("sat/recfilter.wgsl", defines={"BLOCK_FIX": True, "FB": _FIX_BATCH, "FWG": _FIX_WG,
-                                                             **_filter_defines(st)}),
-                   (-(-p["nlines"] // _FIX_WG), p["C"]),
-                   params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
-        return
-    lpw, segs, fb = _FIX_SEG
+    lpw, segs, fb = _fix_seg(dev)
     sl = -(-p["K"] // segs)
-    reg = sl <= _FIX_REG_MAX
-    defines = {"BLOCK_FIX": True, "SEG": True, "REGSEG": reg, "LPW": lpw, "S": segs, "FB": sl if reg else fb,
+    reg = sl <= (_FIX_REG_MAX if dev.hooks.recfilter_fix_reg_max is None else dev.hooks.recfilter_fix_reg_max)
+    defines = {"BLOCK_FIX": True, "REGSEG": reg, "LPW": lpw, "S": segs, "FB": sl if reg else fb,
                **_filter_defines(st)}
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), (-(-p["nlines"] // lpw), p["C"]),
+    b.dispatch(dev.kernel("filters/recfilter_fix.wgsl", defines=defines), (-(-p["nlines"] // lpw), p["C"]),
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 
 
@@ -434,7 +435,7 @@ def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
     binds = {"dst": dst, "carry": st["carry"], **_tile_binds(st)}
     if src is not dst:
         binds["src"] = src
-    b.dispatch(dev.kernel("sat/recfilter.wgsl", defines=defines), st["tiles"], params=p, **binds)
+    b.dispatch(dev.kernel("filters/recfilter_pass_c.wgsl", defines=defines), st["tiles"], params=p, **binds)
 
 
 def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray, job: tuple) -> None:
@@ -456,45 +457,46 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     kern = dev.kernel
     td = _tile_defines(st)
     # Full tiles run with the tile in registers (recfilter_reg.wgsl: more workgroups per SM), the
-    # tiles cut by the image's edges in recfilter.wgsl (EDGES: one dispatch over every tile, full
+    # tiles cut by the image's edges in recfilter_pass_a/c.wgsl (EDGES: one dispatch over every tile, full
     # ones return at once; two strip dispatches measured slower on the H100, 228 us against 214 at
     # 4100^2).
     full = (W // _B, H // _B, C)
-    reg = full[0] * full[1] > 0 and dev.options.get("recfilter_regtile", True)
+    reg = full[0] * full[1] > 0 and dev.hooks.recfilter_regtile
     edge_grids = [] if reg and W % _B == 0 and H % _B == 0 else [st["tiles"]]
     io = {"dst": dst} if src is dst else {"src": src, "dst": dst}
-    rd = {**_filter_defines(st), **dev.options.get("recfilter_reg_defines", {})}
+    rd = _filter_defines(st)
     if reg:
         # Tiles meeting the boundary weights (slower: dot products) launch first (FRAME_FIRST).
         pa = dict(p, **_frame(full, (p["lo_L"], p["hi_L"], p["lo_R"], p["hi_R"]),
                               (q["lo_L"], q["hi_L"], q["lo_R"], q["hi_R"])))
         n = full[0] * full[1]
         interior = (pa["fr_lhi"] - pa["fr_llo"]) * (pa["fr_khi"] - pa["fr_klo"])
-        ff = 0 < interior < n and dev.options.get("recfilter_frame_first", True)
+        ff = 0 < interior < n
         gx = min(n, dev.max_groups)
         # Without boundary weights (zero boundaries) the dot products' code is compiled out: even
         # never run, it cost the order-2 filter 1.6 us on the H100 (registers).
         nob = all(r[1] <= r[0] for r in ((p["lo_L"], p["hi_L"]), (p["lo_R"], p["hi_R"]),
                                          (q["lo_L"], q["hi_L"]), (q["lo_R"], q["hi_R"])))
-        b.dispatch(kern("sat/recfilter_reg.wgsl", defines={"PASS_A": True, "FRAME_FIRST": ff, "NO_BOUNDARY": nob,
+        b.dispatch(kern("filters/recfilter_reg.wgsl", defines={"PASS_A": True, "FRAME_FIRST": ff, "NO_BOUNDARY": nob,
                                                            **rd}),
                    (gx, -(-n // gx), C) if ff else full, params=pa, src=src, carry=st["carry"], wts=wts,
                    bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
     for groups in edge_grids:
-        b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"],
+        b.dispatch(kern("filters/recfilter_pass_a.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"],
                                                           "EDGES": reg, **td}),
                    groups, params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"],
                    carry2=st2["carry"], bpart2=st2["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
-    b.dispatch(kern("sat/recfilter.wgsl", defines={"ROW_CORR": True, **_filter_defines(st)}), st["tiles"], params=p,
-               carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
+    b.dispatch(kern("filters/recfilter_row_corr.wgsl", defines={"ROW_CORR": True, **_filter_defines(st)}), st["tiles"],
+               params=p, carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
     _record_fix(b, dev, st2)
     if reg:
-        b.dispatch(kern("sat/recfilter_reg.wgsl", defines={"PASS_C": True, "IN_PLACE": src is dst, **rd}), full,
+        b.dispatch(kern("filters/recfilter_reg.wgsl", defines={"PASS_C": True, "IN_PLACE": src is dst, **rd}), full,
                    params=p, **io, carry=st["carry"], carry2=st2["carry"])
     for groups in edge_grids:
-        b.dispatch(kern("sat/recfilter.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst,
-                                                          "VEC4": st["vec4"], "EDGES": reg, **td}),
+        b.dispatch(kern("filters/recfilter_pass_c.wgsl", defines={"BLOCK_C": True, "OVERLAP": True,
+                                                                  "IN_PLACE": src is dst, "VEC4": st["vec4"],
+                                                                  "EDGES": reg, **td}),
                    groups, params=p, **io, carry=st["carry"], carry2=st2["carry"], **_tile_binds(st))
 
 

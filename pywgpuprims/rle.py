@@ -56,32 +56,16 @@ bits form one run (numpy's ``x[1:] != x[:-1]`` would split NaN runs and join the
 Indices (``nonzero``) are uint32, the GPU's natural index type (numpy's ``flatnonzero`` gives
 int64); sizes are limited to fewer than 2^32 - 2^16 elements.
 
-Test and benchmark switches in ``device().options``: ``rle_withhold_period`` (every k-th tile
-withholds its lookback state, forcing the fallback), ``rle_max_steps`` (lookback step budget; 0
-sends every lookback to the tile-by-tile walk), ``rle_max_self`` (tiles that walk may cover; 0 with
-``rle_max_steps=0`` forces the repair), ``rle_subgroups`` (False: the workgroup-memory path),
-``rle_sg_lookback`` (False: the windowed lookback through workgroup memory even with subgroups),
-``rle_vpt`` (vec4 words per invocation of RLE for 32-bit values, 13), ``rle_prev_shuffle`` (False:
-each vec4's previous word is loaded, not shuffled from the lane before), ``rle_compact_vpt`` (of compact, 8),
-``rle_compact_store`` / ``rle_encode_store`` ("direct", "vec4" or "scalar"),
-``rle_compact_stage`` (staging entries of compact.wgsl), ``rle_stage_skip`` (False: every staging round
-of compact.wgsl tests every element, not only the vec4 words with items in it), ``rle_counts_vec4``,
-``rle_compact_kernel`` / ``rle_encode_kernel`` (False: the fused.wgsl pass instead),
-``rle_stage`` (staging entries of fused.wgsl, 4096; a larger tile stores its items in rounds),
-``rle_decode_method`` ("scan": expand.wgsl; "old": decode.wgsl, as for uint8),
-``rle_decode_vpt``, ``rle_decode_add``, ``rle_decode_cap``, ``rle_method`` (the default method),
-``rle_stats_buffer`` (a buffer that receives the single pass's 4 counter words: ticket, gave-up,
-fallbacks, finished), ``rle_lb_depth`` / ``rle_compact_lb_depth`` (predecessors polled per lane in
-a lookback step of encoding / compaction, 1 / 1), ``rle_early_publish`` (the lookback publishes the
-tile's inclusive count before its broadcast: default on for encoding, off for compaction, where it
-measured 1% slower), ``rle_early_aggregate`` (False: compact.wgsl publishes a tile's aggregate after
-the workgroup combine, not from inside it), ``rle_full_tile_loads`` (False: whole tiles too are
-loaded and flagged with a partial tile's clamps and masks),
-``rle_wg`` (invocations per workgroup of the kernels, 256: 512 and 128 ran slower on an H100),
-``rle_bitmask`` (False: encoding with subgroups stages its runs in workgroup memory, in rounds,
-instead of finding them through the run-start bitmask),
-``rle_no_lookback`` (timing only, wrong results: the single pass without its
-lookback).
+Test hooks (``device().using(...)``, fields of ``pywgpuprims._hooks.TestHooks``):
+``rle_withhold_period`` (every k-th tile withholds its
+lookback state, forcing the fallback), ``rle_max_steps`` (lookback step budget; 0 sends every
+lookback to the tile-by-tile walk), ``rle_max_self`` (tiles that walk may cover; 0 with
+``rle_max_steps=0`` forces the repair), ``rle_subgroups`` (False: the workgroup-memory paths),
+``rle_stats_buffer`` (receives the single pass's 4 counter words: ticket, gave-up, fallbacks,
+finished), ``rle_wg`` / ``rle_vec4_per_thread`` / ``rle_compact_vec4_per_thread`` / ``rle_stage`` /
+``rle_decode_vec4_per_thread``
+(other tiles and staging sizes), ``rle_decode_cap`` (runs in an expand tile's range past which it
+searches per element: small values force that path).
 
 Inputs must fit one storage binding (no chunking; ``DeviceLimitError`` otherwise).
 """
@@ -97,85 +81,56 @@ from ._array import GpuArray, as_input, asarray, submit_counted_to_host, submit_
 from ._device import Device, takes_device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import monoid_defines
-from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lb_defines, lookback_steps, lookback_walk_tiles, record_scan
+from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lookback_steps, lookback_walk_tiles, record_scan
 
 __all__ = ["Compacted", "RunLengths", "compact", "flatnonzero", "nonzero", "rle_decode", "rle_encode"]
 
-WG = 256
-# vec4 per invocation of the fused pass (rle/fused.wgsl: uint8 values, nonzero, the PARLE-free
-# paths the scan-like kernel does not take): 8, a tile of 8192 elements.
-VPT = 8
-TILE = WG * VPT * 4  # elements per tile of the fused pass for 32-bit values (uint8: 256 x 16 bytes)
-# rle/compact.wgsl, the scan-like kernel for compact and rle_encode of 32-bit values: vec4 per
-# invocation and how the kept values are written ("direct": straight from registers to their
-# ranks; "vec4": staged in workgroup memory, then aligned vec4 words; "scalar": staged, then
-# single words). Staging entries: COMPACT_STAGE values, or RLE_STAGE values and run starts.
-# H100, 2^28 int32, same run (G el/s). compact, half kept: direct 226 / 255 / 286 / 285 (4 / 6 /
-# 8 / 10 vec4), staged vec4 with 4096 entries 257 (12 vec4), 8192 entries 140 / 182 / 209 (8 / 12
-# / 16): workgroup memory costs occupancy, and the L2 merges the direct stores' partial lines.
-# rle_encode, runs of ~16 / random 0..9: staged vec4, 12 vec4, 2048 entries 284 / 129; values
-# direct (run starts staged) 247-253 / 118-139 (8 or 12 vec4, 1024-4096 entries), 185 / 80 (16).
-# Session 6: 12 vec4 326 / 146; 13 vec4 332 / 145, and with the previous word of each vec4 taken
-# from the lane before (PREV_SHUFFLE) 339-340 / 148; 14 vec4 falls off the register cliff (85);
-# without the lookback's wait (timing only) 439 / 183; staging the first round before the lookback
-# 198 (registers). 2048 vs 1024 staging entries: equal; 4096: 218. Session 13, without the repair's
-# per-tile costs: 13 vec4 376 / 154; 14 vec4 fits now, 388 / 140 (13 stays); 12: 369 / 152.
-# Session 15: multi-round tiles skip the vec4 words with no item in a round (rle_stage_skip) and the
-# lookback publishes early (rle_early_publish): 379 / 174. Staging past 16 KiB falls off a cliff.
-# The aggregate published from inside the workgroup combine (rle_early_aggregate): 379.7 -> 387.8 /
-# 173.7 -> 174.9, compact 303.0 -> 306.1.
-# Session 16: whole tiles loaded and flagged without the clamps and masks of a partial one
-# (rle_full_tile_loads): 387.2 -> 397.6 / 174.8 -> 180.6, compact 304.2 -> 305.4.
-FULL_TILE_LOADS = True
-COMPACT_VPT = 8
-COMPACT_STORE = "direct"
-COMPACT_STAGE = 4096
-ENCODE_VPT = 13
-# Session 19: with subgroups, encoding keeps no staging at all (BITMASK): the tile's run starts go
-# into a bitmask in workgroup memory (one bit per element) with the position of every fourth start;
-# after the lookback each output vec4 finds its four starts from the nearest of those and reads
-# their values again from x. No rounds, no barriers while storing; at 7 vec4, 9,116 B of workgroup
-# memory and 49 registers (scripts/profile/kernel_stats.py), 4 workgroups per SM. H100 2^28
-# (rle_ab.py, runs of ~16 / random, same run): staged 404.5 / 180.7; bitmask at 6 / 8 / 10 vec4
-# 421.2 / 189.8, 425.1 / 189.2, 406.4 / 177.2; a later run: 5 / 7 / 8 vec4 399.2 / 192.1,
-# 442.8-444.2 / 192.5-192.8, 427.6 / 189.7; workgroups of 512 at 4 vec4 404.6 / 202.1.
-# Found on the way: the staged path's tile order put a round's ranks on one or two subgroups
-# (subgroup-major slots); slot-major slots spread them (random 180.7 -> 194.8) but cost runs of ~16
-# (404.5 -> 391.4), so the staged path keeps its order.
-BITMASK_VPT = 7
-# Predecessors per lane in each lookback step (scan.LB_DEPTH), H100 2^28: rle_encode runs~16 350 at
-# 2 vs 336 at 1; compact half kept 282 at 2 vs 299 at 1, so compaction keeps 1. Session 16, with
-# whole-tile loads: encoding too is faster at 1 (runs 397.7 -> 403.9, random 180.7 -> 180.9; at
-# 2 compact 305.3 -> 291.9).
-RLE_LB_DEPTH = 1
-ENCODE_STORE = "vec4"
-RLE_STAGE = 2048
+@dataclass(frozen=True)
+class RleTuning:
+    """Compaction's and run-length coding's tuning (H100 80GB HBM3, Vulkan, driver 580, 2^28 int32;
+    ``python -m pywgpuprims.bench rle compact``)."""
+
+    wg: int = 256                  # invocations per workgroup: 512 and 128 ran slower, 2026-11-21
+    fused_vec4_per_thread: int = 8  # rle/fused.wgsl (uint8 values, nonzero): tiles of 8192 elements, 2026-11-21
+    compact_vec4_per_thread: int = 8  # compact, direct stores: 286 G el/s (staged vec4 257 at best), 2026-11-21
+    encode_vec4_per_thread: int = 13  # rle_encode, staged (no subgroups): 14 falls off the register cliff, 2026-11-22
+    bitmask_vec4_per_thread: int = 7  # rle_encode, bitmask (subgroups): runs~16 / random 443 / 193 G el/s, 2026-11-25
+    encode_stage: int = 2048       # staged encoder's entries: 1024 equal, 4096 slower, 2026-11-21
+    decode_vec4_per_thread: int = 2  # rle/expand.wgsl: H200 runs~16 1 / 2 / 4: 329 / 349 / 249 G el/s, 2026-11-21
+
+
+TUNING = RleTuning()
+WG = TUNING.wg
+VEC4_PER_THREAD = TUNING.fused_vec4_per_thread
+TILE = WG * VEC4_PER_THREAD * 4  # elements per tile of the fused pass for 32-bit values (uint8: 256 x 16 bytes)
+COMPACT_VEC4_PER_THREAD = TUNING.compact_vec4_per_thread
+ENCODE_VEC4_PER_THREAD = TUNING.encode_vec4_per_thread
+BITMASK_VEC4_PER_THREAD = TUNING.bitmask_vec4_per_thread
+RLE_STAGE = TUNING.encode_stage
 
 
 def _wg(dev: Device) -> int:
     """Invocations per workgroup of the encode and compaction kernels (option ``rle_wg``)."""
-    return int(dev.options.get("rle_wg", WG))
+    return _or(dev.hooks.rle_wg, WG)
 
 
 def _use_bitmask(dev: Device) -> bool:
-    """Whether rle/compact.wgsl encodes through the run-start bitmask (BITMASK): with subgroups and
-    aligned vec4 stores, unless ``rle_bitmask`` is off (the staged stores instead)."""
-    return (dev.has_subgroups and bool(_opt(dev, "rle_subgroups", True)) and bool(_opt(dev, "rle_bitmask", True))
-            and _opt(dev, "rle_encode_store", ENCODE_STORE) == "vec4")
+    """Whether rle/compact.wgsl encodes through the run-start bitmask (BITMASK: with subgroups),
+    else through staged stores."""
+    return _use_subgroups(dev)
+
+
+def _use_subgroups(dev: Device) -> bool:
+    return dev.has_subgroups and dev.hooks.rle_subgroups
 
 
 def _vpt(dev: Device, dtype) -> int:
     """vec4 words per invocation of the pass that run-length encodes ``dtype``: 1 for uint8 (a tile
-    of 4096 elements), else BITMASK_VPT or ENCODE_VPT (the scan-like kernel, with or without the
-    bitmask) or VPT (the fused pass, when ``rle_encode_kernel`` is off);
-    ``device().options["rle_vpt"]`` overrides it."""
+    of 4096 elements), else BITMASK_VEC4_PER_THREAD or ENCODE_VEC4_PER_THREAD (rle/compact.wgsl, with or without the
+    bitmask); the hook ``rle_vec4_per_thread`` overrides it."""
     if np.dtype(dtype) == np.uint8:
         return 1
-    if not dev.options.get("rle_encode_kernel", True):
-        default = VPT
-    else:
-        default = BITMASK_VPT if _use_bitmask(dev) else ENCODE_VPT
-    return int(dev.options.get("rle_vpt", default))
+    return _or(dev.hooks.rle_vec4_per_thread, BITMASK_VEC4_PER_THREAD if _use_bitmask(dev) else ENCODE_VEC4_PER_THREAD)
 
 
 def _tile(dev: Device, dtype) -> int:
@@ -183,27 +138,19 @@ def _tile(dev: Device, dtype) -> int:
 
 
 def _compact_vpt(dev: Device) -> int:
-    return int(dev.options.get("rle_compact_vpt", COMPACT_VPT))
+    return _or(dev.hooks.rle_compact_vec4_per_thread, COMPACT_VEC4_PER_THREAD)
 
 
-def _compact_stage(dev: Device, vpt: int, per_item: int, default: int) -> int:
-    """Staging entries of rle/compact.wgsl (``per_item`` bytes each): ``default`` unless the option
-    ``rle_compact_stage`` says otherwise, within the device's workgroup memory."""
-    room = (dev.limits["max-compute-workgroup-storage-size"] - 4096) // per_item
-    want = int(dev.options.get("rle_compact_stage", default))
-    return max(1024, min(want, room, _wg(dev) * vpt * 4))
+def _encode_stage(dev: Device, vpt: int) -> int:
+    """Staging entries of rle/compact.wgsl's staged encoder (8 bytes each: value and start), within
+    the device's workgroup memory."""
+    room = (dev.limits["max-compute-workgroup-storage-size"] - 4096) // 8
+    return max(1024, min(RLE_STAGE, room, _wg(dev) * vpt * 4))
 
 
 FIN_PER_GROUP = 4 * 256  # items per workgroup of the finishing pass
-# Output vec4 words per invocation of the expand pass (rle/expand.wgsl for 32-bit values; uint8
-# through rle/decode.wgsl). H100, 2^28 int32, runs of ~16, scan + expand, same run (G el/s):
-# 2: 254, 4: 165, 6: 95, 8: 100 (the marks' workgroup memory costs occupancy); the previous
-# expand (rle/decode.wgsl, a search per invocation and a walk) 137. H200, same sweep with the
-# marks counted by subgroup adds instead of a shuffle max-scan: 1: 329, 2: 349, 4: 249 (max-scan
-# 284 / 263 / -).
-DECODE_VPT = 2
-DECODE_VPT_EB8 = 4
-DECODE_ADD = True  # expand.wgsl: count the marks (subgroup adds) in tiles without zero-length runs
+DECODE_VEC4_PER_THREAD = TUNING.decode_vec4_per_thread
+DECODE_VEC4_PER_THREAD_EB8 = 4  # of rle/decode.wgsl (uint8 values)
 DECODE_CAP = 64 * 256  # runs in an expand tile's range past which it searches per element instead
 STAGE = 4096  # workgroup-memory staging entries of the fused pass (larger tiles store in rounds)
 MAX_STEPS = 512
@@ -280,12 +227,13 @@ def _check_size(primitive: str, n: int, dev: Device, itemsize_bytes: int) -> Non
                                f"({dev.max_binding} bytes)")
 
 
-def _opt(dev: Device, name: str, default):
-    return dev.options.get(name, default)
+def _or(value, default):
+    """A hook's value, or ``default`` where the hook is unset (None)."""
+    return default if value is None else value
 
 
 def _method(dev: Device, method: str | None, primitive: str) -> str:
-    m = method or _opt(dev, "rle_method", "fused")
+    m = method or "fused"
     if m not in ("fused", "parle"):
         raise InputError(primitive, f"method {m!r}: expected 'fused' or 'parle'")
     return m
@@ -326,21 +274,17 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     if p.bitmask:
         io["x_u32"] = x  # the run values, read again at the store
     if p.vec4:
-        if p.store != "direct":
-            outs["out_vec"] = val
-        if p.rle_kernel:
-            outs["counts_vec"] = counts
+        outs.update(out_vec=val, counts_vec=counts)
     b.clear(meta)
     b.clear(state, 0, 16 + 8 * p.n_tiles)
     b.dispatch(p.k_single, p.n_tiles, p.packed, tile_state=state, repair_args=rargs, **io, **outs)
-    stats = _opt(dev, "rle_stats_buffer", None)
+    stats = dev.hooks.rle_stats_buffer
     if stats is not None:
         b.copy(state, 0, stats, 0, 16)
     if p.repair:  # armed on the GPU: zero-sized grids unless some tile gave up
         partials = dev.alloc(4 * p.n_tiles)
         carry = dev.alloc(16)
-        red_outs = {} if p.path == "rle/compact.wgsl" else {"WRITE_IDX": False, "WRITE_VALUES": False,
-                                                             "RLE_COUNTS": False, "STAGE_POSITIONS": False}
+        red_outs = {} if p.path == "rle/compact.wgsl" else {"WRITE_IDX": False}
         k_red = dev.kernel(p.path, defines=dict(p.base, RTS_REDUCE=True, **red_outs))
         k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
         k_down = dev.kernel(p.path, defines=dict(p.base, RTS_DOWNSWEEP=True))
@@ -370,7 +314,6 @@ class _ItemsPlan:
     repair: bool
     bitmask: bool
     vec4: bool
-    store: str
     rle_kernel: bool
     k_fix: object | None
     fix_packed: bytes | None
@@ -385,66 +328,58 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
     n_vec4 = -(-_words(n, dtype) // 4)
     # 32-bit compaction by value has its own kernel, built like the scan (rle/compact.wgsl)
     # (and RLE of 32-bit values, there with the fused pass's tile size: RunLengths records it)
-    compact_kernel = mode == "compact" and not eb8 and has_val and _opt(dev, "rle_compact_kernel", True)
-    rle_kernel = mode == "rle" and not eb8 and has_counts and _opt(dev, "rle_encode_kernel", True)
+    compact_kernel = mode == "compact" and not eb8 and has_val
+    rle_kernel = mode == "rle" and not eb8 and has_counts
     if compact_kernel:
         vpt = _compact_vpt(dev)
     elif mode == "rle":
         vpt = _vpt(dev, dtype)
     else:
-        vpt = 1 if eb8 else int(_opt(dev, "rle_vpt", VPT))
-    store = _opt(dev, "rle_encode_store", ENCODE_STORE) if rle_kernel else _opt(dev, "rle_compact_store",
-                                                                                  COMPACT_STORE)
+        vpt = 1 if eb8 else _or(dev.hooks.rle_vec4_per_thread, VEC4_PER_THREAD)
     wg = _wg(dev)
     n_tiles = -(-n_vec4 // (wg * vpt))
-    subgroups = dev.has_subgroups and _opt(dev, "rle_subgroups", True)
-    spin = int(_opt(dev, "rle_spin_limit", SPIN_LIMIT))
-    base = dict(monoid_defines("add", np.uint32, "rle"), WG=wg, VPT=vpt, SUBGROUPS=subgroups, SPIN_LIMIT=spin,
-                SG_LOOKBACK=subgroups and bool(_opt(dev, "rle_sg_lookback", True)),
-                EARLY_PUBLISH=bool(_opt(dev, "rle_early_publish", mode == "rle")),
-                **lb_defines(int(_opt(dev, "rle_lb_depth", RLE_LB_DEPTH)) if mode == "rle"
-                             else int(_opt(dev, "rle_compact_lb_depth", 1))),
-                NO_LOOKBACK=bool(_opt(dev, "rle_no_lookback", False)), SELF_REDUCE=True,
-                PREV_SHUFFLE=subgroups and bool(_opt(dev, "rle_prev_shuffle", True)),
-                LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=has_idx, WRITE_VALUES=has_val,
-                RLE_COUNTS=has_counts, STAGE_POSITIONS=has_idx or has_counts,
-                STAGE=min(int(_opt(dev, "rle_stage", STAGE)), wg * vpt * (16 if eb8 else 4)), **flags)
+    subgroups = _use_subgroups(dev)
+    spin = SPIN_LIMIT
+    # the lookback publishes a tile's inclusive count from its step for encoding (faster), not for
+    # compaction (1% slower there)
+    base = dict(monoid_defines("add", np.uint32, "rle"), WG=wg, VEC4_PER_THREAD=vpt, SUBGROUPS=subgroups,
+                SPIN_LIMIT=spin,
+                SG_LOOKBACK=subgroups, EARLY_PUBLISH=mode == "rle", SELF_REDUCE=True,
+                LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=has_idx,
+                STAGE=min(_or(dev.hooks.rle_stage, STAGE), wg * vpt * (16 if eb8 else 4)), **flags)
     grid = dev.grid(n_tiles)
-    steps = int(_opt(dev, "rle_max_steps", lookback_steps(spin, MAX_STEPS)))
+    steps = _or(dev.hooks.rle_max_steps, lookback_steps(spin, MAX_STEPS))
     # Past its step budget a lookback walks on one predecessor per loop trip (common/lookback.wgsl
     # SELF_REDUCE) over what the loop budget leaves; within that it always finishes.
-    max_self = int(_opt(dev, "rle_max_self", lookback_walk_tiles(steps, spin)))
+    max_self = _or(dev.hooks.rle_max_self, lookback_walk_tiles(steps, spin))
     repair = n_tiles > max_self  # else no tile can give up: no repair to record (its idle dispatches cost)
-    base["ARM_REPAIR"] = repair or bool(_opt(dev, "rle_arm_repair", False))  # the option: to time it
+    base["ARM_REPAIR"] = repair
     params = {"n": n, "n_vec4": n_vec4, "n_mask_words": 0 if mask is None else max(1, _words(n, mask.dtype)),
               "n_tiles": n_tiles, "n_groups": n_tiles,
-              "withhold_period": int(_opt(dev, "rle_withhold_period", 0)),
+              "withhold_period": dev.hooks.rle_withhold_period,
               "max_steps": steps, "max_self": max_self,
               "repair_x": grid[0], "repair_y": grid[1], "fin_per_group": FIN_PER_GROUP, "max_groups": dev.max_groups}
     path = "rle/fused.wgsl"
     bitmask = vec4 = False
     if compact_kernel or rle_kernel:
         path = "rle/compact.wgsl"
-        # RLE stages the run starts whatever the store (a run length needs the next start)
-        vec4 = store == "vec4" or (rle_kernel and store == "direct" and _opt(dev, "rle_counts_vec4", True))
-        # workgroup memory: the bitmask (VPT * WG / 8 words), the table of every fourth start
-        # (VPT * WG words), the combine's WG words, and under 1 KiB for the lookback
+        # compaction stores straight from registers; encoding writes aligned vec4 words, its run
+        # starts found through a bitmask (subgroups) or staged in workgroup memory.
+        # Workgroup memory: the bitmask (VEC4_PER_THREAD * WG / 8 words), the table of every fourth start
+        # (VEC4_PER_THREAD * WG words), the combine's WG words, and under 1 KiB for the lookback
+        vec4 = rle_kernel
         bitmask = (rle_kernel and vpt <= 16 and _use_bitmask(dev)
                    and 4 * (vpt * wg + vpt * wg // 8 + wg) + 1024 <= dev.limits["max-compute-workgroup-storage-size"])
-        per_item = (4 if store == "direct" else 8) if rle_kernel else 4
-        base = dict(base, STORE_DIRECT=store == "direct", STORE_VEC4=vec4, BITMASK=bitmask, SLOT_MAJOR=bitmask,
-                    EARLY_AGGREGATE=bool(_opt(dev, "rle_early_aggregate", True)),
-                    FULL_TILE_LOADS=str(bool(_opt(dev, "rle_full_tile_loads", FULL_TILE_LOADS))).lower(),
-                    STAGED=not bitmask and (rle_kernel or store != "direct"),
-                    STAGE=_compact_stage(dev, vpt, per_item, RLE_STAGE if rle_kernel else COMPACT_STAGE),
-                    STAGE_SKIP=str(bool(_opt(dev, "rle_stage_skip", True))).lower())
+        staged = rle_kernel and not bitmask
+        base = dict(base, BITMASK=bitmask, SLOT_MAJOR=bitmask, EARLY_AGGREGATE=True, STAGED=staged,
+                    STAGE=_encode_stage(dev, vpt) if staged else 0)
     k_single = dev.kernel(path, defines=dict(base, SINGLE_PASS=True))
     k_fix = fix_packed = None
     if has_counts:
         k_fix = dev.kernel("rle/fixup.wgsl")
         fix_packed = k_fix.pack_params({"n": n, "n_tiles": n_tiles})
     return _ItemsPlan(n_tiles, k_single, k_single.pack_params(params), params, base, path, repair, bitmask, vec4,
-                      store, rle_kernel, k_fix, fix_packed)
+                      rle_kernel, k_fix, fix_packed)
 
 
 def _record_parle(b, dev: Device, flags: dict, x: GpuArray, n: int, mask, meta, idx) -> None:
@@ -879,20 +814,19 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     size = out.size
     eb8 = values.dtype == np.uint8
     n_vec4 = -(-_words(size, values.dtype) // 4)
-    vpt = int(_opt(dev, "rle_decode_vpt", DECODE_VPT_EB8 if eb8 else DECODE_VPT))
+    vpt = _or(dev.hooks.rle_decode_vec4_per_thread, DECODE_VEC4_PER_THREAD_EB8 if eb8 else DECODE_VEC4_PER_THREAD)
     if not eb8:  # expand.wgsl keeps a mark per output element in workgroup memory
         vpt = max(1, min(vpt, (dev.limits["max-compute-workgroup-storage-size"] - 2048) // (256 * 16)))
     per_group = 256 * vpt * 4 * (4 if eb8 else 1)
     groups = -(-size // per_group)
-    k_part = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": True})
-    method = _opt(dev, "rle_decode_method", "scan")
-    if method == "scan" and not eb8:
-        k = dev.kernel("rle/expand.wgsl", defines=dict(monoid_defines("max", np.uint32, "rle_decode"), VPT=vpt,
-                                                       SUBGROUPS=dev.has_subgroups and _opt(dev, "rle_subgroups", True),
-                                                       CAP=int(_opt(dev, "rle_decode_cap", DECODE_CAP)),
-                                                       ADD_MARKS=bool(_opt(dev, "rle_decode_add", DECODE_ADD))))
+    k_part = dev.kernel("rle/decode.wgsl", defines={"VEC4_PER_THREAD": vpt, "EB8": eb8, "PARTITION": True})
+    if not eb8:
+        k = dev.kernel("rle/expand.wgsl", defines=dict(monoid_defines("max", np.uint32, "rle_decode"),
+                                                       VEC4_PER_THREAD=vpt,
+                                                       SUBGROUPS=_use_subgroups(dev),
+                                                       CAP=_or(dev.hooks.rle_decode_cap, DECODE_CAP)))
     else:
-        k = dev.kernel("rle/decode.wgsl", defines={"VPT": vpt, "EB8": eb8, "PARTITION": False})
+        k = dev.kernel("rle/decode.wgsl", defines={"VEC4_PER_THREAD": vpt, "EB8": eb8, "PARTITION": False})
     parts = dev.alloc(4 * (groups + 1))
     params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups}
     b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)

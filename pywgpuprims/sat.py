@@ -1,6 +1,6 @@
 """Summed-area tables and box filters (Nehab, Maximo, Lima and Hoppe 2011, overlapped SAT).
 
-The overlapped algorithm (stages S.1 to S.4 of the paper; kernels in ``wgsl/sat/sat.wgsl``) reads
+The overlapped algorithm (stages S.1 to S.4 of the paper; kernels in ``wgsl/sat/sat_*.wgsl``) reads
 the image twice and writes the table once; the other traffic (per-tile column sums, row prefixes
 and tile totals) is 1/32 of the image. ``method="rt"`` is the readable baseline: one thread per
 row, then one per column.
@@ -16,7 +16,8 @@ from ._array import GpuArray, as_input, asarray, submit_to_host
 from ._device import takes_device
 from ._errors import InputError
 
-_TS = 64  # tile side (wgsl/sat/sat.wgsl)
+_TS = 64  # tile side (wgsl/sat/sat_common.wgsl)
+_STAGES = ("RT_ROWS", "RT_COLS", "TILE_SUMS", "SCAN_COLS", "SCAN_ROWS", "TILE_FINAL")  # wgsl/sat/sat_<stage>.wgsl
 _RT_MAX = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
 _MAX_RADIUS = 1 << 27  # box_filter: image sides (< 2^21) plus the radius fit an i32
 
@@ -111,7 +112,8 @@ def _sat_plan(dev, g: GpuArray, method: str):
     base = {"T": T, "SRC_T": SRC_T, "U8": U8}
 
     def step(defines, groups, p, *names):
-        k = dev.kernel("sat/sat.wgsl", defines={**base, **defines})
+        stage = next(n for n in _STAGES if defines.get(n))
+        k = dev.kernel(f"sat/sat_{stage.lower()}.wgsl", defines={**base, **defines})
         return k, groups, k.pack_params(p), names
 
     if method == "rt":

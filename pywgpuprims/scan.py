@@ -13,25 +13,22 @@ result leaves the library, for numpy and GpuArray outputs alike. The repair's di
 recorded only for such segments: even idle they cost 2.5% of a 2^28 scan on an H100 and 60% of a
 2^20 one.
 
-Test and benchmark switches live in ``device().options``:
-``scan_method`` ("single_pass" or "rts"), ``scan_subgroups`` (False forces the workgroup-memory
-path), ``scan_sg_lookback`` (False: the lookback polls through workgroup memory even with
-subgroups), ``scan_lb_depth`` (predecessors each lane of the subgroup lookback polls per step, 1),
-``scan_early_publish`` (False: the inclusive value is published after the lookback's broadcast),
-``scan_early_aggregate`` (False: the aggregate is published after the workgroup combine),
-``scan_full_tile_loads`` (False: whole tiles too are loaded with a partial tile's clamps and masks),
-``scan_spin_limit`` (polls of a silent predecessor before the fallback, 16), ``scan_lb_stats``
-(diagnostics: "steps" or "spins" makes state word 3 count lookback steps or extra polls),
+Test hooks (``device().using(...)``, fields of ``pywgpuprims._hooks.TestHooks``):
+``scan_subgroups``
+(False forces the workgroup-memory path), ``scan_spin_limit`` (polls of a silent predecessor
+before the fallback), ``scan_lb_stats`` (diagnostics: "steps" or "spins" makes state word 3
+count lookback steps or extra polls),
 ``scan_withhold_period`` (every k-th tile withholds its state so successors must take the
 fallback), ``scan_max_steps`` (lookback step budget; 0 sends every lookback to the per-tile walk),
 ``scan_max_self`` (tiles that walk may cover; 0 with ``scan_max_steps=0`` forces the repair),
-``scan_repair`` (False: never record the repair, to time it), ``scan_max_binding`` (bytes
-per chunk, to test chunking of inputs past the device's largest storage binding), ``scan_vpt`` /
-``scan_wg`` (the tile: vec4 words per invocation, 13, or 16 for segments of 2^25 elements or more;
-invocations per workgroup, 256).
+``scan_max_binding`` (bytes per chunk, to test chunking of inputs past the device's largest storage
+binding), ``scan_vec4_per_thread`` / ``scan_wg`` (other tiles), ``scan_stats_buffer`` (receives the single
+pass's counter words), ``reduce_loads`` (vec4 loads per invocation of the reduction's first pass).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -43,61 +40,59 @@ from ._errors import DeviceLimitError, InputError
 from ._monoid import WGSL_TYPE, monoid_defines
 from ._typed import record_narrow, record_typed_reduce, record_typed_scan
 
-WG = 256
-VPT = 13  # vec4 per invocation: a tile is 256 * 13 * 4 = 13312 elements (fastest in an H100 sweep; 14 spills)
-TILE = WG * VPT * 4
-# Segments of at least LARGE_ROW elements take tiles of VPT_LARGE vec4 per invocation (16,384
-# elements). With the early publishes below, 16 fits the H100's registers (14 too; 15, 17, 18 and
-# 20 fall off a cliff, 187-282 G el/s): 2^28 335.0 -> 348.2 G el/s, 2^27 328.7 -> 339.0, 2^26
-# 315.0 -> 321.6, 2^25 289.2 -> 290.4, but 2^24 248.4 -> 240.3 and 2^20 83.5 -> 79.9 (fewer,
-# longer tiles leave the GPU idle at the end), hence the threshold.
-VPT_LARGE = 16
-LARGE_ROW = 1 << 25
-SPIN_LIMIT = 8  # polls of a silent predecessor before the fallback reduces it (H100: 4 took 10x the fallbacks)
-# The scan's own (rle keeps SPIN_LIMIT): with whole-tile loads (below), H100, same run, 2^28 361.3
-# -> 365.6 G el/s, 2^24 261.2 -> 264.3, 2^20 86.5 -> 86.2.
-SCAN_SPIN_LIMIT = 16
-# With subgroups the first subgroup alone walks the lookback, a predecessor per lane, with a ballot
-# and a subgroup reduction instead of three barriers and a serial loop per step: 12% faster on an H100.
-SG_LOOKBACK = True
-# The subgroup's running total comes from the inclusive scan's last lane. Taking it from a second
-# subgroup reduction gave wrong carries on an H100 (Vulkan, driver 580) with 4 vec4 per invocation
-# only (1, 2, 8, 16 were right; lavapipe always right): a driver miscompile we step around.
-SG_CARRY_SHUFFLE = True
-# Subgroup lookback: predecessors polled per lane and step. H100, 2^28: the scan 322 (1) / 225 (2:
-# past the register cliff); rle_encode runs~16 336 / 350 / 210 (1 / 2 / 4), hence RLE_LB_DEPTH.
-LB_DEPTH = 1
-# The subgroup lookback's lane 0 publishes the tile's inclusive value as soon as it has it, before
-# the broadcast to the workgroup, and a finished lookback skips its step's closing barrier. H100,
-# 2^28, same run: 328.6 -> 331.0 G el/s (2^24: 239.7 -> 240.6).
-EARLY_PUBLISH = True
-# The tile's aggregate is published by the invocation that combines it, inside the workgroup
-# combine, not after its closing barrier: 331.6 -> 335.0 G el/s at 2^28 (2^24: 240.9 -> 244.8).
-EARLY_AGGREGATE = True
-# A whole tile (every tile but a segment's last) is loaded without the clamped indices and the
-# masks of a partial one: they held registers across the loads, and the 16-vec4 kernel sat at the
-# edge of the H100's register cliff. 2^28, same run: 350.7 -> 363.9 G el/s (98.3% of the copy);
-# 2^24 246.5 -> 263.8, 2^20 82.4 -> 83.7.
-FULL_TILE_LOADS = True
-LOOKBACK_WINDOW = 8  # predecessors polled at once (H100 sweep: 8, 16, 32 within 3%)
+
+@dataclass(frozen=True)
+class ScanTuning:
+    """The scan's and the reduction's tuning (H100 80GB HBM3, Vulkan, driver 580; ``python -m
+    pywgpuprims.bench scan``, with ``PYWGPUPRIMS_SCAN_SWEEP=1`` for the sweeps)."""
+
+    wg: int = 256                   # invocations per workgroup: H100 sweep, 2026-11-21
+    vec4_per_thread: int = 13       # tile of 13,312 elements: fastest in that sweep (14 spills), 2026-11-21
+    vec4_per_thread_large: int = 16  # segments >= large_row: 2^28 335 -> 348 G el/s, 2^24 248 -> 240, 2026-11-25
+    large_row: int = 1 << 25        # where the larger tile stops losing (2^25 289 -> 290 G el/s), 2026-11-25
+    spin_limit: int = 16            # polls of a silent predecessor: 2^28 361.3 -> 365.6 G el/s at 16 vs 8, 2026-11-25
+    lookback_window: int = 8        # predecessors polled at once (window path): 8 / 16 / 32 within 3%, 2026-11-21
+    reduce_loads: int = 32          # vec4 loads per invocation, reduce's first pass: sweep 4-32, 2026-11-21
+    final_loads: int = 8            # partials per invocation loaded at once in the reduction's final pass
+
+
+TUNING = ScanTuning()
+WG = TUNING.wg
+VEC4_PER_THREAD = TUNING.vec4_per_thread
+TILE = WG * VEC4_PER_THREAD * 4
+VEC4_PER_THREAD_LARGE = TUNING.vec4_per_thread_large
+LARGE_ROW = TUNING.large_row
+SPIN_LIMIT = 8  # rle's polls of a silent predecessor before its fallback (H100: 4 took 10x the fallbacks)
+SCAN_SPIN_LIMIT = TUNING.spin_limit
+LOOKBACK_WINDOW = TUNING.lookback_window
 MAX_STEPS = 256  # lookback steps; with spins, window and fallbacks well under lavapipe's 65,535 loop trips
 LOOP_BUDGET = 60_000  # loop trips an invocation may take (lavapipe cuts past 65,535 in total)
-REDUCE_LOADS = 32  # vec4 loads per invocation in the first pass (H100 sweep: 4, 8, 16, 24, 32)
-FINAL_LOADS = 8  # partials per invocation loaded at once in the final pass
+REDUCE_LOADS = TUNING.reduce_loads
+FINAL_LOADS = TUNING.final_loads
 SCAN_DTYPES = tuple(WGSL_TYPE)
 
 __all__ = ["scan", "reduce", "cumsum", "count_nonzero"]
 
 
 def _wg(dev: Device) -> int:
-    return int(dev.options.get("scan_wg", WG))
+    return dev.hooks.scan_wg or WG
 
 
 def _vpt(dev: Device, row_len: int = 0) -> int:
-    """vec4 words per invocation for segments of ``row_len`` elements (option ``scan_vpt``)."""
-    if "scan_vpt" in dev.options:
-        return int(dev.options["scan_vpt"])
-    return VPT_LARGE if row_len >= LARGE_ROW else VPT
+    """vec4 words per invocation for segments of ``row_len`` elements (hook ``scan_vec4_per_thread``)."""
+    if dev.hooks.scan_vec4_per_thread is not None:
+        return dev.hooks.scan_vec4_per_thread
+    return VEC4_PER_THREAD_LARGE if row_len >= LARGE_ROW else VEC4_PER_THREAD
+
+
+def _spin(dev: Device) -> int:
+    s = dev.hooks.scan_spin_limit
+    return SCAN_SPIN_LIMIT if s is None else s
+
+
+def _steps(dev: Device) -> int:
+    s = dev.hooks.scan_max_steps
+    return _max_steps(dev) if s is None else s
 
 
 def lookback_steps(spin: int, cap: int = MAX_STEPS) -> int:
@@ -113,45 +108,33 @@ def lookback_walk_tiles(steps: int, spin: int, trips_per_tile: int = 1) -> int:
 
 
 def _max_steps(dev: Device) -> int:
-    return lookback_steps(int(dev.options.get("scan_spin_limit", SCAN_SPIN_LIMIT)))
+    return lookback_steps(_spin(dev))
 
 
 def _max_self(dev: Device, defines: dict) -> int:
     """The scan's ``max_self``: one loop trip per tile, plus the shuffle loop of each vec4's
     subgroup scan for ops other than add (log2 of up to 128 lanes)."""
-    if "scan_max_self" in dev.options:
-        return int(dev.options["scan_max_self"])
-    steps = int(dev.options.get("scan_max_steps", _max_steps(dev)))
-    per_tile = 1 + (7 * defines["VPT"] if defines["SUBGROUPS"] and not defines["OP_ADD"] else 0)
-    return lookback_walk_tiles(steps, int(dev.options.get("scan_spin_limit", SCAN_SPIN_LIMIT)), per_tile)
+    if dev.hooks.scan_max_self is not None:
+        return dev.hooks.scan_max_self
+    per_tile = 1 + (7 * defines["VEC4_PER_THREAD"] if defines["SUBGROUPS"] and not defines["OP_ADD"] else 0)
+    return lookback_walk_tiles(_steps(dev), _spin(dev), per_tile)
 
 
 def _use_subgroups(dev: Device) -> bool:
-    return dev.has_subgroups and dev.options.get("scan_subgroups", True)
-
-
-def lb_defines(depth: int) -> dict:
-    """Defines of common/lookback.wgsl's subgroup step: ``depth`` predecessors polled per lane."""
-    return {"LB_DEEP": depth > 1, "LB_DEPTH": max(1, depth)}
+    return dev.has_subgroups and dev.hooks.scan_subgroups
 
 
 def _defines(dev: Device, op: str, dtype, scalar: bool, vpt: int | None = None, **extra) -> dict:
     d = monoid_defines(op, dtype, "scan")
-    d.update(WG=_wg(dev), VPT=vpt or _vpt(dev), SELF_REDUCE=True, SELF_COUNT=True, SUBGROUPS=_use_subgroups(dev),
+    d.update(WG=_wg(dev), VEC4_PER_THREAD=vpt or _vpt(dev), SELF_REDUCE=True, SELF_COUNT=True,
+             SUBGROUPS=_use_subgroups(dev),
              SCALAR=scalar,
-             SPIN_LIMIT=int(dev.options.get("scan_spin_limit", SCAN_SPIN_LIMIT)),
-             LOOKBACK_WINDOW=int(dev.options.get("scan_window", LOOKBACK_WINDOW)),
-             TILE_BY_ID=bool(dev.options.get("scan_tile_by_id", False)),
-             NO_LOOKBACK=bool(dev.options.get("scan_no_lookback_timing_only", False)),
-             EARLY_PUBLISH=bool(dev.options.get("scan_early_publish", EARLY_PUBLISH)),
-             EARLY_AGGREGATE=bool(dev.options.get("scan_early_aggregate", EARLY_AGGREGATE)),
-             SG_CARRY_SHUFFLE=bool(dev.options.get("scan_sg_carry_shuffle", SG_CARRY_SHUFFLE)),
-             FULL_TILE_LOADS=bool(dev.options.get("scan_full_tile_loads", FULL_TILE_LOADS)))
-    d["SG_LOOKBACK"] = bool(dev.options.get("scan_sg_lookback", SG_LOOKBACK)) and d["SUBGROUPS"]
-    d.update(lb_defines(int(dev.options.get("scan_lb_depth", LB_DEPTH))))
+             SPIN_LIMIT=_spin(dev), LOOKBACK_WINDOW=LOOKBACK_WINDOW,
+             EARLY_PUBLISH=True, EARLY_AGGREGATE=True)  # common/lookback.wgsl: what the scan takes
+    d["SG_LOOKBACK"] = d["SUBGROUPS"]
     d.update(extra)
     # diagnostics: state word 3 counts lookback steps or extra polls instead of self-reduced tiles
-    lb_stats = dev.options.get("scan_lb_stats")
+    lb_stats = dev.hooks.scan_lb_stats
     d.update(LB_STATS_STEPS=lb_stats == "steps", LB_STATS_SPINS=lb_stats == "spins")
     if lb_stats:
         d["SELF_COUNT"] = False
@@ -164,7 +147,7 @@ def _as_2d(shape: tuple[int, ...], axis) -> tuple[int, int]:
 
 def _row_chunks(dev: Device, rows: int, row_len: int, itemsize: int = 4, tile: int = TILE):
     """Split the work so each binding fits the device: yields (first_row, n_rows, first_elem, n_elems)."""
-    limit = int(dev.options.get("scan_max_binding", dev.max_binding))
+    limit = dev.hooks.scan_max_binding or dev.max_binding
     if rows == 1:
         per = max(tile, (limit // itemsize) // tile * tile)
         for start in range(0, row_len, per):
@@ -193,7 +176,7 @@ def _check_op_axis(x_shape, axis, primitive):
 
 @takes_device
 def scan(x, op: str = "add", exclusive: bool = False, axis: int | None = -1, out=None, dtype=None,
-         deterministic: bool = False):
+         deterministic: bool = False, *, method: str = "single_pass"):
     """Inclusive or exclusive scan (prefix combination) along an axis, as ``np.cumsum`` for add.
 
     Parameters
@@ -229,6 +212,10 @@ def scan(x, op: str = "add", exclusive: bool = False, axis: int | None = -1, out
         combination order is fixed, so results repeat bit for bit (slower: three passes).
         Integer scans are exact either way; every other dtype and op already takes a fixed
         order (the typed reduce-then-scan).
+    method : {"single_pass", "rts"}
+        For 32-bit input scanned in its own dtype: the single-pass chained scan (default), or
+        reduce-then-scan: three passes that need no communication between workgroups (the
+        portable baseline, and the single pass's repair). ``deterministic=True`` implies "rts".
 
     Returns
     -------
@@ -248,7 +235,9 @@ def scan(x, op: str = "add", exclusive: bool = False, axis: int | None = -1, out
     >>> pp.scan(np.array([[True, False], [True, True]]), axis=None)
     array([1, 1, 2, 3])
     """
-    return _scan(x, op, exclusive, axis, out, dtype, deterministic, "scan")
+    if method not in ("single_pass", "rts"):
+        raise InputError("scan", f"method {method!r}: expected 'single_pass' or 'rts'")
+    return _scan(x, op, exclusive, axis, out, dtype, "rts" if method == "rts" else deterministic, "scan")
 
 
 @takes_device
@@ -387,7 +376,8 @@ def _scan_lines(b, g: GpuArray, rd, op, exclusive, deterministic, primitive, dst
         g2 = g.reshape(-1, g.shape[-1]) if g.ndim > 2 else g
         d2 = dst.reshape(g2.shape)
         if g.dtype == acc and op in _FAST_OPS.get(acc, ()):
-            record_scan(b, g2, d2, op, exclusive, method="rts" if deterministic and acc == _dt.F32 else None)
+            rts = deterministic == "rts" or (deterministic and acc == _dt.F32)  # a fixed order: bit-exact floats
+            record_scan(b, g2, d2, op, exclusive, method="rts" if rts else None)
         else:
             record_typed_scan(b, g2, d2, op, exclusive, primitive, rd if rd != acc else None)
         if acc != rd:
@@ -419,7 +409,7 @@ def _output_for(out, g: GpuArray, host, primitive: str) -> GpuArray:
 def record_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method: str | None = None) -> None:
     """Record a scan of ``g`` into ``dst`` (last axis) in batch ``b``; for use by other primitives."""
     dev = g.device
-    method = method or dev.options.get("scan_method", "single_pass")
+    method = method or "single_pass"
     plan = dev.plan(("scan", g.shape, g.dtype, g.buffer.size, dst.buffer.size, op, exclusive, method,
                      _vpt(dev, g.shape[-1])),
                     lambda: _scan_plan(dev, g, dst, op, exclusive, method))
@@ -432,7 +422,7 @@ def record_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
     partials = Binding(scratch, at_state, scratch_bytes) if method == "rts" else None  # single pass: for a repair
     state = Binding(scratch, at_state, scratch_bytes) if method == "single_pass" else None
     args = dev.alloc(32) if method == "single_pass" else None
-    stats = dev.options.get("scan_stats_buffer")
+    stats = dev.hooks.scan_stats_buffer
     for ci, (k, groups, packed, src_range, out_range, state_bytes, repair, params) in enumerate(chunks):
         src = Binding(g.buffer, *src_range)
         out = Binding(dst.buffer, *out_range)
@@ -470,8 +460,8 @@ def _scan_plan(dev: Device, g: GpuArray, dst: GpuArray, op: str, exclusive: bool
         src_range = (e0 * itemsize, _padded(ne * itemsize, g, e0))
         out_range = (e0 * itemsize, _padded(ne * itemsize, dst, e0))
         params = {"row_len": seg, "tiles_per_row": tpr, "n_tiles": n_tiles, "carry_in": int(ci > 0 and rows == 1),
-                  "chunk": ci, "withhold_period": int(dev.options.get("scan_withhold_period", 0)),
-                  "max_steps": int(dev.options.get("scan_max_steps", _max_steps(dev))), "max_self": 0,
+                  "chunk": ci, "withhold_period": dev.hooks.scan_withhold_period,
+                  "max_steps": _steps(dev), "max_self": 0,
                   "n_groups": n_tiles}
         grid = dev.grid(n_tiles)
         params.update(repair_x=grid[0], repair_y=grid[1], rows=nr, scalar=scalar, vpt=vpt)
@@ -483,7 +473,7 @@ def _scan_plan(dev: Device, g: GpuArray, dst: GpuArray, op: str, exclusive: bool
             # A lookback that may reduce its whole segment itself always finishes: the repair
             # (three indirect dispatches, 2.5% of a 2^28 scan on an H100 even when idle) is only
             # recorded where a segment has more tiles than that.
-            repair = tpr > params["max_self"] and dev.options.get("scan_repair", True)
+            repair = tpr > params["max_self"]
             packed = k.pack_params({n: v for n, v in params.items() if n not in ("scalar", "vpt")})
         chunks.append((k, n_tiles, packed, src_range, out_range, 16 + 8 * n_tiles, repair, params))
     scratch = 4 * max_tiles if method == "rts" else 16 + 8 * max_tiles
@@ -658,7 +648,7 @@ def record_reduce(b, g: GpuArray, dst: GpuArray, op: str, defs: dict, rows: int,
 
 def _reduce_plan(dev: Device, g: GpuArray, op: str, defs: dict, rows: int, row_len: int):
     scalar = rows > 1 and row_len % 4 != 0
-    loads = int(dev.options.get("reduce_loads", REDUCE_LOADS))
+    loads = dev.hooks.reduce_loads or REDUCE_LOADS
     base = dict(defs, WG=WG, LOADS=loads, FINAL_LOADS=FINAL_LOADS, SUBGROUPS=_use_subgroups(dev), SCALAR=scalar)
     k_part = dev.kernel("scan/reduce.wgsl", defines=dict(base, PARTIALS=True))
     k_final = dev.kernel("scan/reduce.wgsl", defines=dict(base, FINAL=True, SCALAR=False))

@@ -13,17 +13,17 @@ alone. ``B(i)`` is the stack size just before element ``i``.
 
 Algorithm (``wgsl/stack/``), six small dispatches, no inter-workgroup waiting at all:
 
-1. ``bracket.wgsl`` REDUCE: each partition of ``P = 16 * WG`` elements (512 by default, larger
+1. ``bracket_reduce.wgsl`` REDUCE: each partition of ``P = 16 * WG`` elements (512 by default, larger
    only past 2^29 elements) computes its bicyclic summary (closes it pops from outside, opens it
    leaves open) and scatters the global indices of the opens it leaves open into a scratch list,
    slot = height above the partition's minimum (no compaction needed).
 2. ``spine.wgsl`` UP, TOP, DOWN: chunks of 1024 partitions scan the summaries into the stack size
    at each partition start and each partition's minimum stack size ``M[q]``, and build a min
    segment tree over ``M``.
-3. ``bracket.wgsl`` CHAIN: per partition, its start size, ``parent(q)`` = nearest earlier partition
+3. ``bracket_chain.wgsl`` CHAIN: per partition, its start size, ``parent(q)`` = nearest earlier partition
    with a smaller minimum, and ``first(q)`` = nearest earlier partition with a minimum below its
    start size (two tree queries).
-4. ``bracket.wgsl`` LEAF: each partition recomputes ``B`` for its elements and answers
+4. ``bracket_leaf.wgsl`` LEAF: each partition recomputes ``B`` for its elements and answers
    ``link[i]`` = nearest ``k < i`` with ``B(k) < B(i)`` (that ``k`` is the open at height ``B(i)``):
 
    - within the invocation's 16 elements: a stack of 4-bit offsets in two registers;
@@ -49,9 +49,9 @@ the partition and <= 17 before it, chain hops <= 8, tree walks <= 40 steps) far 
 fallback to force: any schedule, any order of workgroups gives the same result; the price is reading
 the input twice (1 byte per element each time for bool/uint8 input).
 
-The single pass the issue describes, opt-in (``stack_onepass=True``; on an H100 at 2^28 it runs
+The single pass the issue describes, a choice (``method="single_pass"``; on an H100 at 2^28 it runs
 104 G el/s on random brackets and 68 at depth 2^20, against 142 and 81 for the multi-pass method; see
-BENCHMARKS.md): ``bracket.wgsl`` ONEPASS, partitions of 4096 taken by ticket. Each publishes its
+BENCHMARKS.md): ``single_pass.wgsl``, partitions of 4096 taken by ticket. Each publishes its
 bicyclic summary (subgroup reductions, before any scan), writes its list (REDUCE's code, its scans
 started from the summary's per-subgroup sums, so without barriers of their own), then
 works in rounds over windows of 256 predecessors, one poll per invocation, scanned by subgroup
@@ -64,10 +64,7 @@ It publishes its own parent link, fetches the opens it needs from the owners' li
 runs the leaf (with the masks and exclusive summaries write_list left it in workgroup memory).
 List entries carry the call's epoch, so a reader that cannot see an entry's store yet (plain stores
 and relaxed atomics are not ordered) rebuilds it from the input (``stack_list_spin``: after that
-many polls). With ``stack_chunks`` = 2 or 4 a partition is that many chunks of 4096 (one ticket,
-summary, lookback and owner walk for all of them; then one leaf per chunk, in order, whose owners
-inside the partition are the earlier chunks, read from their own sub-lists): slower on an H100
-(session 24: 2 / 4 chunks ran 82 / 35 G el/s, against 87 with one; BENCHMARKS.md). Every loop has a
+many polls). Every loop has a
 budget; a partition past one gives up and arms the multi-pass method, recorded after the single
 pass as indirect dispatches with zero grids, wherever a give-up is possible (more than 64
 partitions). No wrong result and no hang depends on forward progress between workgroups.
@@ -75,24 +72,23 @@ partitions). No wrong result and no hang depends on forward progress between wor
 Limits: n < 2^31 - 2^16 (int32 indices); the link/depth outputs and the scratch list (4 bytes per
 element) must fit the device's largest storage binding (no chunking).
 
-Test and benchmark switches in ``device().options``: ``stack_wg`` (invocations per partition
-workgroup), ``stack_subgroups`` (False: workgroup-memory scans), ``stack_stage_stores`` (True:
-outputs staged through workgroup memory), ``stack_spine_wg`` (spine chunks of 4 x that),
-``stack_onepass`` (the single pass) and, for it, ``stack_withhold_period`` (every k-th partition
-publishes nothing: its successors must reduce it), ``stack_force_repair`` (record the repair
-whatever the size), ``stack_max_steps`` / ``stack_max_hops`` (budgets; 0 forces give-ups),
-``stack_chain_cap``, ``stack_spin_limit``, ``stack_list_spin``, ``stack_chunks`` (chunks per
-partition: 1, 2 or 4), ``stack_stale_lists`` (no list entry carries the epoch: every read
-rebuilds), ``stack_no_sizes`` (no partition publishes its size: every lookback goes back to
-partition 0), ``stack_stats_buffer`` (receives the state counters: tickets, give-ups, fallbacks,
+Test hooks (``device().using(...)``, fields of ``pywgpuprims._hooks.TestHooks``):
+``stack_wg`` (invocations per partition workgroup),
+``stack_subgroups`` (False: workgroup-memory scans), ``stack_spine_wg`` (spine chunks of 4 x that),
+and for the single pass ``stack_withhold_period`` (every k-th partition publishes nothing: its
+successors must reduce it), ``stack_force_repair`` (record the repair whatever the size),
+``stack_max_steps`` / ``stack_max_hops`` (budgets; 0 forces give-ups), ``stack_chain_cap``,
+``stack_spin_limit``, ``stack_list_spin``, ``stack_stale_lists`` (no list entry carries the epoch:
+every read rebuilds), ``stack_no_sizes`` (no partition publishes its size: every lookback goes back
+to partition 0), ``stack_stats_buffer`` (receives the state counters: tickets, give-ups, fallbacks,
 and with ``stack_round_stats`` "look" or "walk" the rounds of that phase, "rebuild" the list
-entries rebuilt) and ``stack_timing_only`` ("no_lookback", "no_walks" or "no_list": timing only,
-wrong results).
+entries rebuilt).
 """
 
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -110,31 +106,32 @@ CLIP_DRAW = 0
 CLIP_BEGIN = 1
 CLIP_END = 2
 
-WG = 32  # partition workgroup up to 2^29 elements (see _wg)
+@dataclass(frozen=True)
+class StackTuning:
+    """Bracket matching's tuning (H100 80GB HBM3, Vulkan, driver 580, 2^28 brackets, random and 2^20
+    deep; ``python -m pywgpuprims.bench bracket_match``)."""
+
+    wg: int = 32               # multi-pass partition workgroup: 32 and 64 both 139 G el/s (see _wg), 2026-11-22
+    spine_wg: int = 256        # the spine's workgroup (chunks of 1024 partitions), 2026-11-21
+    single_pass_wg: int = 256  # single-pass partitions of 4096: 2048 / 4096 ran 79 / 104 G el/s, 2026-11-25
+    spin_limit: int = 32       # single pass, polls before a fallback: 8 took 646 fallbacks, 32 none, 2026-11-26
+    list_spin: int = 0         # polls of an untagged list entry before its rebuild: 0 as fast, 2026-11-26
+
+
+TUNING = StackTuning()
+WG = TUNING.wg  # partition workgroup up to 2^29 elements (see _wg)
 EPT = 16
-SPINE_WG = 256
-# Leaf outputs through workgroup memory (contiguous stores) or each invocation's own stores.
-STAGE_STORES = False
-# The single pass (bracket.wgsl ONEPASS), opt-in with ``stack_onepass=True``: on an H100 at 2^28
-# random brackets it ran 104 G el/s with partitions of 4096 (the multi-pass method: 142).
-ONEPASS = False
-ONEPASS_WG = 256  # its chunks: 4096 elements (H100, 2^28 random: 2048 / 4096 ran 79 / 104 G el/s)
-# Chunks per partition of the single pass: one lookback per partition, one leaf per chunk (H100,
-# 2^28 random, session 24: 1 / 2 / 4 chunks ran 87 / 82 / 35 G el/s).
-ONEPASS_CHUNKS = 1
-# Polls of a silent predecessor before the single pass reduces it itself (H100, 2^28 random: 8 took
-# 646 fallbacks and 71.0 G el/s, 32 took none and 71.1; deep nesting the same either way).
-SPIN_LIMIT = 32
+SPINE_WG = TUNING.spine_wg
+METHODS = ("multi_pass", "single_pass")  # H100, 2^28 random: 142 / 104 G el/s (BENCHMARKS.md)
+SINGLE_PASS_WG = TUNING.single_pass_wg
+SPIN_LIMIT = TUNING.spin_limit
 CHAIN_CAP = 64  # owners a partition may need (more: it gives up to the repair)
-# Polls of a list entry not yet tagged with the call's epoch before the reader rebuilds it from the
-# input (its writer is mostly still storing: it publishes its summary before its lists). 0 as
-# measured on the H100; the chunked partitions rebuild often (BENCHMARKS.md), not yet timed with it.
-LIST_SPIN = 0
+LIST_SPIN = TUNING.list_spin
 # Budgets of the single pass, per invocation: lookback steps and owner-walk rounds; within
 # lavapipe's loop cap (65,535 trips) with room to spare.
 MAX_STEPS = 256
 MAX_HOPS = 1024
-LOCAL_BITS = 12  # list entries: epoch << 12 | the open's offset in its partition (bracket.wgsl)
+LOCAL_BITS = 12  # list entries: epoch << 12 | the open's offset in its partition (bracket_common.wgsl)
 MAX_LOCAL_BITS = 14  # the single pass's partitions: up to 4 chunks (2^14 elements; summaries pack a in 15 bits)
 
 
@@ -145,37 +142,35 @@ class BracketInfo(NamedTuple):
     unclosed_opens: int
 
 
-def _leaf_storage_bytes(wg: int, staged: bool = STAGE_STORES) -> int:
+def _leaf_storage_bytes(wg: int) -> int:
     """Workgroup memory of the leaf kernel in bytes: scan (2 WG words), minima (WG), unmatched-open
-    stacks (4 WG), block minima, staged stores (16 WG)."""
-    return 4 * (7 * wg + wg // 32 + (16 * wg if staged else 0))
+    stacks (4 WG), block minima."""
+    return 4 * (7 * wg + wg // 32)
 
 
-def _onepass(dev: Device) -> bool:
-    return bool(dev.options.get("stack_onepass", ONEPASS))
+def _or(value, default):
+    """A hook's value, or ``default`` where the hook is unset (None)."""
+    return default if value is None else value
 
 
-def _chunks(dev: Device) -> int:
-    """Chunks per partition of the single pass (1, 2 or 4)."""
-    k = int(dev.options.get("stack_chunks", ONEPASS_CHUNKS))
-    if k not in (1, 2, 4):
-        raise ValueError(f"stack_chunks={k}: 1, 2 or 4")
-    return k
+def _check_method(method: str, primitive: str) -> None:
+    if method not in METHODS:
+        raise InputError(primitive, f"method {method!r}: expected 'multi_pass' or 'single_pass'")
 
 
-def _wg(dev: Device, n: int) -> int:
+def _wg(dev: Device, n: int, method: str = "multi_pass") -> int:
     """Invocations per partition workgroup (partition = 16 x that): for the multi-pass method the
     smallest of 32, 64, 128 that keeps the partitions within 2^20 (the tree's reach); on an H100
     at 2^28 random brackets 32 and 64 both ran 139 G el/s (the owner searches are shorter at 32; the
-    spine is a few microseconds either way). The single pass takes ONEPASS_WG."""
-    if "stack_wg" in dev.options:
-        wg = int(dev.options["stack_wg"])
+    spine is a few microseconds either way). The single pass takes SINGLE_PASS_WG."""
+    if dev.hooks.stack_wg is not None:
+        wg = dev.hooks.stack_wg
         if wg * EPT > 1 << LOCAL_BITS:  # list entries hold an offset within the partition
             raise ValueError(f"stack_wg={wg}: partitions hold at most {1 << LOCAL_BITS} elements "
                              f"({(1 << LOCAL_BITS) // EPT} invocations)")
         return wg
-    if _onepass(dev):
-        return ONEPASS_WG
+    if method == "single_pass":
+        return SINGLE_PASS_WG
     for wg in (32, 64):
         if -(-n // (wg * EPT)) <= 1 << 20:
             return wg
@@ -185,7 +180,7 @@ def _wg(dev: Device, n: int) -> int:
 def _spine_wg(dev: Device) -> int:
     """The spine's workgroup: 256 invocations, chunks of 1024 partitions (tests shrink it to get
     several chunks at small sizes)."""
-    return int(dev.options.get("stack_spine_wg", SPINE_WG))
+    return dev.hooks.stack_spine_wg or SPINE_WG
 
 
 _lists_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -230,22 +225,23 @@ def _spine_shape(dev: Device, tree_size: int) -> tuple[int, int, int]:
     return swg, chunk, n_chunks
 
 
-def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, info) -> None:
+def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, info,
+                  method: str = "multi_pass") -> None:
     """Record bracket matching of ``g`` (mode "u8", "u32" or "kind") into ``link``/``depth``: the
-    multi-pass method, or (option ``stack_onepass``) the single pass with the multi-pass method as
-    its repair, recorded indirect (zero grids unless a partition gave up) where one may give up."""
+    multi-pass method, or the single pass with the multi-pass method as its repair, recorded
+    indirect (zero grids unless a partition gave up) where one may give up."""
     dev = g.device
     n = g.size
-    wg = _wg(dev, n)
+    wg = _wg(dev, n, method)
     P = wg * EPT
     n_parts = -(-n // P)
     tree_size = 1 << max(0, (n_parts - 1).bit_length())
     defs = {"WG": wg, f"MODE_{mode.upper()}": True, "ELEMS_PER_VEC": 16 if mode == "u8" else 4,
-            "SUBGROUPS": dev.has_subgroups and bool(dev.options.get("stack_subgroups", True)),
+            "SUBGROUPS": dev.has_subgroups and dev.hooks.stack_subgroups,
             "LOCAL_BITS": LOCAL_BITS}
-    onepass = _onepass(dev)
-    if onepass:  # partitions of `chunks` chunks of P elements
-        chunks = _chunks(dev)
+    single = method == "single_pass"
+    if single:
+        chunks = 1  # partitions of one chunk of P elements (single_pass.wgsl's code holds for more)
         one_parts = -(-n // (P * chunks))
         lists, epoch = _lists(dev, b, 4 * one_parts * chunks * P)
     else:  # dispatch order alone orders the multi-pass method's list stores and loads
@@ -253,38 +249,35 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     params = {"n": n, "n_parts": n_parts, "n_groups": n_parts, "tree_size": tree_size, "epoch": epoch}
     swg, chunk, n_chunks = _spine_shape(dev, tree_size)
     rargs = None
-    if onepass:
-        opt = dev.options
-        steps = int(opt.get("stack_max_steps", MAX_STEPS))
-        hops = int(opt.get("stack_max_hops", MAX_HOPS))
-        cap = int(opt.get("stack_chain_cap", CHAIN_CAP))
+    if single:
+        hk = dev.hooks
+        steps = _or(hk.stack_max_steps, MAX_STEPS)
+        hops = _or(hk.stack_max_hops, MAX_HOPS)
+        cap = _or(hk.stack_chain_cap, CHAIN_CAP)
         # No partition can give up where there are at most this many: a lookback step passes at
         # least one predecessor; a partition needs at most one owner per earlier partition; its
         # walk passes at least one partition every two rounds (a silent one costs a round).
         safe = min(steps, cap, hops // 2 - 1)
-        repair = one_parts > safe or bool(opt.get("stack_force_repair", False))
-        timing = opt.get("stack_timing_only")
+        repair = one_parts > safe or hk.stack_force_repair
         # The walk's segments are subgroups, one summary each in workgroup memory: sized by the
         # smallest subgroup the device reports (none reported: the workgroup-memory path).
         sg_min = dev.subgroup_min_size
         sub = defs["SUBGROUPS"] and sg_min >= 4
-        k_one = dev.kernel("stack/bracket.wgsl", defines=dict(
-            defs, SUBGROUPS=sub, ONEPASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap, CHUNKS=chunks,
+        k_one = dev.kernel("stack/single_pass.wgsl", defines=dict(
+            defs, SUBGROUPS=sub, SINGLE_PASS=True, REDUCE_FNS=True, LEAF_FNS=True, CHAIN_CAP=cap, CHUNKS=chunks,
             LOCAL_BITS=max(LOCAL_BITS, (P * chunks - 1).bit_length()),
-            SPIN_LIMIT=int(opt.get("stack_spin_limit", SPIN_LIMIT)), N_SEG=wg // sg_min if sub else 1,
-            LIST_SPIN=int(opt.get("stack_list_spin", LIST_SPIN)),
-            STALE_LISTS=bool(opt.get("stack_stale_lists")), NO_SIZES=bool(opt.get("stack_no_sizes")),
-            ROUND_STATS=bool(opt.get("stack_round_stats")),
-            LOOK_STATS={"look": 1, "rebuild": 2}.get(opt.get("stack_round_stats"), 0),
-            NO_LOOKBACK_TIMING=timing == "no_lookback", NO_WALKS_TIMING=timing == "no_walks",
-            NO_LIST_TIMING=timing == "no_list",
+            SPIN_LIMIT=_or(hk.stack_spin_limit, SPIN_LIMIT), N_SEG=wg // sg_min if sub else 1,
+            LIST_SPIN=_or(hk.stack_list_spin, LIST_SPIN),
+            STALE_LISTS=hk.stack_stale_lists, NO_SIZES=hk.stack_no_sizes,
+            ROUND_STATS=hk.stack_round_stats is not None,
+            LOOK_STATS={"look": 1, "rebuild": 2}.get(hk.stack_round_stats, 0),
             SEG_TOTALS=sub, BLOCK_MIN_LANES=sub, SHARED_WALK=sub and chunks == 1))
         state = dev.alloc(16 + 12 * one_parts)  # counters, then 3 words per partition
         rargs = dev.alloc(18 * 4)
         sublists = dev.alloc(max(16, 4 * one_parts * (chunks - 1) * P))
         red, up, ch = dev.grid(n_parts), dev.grid(n_chunks), dev.grid(-(-n_parts // 256))
         one = dict(params, n_parts=one_parts, n_groups=one_parts,
-                   withhold_period=int(opt.get("stack_withhold_period", 0)), max_steps=steps,
+                   withhold_period=hk.stack_withhold_period, max_steps=steps,
                    max_hops=hops, arm=int(repair), red_x=red[0], red_y=red[1], up_x=up[0], up_y=up[1],
                    chain_x=ch[0], chain_y=ch[1])
         b.clear(state, 0, 16 + 12 * one_parts)
@@ -293,7 +286,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             b.clear(rargs, 0, 18 * 4)
         b.dispatch(k_one, one_parts, params=one, input=g, lists=lists, sublists=sublists, link=link, depth=depth,
                    state=state, info=info, repair_args=rargs)
-        stats = opt.get("stack_stats_buffer")
+        stats = hk.stack_stats_buffer
         if stats is not None:
             b.copy(state, 0, stats, 0, 16)
         if not repair:
@@ -324,16 +317,15 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
 
 def _multipass_kernels(dev: Device, defs: dict, swg: int) -> tuple:
     """The multi-pass method's six kernels: reduce, chain, leaf, and the spine's up, top, down."""
-    defs = dict(defs, STAGE_STORES=bool(dev.options.get("stack_stage_stores", STAGE_STORES)))
-    return (dev.kernel("stack/bracket.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True)),
-            dev.kernel("stack/bracket.wgsl", defines={"WG": 256, "CHAIN": True, "TREE": True,
+    return (dev.kernel("stack/bracket_reduce.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True)),
+            dev.kernel("stack/bracket_chain.wgsl", defines={"WG": 256, "CHAIN": True, "TREE": True,
                                                       "LOCAL_BITS": LOCAL_BITS}),
-            dev.kernel("stack/bracket.wgsl", defines=dict(defs, LEAF=True, LEAF_FNS=True, TREE=True)),
+            dev.kernel("stack/bracket_leaf.wgsl", defines=dict(defs, LEAF=True, LEAF_FNS=True, TREE=True)),
             *(dev.kernel("stack/spine.wgsl", defines={"WG": swg, m: True}) for m in ("UP", "TOP", "DOWN")))
 
 
 def record_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArray, info=None,
-                         kinds: bool = False) -> None:
+                         kinds: bool = False, method: str = "multi_pass") -> None:
     """Record bracket matching into ``batch`` (no readback), for chains that stay on the GPU.
 
     Parameters
@@ -347,9 +339,12 @@ def record_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArr
         Receive the outputs of :func:`bracket_match` (draws too, when ``kinds``).
     info : buffer of 8+ bytes, optional
         Receives (unmatched closes, unclosed opens) as two uint32.
+    method : {"multi_pass", "single_pass"}
+        See :func:`bracket_match`.
     """
     dev = is_open.device
-    _check_size(dev, is_open.size, "bracket_match")
+    _check_method(method, "bracket_match")
+    _check_size(dev, is_open.size, "bracket_match", method)
     if not is_open.size:
         return
     mode = "kind" if kinds else ("u8" if is_open.dtype == np.uint8 else "u32")
@@ -358,23 +353,22 @@ def record_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArr
     own = info is None
     if own:
         info = dev.alloc(16)
-    _record_match(batch, is_open, mode, link, depth, info)
+    _record_match(batch, is_open, mode, link, depth, info, method)
 
 
-def _check_size(dev: Device, n: int, primitive: str) -> None:
+def _check_size(dev: Device, n: int, primitive: str, method: str = "multi_pass") -> None:
     if n >= 2**31 - 2**16:
         raise InputError(primitive, f"{n} elements: indices must fit int32")
-    P = _wg(dev, n) * EPT
+    P = _wg(dev, n, method) * EPT
     if -(-n // P) > 1 << 20:  # the leaf's global tree walk covers 2^20 partitions
         raise InputError(primitive, f"{n} elements: at most {P << 20} with partitions of {P}")
-    span = P * (_chunks(dev) if _onepass(dev) else 1)  # the lists' partitions
-    if 4 * (-(-n // span)) * span > dev.max_binding:
+    if 4 * (-(-n // P)) * P > dev.max_binding:  # the lists' partitions
         raise DeviceLimitError(primitive, f"{n} elements need {4 * n} byte bindings; the device's largest "
                                f"storage binding is {dev.max_binding} bytes")
 
 
 @takes_device
-def bracket_match(is_open, return_info: bool = False, out=None):
+def bracket_match(is_open, return_info: bool = False, out=None, *, method: str = "multi_pass"):
     """Match brackets: each element's parent/matching open and its nesting depth.
 
     Parameters
@@ -396,6 +390,10 @@ def bracket_match(is_open, return_info: bool = False, out=None):
     info : BracketInfo, only when ``return_info``
     out : (GpuArray, GpuArray), optional
         int32 GpuArrays of shape (N,) to receive link and depth (GpuArray input only).
+    method : {"multi_pass", "single_pass"}
+        Six passes in which no workgroup waits on another (default, the faster on an H100), or the
+        single pass (decoupled lookback and fallback, owner walks), with the multi-pass method as
+        its repair.
 
     numpy in gives numpy out; GpuArray in gives GpuArrays out.
 
@@ -413,7 +411,8 @@ def bracket_match(is_open, return_info: bool = False, out=None):
     g, host = as_input(is_open, "bracket_match", dtypes=(np.uint8, np.uint32, np.int32), ndims=(1,))
     dev = g.device
     n = g.size
-    _check_size(dev, n, "bracket_match")
+    _check_method(method, "bracket_match")
+    _check_size(dev, n, "bracket_match", method)
     if out is not None:
         if host is not None or len(out) != 2 or not all(
                 isinstance(o, GpuArray) and o.shape == (n,) and o.dtype == np.int32 for o in out):
@@ -426,7 +425,7 @@ def bracket_match(is_open, return_info: bool = False, out=None):
     info = GpuArray.empty((4,), np.uint32, dev)
     b = dev.batch()
     if n:
-        _record_match(b, g, "u8" if g.dtype == np.uint8 else "u32", link, depth, info)
+        _record_match(b, g, "u8" if g.dtype == np.uint8 else "u32", link, depth, info, method)
     else:
         b.clear(info)
     if host is not None:
@@ -561,7 +560,7 @@ def clip_bboxes_reference(kinds, bboxes, viewport, op: str = "intersect") -> np.
 
 @takes_device
 def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bool = False,
-                max_depth: int | None = None):
+                max_depth: int | None = None, *, method: str = "multi_pass"):
     """Bounding boxes through a stack of clips (or blend groups): one GPU pass chain, any depth.
 
     The stack starts as ``[viewport]``. A begin-clip pushes ``op(its bbox, top)``; an end-clip pops;
@@ -593,6 +592,8 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
         An upper bound on the clip nesting depth, when the caller knows one (a renderer that built
         the scene does): it sizes the pointer-jumping passes without reading the depth back, so the
         call adds no GPU round trip. A bound below the true depth gives wrong boxes.
+    method : {"multi_pass", "single_pass"}
+        How the links are found (see :func:`bracket_match`).
 
     Returns
     -------
@@ -639,7 +640,8 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
     if vp.size != 4:
         raise InputError("clip_bboxes", f"viewport must be 4 numbers (x0, y0, x1, y1), got {vp.size}")
     dev = gk.device
-    _check_size(dev, n, "clip_bboxes")
+    _check_method(method, "clip_bboxes")
+    _check_size(dev, n, "clip_bboxes", method)
     if 16 * n > dev.max_binding:
         raise DeviceLimitError("clip_bboxes", f"{n} boxes need a {16 * n} byte binding; the device's largest "
                                f"storage binding is {dev.max_binding} bytes")
@@ -649,7 +651,7 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
         depth = GpuArray.empty((n,), np.int32, dev)
         info = dev.alloc(16)
         b = dev.batch()
-        _record_match(b, gk, "kind", link, depth, info)
+        _record_match(b, gk, "kind", link, depth, info, method)
         b.submit()
         if max_depth is None:
             from .scan import reduce  # noqa: PLC0415

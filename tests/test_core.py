@@ -161,3 +161,27 @@ def test_timer_over_a_batch_of_several_passes(dev, rng):
     assert t.ns > 0
     for o in outs:
         np.testing.assert_array_equal(o.numpy(), a.numpy())
+
+
+def test_test_hooks_are_typed_and_scoped():
+    """Test hooks: one frozen object; an unknown name or a wrong type raises, a block restores them,
+    and plans keyed on them are rebuilt."""
+    import dataclasses
+
+    dev = pp.device()
+    with pytest.raises(TypeError, match="unknown test hook"):
+        with dev.using(scan_withold_period=2):  # misspelt
+            pass
+    for bad in ({"scan_withhold_period": "2"}, {"scan_subgroups": 1}, {"scan_lb_stats": "loops"},
+                {"recfilter_fix_seg": (32, 16)}, {"scan_max_steps": True}):
+        with pytest.raises(TypeError, match="test hook"):
+            with dev.using(**bad):
+                pass
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        dev.hooks.scan_withhold_period = 3
+    built = []
+    before = dev.plan(("hooks test",), lambda: built.append(1) or len(built))
+    with dev.using(scan_withhold_period=2, recfilter_fix_seg=(16, 4, 2), scan_lb_stats=None):
+        assert dev.hooks.scan_withhold_period == 2 and dev.hooks.recfilter_fix_seg == (16, 4, 2)
+        assert dev.plan(("hooks test",), lambda: built.append(1) or len(built)) != before
+    assert dev.hooks.scan_withhold_period == 0 and dev.hooks.recfilter_fix_seg is None

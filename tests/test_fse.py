@@ -17,8 +17,9 @@ needs_ref = pytest.mark.skipif(R.load() is None, reason=f"reference FSE symbols 
 
 
 @pytest.fixture(autouse=True)
-def _poison(monkeypatch):
-    monkeypatch.setattr(C, "_poison_outputs", True)
+def _poison():
+    with pp.device().using(fse_poison_outputs=True):
+        yield
 
 
 def _dist(rng, n, k, alpha):

@@ -76,3 +76,15 @@ def test_no_import_cycle_at_module_level():
         if m not in state:
             visit(m, [m])
     assert not cycles, cycles
+
+
+def test_wgsl_files_are_small_and_include_what_exists():
+    """One stage per WGSL file (issue 38): none over 600 lines, and every #include names a file."""
+    import re
+
+    root = PKG.parent / "wgsl"
+    for f in root.rglob("*.wgsl"):
+        text = f.read_text()
+        assert text.count("\n") <= 600, f"{f.relative_to(root)}: {text.count(chr(10))} lines"
+        for inc in re.findall(r'^\s*#include\s+"([^"]+)"', text, re.M):
+            assert (root / inc).is_file(), f"{f.relative_to(root)} includes missing {inc}"

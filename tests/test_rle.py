@@ -238,7 +238,7 @@ def test_gpu_chain_round_trip(dtype, rng, poison_alloc):
 def test_other_tile_sizes(vpt, stage, rng):
     """Tiles larger than the staging buffer store their items in rounds."""
     stats = pp.GpuArray.empty((16,), np.uint32)
-    with options(rle_vpt=vpt, rle_stage=stage, rle_withhold_period=3, rle_stats_buffer=stats.buffer):
+    with options(rle_vec4_per_thread=vpt, rle_stage=stage, rle_withhold_period=3, rle_stats_buffer=stats.buffer):
         tile = 256 * vpt * 4
         for n in (tile - 1, tile + 1, 11 * tile + 5):
             x = runs_input(rng, n, "int32", max_len=int(rng.integers(1, 3 * tile)))
@@ -255,33 +255,21 @@ def test_other_tile_sizes(vpt, stage, rng):
 
 
 @pytest.mark.parametrize("opts", [
-    {"rle_compact_store": "vec4", "rle_compact_stage": 1024, "rle_bitmask": False},
-    {"rle_stage_skip": False, "rle_compact_stage": 1024, "rle_bitmask": False},
-    {"rle_bitmask": False},
-    {"rle_bitmask": False, "rle_vpt": 16, "rle_wg": 128},
-    {"rle_early_publish": False, "rle_early_aggregate": False},
-    {"rle_early_publish": True},
-    {"rle_compact_store": "scalar", "rle_compact_vpt": 5, "rle_vpt": 5},
-    {"rle_compact_store": "direct", "rle_compact_vpt": 16},
-    {"rle_compact_kernel": False, "rle_encode_kernel": False},
-    {"rle_compact_store": "direct", "rle_counts_vec4": False, "rle_vpt": 3},
-    {"rle_decode_cap": 8, "rle_decode_vpt": 8},
-    {"rle_decode_add": True, "rle_decode_vpt": 3},
-    {"rle_decode_method": "old", "rle_decode_vpt": 1},
-    {"rle_prev_shuffle": False, "rle_vpt": 12},
-    {"rle_lb_depth": 2, "rle_compact_lb_depth": 2},
-    {"rle_full_tile_loads": False, "rle_prev_shuffle": False},
-    {"rle_lb_depth": 4, "rle_vpt": 2, "rle_compact_lb_depth": 3},
-    {"rle_wg": 128, "rle_vpt": 3, "rle_compact_vpt": 3},
-], ids=["vec4-rounds", "rounds-unskipped", "staged", "staged-16-wg128", "late-publish", "early-publish", "scalar",
-        "direct", "fused-only",
-        "direct-scalar-counts", "decode-search", "decode-add", "decode-old", "rle-prev-loaded", "lookback-depth-2",
-        "partial-tile-loads",
-        "lookback-depth-4", "workgroup-128"])
+    {"rle_subgroups": False},
+    {"rle_subgroups": False, "rle_vec4_per_thread": 16, "rle_wg": 128},
+    {"rle_compact_vec4_per_thread": 5, "rle_vec4_per_thread": 5},
+    {"rle_compact_vec4_per_thread": 16, "rle_vec4_per_thread": 12},
+    {"rle_vec4_per_thread": 3},
+    {"rle_decode_cap": 8, "rle_decode_vec4_per_thread": 8},
+    {"rle_decode_vec4_per_thread": 3},
+    {"rle_decode_vec4_per_thread": 1, "rle_subgroups": False},
+    {"rle_wg": 128, "rle_vec4_per_thread": 3, "rle_compact_vec4_per_thread": 3},
+], ids=["staged", "staged-16-wg128", "vpt-5", "vpt-16-12", "bitmask-3", "decode-search", "decode-3", "decode-1-wgmem",
+        "workgroup-128"])
 def test_store_and_decode_switches(opts, rng):
-    """Every store flavour of rle/compact.wgsl (rounds through a small staging buffer included),
-    the fused pass it replaced for 32-bit values, and every decode expand (rle/expand.wgsl with
-    tiles whose range holds more runs than it scatters, zero-length runs; the two older ones)."""
+    """Both encoders of rle/compact.wgsl (the bitmask, and the staged stores in rounds without
+    subgroups), compaction at other tile sizes, and the decode expand (rle/expand.wgsl with tiles
+    whose range holds more runs than it scatters, and zero-length runs)."""
     stats = pp.GpuArray.empty((16,), np.uint32)
     with options(rle_withhold_period=3, rle_stats_buffer=stats.buffer, **opts):
         for n in (1, 4095, 3 * 12288 + 7, 70_001):
@@ -304,17 +292,17 @@ def test_store_and_decode_switches(opts, rng):
 
 def test_encoding_with_subgroups_takes_the_bitmask(rng):
     """With subgroups, 32-bit encoding finds its runs through the run-start bitmask (no staging),
-    and the staged form stays reachable; both agree with numpy on a tile of dense runs."""
+    without them through staged stores; both agree with numpy on a tile of dense runs."""
     dev = pp.device()
     if not dev.has_subgroups:
         pytest.skip("the bitmask path needs subgroups")
     x = runs_input(rng, 5 * tile_of("int32") + 3, "int32", max_len=2)
-    for bitmask in (True, False):
-        with options(rle_bitmask=bitmask):
+    for subgroups in (True, False):
+        with options(rle_subgroups=subgroups):
             check_rle(x, pp.rle_encode(x))
             keys = [dict(k[2]) for k in dev._kernels if k[0] == "rle/compact.wgsl"]
             assert any(k.get("BITMASK") and k.get("RLE") for k in keys)
-            assert bitmask or any(k.get("RLE") and not k.get("BITMASK") for k in keys)
+            assert subgroups or any(k.get("RLE") and k.get("STAGED") and not k.get("BITMASK") for k in keys)
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -333,10 +321,10 @@ def test_two_dimensional_grids(method, rng, monkeypatch):
         np.testing.assert_array_equal(pp.nonzero(m, method=method), np.flatnonzero(m))
 
 
-PATHS = [{"rle_subgroups": True}, {"rle_subgroups": True, "rle_sg_lookback": False}, {"rle_subgroups": False}]
+PATHS = [{"rle_subgroups": True}, {"rle_subgroups": False}]
 
 
-@pytest.mark.parametrize("path", PATHS, ids=["subgroups", "subgroups-window", "wgmem"])
+@pytest.mark.parametrize("path", PATHS, ids=["subgroups", "wgmem"])
 @pytest.mark.parametrize("period", [1, 2, 3])
 def test_forced_fallback(period, path, rng):
     """Withholding tiles publish nothing: successors must re-count them themselves."""
@@ -430,19 +418,19 @@ _THREAD_SCRIPT = textwrap.dedent("""
     rng = np.random.default_rng()
     dev = pp.device()
     for opts in ({}, {"rle_subgroups": False}, {"rle_withhold_period": 2}, {"rle_withhold_period": 1}):
-        dev.options.clear(); dev.options.update(opts)
-        for n in (4096 * 50 + 7, 1 << 20):
-            for _ in range(2):
-                x = np.repeat(rng.integers(0, 5, n), rng.integers(1, 30, n))[:n].astype(np.int32)
-                v, c = pp.rle_encode(x)
-                st = np.concatenate([[0], np.flatnonzero(np.diff(x)) + 1])
-                assert (v == x[st]).all() and (c == np.diff(np.append(st, n))).all(), (opts, n)
-                m = rng.random(n) < 0.5
-                assert (pp.compact(x, m) == x[m]).all(), (opts, n)
-                assert (pp.rle_decode(v, c) == x).all(), (opts, n)
-                b = (x % 256).astype(np.uint8)
-                v8, c8 = pp.rle_encode(b)
-                assert (np.repeat(v8, c8) == b).all(), (opts, n)
+        with dev.using(**opts):
+            for n in (4096 * 50 + 7, 1 << 20):
+                for _ in range(2):
+                    x = np.repeat(rng.integers(0, 5, n), rng.integers(1, 30, n))[:n].astype(np.int32)
+                    v, c = pp.rle_encode(x)
+                    st = np.concatenate([[0], np.flatnonzero(np.diff(x)) + 1])
+                    assert (v == x[st]).all() and (c == np.diff(np.append(st, n))).all(), (opts, n)
+                    m = rng.random(n) < 0.5
+                    assert (pp.compact(x, m) == x[m]).all(), (opts, n)
+                    assert (pp.rle_decode(v, c) == x).all(), (opts, n)
+                    b = (x % 256).astype(np.uint8)
+                    v8, c8 = pp.rle_encode(b)
+                    assert (np.repeat(v8, c8) == b).all(), (opts, n)
     print("ok")
 """)
 

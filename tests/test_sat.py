@@ -328,20 +328,15 @@ def test_fixup_chains_slow_poles(filt, rng):
            rtol=tol)
 
 
-@pytest.mark.parametrize("fix_seg, split, reg_max", [(None, False, 8), ((16, 4, 2), True, 8), ((32, 8, 8), False, 8),
-                                                     ((32, 16, 4), True, 0)])
-def test_recursive_filter_kernel_variants(fix_seg, split, reg_max, monkeypatch, rng):
-    # The fix-up with a thread per line, other segmentings, or segments looping over their blocks
-    # (reg_max 0), and tile passes with one thread per tile line: the same results as the reference
-    # (the defaults run in every other test).
-    import pywgpuprims.recfilter as rf
-
-    monkeypatch.setattr(rf, "_FIX_SEG", fix_seg)
-    monkeypatch.setattr(rf, "_SPLIT", split)
-    monkeypatch.setattr(rf, "_FIX_REG_MAX", reg_max)
+@pytest.mark.parametrize("fix_seg, reg_max", [((16, 4, 2), 8), ((32, 8, 8), 8), ((32, 16, 4), 0)])
+def test_recursive_filter_kernel_variants(fix_seg, reg_max, rng):
+    # Other segmentings of the fix-up, or segments looping over their blocks (reg_max 0, as lines
+    # past 8192 samples take them), every tile in workgroup memory: the same results as the
+    # reference (the defaults run in every other test).
     b0, a = FILTERS[2]
     cases = [((200, 650), (0, 1), "reflect"), ((3, 4100), (1,), "wrap"), ((130, 67), (1, 0), "zero")]
-    with pp.device().using(recfilter_regtile=False):  # every tile through the variants
+    # every tile through the variants
+    with pp.device().using(recfilter_fix_seg=fix_seg, recfilter_fix_reg_max=reg_max, recfilter_regtile=False):
         for shape, axes, mode in cases:
             x = rng.standard_normal(shape).astype(np.float32)
             out = pp.recursive_filter(x, b0, a, axes=axes, mode=_SP.get(mode, mode))
@@ -384,7 +379,7 @@ def test_recursive_filter_scratch_poisoned(filt, regtile, monkeypatch, rng):
 @pytest.mark.parametrize("filt", FILTERS, ids=["order1", "order2", "order3"])
 def test_overlapped_register_tiles(filt, regtile, rng):
     # Full tiles of the overlapped column-row passes run with the tile in registers
-    # (wgsl/sat/recfilter_reg.wgsl), the image's edge tiles in recfilter.wgsl (EDGES); off, every
+    # (wgsl/filters/recfilter_reg.wgsl), the image's edge tiles in recfilter_pass_a/c.wgsl (EDGES); off, every
     # tile runs there. Sizes: exact tiles, edges on either axis or both, channels, one-sided filters.
     b0, a = filt
     cases = [((64, 64), "zero", True, True), ((128, 192), "reflect", True, True), ((129, 64), "wrap", True, True),

@@ -77,18 +77,14 @@ def options(**kw):
     return pp.device().using(**kw)
 
 
-PATHS = ["subgroups", "wgmem", "subgroups-deep"]
+PATHS = ["subgroups", "wgmem"]
 
 
 def path_options(path):
-    """subgroups-deep: the subgroup lookback polling three predecessors per lane and step, the
-    inclusive value published after its broadcast, the aggregate after the workgroup combine, whole
-    tiles loaded with a partial tile's clamps and masks (none of them the default)."""
-    if path.startswith("subgroups") and not pp.device().has_subgroups:
+    """subgroups: the subgroup scans and lookback; wgmem: the workgroup-memory path."""
+    if path == "subgroups" and not pp.device().has_subgroups:
         pytest.skip("adapter has no subgroup feature")
-    deep = path == "subgroups-deep"
-    return {"scan_subgroups": path != "wgmem", "scan_lb_depth": 3 if deep else 1, "scan_early_publish": not deep,
-            "scan_early_aggregate": not deep, "scan_full_tile_loads": not deep}
+    return {"scan_subgroups": path != "wgmem"}
 
 
 @pytest.mark.parametrize("path", PATHS)
@@ -201,23 +197,24 @@ def test_repair_pass_when_lookback_gives_up(steps, rng):
 
 @pytest.mark.parametrize("op", ["add", "min", "xor"])
 def test_reduce_then_scan_method(op, rng):
-    with options(scan_method="rts"):
-        for n in [1, TILE + 1, 20 * TILE + 9]:
-            x = random_input(rng, (n,), "int32", op)
-            check(scan32(x, op=op), x, op, False)
-            check(scan32(x, op=op, exclusive=True), x, op, True)
+    for n in [1, TILE + 1, 20 * TILE + 9]:
+        x = random_input(rng, (n,), "int32", op)
+        check(scan32(x, op=op, method="rts"), x, op, False)
+        check(scan32(x, op=op, exclusive=True, method="rts"), x, op, True)
+    with pytest.raises(pp.InputError, match="method"):
+        pp.scan(x, method="decoupled")
 
 
 @pytest.mark.parametrize("method", ["single_pass", "rts"])
 def test_chunked_past_binding_limit(method, rng):
     """Inputs larger than the largest storage binding are scanned in chunks, the carry passed on."""
-    with options(scan_max_binding=4 * 4 * TILE, scan_method=method):
+    with options(scan_max_binding=4 * 4 * TILE):
         n = 13 * TILE + 7  # 4 chunks, the last one partial
         x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
-        check(scan32(x), x, "add", False)
-        check(scan32(x, exclusive=True), x, "add", True)
+        check(scan32(x, method=method), x, "add", False)
+        check(scan32(x, exclusive=True, method=method), x, "add", True)
         xi = x.view(np.int32)
-        check(scan32(xi, op="min"), xi, "min", False)
+        check(scan32(xi, op="min", method=method), xi, "min", False)
         assert int(reduce32(x)) == int(np.add.reduce(x, dtype=np.uint32))
         assert int(reduce32(xi, op="max")) == int(xi.max())
         rows = rng.integers(0, 9, (9, 3 * TILE), dtype=np.int32)  # 2 rows per chunk
@@ -310,17 +307,15 @@ _THREAD_SCRIPT = textwrap.dedent("""
     import numpy as np, pywgpuprims as pp
     rng = np.random.default_rng()
     dev = pp.device()
-    for opts in ({}, {"scan_subgroups": False}, {"scan_sg_lookback": False}, {"scan_withhold_period": 2},
-                 {"scan_withhold_period": 1},
-                 {"scan_early_publish": False, "scan_early_aggregate": False, "scan_full_tile_loads": False}):
-        dev.options.clear(); dev.options.update(opts)
-        for n in (4096 * 50 + 7, 1 << 20):
-            for _ in range(3):
-                x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
-                y = pp.scan(x, dtype=np.uint32)
-                assert (y == np.cumsum(x, dtype=np.uint32)).all(), (opts, n)
-                f = x.view(np.int32)  # a single-pass op other than add (float max takes the typed path)
-                assert (pp.scan(f, op="max", dtype=np.int32) == np.maximum.accumulate(f)).all(), (opts, n)
+    for opts in ({}, {"scan_subgroups": False}, {"scan_withhold_period": 2}, {"scan_withhold_period": 1}):
+        with dev.using(**opts):
+            for n in (4096 * 50 + 7, 1 << 20):
+                for _ in range(3):
+                    x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+                    y = pp.scan(x, dtype=np.uint32)
+                    assert (y == np.cumsum(x, dtype=np.uint32)).all(), (opts, n)
+                    f = x.view(np.int32)  # a single-pass op other than add (float max takes the typed path)
+                    assert (pp.scan(f, op="max", dtype=np.int32) == np.maximum.accumulate(f)).all(), (opts, n)
     print("ok")
 """)
 
@@ -344,24 +339,27 @@ def test_stress(path, rng):
 def test_max_steps_is_within_lavapipe_loop_cap(dev):
     # lookback steps x (spins + the window + the fallback's loops), then the tiles a lookback may
     # reduce itself, must stay well under 65,535 trips.
-    from pywgpuprims.scan import LOOKBACK_WINDOW, SPIN_LIMIT, VPT, VPT_LARGE, _max_self
+    from pywgpuprims.scan import LOOKBACK_WINDOW, SPIN_LIMIT, VEC4_PER_THREAD, VEC4_PER_THREAD_LARGE, _max_self
     step_trips = MAX_STEPS * (SPIN_LIMIT + LOOKBACK_WINDOW + 4 + 4 + 8 + 8)
     assert step_trips < 20_000
-    for vpt in (VPT, VPT_LARGE):
+    for vpt in (VEC4_PER_THREAD, VEC4_PER_THREAD_LARGE):
         for sg, add in [(False, True), (True, True), (True, False)]:
             per_tile = 1 + (7 * vpt if sg and not add else 0)
-            assert step_trips + _max_self(dev, {"VPT": vpt, "SUBGROUPS": sg, "OP_ADD": add}) * per_tile < 61_000
-    assert _max_self(dev, {"VPT": VPT, "SUBGROUPS": True, "OP_ADD": True}) * 256 * VPT * 4 >= 2**29  # 2 GiB of u32
+            defs = {"VEC4_PER_THREAD": vpt, "SUBGROUPS": sg, "OP_ADD": add}
+            assert step_trips + _max_self(dev, defs) * per_tile < 61_000
+    defs = {"VEC4_PER_THREAD": VEC4_PER_THREAD, "SUBGROUPS": True, "OP_ADD": True}
+    assert _max_self(dev, defs) * 256 * VEC4_PER_THREAD * 4 >= 2**29  # 2 GiB of u32
 
 
 def test_large_segments_take_larger_tiles(rng, monkeypatch):
-    """Segments of LARGE_ROW elements or more scan in tiles of VPT_LARGE vec4 per invocation, the
+    """Segments of LARGE_ROW elements or more scan in tiles of VEC4_PER_THREAD_LARGE vec4 per invocation, the
     repair included (lowered here so that the switch happens at test sizes)."""
     scan_mod = importlib.import_module("pywgpuprims.scan")  # the package's `scan` is the function
-    tile_l = 256 * 4 * scan_mod.VPT_LARGE
+    tile_l = 256 * 4 * scan_mod.VEC4_PER_THREAD_LARGE
     monkeypatch.setattr(scan_mod, "LARGE_ROW", 3 * tile_l)
     dev = pp.device()
-    assert scan_mod._vpt(dev, 3 * tile_l) == scan_mod.VPT_LARGE and scan_mod._vpt(dev, 3 * tile_l - 1) == scan_mod.VPT
+    assert scan_mod._vpt(dev, 3 * tile_l) == scan_mod.VEC4_PER_THREAD_LARGE
+    assert scan_mod._vpt(dev, 3 * tile_l - 1) == scan_mod.VEC4_PER_THREAD
     stats = pp.GpuArray.empty((64,), np.uint32)
     for n in [3 * tile_l - 1, 3 * tile_l, 3 * tile_l + 1, 7 * tile_l + 5]:
         x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
@@ -375,14 +373,10 @@ def test_large_segments_take_larger_tiles(rng, monkeypatch):
             assert stats.numpy()[1] == 1, "the single pass should have given up to the repair"
 
 
-@pytest.mark.parametrize("carry_shuffle", [True, False])
 @pytest.mark.parametrize("vpt,wg", [(1, 256), (2, 256), (4, 256), (8, 256), (8, 128), (4, 512), (3, 64)])
-def test_other_tile_sizes(vpt, wg, carry_shuffle, rng):
-    if not carry_shuffle and "llvmpipe" not in pp.device().adapter_summary:
-        pytest.skip("the reduce-based subgroup carry is miscompiled on NVIDIA; only the default is used there")
+def test_other_tile_sizes(vpt, wg, rng):
     stats = pp.GpuArray.empty((64,), np.uint32)
-    with options(scan_vpt=vpt, scan_wg=wg, scan_withhold_period=3, scan_stats_buffer=stats.buffer,
-                 scan_sg_carry_shuffle=carry_shuffle):
+    with options(scan_vec4_per_thread=vpt, scan_wg=wg, scan_withhold_period=3, scan_stats_buffer=stats.buffer):
         tile = wg * 4 * vpt
         for n in [tile - 1, tile + 1, 37 * tile + 5]:
             x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)

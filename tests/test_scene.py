@@ -184,12 +184,9 @@ def test_stack_falls_back_when_memory_is_short(dev):
     for _ in range(40):
         s.pop_clip()
     plan = s.plan(40, 40)
-    dev.options["scene_stack_bytes"] = 4096
-    try:
+    with dev.using(scene_stack_bytes=4096):
         g = GpuScene(plan)
         img = g.run()
-    finally:
-        del dev.options["scene_stack_bytes"]
     assert g.no_stack
     assert_close(img, render_reference_plan(plan))
 

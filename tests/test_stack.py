@@ -165,14 +165,6 @@ def test_workgroup_memory_path(wg, rng):
                                       clip_reference(kinds, boxes, (0, 0, 900, 900), "intersect"))
 
 
-def test_staged_stores(rng):
-    """The variant that stages the outputs through workgroup memory (contiguous stores)."""
-    with options(stack_stage_stores=True):
-        for n in (P - 1, 3 * P + 2, 100_003):
-            check(rng.random(n) < 0.5)
-        check(np.concatenate([np.ones(60_000, bool), np.zeros(60_001, bool)]))
-
-
 def test_dtypes_and_gpuarray(rng):
     x = dyck(rng, 10_000)
     rl, rd, _ = reference(x)
@@ -309,12 +301,12 @@ _THREAD_SCRIPT = textwrap.dedent("""
         check(np.concatenate([np.ones(n // 2, bool), np.zeros(n // 2 - 7, bool)]))
     k, b = random_clips(rng, 50_000)
     assert (pp.clip_bboxes(k, b, (0, 0, 900, 900)) == clip_reference(k, b, (0, 0, 900, 900), "intersect")).all()
-    with pp.device().using(stack_onepass=True):  # the single pass, also with silent partitions
-        for kw in ({}, {"stack_withhold_period": 3}, {"stack_wg": 32},
-                   {"stack_wg": 32, "stack_chunks": 4, "stack_withhold_period": 5, "stack_list_spin": 16}):
-            with pp.device().using(**kw):
-                check(rng.random(300_000) < 0.5)
-                check(dyck(rng, 200_000))
+    # the single pass, also with silent partitions
+    for kw in ({}, {"stack_withhold_period": 3}, {"stack_wg": 32},
+               {"stack_wg": 32, "stack_withhold_period": 5, "stack_list_spin": 16}):
+        with pp.device().using(**kw):
+            check(rng.random(300_000) < 0.5, method="single_pass")
+            check(dyck(rng, 200_000), method="single_pass")
     print("ok")
 """)
 
@@ -344,22 +336,22 @@ def test_clip_bboxes_with_a_depth_bound(rng):
         np.testing.assert_array_equal(pp.clip_bboxes(k, b, (0, 0, 900, 900), max_depth=bound), want)
 
 
-# The single pass (opt-in: stack_onepass). Its own counters come back through stack_stats_buffer:
+# The single pass (method="single_pass"). Its own counters come back through stack_stats_buffer:
 # [tickets, invocations that gave up (the repair then ran), predecessors reduced by a successor].
-P1 = pp.stack.ONEPASS_WG * EPT  # its partitions (4096)
+P1 = pp.stack.SINGLE_PASS_WG * EPT  # its partitions (4096)
 
 
-def check_onepass(x, **kw):
+def check_single_pass(x, **kw):
     dev = pp.device()
     stats = pp.GpuArray.empty((4,), np.uint32, dev)
-    with dev.using(stack_onepass=True, stack_stats_buffer=stats.buffer, **kw):
-        check(x)
+    with dev.using(stack_stats_buffer=stats.buffer, **kw):
+        check(x, method="single_pass")
     st = stats.numpy()
     assert st[0] > 0 or len(x) == 0  # tickets taken: the single pass ran
     return st
 
 
-def onepass_inputs(rng, n):
+def single_pass_inputs(rng, n):
     ramp = np.concatenate([np.ones(9000, bool), np.zeros(9000, bool)])
     return {"random": rng.random(n) < 0.5, "dyck": dyck(rng, n - n % 2),
             "nested": np.concatenate([np.ones(n // 2, bool), np.zeros(n - n // 2, bool)]),
@@ -368,25 +360,25 @@ def onepass_inputs(rng, n):
 
 
 @pytest.mark.parametrize("n", [1, 2, 17, P1 - 1, P1, P1 + 1, 3 * P1 + 5, 64 * P1, 64 * P1 + 1])
-def test_onepass_inputs(n, rng):
+def test_single_pass_inputs(n, rng):
     """Every kind of input around partition boundaries and around 64 partitions (past that the
     repair is recorded); the single pass itself must finish (no give-ups on lavapipe)."""
-    for name, x in onepass_inputs(rng, n).items():
-        st = check_onepass(x)
+    for name, x in single_pass_inputs(rng, n).items():
+        st = check_single_pass(x)
         assert st[1] == 0, f"{name}: {st[1]} invocations gave up"
 
 
 @pytest.mark.parametrize("parts", [255, 256, 257])
-def test_onepass_many_small_partitions(parts, rng):
+def test_single_pass_many_small_partitions(parts, rng):
     """Partitions of 512: hundreds of them, lookbacks and owner walks over many windows."""
     n = parts * P
     for x in (rng.random(n + 1) < 0.5, dyck(rng, n), np.tile(np.concatenate([np.ones(3000, bool),
                                                                              np.zeros(3000, bool)]), n // 6000)):
-        assert check_onepass(x, stack_wg=32)[1] == 0
+        assert check_single_pass(x, stack_wg=32)[1] == 0
 
 
 @pytest.mark.parametrize("period", [2, 3])
-def test_onepass_forced_fallback(period, rng):
+def test_single_pass_forced_fallback(period, rng):
     """Every period-th partition publishes nothing (no summary, size or parent link): its
     successors must reduce it from its input and walk past it."""
     n = 150_000
@@ -394,93 +386,56 @@ def test_onepass_forced_fallback(period, rng):
     # every silent partition with a successor is reduced by that successor at least once (fallbacks
     # also happen without the switch, when a predecessor is merely late: hence a floor, not a count)
     silent = sum(1 for q in range(parts - 1) if q % period == period - 1)
-    for name, x in onepass_inputs(rng, n).items():
-        st = check_onepass(x, stack_wg=32, stack_withhold_period=period)
+    for name, x in single_pass_inputs(rng, n).items():
+        st = check_single_pass(x, stack_wg=32, stack_withhold_period=period)
         assert st[1] == 0, name
         assert st[2] >= silent, f"{name}: {st[2]} fallbacks for {silent} silent partitions"
 
 
 @pytest.mark.parametrize("budget", [{"stack_max_hops": 0}, {"stack_max_steps": 0}, {"stack_chain_cap": 1}])
-def test_onepass_forced_repair(budget, rng):
+def test_single_pass_forced_repair(budget, rng):
     """Budgets at zero: partitions give up and the armed multi-pass repair must fix everything."""
     x = rng.random(200_000) < 0.5
-    st = check_onepass(x, stack_wg=32, stack_force_repair=True, **budget)
+    st = check_single_pass(x, stack_wg=32, stack_force_repair=True, **budget)
     assert st[1] > 0
-    check_onepass(dyck(rng, 100_000), stack_force_repair=True, **budget)
+    check_single_pass(dyck(rng, 100_000), stack_force_repair=True, **budget)
 
 
-def test_onepass_stale_list_entries(rng):
+def test_single_pass_stale_list_entries(rng):
     """No list entry carries the call's epoch: every read of a partition's list rebuilds the
     entry from the input (the path for a store a reader cannot see yet)."""
-    for x in onepass_inputs(rng, 70_000).values():
-        assert check_onepass(x, stack_wg=32, stack_stale_lists=True)[1] == 0
+    for x in single_pass_inputs(rng, 70_000).values():
+        assert check_single_pass(x, stack_wg=32, stack_stale_lists=True)[1] == 0
 
 
-def test_onepass_lookback_to_partition_zero(rng):
+def test_single_pass_lookback_to_partition_zero(rng):
     """No partition publishes its size: every lookback combines summaries window after window
     back to partition 0, and the owner walk starts afresh after it."""
-    for x in onepass_inputs(rng, 60_000).values():
-        assert check_onepass(x, stack_wg=32, stack_no_sizes=True)[1] == 0
-    assert check_onepass(rng.random(40_000) < 0.5, stack_wg=32, stack_no_sizes=True, stack_withhold_period=3)[1] == 0
+    for x in single_pass_inputs(rng, 60_000).values():
+        assert check_single_pass(x, stack_wg=32, stack_no_sizes=True)[1] == 0
+    x = rng.random(40_000) < 0.5
+    assert check_single_pass(x, stack_wg=32, stack_no_sizes=True, stack_withhold_period=3)[1] == 0
 
 
-def test_onepass_workgroup_memory_path_and_kinds(rng):
-    for x in onepass_inputs(rng, 100_000).values():
-        assert check_onepass(x, stack_subgroups=False, stack_wg=64)[1] == 0
+def test_single_pass_workgroup_memory_path_and_kinds(rng):
+    for x in single_pass_inputs(rng, 100_000).values():
+        assert check_single_pass(x, stack_subgroups=False, stack_wg=64)[1] == 0
     kinds, boxes = random_clips(rng, 100_000)
-    with pp.device().using(stack_onepass=True):
-        got = pp.clip_bboxes(kinds, boxes, (0, 0, 1000, 1000))
+    got = pp.clip_bboxes(kinds, boxes, (0, 0, 1000, 1000), method="single_pass")
     np.testing.assert_array_equal(got, clip_reference(kinds, boxes, (0, 0, 1000, 1000), "intersect"))
 
 
-def test_onepass_repeated_calls_reuse_lists(rng):
+def test_single_pass_repeated_calls_reuse_lists(rng):
     """Lists stay in one buffer across calls; each call's entries carry a new epoch, so entries
     of an earlier call (other data at the same slots) are never taken for this one's."""
     for _ in range(3):
         for x in (rng.random(90_000) < 0.5, dyck(rng, 90_000)):
-            assert check_onepass(x, stack_wg=32)[1] == 0
+            assert check_single_pass(x, stack_wg=32)[1] == 0
 
 
-# The single pass in partitions of several chunks (opt-in stack_chunks): one lookback and owner walk
-# per partition, one leaf per chunk; a chunk's owners inside the partition come from the earlier
-# chunks' sub-lists. Chunks of 512 (stack_wg=32), so that partitions are 1024 or 2048 elements.
-@pytest.mark.parametrize("chunks", [2, 4])
-@pytest.mark.parametrize("n", [511, 513, 1025, 2047, 2048, 2049, 5 * 2048 + 700, 70 * 2048 + 1])
-def test_onepass_chunks(chunks, n, rng):
-    for name, x in onepass_inputs(rng, n).items():
-        st = check_onepass(x, stack_wg=32, stack_chunks=chunks)
-        assert st[1] == 0, f"{name}: {st[1]} invocations gave up"
-        assert st[0] == -(-len(x) // (512 * chunks)), f"{name}: {st[0]} tickets"  # one per partition
-
-
-@pytest.mark.parametrize("chunks", [2, 4])
-def test_onepass_chunks_forced_paths(chunks, rng):
-    """With chunks: silent partitions (reduced by their successors, all chunks at once), every list
-    entry stale (rebuilt from the partition's chunks), no published sizes, the workgroup-memory
-    path, partitions of 4096-element chunks, the repair, and clip boxes (kind codes)."""
-    n = 150_000
-    parts = -(-n // (512 * chunks))
-    silent = sum(1 for q in range(parts - 1) if q % 3 == 2)
-    for name, x in onepass_inputs(rng, n).items():
-        st = check_onepass(x, stack_wg=32, stack_chunks=chunks, stack_withhold_period=3)
-        assert st[1] == 0 and st[2] >= silent, f"{name}: {st[1]} gave up, {st[2]} fallbacks for {silent} silent"
-        assert check_onepass(x, stack_wg=32, stack_chunks=chunks, stack_stale_lists=True, stack_list_spin=2)[1] == 0
-        assert check_onepass(x, stack_wg=32, stack_chunks=chunks, stack_no_sizes=True)[1] == 0
-        assert check_onepass(x, stack_wg=64, stack_chunks=chunks, stack_subgroups=False)[1] == 0
-    for x in (rng.random(3 * P1 * chunks + 99) < 0.5, dyck(rng, 2 * P1 * chunks + 2)):
-        assert check_onepass(x, stack_chunks=chunks)[1] == 0
-    st = check_onepass(rng.random(n) < 0.5, stack_wg=32, stack_chunks=chunks, stack_force_repair=True,
-                       stack_max_steps=0)
-    assert st[1] > 0
-    kinds, boxes = random_clips(rng, 60_000)
-    with pp.device().using(stack_onepass=True, stack_chunks=chunks, stack_wg=32):
-        got = pp.clip_bboxes(kinds, boxes, (0, 0, 1000, 1000))
-    np.testing.assert_array_equal(got, clip_reference(kinds, boxes, (0, 0, 1000, 1000), "intersect"))
-
-
-def test_onepass_chunks_bad_option():
-    with options(stack_onepass=True, stack_chunks=3), pytest.raises(ValueError, match="stack_chunks"):
-        pp.bracket_match(np.ones(10, bool))
+def test_bad_method():
+    with pytest.raises(pp.InputError, match="method"):
+        pp.bracket_match(np.ones(10, bool), method="fastest")
 
 
 def test_partition_too_large_for_list_entries():

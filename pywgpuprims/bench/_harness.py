@@ -183,13 +183,11 @@ def rle_traffic_pass(dev: Device, src, ends, values, counts, n_vec4: int, *, vpt
         tiles = ends.size
         defines.update(ROUNDS=round_words > 0, ROUND=round_words)
     if lookback:
-        from ..rle import RLE_LB_DEPTH  # noqa: PLC0415
-        from ..scan import LOOKBACK_WINDOW, SPIN_LIMIT, lb_defines, lookback_steps  # noqa: PLC0415
+        from ..scan import LOOKBACK_WINDOW, SPIN_LIMIT, lookback_steps  # noqa: PLC0415
 
         defines.update(monoid_defines("add", np.uint32, "rle"), LOOKBACK=True, HOLD=hold,
                        SUBGROUPS=dev.has_subgroups, SG_LOOKBACK=dev.has_subgroups, EARLY_PUBLISH=True,
-                       SELF_REDUCE=False, SPIN_LIMIT=SPIN_LIMIT, LOOKBACK_WINDOW=LOOKBACK_WINDOW,
-                       **lb_defines(RLE_LB_DEPTH))
+                       SELF_REDUCE=False, SPIN_LIMIT=SPIN_LIMIT, LOOKBACK_WINDOW=LOOKBACK_WINDOW)
         params["max_steps"] = lookback_steps(SPIN_LIMIT)
         extra["tile_state"] = dev.alloc(16 + 8 * tiles)
     k = dev.kernel("bench/rle_traffic.wgsl", defines=defines)

@@ -10,22 +10,6 @@ from ._harness import BenchContext, benchmark
 from .sat import bench_image
 
 
-def _bench_run(g: GpuArray, passes: list, axes, mode: str, method: str, out: GpuArray) -> None:
-    """One benchmark run; method "old": the block method as it was before the segmented fix-up,
-    the split tile passes and the register tiles (a thread per line, tiles in workgroup memory),
-    for comparison in the same run."""
-    if method != "old":
-        rf._filter_gpu(g, passes, axes, mode, method, "bench", out=out)
-        return
-    saved = rf._FIX_SEG, rf._SPLIT
-    rf._FIX_SEG, rf._SPLIT = None, False
-    try:
-        with g.device.using(recfilter_regtile=False):
-            rf._filter_gpu(g, passes, axes, mode, "block", "bench", out=out)
-    finally:
-        rf._FIX_SEG, rf._SPLIT = saved
-
-
 def _recfilter_entry(ctx: BenchContext, n: int) -> list[dict]:
     side, _, g, copy_ns = bench_image(ctx, n)
     n = side * side
@@ -55,9 +39,9 @@ def _recfilter_entry(ctx: BenchContext, n: int) -> list[dict]:
     # row-column overlap (rows first), and the one-thread-per-line baseline.
     for name, passes, mode, c_ns, c_name in cases:
         for variant, axes, method in (("block overlapped", (0, 1), "block"),
-                                      ("block overlapped, fix-up thread/line, no split", (0, 1), "old"),
                                       ("block per axis", (1, 0), "block"), ("rt", (0, 1), "rt")):
-            ns = ctx.gpu_ns(lambda i, ax=axes, m=method, ps=passes, md=mode: _bench_run(g, ps, ax, md, m, out))
+            ns = ctx.gpu_ns(lambda i, ax=axes, m=method, ps=passes, md=mode:
+                            rf._filter_gpu(g, ps, ax, md, m, "bench", out=out))
             rows.append(ctx.row("recursive_filter", f"{variant} {name} rows+cols {side}^2", n, ns,
                                 bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=c_ns, cuda_name=c_name,
                                 unit="G px/s"))

@@ -39,20 +39,13 @@ def _numpy_rle(x: np.ndarray):
 
 
 def _variants(dev: Device, primitive: str) -> list[tuple[str, str, dict]]:
-    """(row name, method, device options) for the encode ("rle") or compact rows."""
-    vpt_opt = "rle_vpt" if primitive == "rle" else "rle_compact_vpt"
+    """(row name, method, test hooks) for the encode ("rle") or compact rows."""
+    vpt_opt = "rle_vec4_per_thread" if primitive == "rle" else "rle_compact_vec4_per_thread"
     sweep = (6, 13) if primitive == "rle" else (4, 12)
     v = [("fused", "fused", {})] + [(f"fused vpt{k}", "fused", {vpt_opt: k}) for k in sweep]
-    if primitive == "rle":
-        v += [("fused, staged (no bitmask)", "fused", {"rle_bitmask": False}),
-              ("fused, values stored directly", "fused", {"rle_encode_store": "direct", "rle_vpt": 8})]
-    else:
-        v += [("fused, staged vec4 stores", "fused", {"rle_compact_store": "vec4"})]
     if dev.has_subgroups:
-        v.append(("fused wgmem", "fused", {"rle_subgroups": False}))
-    v += [("fused, fallback forced 1/2", "fused", {"rle_withhold_period": 2}),
-          ("previous fused kernel", "fused", {"rle_encode_kernel": False, "rle_compact_kernel": False, "rle_vpt": 8}),
-          ("parle", "parle", {})]
+        v.append(("fused wgmem" + (" (staged)" if primitive == "rle" else ""), "fused", {"rle_subgroups": False}))
+    v += [("fused, fallback forced 1/2", "fused", {"rle_withhold_period": 2}), ("parle", "parle", {})]
     return v
 
 
@@ -115,11 +108,6 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
                         baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave",
                         cpu_ns=ctx.cpu_ns(lambda: np.repeat(vals, cnts)), cpu_name="numpy repeat"))
     assert np.array_equal(out.numpy(), x), "rle_decode bench result is wrong"
-    with dev.using(rle_decode_method="old"):
-        ns = ctx.gpu_ns(lambda i: _run(dev, decode))
-        rows.append(ctx.row("rle_decode", f"int32 {label} (scan + previous expand)", n, ns, bytes_moved=4 * n,
-                            baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave"))
-        assert np.array_equal(out.numpy(), x), "rle_decode (previous expand) bench result is wrong"
     # decoding straight from the fused encoder's result (no read-back): per-tile run ends + expand
     head = GpuArray.empty((2 * -(-n // _tile(dev, np.int32)),), np.uint32, dev)
     fused = RunLengths(res.values, res.counts, res.n_runs, None, n, head, _tile(dev, np.int32))

@@ -35,30 +35,24 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
         del a
     host = ctx.rng.integers(0, 2**32, n, dtype=np.uint32)
     cpu_ns = ctx.cpu_ns(lambda: np.cumsum(host, dtype=np.uint32))
-    variants = [("single-pass sg", {}), ("single-pass wgmem", {"scan_subgroups": False}),
-                ("fallback forced (1/2 tiles)", {"scan_withhold_period": 2}),
-                ("reduce-then-scan", {"scan_method": "rts"})]
+    variants = [("single-pass sg", "single_pass", {}), ("single-pass wgmem", "single_pass", {"scan_subgroups": False}),
+                ("fallback forced (1/2 tiles)", "single_pass", {"scan_withhold_period": 2}),
+                ("reduce-then-scan", "rts", {})]
     if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP"):
         for wg, vpt in [(192, 12), (192, 16), (256, 11), (384, 8)]:
-            variants.append((f"sweep wg{wg} vpt{vpt}", {"scan_wg": wg, "scan_vpt": vpt}))
-        variants += [("sweep window 8", {"scan_window": 8}), ("sweep window 16", {"scan_window": 16}),
-                     ("sweep spin 8", {"scan_spin_limit": 8}),
-                     ("sweep no repair", {"scan_repair": False}),
-                     ("sweep tile by workgroup id", {"scan_tile_by_id": True}),
-                     ("timing only: no lookback (wrong result)", {"scan_no_lookback_timing_only": True}),
-                     ("timing only: no lookback, by id (wrong result)",
-                      {"scan_no_lookback_timing_only": True, "scan_tile_by_id": True})]
+            variants.append((f"sweep wg{wg} vpt{vpt}", "single_pass", {"scan_wg": wg, "scan_vec4_per_thread": vpt}))
+        variants.append(("sweep spin 8", "single_pass", {"scan_spin_limit": 8}))
     if not dev.has_subgroups:
         variants = variants[1:]
     stats = GpuArray.empty((4 * 64,), np.uint32, dev)
-    for name, opts in variants:
+    for name, method, opts in variants:
         with dev.using(**opts):
-            ns = ctx.gpu_ns(lambda i: scan(inputs[i % 2], out=out))
+            ns = ctx.gpu_ns(lambda i, m=method: scan(inputs[i % 2], out=out, method=m))
             fallbacks = None
-            if dev.options.get("scan_method", "single_pass") == "single_pass":
-                dev.options["scan_stats_buffer"] = stats.buffer
+        if method == "single_pass":
+            with dev.using(**opts, scan_stats_buffer=stats.buffer):
                 scan(inputs[0], out=out)
-                fallbacks = int(stats.numpy()[2])
+            fallbacks = int(stats.numpy()[2])
         rows.append(ctx.row("scan", name, n, ns, bytes_moved=8 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
                             cuda_name="torch.cumsum", cpu_ns=cpu_ns))
         if fallbacks is not None:
@@ -66,11 +60,10 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
     rows.append(ctx.row("copy", "wgsl, same buffers", n, copy_ns, bytes_moved=8 * n))
     rows.append(ctx.row("copy", "wgsl 8 vec4/inv, same buffers", n, copy8_ns, bytes_moved=8 * n))
     for loads in ([8, 24, 32] if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP") else []):
-        dev.options["reduce_loads"] = loads
-        ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
+        with dev.using(reduce_loads=loads):
+            ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
         rows.append(ctx.row("reduce", f"sweep loads {loads}", n, ns, bytes_moved=4 * n, baseline_ns=read_ns,
                             baseline="read"))
-        del dev.options["reduce_loads"]
     ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
     rows.append(ctx.row("reduce", "two-pass", n, ns, bytes_moved=4 * n, baseline_ns=read_ns, baseline="read",
                         cuda_ns=cuda_red_ns, cuda_name="torch.sum",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._array import GpuArray
-from ..stack import EPT, ONEPASS_WG, _fast_reference, _leaf_storage_bytes, _record_match, _wg, clip_bboxes
+from ..stack import EPT, SINGLE_PASS_WG, _fast_reference, _leaf_storage_bytes, _record_match, _wg, clip_bboxes
 from ._harness import BenchContext, benchmark
 
 
@@ -43,14 +43,13 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
     }
     copy_ns = ctx.copy_ns(9 * n // 2)
     limit = int(dev.limits.get("max-compute-workgroup-storage-size", 16384))
-    with dev.using(stack_onepass=False):
-        multi_wg = _wg(dev, n)
+    multi_wg = _wg(dev, n)
     wgs = list(dict.fromkeys(w for w in (multi_wg, 64, 128) if _leaf_storage_bytes(w) <= limit))
-    # (partition workgroup, subgroups, staged stores, single pass)
-    variants = [(w, True, False, False) for w in wgs] + [(wgs[0], True, True, False)]
+    # (partition workgroup, subgroups, single pass)
+    variants = [(w, True, False) for w in wgs]
     if dev.has_subgroups:
-        variants.append((wgs[0], False, False, False))
-    variants += [(w, True, False, True) for w in (ONEPASS_WG, 128) if -(-n // (w * EPT)) <= 1 << 20]
+        variants.append((wgs[0], False, False))
+    variants += [(w, True, True) for w in (SINGLE_PASS_WG, 128) if -(-n // (w * EPT)) <= 1 << 20]
     link = GpuArray.empty((n,), np.int32, dev)
     depth = GpuArray.empty((n,), np.int32, dev)
     g = GpuArray.empty((n,), np.uint8, dev)
@@ -59,20 +58,19 @@ def _bench_entry(ctx: BenchContext, n: int) -> list[dict]:
         dev.write(g.buffer, x.view(np.uint8).tobytes() + b"\0" * (-n % 4))
         cuda_ns = _torch_match_ns(ctx, x)
         want = _fast_reference(x) if n <= 1 << 24 else None
-        for wg, sg, stage, one in variants:
+        for wg, sg, one in variants:
             info = dev.alloc(16)
 
-            def run(i, info=info):
+            def run(i, info=info, one=one):
                 b = dev.batch()
-                _record_match(b, g, "u8", link, depth, info)
+                _record_match(b, g, "u8", link, depth, info, "single_pass" if one else "multi_pass")
                 b.submit()
 
-            with dev.using(stack_wg=wg, stack_subgroups=sg, stack_stage_stores=stage, stack_onepass=one,
-                           stack_stats_buffer=stats.buffer if one else None):
+            with dev.using(stack_wg=wg, stack_subgroups=sg, stack_stats_buffer=stats.buffer if one else None):
                 ns = ctx.gpu_ns(run)
             method = "single pass" if one else "multi-pass"
             rows.append(ctx.row("bracket_match", f"{name}, {method}, partition {wg * EPT}"
-                                f"{'' if sg else ', no subgroups'}{', staged stores' if stage else ''}",
+                                f"{'' if sg else ', no subgroups'}",
                                 n, ns, bytes_moved=9 * n, baseline_ns=copy_ns, cuda_ns=cuda_ns,
                                 cuda_name="torch cumsum + stable sort by depth"))
             if one:  # the last timed run's counts: predecessors reduced by a successor, give-ups

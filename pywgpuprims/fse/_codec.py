@@ -31,7 +31,6 @@ TABLE_WG = 64  # invocations building one reference-mode block table (H100: 32 -
 REF_CODERS = 32  # reference-mode blocks per coding workgroup, one per invocation
 MAX_IL_BLOCK = 4 << 20
 MAX_HIST_BLOCK = 1 << 30  # histogram: block offsets stay within u32
-_poison_outputs = False     # tests: fill decode outputs with 0xDEADBEEF first, so unwritten words show
 
 
 def _fmix(x: np.ndarray) -> np.ndarray:
@@ -300,10 +299,7 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
         k_tab = dev.kernel("fse/reftab.wgsl", defines={"WG": TABLE_WG, "TSIZE": tsize, "CTABLE_OUT": True})
         k_enc = dev.kernel("fse/refenc.wgsl", defines={"WG": REF_CODERS, "TSIZE": tsize, "WRITER_ONLY": True})
     else:
-        # fse_encode_defines / fse_decode_defines: timing experiments only (NO_STORE, TABLE_ONLY
-        # give wrong output); see BENCHMARKS.md, FSE profile
-        k_enc = dev.kernel("fse/encode.wgsl", defines={"WG": lanes, "TSIZE": tsize,
-                                                       **dev.options.get("fse_encode_defines", {})})
+        k_enc = dev.kernel("fse/encode.wgsl", defines={"WG": lanes, "TSIZE": tsize})
     k_gat = dev.kernel("fse/gather.wgsl")
     for c0 in range(0, nb, cb):
         c1 = min(nb, c0 + cb)
@@ -345,9 +341,6 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
                 tabs = _buffer(dev, 4 * tw * ncb)
                 b.dispatch(k_tab, ncb, params={"n_blocks": ncb, "stage_words": stage_words},
                            plan=plan_buf, stage=stage, status=status_buf, tabs=tabs)
-                if dev.options.get("fse_split_batches"):   # profiling: time the table build on its own
-                    b.submit()
-                    b = dev.batch()
                 b.dispatch(k_enc, -(-ncb // REF_CODERS), params={"n_bytes": nbytes, "block_size": block_size,
                                                            "n_blocks": ncb, "stage_words": stage_words},
                            src=src, plan=plan_buf, tabs=tabs, stage=stage, status=status_buf)
@@ -376,7 +369,7 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
         rel = np.concatenate([[0], np.cumsum(padded)])
         gplan = np.stack([kind.astype(np.int64), rel[:-1] // 4, aux], axis=1).astype(np.uint32)
         out_buf = _buffer(dev, int(rel[-1]))
-        if _poison_outputs:
+        if dev.hooks.fse_poison_outputs:  # tests: unwritten words show
             dev.write(out_buf, np.full(out_buf.size // 4, 0xDEADBEEF, np.uint32).tobytes())
         b = dev.batch()
         b.dispatch(k_gat, ncb, params={"n_bytes": nbytes, "block_size": block_size, "n_blocks": ncb,
@@ -510,8 +503,7 @@ def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX
     wg = REF_CODERS if mode == 0 else lanes
     mtl = _max_block_log(tl)
     # TABLES: the entry builds tables (interleaved: main; reference: ref_tables, not main)
-    defs = {"REF": mode == 0, "TABLES": mode != 0, "WG": wg, "TSIZE": 1 << mtl, "MAXTL": mtl,
-            **dev.options.get("fse_decode_defines", {})}
+    defs = {"REF": mode == 0, "TABLES": mode != 0, "WG": wg, "TSIZE": 1 << mtl, "MAXTL": mtl}
     if mode == 0:
         k_tab = dev.kernel("fse/decode.wgsl", entry="ref_tables", defines={**defs, "WG": TABLE_WG, "TABLES": True})
     k_dec = dev.kernel("fse/decode.wgsl", defines=defs)
@@ -543,7 +535,7 @@ def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX
         comp_buf = _upload(dev, comp)
         plan_buf = _upload(dev, plan)
         out_buf = _buffer(dev, (nbytes + 3) // 4 * 4)
-        if _poison_outputs:
+        if dev.hooks.fse_poison_outputs:  # tests: unwritten words show
             dev.write(out_buf, np.full(out_buf.size // 4, 0xDEADBEEF, np.uint32).tobytes())
         status_buf = _buffer(dev, 4 * ncb)
         params = {"n_bytes": nbytes, "block_size": bs, "n_blocks": ncb, "comp_words": len(comp) // 4 + 1}
@@ -553,9 +545,6 @@ def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX
         if mode == 0:
             io.update(rec=_buffer(dev, 16 * ncb), dtabs=_buffer(dev, 4 * (1 << mtl) * ncb))
             b.dispatch(k_tab, ncb, **io)
-            if dev.options.get("fse_split_batches"):   # profiling: time the table build on its own
-                b.submit()
-                b = dev.batch()
             b.dispatch(k_dec, -(-ncb // wg), **io)
         else:
             b.dispatch(k_dec, ncb, **io)

@@ -254,7 +254,7 @@ class Scene:
         from .._device import device  # noqa: PLC0415
 
         t0 = time.perf_counter()
-        host_layout = device().options.get("scene_layout", "gpu") != "gpu"
+        host_layout = device().hooks.scene_layout != "gpu"
         plan = self.plan(width, height, background, layout=host_layout)
         if timings is not None:
             timings["host: flatten" + (" + layout" if host_layout else "")] = time.perf_counter() - t0

@@ -47,7 +47,7 @@ class GpuScene:
         self.stack = stack
         self.no_stack = stack is False
         #: Boxes, clip boxes, tile rectangles and cells computed on the GPU (else taken from the host plan).
-        self.gpu_layout = (dev.options.get("scene_layout", "gpu") == "gpu") if gpu_layout is None else gpu_layout
+        self.gpu_layout = (dev.hooks.scene_layout == "gpu") if gpu_layout is None else gpu_layout
         n, P = plan.n_elements, plan.n_parts
         self.n_elements, self.n_parts = n, P
         self.n_tiles = plan.tiles_x * plan.tiles_y
@@ -260,7 +260,7 @@ class GpuScene:
         b.submit()
         levels = _read_u32(dev, self.spill_off, self.n_tiles)
         nbytes = 4 * 256 * max(levels, 1) * self.stride
-        limit = min(dev.max_binding, dev.max_buffer, int(dev.options.get("scene_stack_bytes", 1 << 30)))
+        limit = min(dev.max_binding, dev.max_buffer, dev.hooks.scene_stack_bytes or 1 << 30)
         self.no_stack = self.stack is False or (self.stack is None and nbytes > limit)
         if self.no_stack and self.plan.has_layers:
             raise DeviceLimitError("scene", f"the layer stacks need {nbytes} bytes, more than the device's largest "

@@ -1,4 +1,4 @@
-"""A/B timing of one primitive under ``device().options`` sets, or across source trees.
+"""A/B timing of one primitive under sets of test hooks (``device().using``), or across source trees.
 
     python scripts/profile/ab.py PRIMITIVE LOG2N ROUNDS OPTS [OPTS ...] [--repeats N] [--replays K] [--warm-ms MS]
 
@@ -11,9 +11,11 @@ PRIMITIVE (its cases, the inputs at n = 2^LOG2N):
 - ``recursive_filter`` (or ``recfilter``): a sqrt(n)^2 float32 image through the overlapped filter,
   order 2 (zero) and Gaussian sigma 16 (reflect); timed by replays (below) unless told otherwise.
 
-OPTS is a JSON object of options, e.g. ``'{}' '{"scan_max_self": 0}'``; a key ``MODULE.NAME`` sets
-that module-level name of ``pywgpuprims.MODULE`` for the set instead (``'{"recfilter._FIX_SEG":
-[32, 8, 8]}'``; lists become tuples). ``TREE:OPTS`` (TREE a directory holding ``pywgpuprims/`` and
+OPTS is a JSON object of test hooks (``pywgpuprims._hooks.TestHooks`` fields; older trees: device
+options), e.g. ``'{}' '{"scan_max_self": 0}'``; a key ``MODULE.NAME`` sets that module-level name
+of ``pywgpuprims.MODULE`` for the set instead (``'{"recfilter.SOME_CONSTANT": [32, 8, 8]}'``; lists
+become tuples); a key ``method`` picks bracket_match's method (``'{"method": "single_pass"}'``).
+``TREE:OPTS`` (TREE a directory holding ``pywgpuprims/`` and
 ``wgsl/``: the checkout, or a ``git archive`` of an older commit) runs the set on that tree, in a
 process of its own for every round; with any TREE entry, all entries run that way.
 
@@ -47,6 +49,7 @@ from dataclasses import dataclass
 import numpy as np
 
 TIMING_ONLY = ("timing_only", "rle_no_lookback")
+METHOD = [None]  # a set's "method" key (bracket_match: "multi_pass" or "single_pass"), not a test hook
 
 
 @dataclass
@@ -149,7 +152,7 @@ def _bracket_match(dev, n: int) -> list[Case]:
 
         def run(i, g=g):
             b = dev.batch()
-            _record_match(b, g, "u8", link, depth, info)
+            _record_match(b, g, "u8", link, depth, info, *([METHOD[0]] if METHOD[0] else []))
             b.submit()
 
         def result(run=run):
@@ -193,7 +196,7 @@ PRIMITIVES = {
     "rle": Primitive(_rle, stats=("rle_stats_buffer", ("tickets", "gave_up", "fallbacks", "finished"))),
     "bracket_match": Primitive(_bracket_match, repeats=10,
                                stats=("stack_stats_buffer", ("tickets", "gave_up", "fallbacks", "word3")),
-                               stats_when=lambda opts: bool(opts.get("stack_onepass"))),
+                               stats_when=lambda opts: opts.get("method") == "single_pass"),
     "recursive_filter": Primitive(_recursive_filter, repeats=7, replays=20, warm_ms=20.0, unit="G px/s"),
 }
 ALIASES = {"stack": "bracket_match", "recfilter": "recursive_filter"}
@@ -231,7 +234,8 @@ class Settings:
 
     def __init__(self, dev, opts: dict, **extra):
         self.dev = dev
-        self.options = {k: v for k, v in opts.items() if "." not in k} | extra
+        self.method = opts.get("method")
+        self.options = {k: v for k, v in opts.items() if "." not in k and k != "method"} | extra
         self.modules = {}
         for key, value in opts.items():
             if "." in key:
@@ -244,12 +248,14 @@ class Settings:
         self.saved = {(m, n): getattr(m, n) for m, n in self.modules}
         for (m, n), v in self.modules.items():
             setattr(m, n, v)
+        METHOD[0] = self.method
         self.using = self.dev.using(**self.options)
         self.using.__enter__()
         return self
 
     def __exit__(self, *exc):
         self.using.__exit__(*exc)
+        METHOD[0] = None
         for (m, n), v in self.saved.items():
             setattr(m, n, v)
 

@@ -4,8 +4,9 @@ driver reports them, and how many workgroups of each an SM can then hold.
     bash scripts/profile/vkstats/build.sh          # once, where gcc is; carry the folder along
     python scripts/profile/kernel_stats.py [PRIMITIVE ...] [--options JSON ...]
 
-PRIMITIVE is any of the names in CASES (default: all). Each ``--options`` set (``device().options``,
-e.g. ``'{"rle_vpt": 8}'``) runs every primitive again. The statistics come from the layer in
+PRIMITIVE is any of the names in CASES (default: all). Each ``--options`` set (test hooks,
+``device().using(**set)``, e.g. ``'{"rle_vec4_per_thread": 8}'``) runs every primitive again.
+The statistics come from the layer in
 ``scripts/profile/vkstats`` (VK_KHR_pipeline_executable_properties; NVIDIA reports "Register
 Count", "Local Memory Size" and "Shared Memory Size"), which this script switches on for its own
 process. Only kernels compiled for the first time under an option set are listed (the device
@@ -33,9 +34,9 @@ SMEM_PER_GROUP = 1024     # reserved per workgroup, as CUDA documents for this g
 REGS_PER_SM = 65536
 THREADS_PER_SM = 2048
 GROUPS_PER_SM = 32
-MODE_FLAGS = {"SINGLE_PASS", "RTS_REDUCE", "RTS_DOWNSWEEP", "BITMASK", "STAGED", "REDUCE", "CHAIN", "LEAF", "ONEPASS",
+MODE_FLAGS = {"SINGLE_PASS", "RTS_REDUCE", "RTS_DOWNSWEEP", "BITMASK", "STAGED", "REDUCE", "CHAIN", "LEAF",
               "UP", "DOWN", "RLE", "COMPACT", "SUBGROUPS"}
-SIZE_DEFINES = {"WG", "VPT", "ROWS", "TILE"}
+SIZE_DEFINES = {"WG", "VEC4_PER_THREAD", "ROWS", "TILE"}
 
 
 def _case_inputs():

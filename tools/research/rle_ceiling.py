@@ -1,8 +1,8 @@
 """The memory-traffic ceiling of ``rle_encode`` (issue 4) on this GPU.
 
     python tools/research/rle_ceiling.py [LOG2N] [ROUNDS]
-    python tools/research/rle_ceiling.py LOG2N ROUNDS sweep [VPT ...]
-    python tools/research/rle_ceiling.py LOG2N ROUNDS lookback [VPT ...]
+    python tools/research/rle_ceiling.py LOG2N ROUNDS sweep [VEC4_PER_THREAD ...]
+    python tools/research/rle_ceiling.py LOG2N ROUNDS lookback [VEC4_PER_THREAD ...]
 
 For the benchmark's inputs (2^LOG2N int32, runs of ~16 and random values 0..9), times in one
 process: ``rle_encode``; ``wgsl/bench/rle_traffic.wgsl``, which moves exactly the encoder's bytes
@@ -13,11 +13,11 @@ same bytes as a plain aligned stream (WGSL and CUDA); the WGSL copy of the input
 ``torch.unique_consecutive(return_counts=True)``. Medians of 15, ROUNDS interleaved rounds. If the
 traffic alone runs slower than a target, no encoder of that shape can meet it here. ``sweep``
 times only the random input's traffic in the encoder's shape over tile sizes and store rounds,
-beside ``torch.unique_consecutive`` (tiles of 8, 13 and 16 vec4 per invocation unless VPT are given).
+beside ``torch.unique_consecutive`` (tiles of 8, 13 and 16 vec4 per invocation unless VEC4_PER_THREAD are given).
 ``lookback`` times, for both inputs, the encoder's shape with each tile's offset taken from the
 encoder's own decoupled lookback instead of the host (checked against it), with and without the
 tile's loads held across the lookback, beside the same without a lookback, ``rle_encode`` and torch
-(tiles of 13 vec4 unless VPT are given): what the lookback alone costs on top of the traffic.
+(tiles of 13 vec4 unless VEC4_PER_THREAD are given): what the lookback alone costs on top of the traffic.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pywgpuprims._array import GpuArray, asarray
 from pywgpuprims.bench import BenchContext, copy_pass, median_cuda_ns, rle_traffic_pass
 from pywgpuprims.bench.rle import _bench_input, _numpy_rle
 
-WG, VPT = 256, 13
+WG, VEC4_PER_THREAD = 256, 13
 POISON = 0xDEADBEEF
 
 CUDA_SRC = r"""
@@ -75,7 +75,7 @@ extern "C" __global__ void stream(const uint4* __restrict__ src, uint4* __restri
 """
 
 
-def tile_ends(x: np.ndarray, vpt: int = VPT) -> np.ndarray:
+def tile_ends(x: np.ndarray, vpt: int = VEC4_PER_THREAD) -> np.ndarray:
     """End of each tile's output range: the cumulative count of run starts per tile."""
     starts = np.concatenate([[True], x[1:] != x[:-1]])
     per_tile = np.add.reduceat(starts.astype(np.int64), np.arange(0, x.size, WG * vpt * 4))
@@ -188,7 +188,7 @@ def sweep(log2n: int, rounds: int, vpts: tuple[int, ...] = (8, 13, 16)) -> None:
     report(timed, n, rounds)
 
 
-def lookback(log2n: int, rounds: int, vpts: tuple[int, ...] = (VPT,)) -> None:
+def lookback(log2n: int, rounds: int, vpts: tuple[int, ...] = (VEC4_PER_THREAD,)) -> None:
     dev = pp.device()
     n = 1 << log2n
     ctx = BenchContext(dev, repeats=15, cpu=False, cuda=True)
@@ -229,6 +229,6 @@ if __name__ == "__main__":
     if args[2:3] == ["sweep"]:
         sweep(int(args[0]), int(args[1]), tuple(int(a) for a in args[3:]) or (8, 13, 16))
     elif args[2:3] == ["lookback"]:
-        lookback(int(args[0]), int(args[1]), tuple(int(a) for a in args[3:]) or (VPT,))
+        lookback(int(args[0]), int(args[1]), tuple(int(a) for a in args[3:]) or (VEC4_PER_THREAD,))
     else:
         main(int(args[0]) if args else 28, int(args[1]) if args[1:] else 3)

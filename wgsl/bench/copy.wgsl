@@ -16,7 +16,7 @@ struct Params {
 #endif
 
 const WG: u32 = {{WG}}u;
-const VPT: u32 = {{VECS_PER_THREAD}}u;
+const VEC4_PER_THREAD: u32 = {{VECS_PER_THREAD}}u;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -25,12 +25,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (group >= params.n_groups) {
         return;
     }
-    let base = group * WG * VPT + lid;
+    let base = group * WG * VEC4_PER_THREAD + lid;
     // Every load is issued before the first store or combine: without that the compiler may keep
     // one load in flight per invocation (src and dst could alias), and the yardstick then depends
     // on memory latency, which varied from buffer to buffer on an H100.
     let last = params.n_vec4 - 1u;
-    var v: array<vec4<u32>, VPT>;
+    var v: array<vec4<u32>, VEC4_PER_THREAD>;
 #unroll K VECS_PER_THREAD
     v[{{K}}] = src[min(base + {{K}}u * WG, last)];
 #endunroll

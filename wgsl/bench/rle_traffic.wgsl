@@ -1,5 +1,5 @@
 // The memory traffic of run-length encoding and nothing else: a ceiling, not a primitive.
-// Each workgroup reads its tile of the input (as the encoder does: VPT vec4 per invocation,
+// Each workgroup reads its tile of the input (as the encoder does: VEC4_PER_THREAD vec4 per invocation,
 // strided by the workgroup) and writes its given output range [ends[t - 1], ends[t]) of values
 // and run lengths with consecutive stores. There are no flags, no scan, no staging and no
 // lookback: the ranges come precomputed from the host. What it writes is junk derived from the
@@ -37,7 +37,7 @@ struct Params {
 #endif
 
 const WG: u32 = {{WG}}u;
-const VPT: u32 = {{VECS_PER_THREAD}}u;
+const VEC4_PER_THREAD: u32 = {{VECS_PER_THREAD}}u;
 var<private> g_lid: u32;
 
 // The first word of tile t's output range, from the host's inclusive ends.
@@ -115,9 +115,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (tile >= params.n_tiles) {
         return;
     }
-    let base = tile * WG * VPT + lid;
+    let base = tile * WG * VEC4_PER_THREAD + lid;
     let last = params.n_vec4 - 1u;
-    var v: array<vec4<u32>, VPT>;
+    var v: array<vec4<u32>, VEC4_PER_THREAD>;
 #unroll K VECS_PER_THREAD
     v[{{K}}] = src[min(base + {{K}}u * WG, last)];
 #endunroll
@@ -127,7 +127,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let stop = ends[tile];
 #if LOOKBACK
     let host_start = tile_start(tile);
-    let count = (stop - host_start) ^ (v[VPT - 1u].x & params.zero);
+    let count = (stop - host_start) ^ (v[VEC4_PER_THREAD - 1u].x & params.zero);
     var start = 0u;
     if (tile > 0u) {
         if (lid == 0u) {
@@ -168,7 +168,7 @@ const ROUND: u32 = {{ROUND}}u;
 #endif
 
 // A word that depends on every load of the tile, so that the compiler keeps them.
-fn tile_junk(v: ptr<function, array<vec4<u32>, VPT>>) -> u32 {
+fn tile_junk(v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>) -> u32 {
     var acc = vec4<u32>(0u);
 #unroll K VECS_PER_THREAD
     acc ^= (*v)[{{K}}];

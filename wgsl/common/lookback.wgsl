@@ -12,8 +12,7 @@
 // Two ways to walk back, both bounded: WINDOW invocations poll a window of predecessors and
 // invocation 0 combines them through workgroup memory (any device), or, with SG_LOOKBACK (needs
 // subgroups: g_lane, g_sg_size, sg_inclusive), the first subgroup polls one predecessor per lane and
-// combines them with a ballot and a subgroup scan, with no barrier inside a step; LB_DEEP polls
-// LB_DEPTH predecessors per lane at once. With EARLY_PUBLISH (subgroup lookback), lane 0 publishes
+// combines them with a ballot and a subgroup scan, with no barrier inside a step. With EARLY_PUBLISH (subgroup lookback), lane 0 publishes
 // the tile's inclusive value the moment its step finds the prefix, before the broadcast to the
 // workgroup (the caller sets g_publish and g_aggregate, and reads g_published).
 //
@@ -106,8 +105,6 @@ var<workgroup> lb_acc: u32;
 // nearest first until an INCLUSIVE, the segment start, or a tile that has published nothing, which
 // the whole workgroup then reduces itself (the decoupled fallback) before going on.
 #if SG_LOOKBACK
-const LB_DEPTH: u32 = {{LB_DEPTH}}u;  // predecessors per lane and step (1 unless LB_DEEP)
-
 #include "common/ballot.wgsl"
 
 // One group of polled predecessors, a lane each: the nearest lane that stops the walk (silent,
@@ -159,54 +156,6 @@ fn sg_lookback_step(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32)
     return sg_group(st, valid, valid && t == seg_first, seed, lane, size);
 }
 
-#if LB_DEEP
-// The same with LB_DEPTH groups of a predecessor per lane (group g, lane l: tile look - g size - l),
-// all polled at once, so one round trip covers LB_DEPTH * size predecessors when the nearest
-// inclusive value lags far behind: the nearest group holding a stop decides, every earlier group
-// is combined whole. (The plain step above keeps the scan kernel within its registers.)
-fn sg_lookback_step_deep(look: u32, seg_first: u32, seed: Elem, lane: u32, size: u32) -> vec3<u32> {
-    var st: array<vec2<u32>, LB_DEPTH>;
-#unroll G LB_DEPTH
-    {
-        let off = {{G}}u * size + lane;
-        let valid = look >= seg_first + off;
-        st[{{G}}] = poll_state(select(seg_first, look - off, valid));
-    }
-#endunroll
-    for (var s = 1u; s < SPIN_LIMIT; s++) {
-        var mine = true;
-#unroll G LB_DEPTH
-        mine = mine && (st[{{G}}].x != 0u || look < seg_first + {{G}}u * size + lane);
-#endunroll
-        if (subgroupAll(mine)) {
-            break;
-        }
-#unroll G LB_DEPTH
-        {
-            let off = {{G}}u * size + lane;
-            let valid = look >= seg_first + off;
-            st[{{G}}] = select(st[{{G}}], poll_state(select(seg_first, look - off, valid)), st[{{G}}].x == 0u);
-        }
-#endunroll
-    }
-    var result = LB_CONTINUE;
-    var consumed = 0u;
-    var acc = identity();
-#unroll G LB_DEPTH
-    if (result == LB_CONTINUE) {
-        let off = {{G}}u * size + lane;
-        let valid = look >= seg_first + off;
-        let r = sg_group(st[{{G}}], valid, valid && look - off == seg_first, seed, lane, size);
-        result = r.x;
-        acc = combine(acc, from_bits(r.z));
-        consumed = {{G}}u * size + r.y;
-    }
-#endunroll
-    return vec3<u32>(result, consumed, to_bits(acc));
-}
-
-#endif
-
 var<workgroup> lb_step: vec3<u32>;
 #endif
 
@@ -217,11 +166,7 @@ fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps
     for (var step = 0u; step < max_steps; step++) {
 #if SG_LOOKBACK
         if (lid < g_sg_size) {
-#if LB_DEEP
-            let r = sg_lookback_step_deep(look, seg_first, seed, g_lane, g_sg_size);
-#else
             let r = sg_lookback_step(look, seg_first, seed, g_lane, g_sg_size);
-#endif
             if (lid == 0u) {
                 lb_step = r;
 #if LB_STATS_STEPS
@@ -245,7 +190,7 @@ fn decoupled_lookback(tile: u32, seg_first: u32, seed: Elem, lid: u32, max_steps
             g_published = g_publish;
 #endif
         } else if (r.x == LB_CONTINUE) {
-            look -= g_sg_size * LB_DEPTH;
+            look -= g_sg_size;
         } else {
 #else
         if (lid < WINDOW) {

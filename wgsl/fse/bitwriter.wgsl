@@ -114,11 +114,7 @@ fn bw_put(w: ptr<function, Bw>, v: u32, k: u32) {
     let a = (*w).acc | (m << (*w).nacc);
     if (n >= 32u) {
         let p = (*w).wpos;
-#if NO_STORE
-        if (p < (*w).cap && a == 0x9e3779b9u && p == 12345u) {  // timing experiment: (almost) no stores
-#else
         if (p < (*w).cap) {
-#endif
             stage[(*w).base + p] = a;
         } else {
             (*w).over = 1u;

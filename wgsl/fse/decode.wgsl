@@ -422,9 +422,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (workgroupUniformLoad(&sh_ok) == 0u) {
         return;
     }
-#if TABLE_ONLY
-    return;  // timing experiment: the table build alone
-#endif
     let tl = sh_tl;
     let tmask = (1u << tl) - 1u;
     let j = lid;
@@ -463,11 +460,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 st = (e4 & 0xffffu) + rb_read(&rb, e4 >> 24u);
                 let w = ((e1 >> 16u) & 255u) | (((e2 >> 16u) & 255u) << 8u) | (((e3 >> 16u) & 255u) << 16u)
                       | (((e4 >> 16u) & 255u) << 24u);
-#if NO_STORE
-                if (ow + widx < nd && w == 0x9e3779b9u && k == 777u) {  // timing experiment: no stores
-#else
                 if (ow + widx < nd) {
-#endif
                     dst[ow + widx] = w;
                 }
             }

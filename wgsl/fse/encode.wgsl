@@ -85,9 +85,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     workgroupBarrier();
     build_ctable(lid, tl, maxsv);
-#if TABLE_ONLY
-    return;  // timing experiment: the table build alone
-#endif
 
     let start = b * params.block_size;
     let len = min(params.block_size, params.n_bytes - start);

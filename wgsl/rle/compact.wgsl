@@ -1,33 +1,31 @@
 // Stream compaction of 32-bit values by a mask (COMPACT), or run-length encoding of 32-bit values
 // (RLE: the kept items are the run starts; values and run lengths are written), built like the
-// scan (scan/scan.wgsl): the input is read once, each invocation holds VPT vec4 words of its tile
+// scan (scan/scan.wgsl): the input is read once, each invocation holds VEC4_PER_THREAD vec4 words of its tile
 // in registers (#unroll'd, so the private arrays are indexed by constants; subgroup-contiguous
 // slots, so every load instruction of a subgroup reads one span), the kept counts are scanned
 // with subgroup inclusive adds (the carry from the last lane), the tile's output offset comes from
 // the single-pass decoupled lookback over u32 counts (common/lookback.wgsl), and the items are
-// written without data-dependent loops: each vec4's kept components go, by their rank, either
-// straight to the output (STORE_DIRECT) or to a workgroup staging buffer that the workgroup then
-// writes contiguously (STORE_VEC4: aligned vec4 words inside the tile's output range, single
-// words at its two ends; otherwise single words). A tile with more than STAGE items stores in
-// rounds. Workgroup memory costs occupancy: on an H100 the direct stores beat every staged
-// variant for compaction.
+// written without data-dependent loops. COMPACT: each vec4's kept components go, by their rank,
+// straight to the output (workgroup memory costs occupancy: on an H100 these direct stores beat
+// every staged variant).
 //
-// RLE: a run's length is the distance to the next start in the same tile, so the run starts are
-// staged (STAGED; values too unless STORE_DIRECT), or, with BITMASK (subgroups, STORE_VEC4), kept
-// as one bit per element with the position of every fourth start, from which each output vec4
-// finds its starts after the lookback (no staging rounds; values read again from x). The tile's
+// RLE: values and run lengths are written as aligned vec4 words inside the tile's output range
+// (single words at its two ends). A run's length is the distance to the next start in the same
+// tile, so the run starts are kept, with BITMASK (subgroups), as one bit per element with the
+// position of every fourth start, from which each output vec4 finds its starts after the lookback
+// (no staging rounds; values read again from x); without subgroups (STAGED) values and starts are
+// staged in workgroup memory, STAGE items a round, then written contiguously. The tile's
 // last run, which may cross into later tiles, leaves its start in its count slot and
-// rle/fixup.wgsl finishes it from the per-tile record `head` (as rle/fused.wgsl with RLE_COUNTS).
+// rle/fixup.wgsl finishes it from the per-tile record `head`.
 //
 // Modes (exactly one): SINGLE_PASS, RTS_REDUCE (per-tile counts into `partials`), RTS_DOWNSWEEP
 // (offsets from `partials`, after scan/rts_spine.wgsl): the last two are the repair that the single
 // pass arms on the GPU (indirect dispatch) when a lookback exhausted its step budget.
-// Defines: WG, VPT, SUBGROUPS, COMPACT | RLE, MASK_U8 (one mask byte per element, else one word),
-// STORE_DIRECT, STORE_VEC4, STAGED, STAGE, BITMASK (with SLOT_MAJOR), SPIN_LIMIT, LOOKBACK_WINDOW,
-// the u32 add monoid.
-// Bindings and parameters are those of rle/fused.wgsl (COMPACT / RLE_COUNTS, WRITE_VALUES), plus
-// the output buffers again as vec4 words with STORE_VEC4 (`out_vec`, `counts_vec`), and x again as
-// single words with BITMASK (`x_u32`).
+// Defines: WG, VEC4_PER_THREAD, SUBGROUPS, COMPACT | RLE, MASK_U8 (one mask byte per element, else one word),
+// STAGED, STAGE, BITMASK (with SLOT_MAJOR), SPIN_LIMIT, LOOKBACK_WINDOW, the u32 add monoid.
+// Bindings and parameters are those of rle/fused.wgsl, plus the values `out_val` and, with RLE, the
+// run lengths `counts`, the per-tile record `head`, the values and lengths again as vec4 words
+// (`out_vec`, `counts_vec`), and with BITMASK x again as single words (`x_u32`).
 
 #include "common/monoid.wgsl"
 
@@ -63,23 +61,17 @@ struct Params {
 #if !RTS_REDUCE
 @group(0) @binding(4) var<storage, read_write> info: array<u32>;
 @group(0) @binding(7) var<storage, read_write> out_val: array<u32>;
-#if STORE_VEC4
-#if !STORE_DIRECT
-@group(0) @binding(11) var<storage, read_write> out_vec: array<vec4<u32>>;
-#endif
-#endif
 #if RLE
+@group(0) @binding(11) var<storage, read_write> out_vec: array<vec4<u32>>;
 @group(0) @binding(9) var<storage, read_write> counts: array<u32>;
 @group(0) @binding(10) var<storage, read_write> head: array<u32>;
-#if STORE_VEC4
 @group(0) @binding(12) var<storage, read_write> counts_vec: array<vec4<u32>>;
-#endif
 #endif
 #endif
 
 const WG: u32 = {{WG}}u;
-const VPT: u32 = {{VPT}}u;
-const TILE_V: u32 = WG * VPT;
+const VEC4_PER_THREAD: u32 = {{VEC4_PER_THREAD}}u;
+const TILE_V: u32 = WG * VEC4_PER_THREAD;
 
 #include "common/tile_slots.wgsl"
 #if SUBGROUPS
@@ -93,30 +85,22 @@ var<workgroup> wg_scan: array<u32, WG>;
 var<workgroup> wg_aggregate: u32;
 #if STAGED
 const STAGE: u32 = {{STAGE}}u;
-const STAGE_SKIP: bool = {{STAGE_SKIP}};
-#if !STORE_DIRECT
 var<workgroup> stage: array<u32, STAGE>;
-#endif
-#if RLE
 var<workgroup> stage_pos: array<u32, STAGE + 1u>;  // tile-local start of item k (and of the next)
-#endif
 #endif
 #if BITMASK
 // BITMASK (RLE with subgroups): the tile's run starts as one bit per element (word w: elements
 // 32 w .. 32 w + 31), and the position of every fourth start (ranks 0, 4, 8, ...); the store finds
 // a run's start from the nearest of those and reads its value again from x (x_u32). Both are
 // written by the kernel (the bitmask zeroed first).
-const NW: u32 = VPT * WG / 8u;
+const NW: u32 = VEC4_PER_THREAD * WG / 8u;
 var<workgroup> bm: array<atomic<u32>, NW>;
-var<workgroup> pos4: array<u32, VPT * WG>;  // pos4[i]: tile-local position of the (4 i)-th start
+var<workgroup> pos4: array<u32, VEC4_PER_THREAD * WG>;  // pos4[i]: tile-local position of the (4 i)-th start
 #endif
 
 fn load_x(gv: u32) -> vec4<u32> {
     return x[min(gv, max(params.n_vec4, 1u) - 1u)];
 }
-
-// FULL_TILE_LOADS: whole tiles take their loads and flags without clamps or masks
-const FULL_TILE_LOADS: bool = {{FULL_TILE_LOADS}};
 
 // Bit j set where component j is nonzero.
 fn nonzero_bits(d: vec4<u32>) -> u32 {
@@ -132,7 +116,7 @@ fn item_flags(gv: u32, v: vec4<u32>, clamp: bool) -> u32 {
 #if RLE
     // the word before this vec4; at the very start one that differs from the first element
     let hi = select(0xffffffffu, max(params.n_vec4, 1u) - 1u, clamp);
-#if PREV_SHUFFLE
+#if SUBGROUPS
     // A lane's previous word is the lane before's last one (the slots of one load are
     // consecutive); lane 0's is the word before the span, one broadcast load for the subgroup.
     let bw = x[max(min(gv - g_lane, hi), 1u) - 1u].w;
@@ -174,9 +158,7 @@ fn workgroup_prefix(run: u32) -> vec2<u32> {
         }
         wg_aggregate = acc;
 #if SINGLE_PASS
-#if EARLY_AGGREGATE
         publish_own_aggregate(acc);
-#endif
 #endif
     }
     workgroupBarrier();
@@ -197,9 +179,7 @@ fn workgroup_prefix(run: u32) -> vec2<u32> {
     if (g_lid == WG - 1u) {
         wg_aggregate = wg_scan[WG - 1u];
 #if SINGLE_PASS
-#if EARLY_AGGREGATE
         publish_own_aggregate(wg_scan[WG - 1u]);
-#endif
 #endif
     }
 #endif
@@ -210,9 +190,9 @@ fn workgroup_prefix(run: u32) -> vec2<u32> {
 
 // The partial count of this invocation (subgroup) from its flags; with `pre`, the exclusive count
 // before each of its vec4 within the invocation's subgroup (invocation).
-fn partial_counts(f: ptr<function, array<u32, VPT>>, pre: ptr<function, array<u32, VPT>>) -> u32 {
+fn partial_counts(f: ptr<function, array<u32, VEC4_PER_THREAD>>, pre: ptr<function, array<u32, VEC4_PER_THREAD>>) -> u32 {
     var run = 0u;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let c = countOneBits((*f)[{{I}}]);
 #if SUBGROUPS
@@ -229,177 +209,15 @@ fn partial_counts(f: ptr<function, array<u32, VPT>>, pre: ptr<function, array<u3
 }
 
 #if BITMASK
-// Bit position of the j-th (from 0) set bit of `bits` (j below its count).
-fn nth_bit(bits: u32, j: u32) -> u32 {
-    var b = bits;
-    var k = j;
-    var pos = 0u;
-    for (var s = 16u; s > 0u; s = s >> 1u) {
-        let c = countOneBits(b & ((1u << s) - 1u));
-        let up = k >= c;
-        k -= select(0u, c, up);
-        pos += select(0u, s, up);
-        b = select(b, b >> s, up);
-    }
-    return pos;
-}
-
-// Word w holds the tile's starts [s, s + c) at its set bits: every multiple of 4 among those ranks
-// gets its position.
-fn note_positions(w: u32, s: u32, c: u32, bits: u32) {
-    var j = (4u - (s & 3u)) & 3u;
-    if (j >= c) {
-        return;
-    }
-    var b = bits & (0xffffffffu << nth_bit(bits, j));
-    for (; j < c; j += 4u) {
-        pos4[(s + j) >> 2u] = w * 32u + firstTrailingBit(b);
-        b &= b - 1u;
-        b &= b - 1u;
-        b &= b - 1u;
-        b &= b - 1u;
-    }
-}
-
-// The tile's run-start bitmask from the flags (each group of 8 lanes ORs its four-bit flags into one
-// word) and, unless RTS_REDUCE (which needs only the count), the table of every fourth start; returns
-// the tile's count. Called by the whole workgroup.
-fn bitmask_prefix(f: ptr<function, array<u32, VPT>>) -> u32 {
-    let group = min(8u, g_sg_size);
-    let sh = (g_lid & 7u) * 4u;
-#unroll I VPT
-    {
-        var nib = (*f)[{{I}}] << sh;
-        for (var d = 1u; d < group; d = d << 1u) {
-            nib |= subgroupShuffleXor(nib, d);
-        }
-        (*f)[{{I}}] = nib;
-    }
-#endunroll
-    // after every subgroup operation; atomic because subgroups of fewer than 8 share a word
-    if ((g_lid & (group - 1u)) == 0u) {
-#unroll I VPT
-        atomicOr(&bm[({{I}}u * WG + g_lid) >> 3u], (*f)[{{I}}]);
-#endunroll
-    }
-    workgroupBarrier();
-    let w0 = 2u * g_lid;  // NW <= 2 WG (VPT <= 16)
-    let b0 = select(0u, atomicLoad(&bm[min(w0, NW - 1u)]), w0 < NW);
-    let b1 = select(0u, atomicLoad(&bm[min(w0 + 1u, NW - 1u)]), w0 + 1u < NW);
-    let c0 = countOneBits(b0);
-    let c = c0 + countOneBits(b1);
-    let incl = subgroupInclusiveAdd(c);
-    let wp = workgroup_prefix(subgroupShuffle(incl, g_sg_size - 1u));
-#if !RTS_REDUCE
-    let before = wp.x + incl - c;
-    note_positions(w0, before, c0, b0);
-    note_positions(w0 + 1u, before + c0, c - c0, b1);
-    // pos4 complete; and note_positions' early return and loop diverge, which no subgroup operation
-    // (the lookback's) may follow without a barrier (common/subgroup_scan.wgsl)
-    workgroupBarrier();
-#endif
-    return wp.y;
-}
-
-#if !RTS_REDUCE
-// A walk over consecutive run starts: the word and its starts not yet taken.
-struct Cursor {
-    w: u32,
-    rest: u32,
-}
-
-// The cursor's next start (tile-local position), over empty words; the caller knows one exists.
-fn pop(c: ptr<function, Cursor>) -> u32 {
-    for (var i = 0u; i < NW && (*c).rest == 0u; i++) {
-        (*c).w = min((*c).w + 1u, NW - 1u);
-        (*c).rest = atomicLoad(&bm[(*c).w]);
-    }
-    let p = firstTrailingBit((*c).rest);
-    (*c).rest &= (*c).rest - 1u;
-    return (*c).w * 32u + p;
-}
-
-// A cursor whose next start is the tile's r-th (r below the tile's count): from the start of
-// rank r rounded down to a multiple of 4, at most three starts on.
-fn seek(r: u32) -> Cursor {
-    let p = pos4[r >> 2u];
-    var c = Cursor(p >> 5u, atomicLoad(&bm[p >> 5u]) & (0xffffffffu << (p & 31u)));
-    for (var k = r & ~3u; k < r; k++) {
-        pop(&c);
-    }
-    return c;
-}
-
-// The tile's r-th start, the cursor's next: from the cursor's word or the next, else sought.
-fn take(c: ptr<function, Cursor>, r: u32) -> u32 {
-    if ((*c).rest == 0u) {
-        let nw = min((*c).w + 1u, NW - 1u);
-        let bits = atomicLoad(&bm[nw]);
-        if (bits != 0u && nw > (*c).w) {
-            *c = Cursor(nw, bits);
-        } else {
-            *c = seek(r);
-        }
-    }
-    return pop(c);
-}
-
-// Writes the tile's runs to output positions offset .. offset + count - 1 without rounds: each
-// output vec4 finds its starts in the bitmask. Called by the whole workgroup.
-fn bitmask_store_tile(tile: u32, offset: u32, count: u32) {
-    let tile_e0 = tile * TILE_V * 4u;
-    let lo = offset;
-    let hi = offset + count;
-    let last = hi - 1u;
-    for (var q = lo / 4u + g_lid; q < (hi + 3u) / 4u; q += WG) {
-        let w = 4u * q;
-        if (w >= lo && w + 4u <= hi) {
-            let r = w - lo;
-            var c = seek(r);
-            let ps = vec4<u32>(take(&c, r), take(&c, r + 1u), take(&c, r + 2u), take(&c, r + 3u));
-            var p4 = 0u;
-            if (r + 4u < count) {
-                p4 = take(&c, r + 4u);
-            }
-            out_vec[q] = vec4<u32>(x_u32[tile_e0 + ps.x], x_u32[tile_e0 + ps.y], x_u32[tile_e0 + ps.z],
-                                   x_u32[tile_e0 + ps.w]);
-            let pn = vec4<u32>(ps.yzw, p4);
-            let is_last = vec4<u32>(w) + vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(last);
-            counts_vec[q] = select(pn - ps, vec4<u32>(tile_e0) + ps, is_last);
-        } else {
-            for (var j = 0u; j < 4u; j++) {
-                let k = w + j;
-                if (k >= lo && k < hi) {
-                    let r = k - lo;
-                    var c = seek(r);
-                    let ps = take(&c, r);
-                    var pn = 0u;
-                    if (r + 1u < count) {
-                        pn = take(&c, r + 1u);
-                    }
-                    out_val[k] = x_u32[tile_e0 + ps];
-                    counts[k] = select(pn - ps, tile_e0 + ps, k == last);
-                }
-            }
-        }
-    }
-    if (g_lid == 0u) {
-        head[2u * tile] = offset;
-        head[2u * tile + 1u] = 0xffffffffu;
-        if (count != 0u) {
-            head[2u * tile + 1u] = tile_e0 + pos4[0];
-        }
-    }
-}
-#endif
+#include "rle/bitmask.wgsl"
 #endif
 
 // This invocation's (subgroup's) share of a tile's count, recounted from its input or mask.
 fn tile_run(tile: u32) -> u32 {
     let t0 = tile * TILE_V;
-    var f: array<u32, VPT>;
-    var pre: array<u32, VPT>;
-#unroll I VPT
+    var f: array<u32, VEC4_PER_THREAD>;
+    var pre: array<u32, VEC4_PER_THREAD>;
+#unroll I VEC4_PER_THREAD
     {
         let gv = t0 + vec_slot({{I}}u);
 #if RLE
@@ -423,126 +241,17 @@ fn fallback_aggregate(tile: u32) -> u32 {
 
 #if !RTS_REDUCE
 #if STAGED
-// One round of the staged store: the tile's items of ranks [base, base + STAGE) staged in workgroup
-// memory, then written out contiguously. With `skip` (tiles of more than one round), a vec4 with no
-// item in the round costs one branch: a tile of random values has about 0.9 runs per element and six
-// rounds, each of which used to test all of its elements (H100: random 0..9 153 -> 174 G el/s).
-// Single-round tiles keep the branch-free form, in a call of their own: with one call site, runs of
-// ~16 (one round a tile) ran 2.4% slower.
-fn stage_round(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
-               pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32, base: u32, skip: bool) {
-    let tile_e0 = tile * TILE_V * 4u;
-    // stage[k - base] = the tile's k-th kept value, for k in [base, base + STAGE); RLE also
-    // stages the items' tile-local positions, one past the round
-#unroll I VPT
-    {
-        let m = (*f)[{{I}}];
-        let vv = (*v)[{{I}}];
-        var p = (*pre)[{{I}}] - base;  // wraps below base: then far past STAGE
-        // a vec4 with no item in this round skips its stores at one branch (a subgroup's loads
-        // are consecutive in rank, so its lanes mostly agree)
-        if (!skip || ((*pre)[{{I}}] + countOneBits(m) > base && (*pre)[{{I}}] <= base + STAGE)) {
-#if RLE
-            let e = vec_slot({{I}}u) * 4u;
-            if ((m & 1u) != 0u && p <= STAGE) { stage_pos[p] = e; }
-#if !STORE_DIRECT
-            if ((m & 1u) != 0u && p < STAGE) { stage[p] = vv.x; }
-#endif
-            p += m & 1u;
-            if ((m & 2u) != 0u && p <= STAGE) { stage_pos[p] = e + 1u; }
-#if !STORE_DIRECT
-            if ((m & 2u) != 0u && p < STAGE) { stage[p] = vv.y; }
-#endif
-            p += (m >> 1u) & 1u;
-            if ((m & 4u) != 0u && p <= STAGE) { stage_pos[p] = e + 2u; }
-#if !STORE_DIRECT
-            if ((m & 4u) != 0u && p < STAGE) { stage[p] = vv.z; }
-#endif
-            p += (m >> 2u) & 1u;
-            if ((m & 8u) != 0u && p <= STAGE) { stage_pos[p] = e + 3u; }
-#if !STORE_DIRECT
-            if ((m & 8u) != 0u && p < STAGE) { stage[p] = vv.w; }
-#endif
-#else
-            if ((m & 1u) != 0u && p < STAGE) { stage[p] = vv.x; }
-            p += m & 1u;
-            if ((m & 2u) != 0u && p < STAGE) { stage[p] = vv.y; }
-            p += (m >> 1u) & 1u;
-            if ((m & 4u) != 0u && p < STAGE) { stage[p] = vv.z; }
-            p += (m >> 2u) & 1u;
-            if ((m & 8u) != 0u && p < STAGE) { stage[p] = vv.w; }
-#endif
-        }
-    }
-#endunroll
-    workgroupBarrier();
-    let lo = offset + base;                 // output words [lo, hi) this round
-    let hi = offset + min(base + STAGE, count);
-#if RLE
-    let last = offset + count - 1u;         // the tile's last run: its start, for rle/fixup.wgsl
-#endif
-#if STORE_VEC4
-    // vec4 words q with 4q .. 4q + 3 in [lo, hi) are written whole; the partial first and
-    // last words belong partly to neighbouring tiles, so they are written element by element
-    let q0 = lo / 4u;
-    let q1 = (hi + 3u) / 4u;
-    for (var q = q0 + g_lid; q < q1; q += WG) {
-        let w = 4u * q;
-        if (w >= lo && w + 4u <= hi) {
-            let s = w - lo;
-#if !STORE_DIRECT
-            out_vec[q] = vec4<u32>(stage[s], stage[s + 1u], stage[s + 2u], stage[s + 3u]);
-#endif
-#if RLE
-            let ps = vec4<u32>(stage_pos[s], stage_pos[s + 1u], stage_pos[s + 2u], stage_pos[s + 3u]);
-            let pn = vec4<u32>(ps.yzw, stage_pos[s + 4u]);
-            let is_last = vec4<u32>(w) + vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(last);
-            counts_vec[q] = select(pn - ps, vec4<u32>(tile_e0) + ps, is_last);
-#endif
-        } else {
-            for (var c = 0u; c < 4u; c++) {
-                let k = w + c;
-                if (k >= lo && k < hi) {
-#if !STORE_DIRECT
-                    out_val[k] = stage[k - lo];
-#endif
-#if RLE
-                    let ps = stage_pos[k - lo];
-                    counts[k] = select(stage_pos[k - lo + 1u] - ps, tile_e0 + ps, k == last);
-#endif
-                }
-            }
-        }
-    }
-#else
-    for (var k = lo + g_lid; k < hi; k += WG) {
-#if !STORE_DIRECT
-        out_val[k] = stage[k - lo];
-#endif
-#if RLE
-        let ps = stage_pos[k - lo];
-        counts[k] = select(stage_pos[k - lo + 1u] - ps, tile_e0 + ps, k == last);
-#endif
-    }
-#endif
-#if RLE
-    if (g_lid == 0u && base == 0u) {
-        head[2u * tile] = offset;
-        head[2u * tile + 1u] = tile_e0 + stage_pos[0];
-    }
-#endif
-    workgroupBarrier();
-}
+#include "rle/staged.wgsl"
 #endif
 // Writes the tile's kept values to output positions offset .. offset + count - 1. Called by the
 // whole workgroup, in uniform control flow (count is uniform).
-fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
-              pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32) {
+fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f: ptr<function, array<u32, VEC4_PER_THREAD>>,
+              pre: ptr<function, array<u32, VEC4_PER_THREAD>>, offset: u32, count: u32) {
 #if BITMASK
     bitmask_store_tile(tile, offset, count);
 #endif
-#if STORE_DIRECT
-#unroll I VPT
+#if COMPACT
+#unroll I VEC4_PER_THREAD
     {
         let m = (*f)[{{I}}];
         let vv = (*v)[{{I}}];
@@ -558,7 +267,7 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
 #endunroll
 #endif
 #if STAGED
-    if (!STAGE_SKIP || count <= STAGE) {
+    if (count <= STAGE) {
         // one round (or no skipping), taken apart: the single-round code then stays branch-free
         for (var base = 0u; base < count; base += STAGE) {
             stage_round(tile, v, f, pre, offset, count, base, false);
@@ -568,12 +277,10 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
             stage_round(tile, v, f, pre, offset, count, base, true);
         }
     }
-#if RLE
     if (g_lid == 0u && count == 0u) {
         head[2u * tile] = offset;
         head[2u * tile + 1u] = 0xffffffffu;
     }
-#endif
 #endif
 }
 
@@ -618,57 +325,53 @@ fn main(@builtin(local_invocation_index) lid: u32,
         return;
     }
     let t0 = tile * TILE_V;
-    var f: array<u32, VPT>;
-    var pre: array<u32, VPT>;
-    var v: array<vec4<u32>, VPT>;
+    var f: array<u32, VEC4_PER_THREAD>;
+    var pre: array<u32, VEC4_PER_THREAD>;
+    var v: array<vec4<u32>, VEC4_PER_THREAD>;
 #if RTS_REDUCE
 #if RLE
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     v[{{I}}] = load_x(t0 + vec_slot({{I}}u));
 #endunroll
 #endif
 #else
-    if (FULL_TILE_LOADS && t0 + TILE_V <= params.n / 4u) {  // uniform: a whole tile, no clamps or masks
-#unroll I VPT
+    if (t0 + TILE_V <= params.n / 4u) {  // uniform: a whole tile, no clamps or masks
+#unroll I VEC4_PER_THREAD
         v[{{I}}] = x[t0 + vec_slot({{I}}u)];
 #endunroll
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         f[{{I}}] = item_flags(t0 + vec_slot({{I}}u), v[{{I}}], false);
 #endunroll
     } else {
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         v[{{I}}] = load_x(t0 + vec_slot({{I}}u));
 #endunroll
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         f[{{I}}] = item_flags(t0 + vec_slot({{I}}u), v[{{I}}], true);
 #endunroll
     }
 #endif
 #if RTS_REDUCE
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     f[{{I}}] = item_flags(t0 + vec_slot({{I}}u), v[{{I}}], true);
 #endunroll
 #endif
 #if SINGLE_PASS
-#if EARLY_AGGREGATE
     if (tile != 0u && !withholds(tile, params.withhold_period)) {
         g_agg_tile = tile;
     }
-#endif
 #endif
 #if BITMASK
     let aggregate = bitmask_prefix(&f);
 #else
     let wp = workgroup_prefix(partial_counts(&f, &pre));
     let aggregate = wp.y;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     pre[{{I}}] += wp.x;
 #endunroll
 #endif
 #if SINGLE_PASS
-#if EARLY_AGGREGATE
     g_agg_tile = NO_TILE;
-#endif
 #endif
 
     end_tile(tile, &v, &f, &pre, aggregate);

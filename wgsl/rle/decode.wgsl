@@ -9,7 +9,9 @@
 // finds the run of its own first element within that range and walks forward, element by element
 // (one step per run boundary; a binary search when zero-length runs lie between), writes its
 // words to workgroup memory, and the workgroup stores them as coalesced vec4 words.
-// Defines: VPT (vec4 of output per invocation), EB8 (uint8 values, packed four to a word).
+// The expand is for uint8 values (packed four to a word; 32-bit values expand in rle/expand.wgsl);
+// the partition serves both.
+// Defines: VEC4_PER_THREAD (vec4 of output per invocation), EB8 (uint8 values: always, but for the PARTITION).
 
 struct Params {
     size: u32,       // output elements
@@ -30,8 +32,8 @@ struct Params {
 #endif
 
 const WG: u32 = 256u;
-const VPT: u32 = {{VPT}}u;
-const WPI: u32 = VPT * 4u;  // output words per invocation
+const VEC4_PER_THREAD: u32 = {{VEC4_PER_THREAD}}u;
+const WPI: u32 = VEC4_PER_THREAD * 4u;  // output words per invocation
 #if EB8
 const EPW: u32 = 4u;
 #else
@@ -73,11 +75,7 @@ fn slot(q: u32) -> u32 {
 }
 
 fn value_of(r: u32) -> u32 {
-#if EB8
     return (values[r / 4u] >> (8u * (r % 4u))) & 0xffu;
-#else
-    return values[r];
-#endif
 }
 
 @compute @workgroup_size(WG)
@@ -111,17 +109,13 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
                 val = select(0u, value_of(r), r < n_runs);
             }
             let keep = select(0u, val, p < params.size);
-#if EB8
             word |= keep << (8u * b);
-#else
-            word = keep;
-#endif
         }
         staged[lid * ROW + w] = word;
     }
     workgroupBarrier();
-    let v0 = group * WG * VPT;
-    for (var k = 0u; k < VPT; k++) {
+    let v0 = group * WG * VEC4_PER_THREAD;
+    for (var k = 0u; k < VEC4_PER_THREAD; k++) {
         let i = k * WG + lid;
         if (v0 + i < params.n_vec4) {
             output[v0 + i] = vec4<u32>(staged[slot(4u * i)], staged[slot(4u * i + 1u)], staged[slot(4u * i + 2u)],

@@ -3,8 +3,8 @@
 // RTS_REDUCE writes the tile's count; RTS_DOWNSWEEP stores with the scanned partial; the single
 // pass looks back for the tile's offset, stores, and the last tile to finish arms the repair.
 // Called by the whole workgroup.
-fn end_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
-            pre: ptr<function, array<u32, VPT>>, aggregate: u32) {
+fn end_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f: ptr<function, array<u32, VEC4_PER_THREAD>>,
+            pre: ptr<function, array<u32, VEC4_PER_THREAD>>, aggregate: u32) {
     let lid = g_lid;
 #if RTS_REDUCE
     if (lid == 0u) {
@@ -20,11 +20,7 @@ fn end_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function,
     let withhold = withholds(tile, params.withhold_period);
     var prefix = 0u;
     var ok = true;
-#if NO_LOOKBACK
-    if (false) {  // timing experiment only: the offsets are wrong
-#else
     if (tile != 0u) {
-#endif
 #if !EARLY_AGGREGATE
         if (lid == 0u && !withhold) {
             publish_state(tile, FLAG_AGGREGATE, aggregate);

@@ -1,7 +1,7 @@
 // Run-length decoding of 32-bit values, branch-free per element: a max-scan of run-start marks.
 // Run r (of R = info[0]) covers output elements [end(r-1), end(r)), end(r) = ends[r + shift].
 //
-// Each workgroup owns TILE_E = WG * VPT * 4 contiguous output elements. rle/decode.wgsl's
+// Each workgroup owns TILE_E = WG * VEC4_PER_THREAD * 4 contiguous output elements. rle/decode.wgsl's
 // PARTITION pass gave rx = parts[group], the run covering the tile's first element, and
 // parts[group + 1], the run covering the next tile's first (R past the last run). Every run
 // rx < r <= parts[group + 1] with a nonzero length that starts inside the tile marks its start
@@ -11,7 +11,7 @@
 // gives every element its run, and each invocation writes its whole vec4 words: each store
 // instruction of a subgroup covers one contiguous span. A tile with more than CAP runs in its range
 // (zero-length runs) takes a binary search per element instead.
-// Defines: VPT, SUBGROUPS, CAP, and the u32 max monoid (T, IDENTITY, COMBINE, SG_REDUCE, OP_ADD).
+// Defines: VEC4_PER_THREAD, SUBGROUPS, CAP, and the u32 max monoid (T, IDENTITY, COMBINE, SG_REDUCE, OP_ADD).
 
 #include "common/monoid.wgsl"
 
@@ -30,8 +30,8 @@ struct Params {
 @group(0) @binding(5) var<storage, read> parts: array<u32>;
 
 const WG: u32 = 256u;
-const VPT: u32 = {{VPT}}u;
-const TILE_V: u32 = WG * VPT;
+const VEC4_PER_THREAD: u32 = {{VEC4_PER_THREAD}}u;
+const TILE_V: u32 = WG * VEC4_PER_THREAD;
 const TILE_E: u32 = TILE_V * 4u;
 const CAP: u32 = {{CAP}}u;
 
@@ -126,7 +126,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
     let rx = parts[group];
     let ry = min(parts[group + 1u], n_runs);
     let nr = select(0u, ry - rx, ry > rx);
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     marks[vec_slot({{I}}u)] = vec4<u32>(0u);
 #endunroll
     if (lid == 0u) {
@@ -143,22 +143,19 @@ fn main(@builtin(local_invocation_index) lid: u32,
             if (e > s && s >= tile0 && ls < TILE_E) {
                 marks[ls / 4u][ls % 4u] = r - rx;
             }
-#if ADD_MARKS
             if (e == s) {
                 atomicOr(&wg_zero, 1u);
             }
-#endif
         }
     }
-#if ADD_MARKS
     // Without zero-length runs the marks r - rx that a tile holds are 1, 2, 3, ... in order, so
     // the max-scan equals a count of the marks before each element: subgroup inclusive adds.
     let counted = workgroupUniformLoad(&wg_zero) == 0u;
     if (fits && counted) {
-        var mk: array<vec4<u32>, VPT>;
-        var pre: array<u32, VPT>;
+        var mk: array<vec4<u32>, VEC4_PER_THREAD>;
+        var pre: array<u32, VEC4_PER_THREAD>;
         var run = 0u;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         {
             var m = select(vec4<u32>(0u), vec4<u32>(1u), marks[vec_slot({{I}}u)] != vec4<u32>(0u));
             m.y += m.x;
@@ -176,7 +173,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
         }
 #endunroll
         let before = workgroup_exclusive(run, true);
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         {
             let sl = vec_slot({{I}}u);
             write_vec4(v0 + sl, tile0 + sl * 4u, vec4<u32>(rx + before + pre[{{I}}]) + mk[{{I}}]);
@@ -184,14 +181,11 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #endunroll
         return;
     }
-#else
-    workgroupBarrier();
-#endif
     if (fits) {
-        var mk: array<vec4<u32>, VPT>;
-        var pre: array<u32, VPT>;
+        var mk: array<vec4<u32>, VEC4_PER_THREAD>;
+        var pre: array<u32, VEC4_PER_THREAD>;
         var run = 0u;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         {
             var m = marks[vec_slot({{I}}u)];
             m.y = max(m.x, m.y);
@@ -209,7 +203,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
         }
 #endunroll
         let before = workgroup_exclusive(run, false);
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         {
             let sl = vec_slot({{I}}u);
             let rel = max(mk[{{I}}], vec4<u32>(max(before, pre[{{I}}])));
@@ -218,7 +212,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
 #endunroll
     } else {
         // many zero-length runs: a search per element
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         {
             let sl = vec_slot({{I}}u);
             let p0 = tile0 + sl * 4u;

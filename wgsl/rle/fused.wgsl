@@ -4,15 +4,16 @@
 // from the one before it, compared as bits; COMPACT: the mask is nonzero; NONZERO: the element
 // itself is nonzero), counts the flags, scans the counts in workgroup memory, takes its output
 // offset from the single-pass lookback over u32 counts (common/lookback.wgsl, add monoid), and
-// writes the flagged elements' indices and/or 32-bit values, compacted and in order.
+// writes the flagged elements' indices, compacted and in order. It serves uint8 values (RLE and
+// COMPACT; 32-bit values go through rle/compact.wgsl) and NONZERO.
 // RLE writes the run START positions (plus the sentinel n after the last run); the run lengths
 // come from rle/finish.wgsl as next_start - start, so runs that cross tiles need no special case.
 //
 // Modes (exactly one): SINGLE_PASS, RTS_REDUCE (per-tile counts into `partials`),
 // RTS_DOWNSWEEP (offsets from `partials`, after scan/rts_spine.wgsl): the last two are the repair
 // the single pass arms on the GPU (indirect dispatch) when a lookback exhausted its budget.
-// Defines: WG, VPT, SUBGROUPS, EB8 (x is uint8, packed 4 to a word), RLE | COMPACT | NONZERO,
-// MASK_U8 (COMPACT: mask bytes, else 32-bit mask words), WRITE_IDX, WRITE_VALUES,
+// Defines: WG, VEC4_PER_THREAD, SUBGROUPS, EB8 (x is uint8, packed 4 to a word), RLE | COMPACT | NONZERO,
+// MASK_U8 (COMPACT: mask bytes, else 32-bit mask words), WRITE_IDX,
 // SPIN_LIMIT, LOOKBACK_WINDOW and the u32 add monoid (T, IDENTITY, COMBINE, SG_REDUCE, OP_ADD).
 
 #include "common/monoid.wgsl"
@@ -50,19 +51,11 @@ struct Params {
 #if WRITE_IDX
 @group(0) @binding(6) var<storage, read_write> out_idx: array<u32>;
 #endif
-#if WRITE_VALUES
-@group(0) @binding(7) var<storage, read_write> out_val: array<u32>;
-#endif
-#if RLE_COUNTS
-@group(0) @binding(9) var<storage, read_write> counts: array<u32>;
-// per tile: its first item's output index, and its first run start (0xffffffff: none)
-@group(0) @binding(10) var<storage, read_write> head: array<u32>;
-#endif
 #endif
 
 const WG: u32 = {{WG}}u;
-const VPT: u32 = {{VPT}}u;
-const TILE_V: u32 = WG * VPT;
+const VEC4_PER_THREAD: u32 = {{VEC4_PER_THREAD}}u;
+const TILE_V: u32 = WG * VEC4_PER_THREAD;
 #if EB8
 const EPV: u32 = 16u;  // elements per vec4
 #else
@@ -126,30 +119,20 @@ fn load_slot(gv: u32) -> Slot {
 #if RLE
     // the word before this vec4; at the very start one that differs from the first element
     let pw_index = max(min(gv, last) * 4u, 1u) - 1u;
-#if EB8
     let pw = select(x_word(pw_index), (~v.x) << 24u, gv == 0u);
     let prev = vec4<u32>(pw, v.x, v.y, v.z);
     let bits = byte_bits(v ^ ((v << vec4<u32>(8u)) | (prev >> vec4<u32>(24u))));
-#else
-    let pw = select(x_word(pw_index), ~v.x, gv == 0u);
-    let bits = word_bits(v ^ vec4<u32>(pw, v.x, v.y, v.z));
-#endif
 #elif COMPACT
     let ml = max(params.n_mask_words, 1u) - 1u;
 #if MASK_U8
     // one mask byte per element: EPV / 4 mask words per vec4
-#if EB8
     let base = min(gv, last) * 4u;
     var bits = 0u;
 #unroll K 4
     bits |= byte_bits(vec4<u32>(mask[min(base + {{K}}u, ml)], 0u, 0u, 0u)) << (4u * {{K}}u);
 #endunroll
 #else
-    let bits = byte_bits(vec4<u32>(mask[min(gv, ml)], 0u, 0u, 0u));
-#endif
-#else
     // one mask word per element
-#if EB8
     let base = min(gv, last) * 16u;
     var bits = 0u;
 #unroll K 4
@@ -157,11 +140,6 @@ fn load_slot(gv: u32) -> Slot {
                                 mask[min(base + 4u * {{K}}u + 2u, ml)], mask[min(base + 4u * {{K}}u + 3u, ml)]))
             << (4u * {{K}}u);
 #endunroll
-#else
-    let base = min(gv, last) * 4u;
-    let bits = word_bits(vec4<u32>(mask[min(base, ml)], mask[min(base + 1u, ml)], mask[min(base + 2u, ml)],
-                                   mask[min(base + 3u, ml)]));
-#endif
 #endif
 #else
     // NONZERO: the elements themselves
@@ -176,10 +154,10 @@ fn load_slot(gv: u32) -> Slot {
 
 // Exclusive scan of the flag counts over the tile: pre[i] = flags before this invocation's i-th
 // vec4; returns the tile's count. Called by the whole workgroup, in uniform control flow.
-fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
-              pre: ptr<function, array<u32, VPT>>) -> u32 {
+fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f: ptr<function, array<u32, VEC4_PER_THREAD>>,
+              pre: ptr<function, array<u32, VEC4_PER_THREAD>>) -> u32 {
     let t0 = tile * TILE_V;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let s = load_slot(t0 + vec_slot({{I}}u));
         (*v)[{{I}}] = s.v;
@@ -188,7 +166,7 @@ fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
 #endunroll
 #if SUBGROUPS
     var run = 0u;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let c = countOneBits((*f)[{{I}}]);
         let incl = subgroupInclusiveAdd(c);
@@ -216,7 +194,7 @@ fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
     workgroupBarrier();
 #else
     var run = 0u;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     (*pre)[{{I}}] = run;
     run += countOneBits((*f)[{{I}}]);
 #endunroll
@@ -238,7 +216,7 @@ fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
     let agg = workgroupUniformLoad(&wg_aggregate);  // uniform: store_tile loops on it around barriers
     workgroupBarrier();
 #endif
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     (*pre)[{{I}}] += before;
 #endunroll
     return agg;
@@ -248,7 +226,7 @@ fn local_scan(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
 fn tile_run(tile: u32) -> u32 {
     let t0 = tile * TILE_V;
     var run = 0u;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     run += countOneBits(load_slot(t0 + vec_slot({{I}}u)).flags);
 #endunroll
     return run;
@@ -277,14 +255,13 @@ fn runs_total(run: u32) -> u32 {
 // Writes the tile's flagged items from output position `offset` on. Items are staged in
 // workgroup memory (tile-local positions, then values) so that every global store of the
 // workgroup is coalesced. Called by the whole workgroup, in uniform control flow.
-fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<function, array<u32, VPT>>,
-              pre: ptr<function, array<u32, VPT>>, offset: u32, count: u32) {
+fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f: ptr<function, array<u32, VEC4_PER_THREAD>>,
+              pre: ptr<function, array<u32, VEC4_PER_THREAD>>, offset: u32, count: u32) {
     let tile_e0 = tile * TILE_V * EPV;
-#if STAGE_POSITIONS
-    // Rounds of STAGE - 1 items; each round stages one position past its items (for the counts).
+    // Rounds of STAGE - 1 items (each round has room for one position past its items).
     for (var base = 0u; base < count; base += STAGE - 1u) {
         let hi = base + STAGE;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         {
             var m = (*f)[{{I}}];
             var pos = (*pre)[{{I}}];
@@ -310,58 +287,9 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VPT>>, f: ptr<functio
 #if WRITE_IDX
             out_idx[offset + k] = tile_e0 + s;
 #endif
-#if RLE_COUNTS
-            // the tile's last run continues past the tile: its start position is left in its
-            // count slot, and rle/fixup.wgsl subtracts it from the next run's start
-            let last = k + 1u == count;
-            counts[offset + k] = select(stage[min(k + 1u - base, STAGE - 1u)] - s, tile_e0 + s, last);
-#endif
-        }
-#if RLE_COUNTS
-        if (g_lid == 0u && base == 0u) {
-            head[2u * tile] = offset;
-            head[2u * tile + 1u] = tile_e0 + stage[0];
-        }
-#endif
-        workgroupBarrier();
-    }
-#if RLE_COUNTS
-    if (g_lid == 0u && count == 0u) {
-        head[2u * tile] = offset;
-        head[2u * tile + 1u] = 0xffffffffu;
-    }
-#endif
-#endif
-#if WRITE_VALUES
-    for (var base = 0u; base < count; base += STAGE) {
-        let hi = base + STAGE;
-#unroll I VPT
-        {
-            var m = (*f)[{{I}}];
-            var pos = (*pre)[{{I}}];
-            let vv = (*v)[{{I}}];
-            if (pos < hi && pos + countOneBits(m) > base) {
-                for (var k = 0u; k < EPV; k++) {
-                    if (m == 0u) {
-                        break;
-                    }
-                    if (pos >= base && pos < hi) {
-                        stage[pos - base] = vv[firstTrailingBit(m)];
-                    }
-                    m &= m - 1u;
-                    pos += 1u;
-                }
-            }
-        }
-#endunroll
-        workgroupBarrier();
-        let end = min(hi, count);
-        for (var k = base + g_lid; k < end; k += WG) {
-            out_val[offset + k] = stage[k - base];
         }
         workgroupBarrier();
     }
-#endif
 }
 
 // The last tile knows the total: it records it, the RLE sentinel and the finishing pass's grid.
@@ -401,9 +329,9 @@ fn main(@builtin(local_invocation_index) lid: u32,
     if (tile >= params.n_tiles) {
         return;
     }
-    var v: array<vec4<u32>, VPT>;
-    var f: array<u32, VPT>;
-    var pre: array<u32, VPT>;
+    var v: array<vec4<u32>, VEC4_PER_THREAD>;
+    var f: array<u32, VEC4_PER_THREAD>;
+    var pre: array<u32, VEC4_PER_THREAD>;
     let aggregate = local_scan(tile, &v, &f, &pre);
 
     end_tile(tile, &v, &f, &pre, aggregate);

@@ -1,7 +1,7 @@
 // Batched scan over a monoid: the single-pass chained scan with decoupled lookback and decoupled
 // fallback (SINGLE_PASS), and the reduce-then-scan passes (RTS_REDUCE, then scan/rts_spine.wgsl,
 // then RTS_DOWNSWEEP), which are the portable baseline and the repair path.
-// Defines: T, IDENTITY, COMBINE, SG_REDUCE, OP_ADD (monoid); WG, VPT; SUBGROUPS; SCALAR;
+// Defines: T, IDENTITY, COMBINE, SG_REDUCE, OP_ADD (monoid); WG, VEC4_PER_THREAD; SUBGROUPS; SCALAR;
 // EXCLUSIVE; SPIN_LIMIT; exactly one of SINGLE_PASS, RTS_REDUCE, RTS_DOWNSWEEP.
 
 #include "common/monoid.wgsl"
@@ -54,17 +54,10 @@ var<workgroup> wg_scan: array<Elem, WG>;
 var<workgroup> wg_aggregate: Elem;
 
 #if SUBGROUPS
-// The subgroup's total, from the inclusive scan's last lane (SG_CARRY_SHUFFLE) or a reduction.
-fn sg_total(r: Elem, incl: Elem) -> Elem {
-#if SG_CARRY_SHUFFLE
-    return subgroupShuffle(incl, g_sg_size - 1u);
-#else
-    return sg_reduce(r);
-#endif
-}
-
 // A subgroup's exclusive scan of `r` and its total, in one go. Owner and fallback both take their
 // totals from here, so a tile's aggregate has the same bits whoever computes it.
+// The total comes from the inclusive scan's last lane: a second subgroup reduction gave wrong
+// carries on an H100 (Vulkan, driver 580, 4 vec4 per invocation), a miscompile stepped around.
 struct SgScan {
     ex: Elem,
     total: Elem,
@@ -72,7 +65,7 @@ struct SgScan {
 
 fn sg_scan_total(r: Elem) -> SgScan {
     let incl = sg_inclusive(r, g_lane, g_sg_size);
-    return SgScan(sg_exclusive_of(incl, g_lane), sg_total(r, incl));
+    return SgScan(sg_exclusive_of(incl, g_lane), subgroupShuffle(incl, g_sg_size - 1u));
 }
 #endif
 
@@ -107,9 +100,7 @@ fn workgroup_prefix(run: Elem) -> WorkgroupPrefix {
         }
         wg_aggregate = acc;
 #if SINGLE_PASS
-#if EARLY_AGGREGATE
         publish_own_aggregate(acc);
-#endif
 #endif
     }
     workgroupBarrier();
@@ -132,11 +123,9 @@ fn workgroup_prefix(run: Elem) -> WorkgroupPrefix {
         before = wg_scan[g_lid - 1u];
     }
 #if SINGLE_PASS
-#if EARLY_AGGREGATE
     if (g_lid == WG - 1u) {
         publish_own_aggregate(wg_scan[WG - 1u]);
     }
-#endif
 #endif
     return WorkgroupPrefix(before, wg_scan[WG - 1u]);
 #endif
@@ -145,7 +134,7 @@ fn workgroup_prefix(run: Elem) -> WorkgroupPrefix {
 // Scans the tile held in `v` in place: afterwards each element holds the combination of the
 // elements of its subgroup's run (its invocation's run, without subgroups) up to and including it
 // (excluding it, with EXCLUSIVE); the result's `before` goes in front of all of them. Rewriting the
-// tile instead of keeping a prefix per vec4 saves VPT registers across the lookback. The aggregate
+// tile instead of keeping a prefix per vec4 saves VEC4_PER_THREAD registers across the lookback. The aggregate
 // is combined exactly as fallback_aggregate does, so both give the same bits, floats included.
 // Called by the whole workgroup.
 fn scan4(seed: Elem, x: vec4<Elem>) -> vec4<Elem> {
@@ -164,10 +153,10 @@ fn scan4(seed: Elem, x: vec4<Elem>) -> vec4<Elem> {
     return y;
 }
 
-fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>) -> WorkgroupPrefix {
+fn local_scan(v: ptr<function, array<vec4<Elem>, VEC4_PER_THREAD>>) -> WorkgroupPrefix {
     var run = identity();
 #if SUBGROUPS
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let x = (*v)[{{I}}];
         let sc = sg_scan_total(reduce4(x));
@@ -176,7 +165,7 @@ fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>) -> WorkgroupPrefix {
     }
 #endunroll
 #else
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let x = (*v)[{{I}}];
         (*v)[{{I}}] = scan4(run, x);
@@ -193,9 +182,9 @@ fn local_scan(v: ptr<function, array<vec4<Elem>, VPT>>) -> WorkgroupPrefix {
 
 #if !RTS_REDUCE
 // Writes the scanned tile: element = prefix (tiles before) + before (runs before in the tile) + v.
-fn store_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>, prefix: Elem) {
+fn store_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VEC4_PER_THREAD>>, prefix: Elem) {
     let o = tile_origin(tile);
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     {
         let e = vec_slot({{I}}u) * 4u;
         let x = (*v)[{{I}}];
@@ -221,7 +210,7 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>, prefix: Elem)
 fn tile_run(tile: u32) -> Elem {
     let o = tile_origin(tile);
     var run = identity();
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
 #if SUBGROUPS
     {
         run = combine(run, sg_scan_total(reduce4(load_vec4(o, vec_slot({{I}}u)))).total);
@@ -259,9 +248,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
     g_lane = lane;
     g_sg_size = sg_size;
 #endif
-#if TILE_BY_ID
-    let tile = wid.x + wid.y * nwg.x;  // experiment only: correct through the fallback, not ordered
-#elif SINGLE_PASS
+#if SINGLE_PASS
     let tile = take_ticket(lid);
 #else
     let tile = wid.x + wid.y * nwg.x;
@@ -269,22 +256,18 @@ fn main(@builtin(local_invocation_index) lid: u32,
     if (tile >= params.n_tiles) {
         return;
     }
-    var v: array<vec4<Elem>, VPT>;
+    var v: array<vec4<Elem>, VEC4_PER_THREAD>;
     load_tile(tile, &v);
 #if SINGLE_PASS
     let seg_first = tile - tile % params.tiles_per_row;
     let withhold = withholds(tile, params.withhold_period);
-#if EARLY_AGGREGATE
     if (tile != seg_first && !withhold) {
         g_agg_tile = tile;
     }
 #endif
-#endif
     let wp = local_scan(&v);
 #if SINGLE_PASS
-#if EARLY_AGGREGATE
     g_agg_tile = NO_TILE;
-#endif
 #endif
     let aggregate = wp.aggregate;
 
@@ -301,20 +284,9 @@ fn main(@builtin(local_invocation_index) lid: u32,
     }
     var prefix = seed;
     var ok = true;
-#if NO_LOOKBACK
-    if (false) {  // timing experiment only: the results are wrong
-#else
     if (tile != seg_first) {
-#endif
-#if !EARLY_AGGREGATE
-        if (lid == 0u && !withhold) {
-            publish_state(tile, FLAG_AGGREGATE, aggregate);
-        }
-#endif
-#if EARLY_PUBLISH
-        g_publish = !withhold;
+        g_publish = !withhold;  // the lookback publishes the inclusive value as soon as it has it
         g_aggregate = aggregate;
-#endif
         let lb = decoupled_lookback(tile, seg_first, seed, lid, params.max_steps, params.max_self);
         prefix = lb.prefix;
         ok = lb.ok;
@@ -322,11 +294,7 @@ fn main(@builtin(local_invocation_index) lid: u32,
     if (ok) {
         let inclusive = combine(prefix, aggregate);
         if (lid == 0u) {
-#if EARLY_PUBLISH
             if (!withhold && !g_published) {
-#else
-            if (!withhold) {
-#endif
                 publish_state(tile, FLAG_INCLUSIVE, inclusive);
             }
             if (tile == params.n_tiles - 1u) {

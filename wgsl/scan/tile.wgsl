@@ -1,17 +1,17 @@
 // Tiles of a batched scan: the data is `rows` segments of `row_len` elements; each segment is cut
-// into `tiles_per_row` tiles of TILE = WG * VPT * 4 elements. An invocation holds VPT vec4 of its
+// into `tiles_per_row` tiles of TILE = WG * VEC4_PER_THREAD * 4 elements. An invocation holds VEC4_PER_THREAD vec4 of its
 // tile in registers. Which vec4 slots it holds depends on the local-scan flavour:
-//   SUBGROUPS: subgroup g owns a contiguous run of VPT * size vec4; lane l holds slot i*size + l of
+//   SUBGROUPS: subgroup g owns a contiguous run of VEC4_PER_THREAD * size vec4; lane l holds slot i*size + l of
 //              it, so each load instruction of a subgroup reads one contiguous span;
-//   otherwise: invocation t holds the contiguous slots t*VPT .. t*VPT + VPT - 1.
+//   otherwise: invocation t holds the contiguous slots t*VEC4_PER_THREAD .. t*VEC4_PER_THREAD + VEC4_PER_THREAD - 1.
 // SCALAR loads element by element (segments that do not start on a vec4 boundary); otherwise
 // vec4 loads, with the tail of a partial vec4 masked to the identity (buffers are padded to 16 B).
-// Expects: WG, VPT, the monoid, `params` with row_len and tiles_per_row, and bindings `input`
+// Expects: WG, VEC4_PER_THREAD, the monoid, `params` with row_len and tiles_per_row, and bindings `input`
 // (array<vec4<Elem>> or, with SCALAR, array<Elem>).
 
 const WG: u32 = {{WG}}u;
-const VPT: u32 = {{VPT}}u;
-const TILE: u32 = WG * VPT * 4u;
+const VEC4_PER_THREAD: u32 = {{VEC4_PER_THREAD}}u;
+const TILE: u32 = WG * VEC4_PER_THREAD * 4u;
 
 #include "common/tile_slots.wgsl"
 
@@ -39,20 +39,18 @@ fn load_vec4(o: vec2<u32>, slot: u32) -> vec4<Elem> {
     return select(x, vec4<Elem>(identity()), past);
 }
 
-fn load_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VPT>>) {
+fn load_tile(tile: u32, v: ptr<function, array<vec4<Elem>, VEC4_PER_THREAD>>) {
     let o = tile_origin(tile);
-#if FULL_TILE_LOADS
 #if !SCALAR
     if (o.y == TILE) {  // uniform: a whole tile needs no clamps and no masks
         let base = o.x / 4u;
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
         (*v)[{{I}}] = input[base + vec_slot({{I}}u)];
 #endunroll
         return;
     }
 #endif
-#endif
-#unroll I VPT
+#unroll I VEC4_PER_THREAD
     (*v)[{{I}}] = load_vec4(o, vec_slot({{I}}u));
 #endunroll
 }

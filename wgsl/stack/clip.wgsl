@@ -1,4 +1,4 @@
-// Clip / blend-group bounding boxes over the stack links of stack/bracket.wgsl (MODE_KIND).
+// Clip / blend-group bounding boxes over the stack links of stack/bracket_*.wgsl (MODE_KIND).
 // JUMP: pointer jumping over begin-clips: val'[i] = op(val[i], val[jmp[i]]), jmp'[i] = jmp[jmp[i]]
 //       (ping-pong buffers); after r rounds val[i] combines 2^r levels of i's ancestor chain.
 // GATHER: each element's output from its link (see pywgpuprims/stack.py for the semantics).

@@ -1,7 +1,7 @@
-// Overlapped column-then-row passes A and C of recfilter.wgsl (BLOCK_A / BLOCK_C with OVERLAP and
-// SPLIT) for full 64 x 64 tiles, with the tile in registers instead of workgroup memory.
+// Overlapped column-then-row passes A and C (recfilter_pass_a.wgsl / recfilter_pass_c.wgsl with
+// OVERLAP) for full 64 x 64 tiles, with the tile in registers instead of workgroup memory.
 //
-// Why: NVIDIA's Vulkan driver leaves about 48 KiB of workgroup memory per SM, so recfilter.wgsl's
+// Why: NVIDIA's Vulkan driver leaves about 48 KiB of workgroup memory per SM, so the passes'
 // 18 KiB tile allowed two 128-invocation workgroups per SM, too few to hide memory latency. Here
 // workgroup memory holds a quarter of the tile in transit (4.2 KiB) and the halves' hand-over.
 //
@@ -14,14 +14,14 @@
 //
 // A line's two halves run one after the other (half 0 hands its causal end state to half 1, half
 // 1 its anticausal start state to half 0): half the instructions of running both from zero states
-// and correcting them (recfilter.wgsl SPLIT), and faster on the H100 (BENCHMARKS.md); the waiting
+// and correcting them (recfilter_lines.wgsl reg_run2), and faster on the H100 (BENCHMARKS.md); the waiting
 // half's groups leave the SM to other workgroups.
 //
 // Entries: PASS_A (the carries of both stages from zero states and the boundary dot products, as
 // BLOCK_A with OVERLAP) and PASS_C (both stages from their complete carries; writes the output).
-// Partial tiles (the image's edges) run recfilter.wgsl with EDGES.
+// Partial tiles (the image's edges) run recfilter_pass_a/c.wgsl with EDGES.
 
-#include "sat/recfilter_common.wgsl"
+#include "filters/recfilter_common.wgsl"
 #if PASS_A
 @group(0) @binding(1) var<storage, read> src: array<f32>;
 @group(0) @binding(2) var<storage, read_write> carry: array<f32>;
@@ -94,14 +94,6 @@ struct SE {
 // Returns the causal end state (valid in half 1) and the anticausal start state (valid in half 0).
 // Call from uniform control flow, every invocation of the workgroup.
 fn run_half(v: ptr<function, array<f32, 32>>, h: u32, xi: u32, s0: vec3<f32>, e0: vec3<f32>) -> SE {
-#if KO_RUN
-    // (diagnostic, wrong results) no recursion: times the passes' data movement alone
-    var z = s0;
-#unroll J 32
-    z.x += (*v)[{{J}}];
-#endunroll
-    return SE(z, e0);
-#endif
     var s = s0;
     if (params.causal != 0u && h == 0u) {
 #unroll J 32
@@ -296,7 +288,7 @@ fn carry_h2(b: u32, stride: u32, h: u32) -> vec3<f32> {
 }
 #endif
 
-// Workgroup (x: column block lb, y: row block k, z: channel), as recfilter.wgsl's column pass.
+// Workgroup (x: column block lb, y: row block k, z: channel), as recfilter_pass_a.wgsl's column pass.
 @compute @workgroup_size(128)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) t: u32) {

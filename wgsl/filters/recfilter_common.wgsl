@@ -1,4 +1,4 @@
-// Shared by recfilter.wgsl and recfilter_reg.wgsl: the parameters of one axis pass, element
+// Shared by every recursive-filter kernel (filters/recfilter_*.wgsl): the parameters of one axis pass, element
 // addressing and the recursion's step.
 
 struct Params {

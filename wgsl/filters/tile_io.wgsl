@@ -1,4 +1,4 @@
-// Tile load/store for recfilter.wgsl: a tile is 64 positions x 64 lines, kept in `tile` as
+// Tile load/store for the tile passes (recfilter_pass_a.wgsl, recfilter_pass_c.wgsl): a tile is 64 positions x 64 lines, kept in `tile` as
 // [line][position] with rows padded to 65 words. FAST_POS: positions are contiguous in memory
 // (filtering along rows), so thread t takes position t; otherwise thread t takes line t.
 

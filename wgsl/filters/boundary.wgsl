@@ -1,4 +1,4 @@
-// Boundary initial conditions for recfilter.wgsl (expects Params, `src`, addr() and step()).
+// Boundary initial conditions for recfilter_rt.wgsl (expects Params, `src`, addr() and step()).
 
 // i mod P in 0..P-1 without the remainder of a negative number (undefined in GLSL, the GL
 // backend's target).
