@@ -13,7 +13,7 @@ workers (one per GPU). For each cluster:
   memory: uploads, kernels, downloads and Dask's carries, as a user runs it.
 - ``dask numpy``: ``dask.array.cumsum(x).persist()`` on the same cluster (numpy per chunk).
 
-The GPU result is checked against the numpy one (largest difference relative to ``max |y|``).
+Both float32 results are checked against a float64 cumsum (largest error relative to ``max |y|``).
 
 (b) zarr: ``--zarr-gib`` GiB of int32 values with runs (a typical compressible array) written to
 and read back from a local store (``--zarr-dir``, default a temporary folder) with
@@ -92,20 +92,26 @@ def _dask_rows(k: int, n: int, chunk: int, repeats: int, threads: int) -> list[d
         x = da.random.default_rng(0).random(n, dtype=np.float32, chunks=chunk).persist()
         wait(x)
         for part, fn in (("dask e2e (ours)", ppd.cumsum), ("dask numpy", da.cumsum)):
-            best, y = float("inf"), None
+            best = float("inf")
             for _ in range(repeats):
-                del y
                 t = time.perf_counter()
                 y = fn(x).persist()
                 wait(y)
                 best = min(best, time.perf_counter() - t)
+                # Dask names results by their graph: a repeat would find this one still held and
+                # take no time, so it is released first.
+                client.cancel(y)
+                del y
+                time.sleep(0.5)
             rows.append({"part": part, "gpus": k, "s": best, "Gel/s": n / best / 1e9, "GB/s": 8 * n / best / 1e9})
-            if part.startswith("dask e2e"):
-                ours = y
-        ref = y
-        err = float((abs(ours - ref).max() / abs(ref).max()).compute())
-        rows[-2]["rel_diff_vs_numpy"] = err
-        rows[-2]["check"] = "ok" if err < 1e-3 else "WRONG"
+        # Both float32 cumsums against a float64 one: numpy's sequential float32 sum drifts by much more
+        # than a tree-shaped scan's, so the check is each one's error, not their difference.
+        ref = da.cumsum(x.astype(np.float64)).persist()
+        scale = float(abs(ref).max().compute())
+        for row, fn in ((rows[-2], ppd.cumsum), (rows[-1], da.cumsum)):
+            row["rel_err_vs_float64"] = float(abs(fn(x).astype(np.float64) - ref).max().compute()) / scale
+        errs = rows[-2]["rel_err_vs_float64"], rows[-1]["rel_err_vs_float64"]
+        rows[-2]["check"] = "ok" if errs[0] <= max(1e-4, 2 * errs[1]) else "WRONG"
     return rows
 
 
@@ -181,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nDask cumsum, {a.gib:g} GiB float32, chunks of {a.chunk_mib:g} MiB")
         for r in rows:
             extra = "".join(f"  {key}={r[key]:.3g}" if isinstance(r[key], float) else f"  {key}={r[key]}"
-                            for key in ("speedup_vs_1", "rel_diff_vs_numpy", "check", "devices") if key in r)
+                            for key in ("speedup_vs_1", "rel_err_vs_float64", "check", "devices") if key in r)
             print(f"  {r['part']:<18} gpus={r['gpus']}  {r['s'] * 1e3:9.1f} ms  {r['Gel/s']:7.2f} G el/s{extra}")
     if not a.skip_zarr:
         tmp = a.zarr_dir or tempfile.mkdtemp(prefix="pywgpuprims-zarr-")
