@@ -61,10 +61,10 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
     rows.append(ctx.row("copy", "wgsl 8 vec4/inv, same buffers", n, copy8_ns, bytes_moved=8 * n))
     for loads in ([8, 24, 32] if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP") else []):
         with dev.using(reduce_loads=loads):
-            ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
+            ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2], dtype=np.uint32))
         rows.append(ctx.row("reduce", f"sweep loads {loads}", n, ns, bytes_moved=4 * n, baseline_ns=read_ns,
                             baseline="read"))
-    ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
+    ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2], dtype=np.uint32))
     rows.append(ctx.row("reduce", "two-pass", n, ns, bytes_moved=4 * n, baseline_ns=read_ns, baseline="read",
                         cuda_ns=cuda_red_ns, cuda_name="torch.sum",
                         cpu_ns=ctx.cpu_ns(lambda: host.sum(dtype=np.uint32))))
