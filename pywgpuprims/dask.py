@@ -36,8 +36,8 @@ Example
 >>> import dask.array as da, numpy as np
 >>> from pywgpuprims import dask as ppd
 >>> x = da.from_array(np.arange(10, dtype=np.int32), chunks=(3, 3, 4))
->>> ppd.cumsum(x).compute()
-array([ 0,  1,  3,  6, 10, 15, 21, 28, 36, 45], dtype=int32)
+>>> ppd.cumsum(x).compute()  # numpy's result dtype: int64 for int32 input
+array([ 0,  1,  3,  6, 10, 15, 21, 28, 36, 45])
 """
 
 from __future__ import annotations
@@ -52,7 +52,9 @@ import dask.array as da
 import numpy as np
 from dask.array.reductions import cumreduction
 
+from . import _ndimage as _nd
 from . import fse as _fse
+from ._dtypes import ALL_DTYPES, result_dtype
 from ._errors import CorruptDataError, InputError
 from ._serial import serial as _gpu
 from .conv import correlate as _correlate
@@ -89,6 +91,8 @@ def _check_array(x, primitive: str, dtypes=_DTYPES) -> da.Array:
 
 
 def _identity(op: str, dtype: np.dtype):
+    if dtype.kind == "b":
+        return dtype.type(op in ("and", "min"))
     if op in ("add", "or", "xor"):
         return dtype.type(0)
     if op == "and":
@@ -101,35 +105,42 @@ def _identity(op: str, dtype: np.dtype):
 
 # ----------------------------------------------------------------------------- scan and reduce
 def _scan_block(block: np.ndarray, axis: int, dtype=None, op: str = "add") -> np.ndarray:
-    """Inclusive scan of one chunk along ``axis`` with our kernel (any number of dimensions)."""
+    """Inclusive scan of one chunk along ``axis`` with our kernel (any number of dimensions),
+    accumulated in and returned as ``dtype``."""
+    dtype = np.dtype(dtype or block.dtype)
     if block.size == 0:
-        return np.empty(block.shape, block.dtype)
+        return np.empty(block.shape, dtype)
     moved = np.moveaxis(block, axis, -1)
     rows = np.ascontiguousarray(moved).reshape(-1, moved.shape[-1])
-    res = _gpu(_scan, rows if rows.shape[0] > 1 else rows[0], op)
+    res = _gpu(_scan, rows if rows.shape[0] > 1 else rows[0], op, dtype=dtype)
     return np.moveaxis(res.reshape(moved.shape), -1, axis)
 
 
-def scan(x: da.Array, op: str = "add", axis: int | None = None) -> da.Array:
+def scan(x: da.Array, op: str = "add", axis: int | None = None, dtype=None) -> da.Array:
     """Inclusive scan of a dask array along ``axis``: our GPU scan per chunk, carries by Dask.
 
     Built on ``dask.array.reductions.cumreduction``: each chunk is scanned on its worker's device
     (:func:`pywgpuprims.scan`), and the last row of each chunk's result is combined into the next
-    chunk's (``np.add``, ``np.minimum``, ...). Integer results equal numpy's (wrapping); float32
-    sums differ from ``np.cumsum`` by rounding.
+    chunk's (``np.add``, ``np.minimum``, ...) in the result's dtype. Integer results equal
+    numpy's (wrapping in a narrow ``dtype``); float sums differ from ``np.cumsum`` by rounding.
 
     Parameters
     ----------
     x : dask.array.Array
-        uint32, int32 or float32, any number of dimensions and chunks.
+        Any dtype :func:`pywgpuprims.scan` takes, any number of dimensions and chunks.
     op : {"add", "min", "max", "and", "or", "xor"}
     axis : int, optional
         The scanned axis; None scans the flattened array (as ``np.cumsum``).
+    dtype : numpy dtype, optional
+        The dtype to accumulate in and return. Default as ``np.cumsum`` (and
+        :func:`pywgpuprims.scan`): int64 for bool and signed integers below 64 bits, uint64 for
+        unsigned ones, floats their own, for add; the input's for the other ops.
+        ``dtype=x.dtype`` for 32-bit input takes the GPU's fastest path (integers wrap).
 
     Returns
     -------
     dask.array.Array
-        Same dtype; the shape of ``x`` (flattened for ``axis=None``).
+        Of ``dtype``; the shape of ``x`` (flattened for ``axis=None``).
 
     Examples
     --------
@@ -139,23 +150,22 @@ def scan(x: da.Array, op: str = "add", axis: int | None = None) -> da.Array:
     >>> ppd.scan(x, "max").compute()
     array([3, 3, 4, 4, 5, 9, 9], dtype=uint32)
     """
-    x = _check_array(x, "dask.scan")
+    x = _check_array(x, "dask.scan", ALL_DTYPES)
     if op not in _BINOPS:
         raise InputError("dask.scan", f"op must be one of {', '.join(_BINOPS)}, got {op!r}")
-    if op in ("and", "or", "xor") and x.dtype.kind == "f":
-        raise InputError("dask.scan", f"op {op!r} needs an integer dtype, got {x.dtype}")
+    rd = result_dtype(op, x.dtype, dtype, None, "dask.scan")  # checks dtype, and bitwise ops on floats
     if axis is None:
         x, axis = x.ravel(), 0
     if not -x.ndim <= axis < x.ndim:
         raise InputError("dask.scan", f"axis {axis} is out of range for {x.ndim} dimensions")
     func = partial(_scan_block, op=op)
     func.__name__ = f"pywgpuprims-scan-{op}"  # cumreduction names its tasks after the function
-    return cumreduction(func, _BINOPS[op], _identity(op, x.dtype), x, axis=axis % x.ndim,
-                        dtype=x.dtype)
+    return cumreduction(func, _BINOPS[op], _identity(op, rd), x, axis=axis % x.ndim, dtype=rd)
 
 
-def cumsum(x: da.Array, axis: int | None = None) -> da.Array:
-    """``np.cumsum`` of a dask array with the GPU scan per chunk (:func:`scan` with ``"add"``).
+def cumsum(x: da.Array, axis: int | None = None, dtype=None) -> da.Array:
+    """``np.cumsum`` of a dask array with the GPU scan per chunk (:func:`scan` with ``"add"``);
+    numpy's result dtype unless ``dtype`` is given.
 
     Examples
     --------
@@ -165,11 +175,13 @@ def cumsum(x: da.Array, axis: int | None = None) -> da.Array:
     array([[1., 2., 3.],
            [1., 2., 3.]], dtype=float32)
     """
-    return scan(x, "add", axis)
+    return scan(x, "add", axis, dtype)
 
 
-def _reduce_block(block: np.ndarray, axis=None, keepdims=False, op: str = "add") -> np.ndarray:
-    """Reduce one chunk over ``axis`` (a tuple) with our kernel, keeping the reduced dimensions."""
+def _reduce_block(block: np.ndarray, axis=None, keepdims=False, op: str = "add", dtype=None) -> np.ndarray:
+    """Reduce one chunk over ``axis`` (a tuple) with our kernel in ``dtype``, keeping the reduced
+    dimensions."""
+    dtype = np.dtype(dtype or block.dtype)
     axes = tuple(range(block.ndim)) if axis is None else tuple(a % block.ndim for a in axis)
     kept = [a for a in range(block.ndim) if a not in axes]
     out_shape = tuple(1 if a in axes else n for a, n in enumerate(block.shape))
@@ -177,32 +189,37 @@ def _reduce_block(block: np.ndarray, axis=None, keepdims=False, op: str = "add")
     rows = math.prod(block.shape[a] for a in kept)
     flat = np.ascontiguousarray(moved).reshape(rows, -1)
     if flat.shape[1] == 0:
-        res = np.full(rows, _identity(op, block.dtype), block.dtype)
+        res = np.full(rows, _identity(op, dtype), dtype)
     elif rows == 1:
-        res = np.asarray(_gpu(_reduce, flat[0], op)).reshape(1)
+        res = np.asarray(_gpu(_reduce, flat[0], op, dtype=dtype)).reshape(1)
     else:
-        res = _gpu(_reduce, flat, op, -1)
+        res = _gpu(_reduce, flat, op, -1, dtype=dtype)
     res = res.reshape(out_shape)
     return res if keepdims else res.reshape(tuple(n for a, n in enumerate(block.shape) if a not in axes))
 
 
 def reduce(x: da.Array, op: str = "add", axis: int | Sequence[int] | None = None, keepdims: bool = False,
-           split_every: int | None = None) -> da.Array:
+           split_every: int | None = None, dtype=None) -> da.Array:
     """Reduce a dask array with ``op``: our GPU reduce on each chunk and on the partial results.
 
-    Built on ``dask.array.reduction``. Like ``np.add.reduce(x, axis, dtype=x.dtype)`` (integers
-    wrap; float32 sums differ from numpy's by rounding). ``min``/``max`` of an empty array raise
-    (Dask's own error, as numpy's).
+    Built on ``dask.array.reduction``; the result dtype is numpy's, as :func:`pywgpuprims.reduce`
+    (``np.sum`` for add: int64 / uint64 for narrower integers; min / max / bitwise keep the
+    input's dtype), or ``dtype``. Integers exact (wrapping in a narrow ``dtype``); float sums
+    differ from numpy's by rounding; float min / max propagate NaN, as ``np.min`` / ``np.max``.
+    ``min``/``max`` of an empty array raise, as numpy's.
 
     Parameters
     ----------
     x : dask.array.Array
-        uint32, int32 or float32.
+        Any dtype :func:`pywgpuprims.reduce` takes.
     op : {"add", "min", "max", "and", "or", "xor"}
     axis : None, int or tuple of ints
     keepdims : bool
     split_every : int, optional
         Dask's tree-reduction fan-in.
+    dtype : numpy dtype, optional
+        The dtype to accumulate in and return (``dtype=x.dtype`` for 32-bit input takes the
+        GPU's fastest path).
 
     Examples
     --------
@@ -211,20 +228,20 @@ def reduce(x: da.Array, op: str = "add", axis: int | Sequence[int] | None = None
     >>> int(ppd.reduce(da.arange(100, dtype=np.int32, chunks=7)).compute())
     4950
     """
-    x = _check_array(x, "dask.reduce")
+    x = _check_array(x, "dask.reduce", ALL_DTYPES)
     if op not in _BINOPS:
         raise InputError("dask.reduce", f"op must be one of {', '.join(_BINOPS)}, got {op!r}")
-    if op in ("and", "or", "xor") and x.dtype.kind == "f":
-        raise InputError("dask.reduce", f"op {op!r} needs an integer dtype, got {x.dtype}")
+    rd = result_dtype(op, x.dtype, dtype, None, "dask.reduce")  # checks dtype, and bitwise ops on floats
     if op in ("min", "max") and x.size == 0:
         raise InputError("dask.reduce", f"zero-size array to reduction with {op!r}, which has no identity")
-    f = partial(_reduce_block, op=op)
-    return da.reduction(x, f, f, axis=axis, keepdims=keepdims, dtype=x.dtype, split_every=split_every)
+    f = partial(_reduce_block, op=op, dtype=rd)  # the partials are of rd, reduced again in rd
+    return da.reduction(x, f, f, axis=axis, keepdims=keepdims, dtype=rd, split_every=split_every)
 
 
-def sum(x: da.Array, axis=None, keepdims: bool = False) -> da.Array:
-    """``np.sum(x, axis, dtype=x.dtype)`` with the GPU reduce per chunk (:func:`reduce`, ``"add"``)."""
-    return reduce(x, "add", axis, keepdims)
+def sum(x: da.Array, axis=None, dtype=None, keepdims: bool = False) -> da.Array:
+    """``np.sum(x, axis, dtype)`` with the GPU reduce per chunk (:func:`reduce`, ``"add"``):
+    numpy's result dtype (int64 / uint64 for narrower integers) unless ``dtype`` is given."""
+    return reduce(x, "add", axis, keepdims, dtype=dtype)
 
 
 def min(x: da.Array, axis=None, keepdims: bool = False) -> da.Array:
@@ -248,31 +265,46 @@ def _channels_whole(x: da.Array, primitive: str) -> da.Array:
     return x.rechunk({2: -1}) if x.ndim == 3 else x
 
 
-def box_filter(img: da.Array, radius: int, mode: str = "constant") -> da.Array:
+def box_filter(img: da.Array, radius: int, mode: str = "constant", *, output=None) -> da.Array:
     """:func:`pywgpuprims.box_filter` of a chunked image through ``map_overlap`` (depth = radius).
 
     Each chunk is filtered with ``radius`` rows and columns of its neighbours around it; at the
-    image's own edges no padding is added, so the chunk function's boundary (``mode``) applies
-    there. Integer images give exact window sums, as unchunked. Chunks smaller than the radius are
-    merged by Dask first.
+    image's own edges no padding is added, so the chunk function's ``mode`` (scipy.ndimage's
+    names, or ``"clip"``) applies there, except for ``"wrap"`` / ``"grid-wrap"``, whose edge
+    chunks get the opposite edge's samples. The result equals the unchunked call: the input's
+    dtype (integers truncated as ``scipy.ndimage.uniform_filter``'s), float32 for ``"clip"``, or
+    ``output`` (a dtype). Chunks smaller than the radius are merged by Dask first.
 
     Examples
     --------
     >>> import dask.array as da, numpy as np
     >>> from pywgpuprims import dask as ppd
     >>> ppd.box_filter(da.full((3, 3), 9, dtype=np.uint8, chunks=2), 1).compute()
-    array([[4., 6., 4.],
-           [6., 9., 6.],
-           [4., 6., 4.]], dtype=float32)
+    array([[4, 6, 4],
+           [6, 9, 6],
+           [4, 6, 4]], dtype=uint8)
     """
     img = _channels_whole(_check_array(img, "dask.box_filter", None), "dask.box_filter")
-    if not isinstance(radius, (int, np.integer)) or radius < 0:
+    if isinstance(radius, bool) or not isinstance(radius, (int, np.integer)) or radius < 0:
         raise InputError("dask.box_filter", f"radius must be an integer >= 0, got {radius!r}")
-    if mode not in ("constant", "clip"):
-        raise InputError("dask.box_filter", f"mode must be 'constant' or 'clip', got {mode!r}")
+    clip = isinstance(mode, str) and mode == "clip"
+    if not clip:
+        _nd.filter_mode(mode, "dask.box_filter", _nd.FILTER_MODES)
+    if isinstance(output, np.ndarray):
+        raise InputError("dask.box_filter", "output must be a dtype (a Dask result is a new array)")
+    if output is not None:
+        dt = np.dtype(output)
+    elif img.dtype == np.float64:
+        raise InputError("dask.box_filter", "float64 images are filtered in float32 on the GPU: pass "
+                         "output=np.float32 (or a float32 image) to accept that")
+    else:
+        dt = np.dtype(np.float32) if clip else img.dtype
     radius = int(radius)
-    return img.map_overlap(partial(_gpu, _box_filter), depth=_image_depth(img, radius), boundary="none",
-                           radius=radius, mode=mode, dtype=np.float32, meta=np.empty((0,) * img.ndim, np.float32))
+    periodic = not clip and _nd.FILTER_MODES[mode] == "wrap"
+    # output bound here: map_overlap's blockwise has an argument of that name
+    return img.map_overlap(partial(_gpu, _box_filter, output=output), depth=_image_depth(img, radius),
+                           boundary="periodic" if periodic else "none", radius=radius, mode=mode,
+                           dtype=dt, meta=np.empty((0,) * img.ndim, dt))
 
 
 def _correlate_block(block: np.ndarray, w: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -386,9 +418,10 @@ def recursive_depth(b0: float, a: Sequence[float]) -> int:
     ``|x|`` over the response's support, below float32 resolution for images of one sign.
     Measured against the unchunked call on random images, every boundary: largest difference
     2.4e-7 (Gaussian, sigma 1) to 6e-7 (sigma 4) of ``max |x|``; the tests check ``1e-5``. An
-    axis no longer than the depth is not split (one chunk along it). The periodic boundary
-    (``"wrap"``) pads the edge chunks with the opposite edge's samples; the others pad nothing at
-    the image's edges, where the chunk function's own boundary rule applies.
+    axis no longer than the depth is not split (one chunk along it). A periodic mode (``"wrap"``
+    and ``"grid-wrap"``; for the B-spline prefilter ``"grid-wrap"`` only) pads the edge chunks
+    with the opposite edge's samples; the others pad nothing at the image's edges, where the
+    chunk function's own ``mode`` applies.
 
     Examples
     --------
@@ -417,30 +450,33 @@ def _recursive_overlap(img: da.Array, depth: int, axes, fn, primitive: str, wrap
                            meta=np.empty((0,) * img.ndim, np.float32))
 
 
-def recursive_filter(img: da.Array, b0: float, a: Sequence[float], axes=(0, 1), boundary: str = "zero") -> da.Array:
+def recursive_filter(img: da.Array, b0: float, a: Sequence[float], axes=(0, 1), mode: str = "constant") -> da.Array:
     """:func:`pywgpuprims.recursive_filter` (causal and anticausal) of a chunked float32 image.
 
     The support is infinite, so each chunk is filtered with :func:`recursive_depth` samples of its
-    neighbours on each side (``map_overlap``; the image's own edges keep ``boundary``): equal to
-    the unchunked call to float32 rounding. Chunks smaller than the depth are merged by Dask.
+    neighbours on each side (``map_overlap``; the image's own edges keep ``mode``, scipy.ndimage's
+    names; ``"wrap"`` / ``"grid-wrap"`` pad the edge chunks from the opposite edge): equal to the
+    unchunked call to float32 rounding. Chunks smaller than the depth are merged by Dask.
 
     Examples
     --------
     >>> import dask.array as da, numpy as np
     >>> from pywgpuprims import dask as ppd
-    >>> y = ppd.recursive_filter(da.ones((40, 40), dtype=np.float32, chunks=16), 0.25, [-0.75], boundary="nearest")
+    >>> y = ppd.recursive_filter(da.ones((40, 40), dtype=np.float32, chunks=16), 0.25, [-0.75], mode="nearest")
     >>> bool(np.allclose(y.compute(), 1, atol=1e-5))
     True
     """
+    wrap = _nd.filter_mode(mode, "dask.recursive_filter") == "wrap"
     return _recursive_overlap(img, recursive_depth(b0, a), axes, _recursive, "dask.recursive_filter",
-                              boundary == "wrap", b0=b0, a=a, boundary=boundary)
+                              wrap, b0=b0, a=a, mode=mode)
 
 
-def gaussian_filter(img: da.Array, sigma: float, boundary: str = "reflect", axes=(0, 1)) -> da.Array:
+def gaussian_filter(img: da.Array, sigma: float, mode: str = "reflect", axes=(0, 1)) -> da.Array:
     """:func:`pywgpuprims.gaussian_filter` of a chunked float32 image (overlap from the decay).
 
     The depth is :func:`recursive_depth` of the sigma's third-order recursion (about ``30 sigma``
     samples per side: 68 at sigma 2, 472 at 16); equal to the unchunked call to float32 rounding.
+    ``mode``: scipy.ndimage's names, as :func:`recursive_filter`.
 
     Examples
     --------
@@ -453,13 +489,15 @@ def gaussian_filter(img: da.Array, sigma: float, boundary: str = "reflect", axes
     if not np.isfinite(sigma) or sigma < 0 or (0 < sigma < 0.5) or sigma > 1000:
         raise InputError("dask.gaussian_filter", f"sigma must be 0 or in [0.5, 1000], got {sigma!r}")
     depth = recursive_depth(*_gaussian_coefs(float(sigma))) if sigma else 0
-    return _recursive_overlap(img, depth, axes, _gaussian, "dask.gaussian_filter", boundary == "wrap", sigma=sigma,
-                              boundary=boundary)
+    wrap = _nd.filter_mode(mode, "dask.gaussian_filter") == "wrap"
+    return _recursive_overlap(img, depth, axes, _gaussian, "dask.gaussian_filter", wrap, sigma=sigma, mode=mode)
 
 
 def bspline_prefilter(img: da.Array, mode: str = "mirror", axes=(0, 1)) -> da.Array:
     """:func:`pywgpuprims.bspline_prefilter` of a chunked float32 image (overlap from the decay:
-    :func:`recursive_depth` of the pole ``sqrt(3) - 2``, 36 samples per side).
+    :func:`recursive_depth` of the pole ``sqrt(3) - 2``, 36 samples per side). ``mode`` as
+    ``scipy.ndimage.spline_filter``'s: only ``"grid-wrap"`` is periodic (scipy's ``"wrap"``
+    prefilter is mirror-symmetric), and only it pads the edge chunks from the opposite edge.
 
     Examples
     --------
@@ -471,7 +509,7 @@ def bspline_prefilter(img: da.Array, mode: str = "mirror", axes=(0, 1)) -> da.Ar
     """
     z = _SPLINE_Z
     return _recursive_overlap(img, recursive_depth(1.0 - z, [-z]), axes, _bspline, "dask.bspline_prefilter",
-                              mode in ("wrap", "grid-wrap"), mode=mode)
+                              _nd.filter_mode(mode, "dask.bspline_prefilter", _nd.SPLINE_MODES) == "wrap", mode=mode)
 
 
 # ----------------------------------------------------------------------------- RLE, compaction

@@ -12,12 +12,14 @@ k+1 (its read-back mapping is requested at submission, so the wait covers that c
 What crosses a chunk boundary is carried exactly:
 
 - :func:`scan`: the previous chunk's inclusive total (on the GPU, never read back) is the first
-  element of the next chunk's scan, so it is combined by the kernel with the op in the input's
+  element of the next chunk's scan, so it is combined by the kernel with the op in the result's
   dtype, as the in-memory scan carries its tiles' prefixes (integers: identical results; float32:
   a float32 running total, never a float64 sum on the host, equal to the in-memory scan's to
   rounding: where the carry enters a tile's sum differs, as the in-memory scan's own float
-  results differ from run to run at tile boundaries).
-- :func:`reduce`: one partial per chunk, reduced on the GPU by :func:`pywgpuprims.reduce`.
+  results differ from run to run at tile boundaries). The result dtype is ``np.cumsum``'s (as
+  :func:`pywgpuprims.scan`'s); a chunk of another dtype is converted to it on the host.
+- :func:`reduce`: one partial per chunk in the result's dtype (``np.sum``'s), reduced on the GPU
+  by :func:`pywgpuprims.reduce`.
 - :func:`compact`, :func:`nonzero`: kept elements appended at the running count; nonzero's indices
   offset by the chunk's start (int64, as ``np.flatnonzero``).
 - :func:`rle_encode`: a run spanning a boundary is joined (values compared bit for bit, as the
@@ -29,7 +31,9 @@ Examples
 --------
 >>> import numpy as np, pywgpuprims as pp
 >>> x = np.arange(10, dtype=np.uint32)
->>> pp.stream.scan(x, chunk=4)
+>>> pp.stream.scan(x, chunk=4)  # np.cumsum's dtype
+array([ 0,  1,  3,  6, 10, 15, 21, 28, 36, 45], dtype=uint64)
+>>> pp.stream.scan(x, chunk=4, dtype=np.uint32)  # the input's: the 32-bit single-pass path
 array([ 0,  1,  3,  6, 10, 15, 21, 28, 36, 45], dtype=uint32)
 """
 
@@ -44,13 +48,13 @@ import numpy as np
 from . import fse as _fse
 from ._array import GpuArray
 from ._device import Device, device, takes_device
+from ._dtypes import acc_dtype, exclusive_identity, host_array, result_dtype
 from ._errors import InputError
-from ._monoid import monoid_defines
 from .fse import _codec as _fc
 from .rle import compact as _compact
 from .rle import nonzero as _nonzero
 from .rle import rle_encode as _rle_encode
-from .scan import SCAN_DTYPES
+from .scan import _gpu_can_read, _int_op
 from .scan import reduce as _reduce
 from .scan import scan as _scan
 
@@ -58,8 +62,9 @@ __all__ = ["compact", "fse_compress", "fse_decompress", "nonzero", "reduce", "rl
 
 
 # ----------------------------------------------------------------------------- helpers
-def _flat(x, primitive: str) -> np.ndarray:
-    """``x`` as a flat view (no copy of a C-contiguous array or memmap); bool as uint8."""
+def _flat(x, primitive: str, keep_bool: bool = False) -> np.ndarray:
+    """``x`` as a flat view (no copy of a C-contiguous array or memmap); bool as uint8 unless
+    ``keep_bool``."""
     if isinstance(x, GpuArray):
         raise InputError(primitive, "expected a numpy array or np.memmap (a GpuArray is in GPU memory already: "
                          "use the in-memory call)")
@@ -68,7 +73,7 @@ def _flat(x, primitive: str) -> np.ndarray:
         raise InputError(primitive, "the input must be C-contiguous (a memmap or np.load(..., mmap_mode='r') is); "
                          "copying a strided array would load it whole")
     a = a.reshape(-1)
-    return a.view(np.uint8) if a.dtype == np.bool_ else a
+    return a.view(np.uint8) if a.dtype == np.bool_ and not keep_bool else a
 
 
 def _chunk(chunk, dev: Device, itemsize: int, primitive: str) -> int:
@@ -98,14 +103,14 @@ def _out(out, n: int, shape, dtype, primitive: str) -> tuple[np.ndarray, np.ndar
 
 
 def _identity(op: str, dtype: np.dtype) -> np.ndarray:
-    """The op's identity element as a one-element array of ``dtype``."""
-    if op in ("add", "or", "xor"):
-        return np.zeros(1, dtype)
-    if op == "and":
-        return np.full(1, -1, np.int64).astype(dtype)
-    big = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
-    small = -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
-    return np.array([big if op == "min" else small], dtype)
+    """What an exclusive scan starts with, as a one-element array of ``dtype``."""
+    return np.array([exclusive_identity(op, dtype)], dtype)
+
+
+def _source(x, primitive: str) -> tuple[np.ndarray, np.dtype]:
+    """(flat view, its dtype) for scan and reduce: any dtype :func:`pywgpuprims.scan` takes."""
+    a = _flat(x, primitive, keep_bool=True)
+    return a, host_array(a[:0], primitive).dtype  # checks the dtype (longlong and friends as int64 / uint64)
 
 
 class _Pipeline:
@@ -149,23 +154,31 @@ def _ring(dev: Device, n_chunks: int, shape, dtype) -> list[GpuArray]:
 
 # ----------------------------------------------------------------------------- scan, reduce
 @takes_device(name="stream.scan")
-def scan(x, op: str = "add", exclusive: bool = False, out=None, *, chunk: int | None = None) -> np.ndarray:
+def scan(x, op: str = "add", exclusive: bool = False, out=None, dtype=None, *,
+         chunk: int | None = None) -> np.ndarray:
     """Scan an array of any size (``np.memmap`` included) through the GPU chunk by chunk.
 
     The flattened array is scanned, as ``np.cumsum(x)`` does with ``axis=None``; the result has
-    ``x``'s shape. Results equal :func:`pywgpuprims.scan` of the whole array (integers exactly,
-    float32 to rounding: see the module's notes).
+    ``x``'s shape and :func:`pywgpuprims.scan`'s dtype. Results equal :func:`pywgpuprims.scan`
+    of the whole array (integers exactly, floats to rounding: see the module's notes).
 
     Parameters
     ----------
     x : numpy.ndarray or np.memmap
-        C-contiguous; a dtype :func:`pywgpuprims.scan` takes (uint32, int32, float32).
-    op : {"add", "min", "max", "and", "or", "xor"}
+        C-contiguous; any dtype :func:`pywgpuprims.scan` takes.
+    op : {"add", "min", "max", "and", "or", "xor", "fmin", "fmax"}
     exclusive : bool
         Element i receives the combination of elements 0 .. i-1 (the identity at 0).
     out : numpy.ndarray or np.memmap, optional
-        Where to write the result (x's dtype, at least x.size elements, C-contiguous); may be ``x``
-        itself (chunks are read before they are written).
+        Where to write the result (at least x.size elements, C-contiguous; without ``dtype``, its
+        dtype is the one computed in, as numpy's ``out``); may be ``x`` itself (chunks are read
+        before they are written).
+    dtype : numpy dtype, optional
+        The dtype to accumulate in and return. Default ``np.cumsum``'s for add (int64 for bool
+        and signed integers below 64 bits, uint64 for unsigned ones, floats their own), the
+        input's for the other ops. Where it is the input's dtype (``dtype=x.dtype``, or ``out=x``),
+        32-bit input takes the single-pass scan and moves 4 bytes per element each way; otherwise
+        each chunk is converted to ``dtype`` on the host before its upload.
     chunk : int, optional
         Elements per chunk (default: 64 MiB of them, within the device's largest binding). Host and
         GPU memory in use: about six chunks.
@@ -182,57 +195,73 @@ def scan(x, op: str = "add", exclusive: bool = False, out=None, *, chunk: int | 
     [-2147483648, 3, 3, 4, 4]
     """
     name = "stream.scan"
-    a = _flat(x, name)
-    monoid_defines(op, a.dtype, name)  # checks op and dtype
-    if a.dtype not in [np.dtype(d) for d in SCAN_DTYPES]:
-        raise InputError(name, f"dtype {a.dtype} is not supported (expected one of "
-                         f"{', '.join(str(np.dtype(d)) for d in SCAN_DTYPES)})")
+    a, src = _source(x, name)
+    if out is not None and not isinstance(out, np.ndarray):
+        raise InputError(name, f"out must be a numpy array or np.memmap, got {type(out).__name__}")
+    dt = result_dtype(op, src, dtype, None if out is None or dtype is not None else out.dtype, name)
     dev = device()
-    n, dt = a.size, a.dtype
-    isz = dt.itemsize
+    n = a.size
+    # computed in gd: dt, or for an 8- or 16-bit result its 32-bit sibling (as the in-memory scan
+    # computes it; a carry in gd wraps or rounds like dt's once the result is cast), so that the
+    # carry's element stays 4-byte aligned
+    gd, gop = acc_dtype(dt), _int_op(op, dt)
+    isz = gd.itemsize
     m = _chunk(chunk, dev, isz, name)
     res, flat = _out(out, n, np.shape(x), dt, name)
     if n == 0:
         return res
     n_chunks = -(-n // m)
-    ins, outs = _ring(dev, n_chunks, (m + 1,), dt), _ring(dev, n_chunks, (m + 1,), dt)
-    ident = dev.constant(_identity(op, dt))
+    ins, outs = _ring(dev, n_chunks, (m + 1,), gd), _ring(dev, n_chunks, (m + 1,), gd)
+    ident = dev.constant(_identity(op, dt).astype(gd))
+
+    def finish(r, s, c):
+        if gd == dt:
+            r.into(flat[s:s + c], tuning=dev.transfer)
+        else:
+            flat[s:s + c] = r.numpy(gd).astype(dt)
+
     with _Pipeline() as pipe:
         prev = None  # (GpuArray, elements) of the chunk before
         for k, start in enumerate(range(0, n, m)):
             c = min(m, n - start)
             gin, gout = ins[k % 2], outs[k % 2]
             # element 0: the carry (the previous chunk's inclusive total, on the GPU) or the identity
-            dev.upload(gin, a[start:start + c], offset=isz)
+            piece = a[start:start + c]  # converted as numpy does: to dt first (then widened to gd)
+            dev.upload(gin, piece if piece.dtype == gd else piece.astype(dt, copy=False).astype(gd, copy=False),
+                       offset=isz)
             b = dev.batch()
             if prev is None:
                 b.copy(ident, 0, gin, 0, isz)
             else:
                 b.copy(prev[0], isz * prev[1], gin, 0, isz)
             b.submit()
-            _scan(GpuArray(dev, gin.buffer, (c + 1,), dt), op, out=GpuArray(dev, gout.buffer, (c + 1,), dt))
+            _scan(GpuArray(dev, gin.buffer, (c + 1,), gd), gop, out=GpuArray(dev, gout.buffer, (c + 1,), gd),
+                  dtype=gd)
             b = dev.batch()
             # inclusive: elements 1..c; exclusive: 0..c-1 (the carry is the first exclusive value)
             rb = b.readback((gout, 0 if exclusive else isz, c * isz))
             b.submit()
-            pipe.push(rb, lambda r, s=start, c=c: r.into(flat[s:s + c], tuning=dev.transfer))
+            pipe.push(rb, lambda r, s=start, c=c: finish(r, s, c))
             prev = (gout, c)
     return res
 
 
 @takes_device(name="stream.reduce")
-def reduce(x, op: str = "add", *, chunk: int | None = None):
+def reduce(x, op: str = "add", dtype=None, *, chunk: int | None = None):
     """Reduce an array of any size (``np.memmap`` included) to a scalar, chunk by chunk.
 
-    Each chunk's partial comes from :func:`pywgpuprims.reduce` and stays on the GPU; the partials
-    are reduced there at the end (integers: identical to the in-memory result, wrapping the same
-    way; float32: the partials of the chunks are added in a fixed order, so results repeat).
+    Each chunk's partial comes from :func:`pywgpuprims.reduce` (in the result's dtype) and stays
+    on the GPU; the partials are reduced there at the end (integers: identical to the in-memory
+    result; floats: the partials of the chunks are added in a fixed order, so results repeat).
 
     Parameters
     ----------
     x : numpy.ndarray or np.memmap
-        C-contiguous; the flattened array is reduced.
-    op : {"add", "min", "max", "and", "or", "xor"}
+        C-contiguous; any dtype :func:`pywgpuprims.reduce` takes; the flattened array is reduced.
+    op : {"add", "min", "max", "and", "or", "xor", "fmin", "fmax"}
+    dtype : numpy dtype, optional
+        The dtype to accumulate in and return: default ``np.sum``'s for add (int64 / uint64 for
+        narrower integers), the input's for the others (:func:`pywgpuprims.reduce`'s rule).
     chunk : int, optional
         Elements per chunk (see :func:`scan`).
 
@@ -244,30 +273,40 @@ def reduce(x, op: str = "add", *, chunk: int | None = None):
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp
-    >>> int(pp.stream.reduce(np.arange(100, dtype=np.int32), chunk=7))
-    4950
+    >>> r = pp.stream.reduce(np.full(1000, 4_000_000, np.uint32), chunk=300)  # np.sum's dtype
+    >>> int(r), r.dtype
+    (4000000000, dtype('uint64'))
     """
     name = "stream.reduce"
-    a = _flat(x, name)
-    monoid_defines(op, a.dtype, name)
+    a, src = _source(x, name)
+    rd = result_dtype(op, src, dtype, None, name)
     dev = device()
     m = _chunk(chunk, dev, a.dtype.itemsize, name)
     if a.size <= m:
-        return _reduce(np.ascontiguousarray(a), op)
+        return _reduce(np.ascontiguousarray(a), op, dtype=rd)
+    # a conversion the kernels do not read (e.g. int64 into float64) is made on the host, per chunk
+    gdt = a.dtype if _gpu_can_read(a.dtype, rd, _int_op(op, rd), dev) else rd
+    m = _chunk(chunk, dev, gdt.itemsize, name) if gdt != a.dtype else m
     n_chunks = -(-a.size // m)
-    ring = _ring(dev, n_chunks, (m,), a.dtype)
-    partials = None
+    ring = _ring(dev, n_chunks, (m,), gdt)
+    partials, narrow = None, []
     for k, start in enumerate(range(0, a.size, m)):
         c = min(m, a.size - start)
-        g = GpuArray(dev, ring[k % 2].buffer, (c,), a.dtype)
-        dev.upload(g, a[start:start + c])  # the next upload's host copy overlaps this reduction
-        r = _reduce(g, op)
+        g = GpuArray(dev, ring[k % 2].buffer, (c,), gdt)
+        piece = a[start:start + c]
+        dev.upload(g, piece if gdt == a.dtype else piece.astype(gdt))  # the next upload overlaps this reduction
+        r = _reduce(g, op, dtype=rd)
+        if rd.itemsize < 4:  # an 8- or 16-bit partial: read back (GPU copies move whole words)
+            narrow.append(r.numpy()[()])
+            continue
         if partials is None:
             partials = GpuArray.empty((n_chunks,), r.dtype, dev)
         b = dev.batch()
         b.copy(r, r.byte_offset, partials, r.dtype.itemsize * k, r.dtype.itemsize)
         b.submit()
-    return _reduce(partials, op).numpy()[()]
+    if narrow:
+        return _reduce(np.array(narrow, rd), op, dtype=rd)
+    return _reduce(partials, op, dtype=rd).numpy()[()]
 
 
 # ----------------------------------------------------------------------------- compaction

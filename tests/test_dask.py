@@ -34,6 +34,8 @@ def rand(rng, shape, dtype):
     dtype = np.dtype(dtype)
     if dtype.kind == "f":
         return rng.standard_normal(shape).astype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
     if dtype == np.uint8:
         return rng.integers(0, 256, shape, dtype=np.uint8)
     info = np.iinfo(dtype)
@@ -48,18 +50,19 @@ def test_import_does_not_load_dask():
 
 
 # ----------------------------------------------------------------------------- scan and reduce
-@pytest.mark.parametrize("dtype", [np.uint32, np.int32, np.float32])
+@pytest.mark.parametrize("dtype", [np.uint32, np.int32, np.float32, np.uint8, np.int16, np.bool_])
 def test_cumsum_1d(rng, dtype):
     n = int(rng.integers(50, 3000))
     x = rand(rng, n, dtype)
     d = da.from_array(x, chunks=(uneven(rng, n),))
-    got = ppd.cumsum(d).compute()
-    want = np.cumsum(x, dtype=dtype)
-    assert got.dtype == want.dtype
-    if np.dtype(dtype).kind == "f":
-        np.testing.assert_allclose(got, want, atol=1e-5 * n * 4)
-    else:
-        np.testing.assert_array_equal(got, want)
+    for kw in ({}, {"dtype": x.dtype}):  # numpy's result dtype (uint64 / int64 for integers), or x's
+        got = ppd.cumsum(d, **kw).compute()
+        want = np.cumsum(x, **kw)
+        assert got.dtype == want.dtype and ppd.cumsum(d, **kw).dtype == want.dtype, kw
+        if np.dtype(dtype).kind == "f":
+            np.testing.assert_allclose(got, want, atol=1e-5 * n * 4)
+        else:
+            np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("axis", [0, 1, 2, None])
@@ -68,21 +71,28 @@ def test_scan_nd_ops(rng, axis):
     x = rand(rng, shape, np.int32)
     d = da.from_array(x, chunks=tuple(uneven(rng, n, 1) for n in shape))
     for op, fn in (("add", np.add), ("min", np.minimum), ("max", np.maximum), ("xor", np.bitwise_xor)):
-        got = ppd.scan(d, op, axis=axis).compute()
-        want = fn.accumulate(x.ravel() if axis is None else x, axis=0 if axis is None else axis, dtype=np.int32)
-        np.testing.assert_array_equal(got, want, err_msg=op)
+        for dt in (None, np.int32):
+            got = ppd.scan(d, op, axis=axis, dtype=dt).compute()
+            # np.cumsum's dtype for add (int64), the input's for the others, or dtype=
+            want_dt = dt or (np.int64 if op == "add" else np.int32)
+            want = fn.accumulate(x.ravel() if axis is None else x, axis=0 if axis is None else axis, dtype=want_dt)
+            assert got.dtype == want.dtype, (op, dt)
+            np.testing.assert_array_equal(got, want, err_msg=op)
 
 
 @pytest.mark.parametrize("dtype", [np.uint32, np.int32, np.float32])
 def test_reduce(rng, dtype):
     shape = (int(rng.integers(3, 30)), int(rng.integers(3, 300)))
     x = rand(rng, shape, dtype)
+    if np.dtype(dtype).kind == "f":
+        x[rng.integers(0, shape[0]), rng.integers(0, shape[1])] = np.nan  # min / max propagate it
     d = da.from_array(x, chunks=(uneven(rng, shape[0], 1), uneven(rng, shape[1])))
+    sums = (("sum", {}, np.sum), ("sum", {"dtype": dtype}, lambda a, **k: np.sum(a, dtype=dtype, **k)))
     for axis in (None, 0, 1, (0, 1)):
-        for name, fn in (("sum", lambda a, **k: np.sum(a, dtype=dtype, **k)), ("min", np.min), ("max", np.max)):
-            got = np.asarray(getattr(ppd, name)(d, axis=axis).compute())
+        for name, kw, fn in (*sums, ("min", {}, np.min), ("max", {}, np.max)):
+            got = np.asarray(getattr(ppd, name)(d, axis=axis, **kw).compute())
             want = fn(x, axis=axis)
-            assert got.dtype == np.dtype(dtype) and got.shape == np.shape(want), (name, axis)
+            assert got.dtype == want.dtype and got.shape == np.shape(want), (name, kw, axis)
             if np.dtype(dtype).kind == "f" and name == "sum":
                 np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3 * x.size ** 0.5)
             else:
@@ -93,7 +103,13 @@ def test_reduce(rng, dtype):
 
 def test_bad_input():
     with pytest.raises(pp.InputError, match="dask.scan"):
-        ppd.cumsum(da.ones(10, dtype=np.float64, chunks=3))
+        ppd.cumsum(da.ones(10, dtype=np.complex64, chunks=3))
+    with pytest.raises(pp.InputError, match="dask.scan"):
+        ppd.scan(da.ones(10, dtype=np.float32, chunks=3), "xor")
+    with pytest.raises(pp.InputError, match="dask.reduce"):
+        ppd.sum(da.ones(10, dtype=np.int32, chunks=3), dtype=np.complex64)
+    with pytest.raises(pp.InputError, match="mode"):
+        ppd.gaussian_filter(da.ones((9, 9), dtype=np.float32, chunks=3), 1.0, "zero")
     with pytest.raises(pp.InputError, match="op"):
         ppd.scan(da.ones(10, dtype=np.int32, chunks=3), "mul")
     with pytest.raises(pp.InputError, match="dask.reduce"):
@@ -105,7 +121,7 @@ def test_bad_input():
 
 
 # ----------------------------------------------------------------------------- filters
-@pytest.mark.parametrize("mode", ["constant", "clip"])
+@pytest.mark.parametrize("mode", ["constant", "clip", "reflect", "wrap"])
 @pytest.mark.parametrize("dtype", [np.uint8, np.float32])
 def test_box_filter(rng, mode, dtype):
     shape = (int(rng.integers(10, 60)), int(rng.integers(10, 60)))
@@ -113,12 +129,18 @@ def test_box_filter(rng, mode, dtype):
     r = int(rng.integers(0, 6))
     d = da.from_array(x, chunks=(uneven(rng, shape[0]), uneven(rng, shape[1])))
     got = ppd.box_filter(d, r, mode).compute()
-    xs = x.astype(np.float64)
-    want = ndi.uniform_filter(xs, 2 * r + 1, mode="constant", cval=0)
     if mode == "clip":
+        xs = x.astype(np.float64)
+        want = ndi.uniform_filter(xs, 2 * r + 1, mode="constant", cval=0)
         want = want / ndi.uniform_filter(np.ones_like(xs), 2 * r + 1, mode="constant", cval=0)
-    assert got.dtype == np.float32
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4 * np.abs(xs).max())
+        assert got.dtype == np.float32
+    else:  # scipy on the image itself: its dtype, integers truncated as scipy does
+        want = ndi.uniform_filter(x, 2 * r + 1, mode=mode)
+        assert got.dtype == x.dtype
+    if got.dtype.kind == "u":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4 * np.abs(x).max())
 
 
 @pytest.mark.parametrize("boundary", ["constant", "nearest", "reflect"])
@@ -163,14 +185,15 @@ def test_recursive_filters_match_unchunked(rng, which, wrap):
     d = da.from_array(x, chunks=(uneven(rng, shape[0]), uneven(rng, shape[1]), 1))
     if which == "gaussian":
         sigma = float(rng.choice([1.0, 2.5]))
-        b = "wrap" if wrap else str(rng.choice(["reflect", "zero", "nearest", "mirror"]))
+        b = str(rng.choice(["wrap", "grid-wrap"])) if wrap else str(rng.choice(["reflect", "constant", "nearest",
+                                                                                "mirror"]))
         got, want = ppd.gaussian_filter(d, sigma, b), pp.gaussian_filter(x, sigma, b)
     elif which == "recursive":
-        b = "wrap" if wrap else "zero"
-        got = ppd.recursive_filter(d, 0.3, [-0.9, 0.2], boundary=b)
-        want = pp.recursive_filter(x, 0.3, [-0.9, 0.2], boundary=b)
+        b = "wrap" if wrap else "constant"
+        got = ppd.recursive_filter(d, 0.3, [-0.9, 0.2], mode=b)
+        want = pp.recursive_filter(x, 0.3, [-0.9, 0.2], mode=b)
     else:
-        m = "grid-wrap" if wrap else "mirror"
+        m = "grid-wrap" if wrap else str(rng.choice(["mirror", "wrap"]))  # scipy's spline "wrap": mirror-like
         got, want = ppd.bspline_prefilter(d, m), pp.bspline_prefilter(x, m)
         np.testing.assert_allclose(want[..., 0], ndi.spline_filter(x[..., 0].astype(np.float64), 3, mode=m),
                                    atol=1e-5)
@@ -266,8 +289,9 @@ def test_cluster_scan_reduce_rle(client, rng):
     x = rand(rng, n, np.int32)
     d = da.from_array(x, chunks=(uneven(rng, n, 3),))
     got_scan, got_sum, got_max = dask.compute(ppd.cumsum(d), ppd.sum(d), ppd.max(d))  # the client's scheduler
-    np.testing.assert_array_equal(got_scan, np.cumsum(x, dtype=np.int32))
-    assert got_sum == np.sum(x, dtype=np.int32) and got_max == x.max()
+    np.testing.assert_array_equal(got_scan, np.cumsum(x))
+    assert got_scan.dtype == np.int64 and got_sum.dtype == np.int64
+    assert got_sum == np.sum(x) and got_max == x.max()
     r = np.repeat(rng.integers(0, 4, 300).astype(np.uint32), rng.integers(1, 30, 300))
     v, c = dask.compute(*ppd.rle_encode(da.from_array(r, chunks=(uneven(rng, r.size, 4),))))
     wv, wc = rle_oracle(r)
@@ -283,7 +307,7 @@ def test_cluster_filters(client, rng):
     d = da.from_array(img, chunks=(uneven(rng, 90), uneven(rng, 70)))
     s, b = dask.compute(ppd.summed_area_table(d), ppd.box_filter(d, 3))
     np.testing.assert_array_equal(s, img.astype(np.uint32).cumsum(0).cumsum(1))
-    np.testing.assert_allclose(b, ndi.uniform_filter(img.astype(np.float64), 7, mode="constant"), atol=1e-4)
+    np.testing.assert_array_equal(b, ndi.uniform_filter(img, 7, mode="constant"))  # uint8, truncated as scipy
 
 
 def test_gpu_cluster_places_one_worker_per_device(rng):

@@ -13,30 +13,32 @@ import pywgpuprims as pp
 M = 1000  # elements per chunk in most tests
 SIZES = [1, M - 1, M, M + 1, 3 * M - 1, 3 * M, 3 * M + 1, 7 * M + 13]
 POISON = {np.dtype(np.uint32): 0xDEADBEEF, np.dtype(np.int32): -0x21524111, np.dtype(np.float32): np.nan,
-          np.dtype(np.int64): -0x2152411021524111, np.dtype(np.uint8): 0xAB}
+          np.dtype(np.int64): -0x2152411021524111, np.dtype(np.uint8): 0xAB, np.dtype(np.uint64): 0xDEADBEEFDEADBEEF}
 
 
 def _rand(rng, n, dtype):
     if np.dtype(dtype).kind == "f":
         return rng.standard_normal(n).astype(dtype)
     info = np.iinfo(dtype)
-    return rng.integers(info.min, info.max, n, dtype=np.int64, endpoint=True).astype(dtype)
+    return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
 
 
 def _poisoned(shape, dtype):
     return np.full(shape, POISON[np.dtype(dtype)], dtype)
 
 
-def _numpy_scan(x, op, exclusive):
+def _numpy_scan(x, op, exclusive, rd):
+    """numpy's scan of ``x`` in the result dtype ``rd`` (float sums in float64)."""
     ufunc = {"add": np.add, "min": np.minimum, "max": np.maximum, "xor": np.bitwise_xor,
              "or": np.bitwise_or, "and": np.bitwise_and}[op]
-    inc = ufunc.accumulate(x.astype(np.float64) if x.dtype.kind == "f" and op == "add" else x, dtype=None)
-    inc = inc.astype(x.dtype) if x.dtype.kind != "f" or op != "add" else inc
+    float_add = rd.kind == "f" and op == "add"
+    inc = ufunc.accumulate(x.astype(np.float64 if float_add else rd))
+    inc = inc.astype(rd) if not float_add else inc
     if not exclusive:
         return inc
     ident = {"add": 0, "xor": 0, "or": 0, "and": -1,
-             "min": np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).max,
-             "max": -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min}[op]
+             "min": np.inf if rd.kind == "f" else np.iinfo(rd).max,
+             "max": -np.inf if rd.kind == "f" else np.iinfo(rd).min}[op]
     return np.concatenate([np.array([ident]).astype(inc.dtype), inc[:-1]])
 
 
@@ -45,19 +47,49 @@ def _numpy_scan(x, op, exclusive):
 @pytest.mark.parametrize("n", SIZES)
 def test_scan_across_chunks(dtype, n, rng):
     x = _rand(rng, n, dtype) if dtype != "float32" else rng.uniform(-1, 1, n).astype(dtype)
-    for op, exclusive in [("add", False), ("add", True), ("max", False), ("min", True)] + (
-            [("xor", False)] if dtype != "float32" else []):
-        out = _poisoned(n, dtype)
-        got = pp.stream.scan(x, op, exclusive, out=out, chunk=M)
+    ops = [("add", False), ("add", True), ("max", False), ("min", True)] + (
+        [("xor", False)] if dtype != "float32" else [])
+    # numpy's result dtype (np.cumsum's: 64-bit sums of 32-bit integers), chosen by dtype= or by
+    # out's dtype; and the input's own (the 32-bit single-pass path)
+    for (op, exclusive), how in ((o, h) for o in ops for h in ("default", "out", "own")):
+        rd = x.dtype if how == "own" else np.dtype(pp.scan(x[:1], op).dtype)
+        out = _poisoned(n, rd)
+        got = pp.stream.scan(x, op, exclusive, out=out, dtype=None if how == "out" else rd, chunk=M)
         assert got is out
-        want = _numpy_scan(x, op, exclusive)
+        if how == "default":
+            got = pp.stream.scan(x, op, exclusive, chunk=M)
+            assert got.dtype == (np.cumsum(x[:1]).dtype if op == "add" else x.dtype)
+        want = _numpy_scan(x, op, exclusive, rd)
+        mem = pp.scan(x, op, exclusive, dtype=rd)
+        assert got.dtype == rd == mem.dtype
         if dtype == "float32" and op == "add":
             np.testing.assert_allclose(got, want, rtol=0, atol=4 * n * 6e-8 * np.abs(x).sum() / max(n, 1) + 1e-6)
-            mem = pp.scan(x, op, exclusive)
             np.testing.assert_allclose(got, mem, rtol=0, atol=1e-5 * max(1.0, np.abs(want).max()))
         else:
-            np.testing.assert_array_equal(got, want, err_msg=f"{op} exclusive={exclusive}")
-            np.testing.assert_array_equal(got, pp.scan(x, op, exclusive))  # identical to the in-memory call
+            np.testing.assert_array_equal(got, want, err_msg=f"{op} exclusive={exclusive} {how}")
+            np.testing.assert_array_equal(got, mem)  # identical to the in-memory call
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "uint64", "float16", "float64"])
+def test_scan_reduce_other_dtypes(dtype, rng):
+    """Every dtype pp.scan takes, in np.cumsum's / np.sum's result dtype, across chunk boundaries."""
+    n = 3 * M + 1
+    x = rng.random(n) < 0.5 if dtype == "bool" else (
+        rng.uniform(-1, 1, n).astype(dtype) if np.dtype(dtype).kind == "f" else _rand(rng, n, dtype))
+    for op in ("add", "max"):
+        got = pp.stream.scan(x, op, chunk=M)
+        want = np.cumsum(x) if op == "add" else np.maximum.accumulate(x)
+        assert got.dtype == want.dtype, op
+        r = pp.stream.reduce(x, op, chunk=M)
+        rw = np.sum(x) if op == "add" else np.max(x)
+        assert r.dtype == rw.dtype, op
+        if x.dtype.kind == "f" and op == "add":
+            tol = 2e-3 * n if dtype == "float16" else 1e-9 * n
+            np.testing.assert_allclose(got, np.cumsum(x, dtype=np.float64), atol=tol)
+            assert abs(float(r) - float(np.sum(x, dtype=np.float64))) <= tol
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=op)
+            assert r == rw, op
 
 
 def test_scan_memmap_in_and_out(tmp_path, rng):
@@ -82,16 +114,18 @@ def test_scan_memmap_in_and_out(tmp_path, rng):
 def test_scan_keeps_shape_and_flattens(rng):
     x = rng.integers(0, 9, (37, 53)).astype(np.uint32)
     got = pp.stream.scan(x, chunk=100)
-    assert got.shape == x.shape
-    np.testing.assert_array_equal(got.reshape(-1), np.cumsum(x, dtype=np.uint32))
+    assert got.shape == x.shape and got.dtype == np.uint64
+    np.testing.assert_array_equal(got.reshape(-1), np.cumsum(x))
 
 
 def test_scan_gpu_memory_is_bounded_by_the_chunk(rng):
     chunk = 1 << 16  # 256 KiB of uint32: uploads through the queue's own writes
     dev = pp.Device(adapter=pp.device().adapter, memory_limit=16 * 4 * chunk)
     x = rng.integers(0, 100, 40 * chunk).astype(np.uint32)  # 10 MiB: 2.5x the limit
-    np.testing.assert_array_equal(pp.stream.scan(x, chunk=chunk, device=dev), np.cumsum(x, dtype=np.uint32))
-    assert int(pp.stream.reduce(x, chunk=chunk, device=dev)) == int(x.sum(dtype=np.uint32))
+    np.testing.assert_array_equal(pp.stream.scan(x, chunk=chunk, device=dev, dtype=np.uint32),
+                                  np.cumsum(x, dtype=np.uint32))
+    np.testing.assert_array_equal(pp.stream.scan(x, chunk=chunk, device=dev), np.cumsum(x))  # uint64 chunks
+    assert pp.stream.reduce(x, chunk=chunk, device=dev) == x.sum()
     np.testing.assert_array_equal(pp.stream.nonzero(x % 7 == 0, chunk=chunk, device=dev), np.flatnonzero(x % 7 == 0))
     v, c = pp.stream.rle_encode(x // 90, chunk=chunk, device=dev)
     np.testing.assert_array_equal(np.repeat(v, c), x // 90)
@@ -121,9 +155,10 @@ def test_scan_host_memory_is_bounded_by_the_chunk(tmp_path, rng):
 @pytest.mark.parametrize("n", [1, M, M + 1, 5 * M + 3])
 def test_reduce_across_chunks(dtype, n, rng):
     x = _rand(rng, n, dtype) if dtype != "float32" else rng.uniform(-1, 1, n).astype(dtype)
-    for op in ("add", "min", "max"):
-        got = pp.stream.reduce(x, op, chunk=M)
-        mem = pp.reduce(x, op)
+    for op, dt in (("add", None), ("add", x.dtype), ("min", None), ("max", None)):
+        got = pp.stream.reduce(x, op, dt, chunk=M)
+        mem = pp.reduce(x, op, dtype=dt)
+        assert got.dtype == mem.dtype == (np.sum(x[:1], dtype=dt).dtype if op == "add" else x.dtype)
         if dtype == "float32" and op == "add":
             assert abs(float(got) - float(np.sum(x, dtype=np.float64))) <= 1e-6 * n + 1e-5
         else:
@@ -269,8 +304,10 @@ def test_streams_run_on_the_device_asked_for(rng):
     lambda x: pp.stream.scan(x[::2]),
     lambda x: pp.stream.scan(pp.asarray(x)),
     lambda x: pp.stream.scan(x, out=np.empty(3, np.uint32)),
-    lambda x: pp.stream.scan(x, out=np.empty(x.size, np.int32)),
-    lambda x: pp.stream.scan(x.astype(np.float64)),
+    lambda x: pp.stream.scan(x, out=np.empty(x.size, np.complex64)),
+    lambda x: pp.stream.scan(x, dtype=np.uint32, out=np.empty(x.size, np.uint64)),
+    lambda x: pp.stream.scan(x.astype(np.complex64)),
+    lambda x: pp.stream.reduce(x, dtype="S4"),
     lambda x: pp.stream.scan(x, op="mul"),
     lambda x: pp.stream.reduce(x, chunk=-1),
     lambda x: pp.stream.compact(x, np.ones(3, bool)),
