@@ -120,8 +120,8 @@ def run(size: int, dtype: str, chunks: Sequence[int | None], repeats: int, folde
             row(f"stream.scan memmap -> memmap, chunk {label}", times, nbytes,
                 **{"x memcpy": nbytes / min(times) / 1e9 / memcpy_gbs,
                    "x memmap copy": nbytes / min(times) / 1e9 / mm["GB/s"]})
-            stream.reduce(x, chunk=elems)
-            times = _timed(lambda e=elems: stream.reduce(x, chunk=e), repeats)
+            stream.reduce(x, chunk=elems, dtype=x.dtype)
+            times = _timed(lambda e=elems: stream.reduce(x, chunk=e, dtype=x.dtype), repeats)
             row(f"stream.reduce memmap, chunk {label}", times, nbytes,
                 **{"x memcpy": nbytes / min(times) / 1e9 / memcpy_gbs})
     finally:
