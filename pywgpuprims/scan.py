@@ -542,7 +542,7 @@ def reduce(x, op: str = "add", axis: int | None = None, dtype=None):
     8000000000
     >>> pp.reduce(np.array([[1, 5], [7, 2]], dtype=np.uint32), op="max", axis=-1)
     array([5, 7], dtype=uint32)
-    >>> float(pp.reduce([1.0, np.nan, 3.0], op="fmax"))
+    >>> float(pp.reduce(np.array([1.0, np.nan, 3.0], np.float32), op="fmax"))
     3.0
     """
     return _reduce(x, op, axis, dtype, "reduce")
