@@ -12,9 +12,9 @@ from . import (
 from ._array import GpuArray, asarray
 from ._device import Device, device, devices, set_device, use_device
 from ._errors import CorruptDataError, DeviceLimitError, InputError, PrimitiveError, ShaderError
+from .compaction import Compacted, RunLengths, compact, flatnonzero, nonzero, rle_decode, rle_encode
 from .conv import correlate
 from .recfilter import bspline_prefilter, gaussian_filter, recursive_filter
-from .rle import Compacted, RunLengths, compact, flatnonzero, nonzero, rle_decode, rle_encode
 from .sat import box_filter, summed_area_table
 from .scan import count_nonzero, cumsum, reduce, scan
 from .stack import (

@@ -40,7 +40,7 @@ class TestHooks:
     scan_vec4_per_thread: int | None = None            # other tiles: vec4 words per invocation
     scan_stats_buffer: Any = None          # receives the single pass's 4 counter words
     reduce_loads: int | None = None        # vec4 loads per invocation of the reduction's first pass
-    # compaction and run-length coding (pywgpuprims/rle.py)
+    # compaction and run-length coding (pywgpuprims/compaction.py)
     rle_subgroups: bool = True             # False: the workgroup-memory paths (staged encoder)
     rle_withhold_period: int = 0
     rle_max_steps: int | None = None

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 
 from ._device import Device
-from .copy import copy_pass
+from .device_copy import copy_pass
 
 _CLOCK_WARM_BYTES = 64 << 20
 _last_clock_warm = [0.0]

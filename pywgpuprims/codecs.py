@@ -56,8 +56,8 @@ from numcodecs.registry import register_codec
 from . import fse as _fse
 from ._errors import CorruptDataError
 from ._serial import serial as _gpu
-from .rle import rle_decode as _rle_decode
-from .rle import rle_encode as _rle_encode
+from .compaction import rle_decode as _rle_decode
+from .compaction import rle_encode as _rle_encode
 
 __all__ = ["FSE", "RLE", "FSECodec", "RLECodec", "rle_pack", "rle_unpack"]
 

@@ -57,14 +57,14 @@ from . import fse as _fse
 from ._dtypes import ALL_DTYPES, result_dtype
 from ._errors import CorruptDataError, InputError
 from ._serial import serial as _gpu
+from .compaction import compact as _compact
+from .compaction import nonzero as _nonzero
+from .compaction import rle_encode as _rle_encode
 from .conv import correlate as _correlate
 from .recfilter import _SPLINE_Z, _coefs, _gaussian_coefs, _padlen
 from .recfilter import bspline_prefilter as _bspline
 from .recfilter import gaussian_filter as _gaussian
 from .recfilter import recursive_filter as _recursive
-from .rle import compact as _compact
-from .rle import nonzero as _nonzero
-from .rle import rle_encode as _rle_encode
 from .sat import box_filter as _box_filter
 from .sat import summed_area_table as _sat
 from .scan import reduce as _reduce

@@ -50,10 +50,10 @@ from ._array import GpuArray
 from ._device import Device, device, takes_device
 from ._dtypes import acc_dtype, exclusive_identity, host_array, result_dtype
 from ._errors import InputError
+from .compaction import compact as _compact
+from .compaction import nonzero as _nonzero
+from .compaction import rle_encode as _rle_encode
 from .fse import _codec as _fc
-from .rle import compact as _compact
-from .rle import nonzero as _nonzero
-from .rle import rle_encode as _rle_encode
 from .scan import _gpu_can_read, _int_op
 from .scan import reduce as _reduce
 from .scan import scan as _scan

@@ -8,7 +8,7 @@ from conftest import poisoned
 
 import pywgpuprims as pp
 from pywgpuprims._shader import parse_bindings, parse_params, preprocess
-from pywgpuprims.copy import copy, copy_pass
+from pywgpuprims.device_copy import copy, copy_pass
 
 
 def test_device_describes_itself(dev):

@@ -289,7 +289,7 @@ def test_deterministic_and_typed_kernels_at_thread_counts(threads):
 @pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "uint16", "float16", "int64", "uint64", "float64"])
 def test_compaction_and_rle_take_other_dtypes(dtype, rng):
     """Carried as uint8 views, widened 16-bit words or (compaction) 64-bit word pairs."""
-    from pywgpuprims.rle import TILE as RLE_TILE
+    from pywgpuprims.compaction import TILE as RLE_TILE
     for n in [1, 5, RLE_TILE - 1, RLE_TILE + 1, 3 * RLE_TILE + 7]:
         x = values(rng, n, dtype)
         m = rng.random(n) < 0.4

@@ -10,7 +10,7 @@ from conftest import poisoned
 import pywgpuprims as pp
 from pywgpuprims._device import TransferTuning
 from pywgpuprims._memory import size_class
-from pywgpuprims.copy import copy_pass
+from pywgpuprims.device_copy import copy_pass
 
 
 @pytest.fixture

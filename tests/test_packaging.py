@@ -52,7 +52,7 @@ def test_wheel_installs_and_runs(tmp_path):
     subprocess.run([str(vpy), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True,
                    timeout=300)
     code = (
-        "import numpy as np, pywgpuprims as pp, pywgpuprims.copy as c;"
+        "import numpy as np, pywgpuprims as pp, pywgpuprims.device_copy as c;"
         "from pathlib import Path;"
         "assert 'venv' in pp.__file__, pp.__file__;"
         "x = np.arange(1000, dtype=np.int32);"

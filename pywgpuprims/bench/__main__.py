@@ -16,7 +16,7 @@ import json
 import sys
 
 from .._device import device
-from . import conv, copy, fse, recfilter, rle, sat, scan, scene, stack  # noqa: F401  (each registers its entries)
+from . import compaction, conv, copy, fse, recfilter, sat, scan, scene, stack  # noqa: F401  (each registers its entries)
 from ._harness import REGISTRY, BenchContext
 
 

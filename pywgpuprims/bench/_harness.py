@@ -4,7 +4,7 @@ Each primitive family's entry file in this package registers its entries with :f
 an entry is a function ``entry(ctx, n) -> list[dict]`` returning table rows. :class:`BenchContext`
 carries the device, the repeat count and the same-run baselines (WGSL copy and read passes,
 torch/cupy, numpy). :func:`median_gpu_ns`, :func:`raise_gpu_clock` (``pywgpuprims._timing``, which
-``conv.tune`` uses too) and :func:`copy_pass` (``pywgpuprims.copy``) are re-exported here.
+``conv.tune`` uses too) and :func:`copy_pass` (``pywgpuprims.device_copy``) are re-exported here.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .._array import GpuArray
 from .._device import Device
 from .._monoid import monoid_defines
 from .._timing import median_gpu_ns, raise_gpu_clock
-from ..copy import copy_pass
+from ..device_copy import copy_pass
 
 REGISTRY: dict[str, Callable] = {}
 

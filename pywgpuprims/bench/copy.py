@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._array import GpuArray
-from ..copy import copy_pass
+from ..device_copy import copy_pass
 from ._harness import BenchContext, benchmark
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._array import GpuArray
 from .._dtypes import pairs_forced
-from ..copy import copy_pass
+from ..device_copy import copy_pass
 from ..scan import reduce, scan
 from ._harness import BenchContext, benchmark
 

@@ -91,7 +91,7 @@ def _scan(dev, n: int) -> list[Case]:
 
 
 def _rle_input(rng, n: int, runs: bool) -> np.ndarray:
-    """The benchmark's inputs (``pywgpuprims/bench/rle.py``): int32 values 0..9, independent or in
+    """The benchmark's inputs (``pywgpuprims/bench/compaction.py``): int32 values 0..9, independent or in
     runs of 1..31 (mean 16)."""
     if not runs:
         return rng.integers(0, 10, n, dtype=np.int32)
@@ -107,7 +107,7 @@ def _numpy_rle(x: np.ndarray) -> list[np.ndarray]:
 
 def _rle(dev, n: int) -> list[Case]:
     import pywgpuprims as pp
-    from pywgpuprims import rle
+    from pywgpuprims import compaction as rle
     from pywgpuprims._array import GpuArray
 
     rng = np.random.default_rng(12345)  # the benchmark's seed

@@ -27,10 +27,10 @@ import sys
 import numpy as np
 
 import pywgpuprims as pp
-from pywgpuprims import rle
+from pywgpuprims import compaction as rle
 from pywgpuprims._array import GpuArray, asarray
 from pywgpuprims.bench import BenchContext, copy_pass, median_cuda_ns, rle_traffic_pass
-from pywgpuprims.bench.rle import _bench_input, _numpy_rle
+from pywgpuprims.bench.compaction import _bench_input, _numpy_rle
 
 WG, VEC4_PER_THREAD = 256, 13
 POISON = 0xDEADBEEF

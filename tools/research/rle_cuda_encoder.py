@@ -34,7 +34,7 @@ from rle_ceiling import encode_timer, report, torch_timer  # this folder's: the 
 import pywgpuprims as pp
 from pywgpuprims._array import asarray
 from pywgpuprims.bench import BenchContext
-from pywgpuprims.bench.rle import _bench_input, _numpy_rle
+from pywgpuprims.bench.compaction import _bench_input, _numpy_rle
 
 CUDA_SRC = r"""
 #define IPT (4 * V4)

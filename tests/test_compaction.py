@@ -9,7 +9,7 @@ import pytest
 from conftest import POISON_U32, poisoned, run_with_lavapipe_threads
 
 import pywgpuprims as pp
-from pywgpuprims import rle
+from pywgpuprims import compaction as rle
 from pywgpuprims._memory import STORAGE_USAGE
 from pywgpuprims.bench import rle_traffic_pass
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._array import GpuArray, asarray
 from .._device import Device
-from ..rle import (
+from ..compaction import (
     Compacted,
     RunLengths,
     _count_view,

@@ -14,7 +14,7 @@ def copy(x) -> np.ndarray | GpuArray:
     Examples
     --------
     >>> import numpy as np
-    >>> from pywgpuprims.copy import copy
+    >>> from pywgpuprims.device_copy import copy
     >>> copy(np.arange(3, dtype=np.int32))
     array([0, 1, 2], dtype=int32)
     """
