@@ -5,7 +5,7 @@ registered entries (``__main__.py``); ``python -m pywgpuprims.bench --e2e [args 
 end-to-end wall-time benchmark (``e2e.py``). ``import pywgpuprims`` imports none of this package;
 the entry files import the primitives, never the other way round.
 
-Entry files: ``copy.py``, ``scan.py`` (scan, reduce), ``compaction.py`` (rle, compact), ``stack.py``
+Entry files: ``yardstick.py`` (copy), ``scan.py`` (scan, reduce), ``compaction.py`` (rle, compact), ``stack.py``
 (bracket_match), ``sat.py``, ``recfilter.py`` (recursive_filter), ``conv.py`` (correlate),
 ``fse.py``, ``scene.py``.
 """

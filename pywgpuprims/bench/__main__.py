@@ -16,7 +16,7 @@ import json
 import sys
 
 from .._device import device
-from . import compaction, conv, copy, fse, recfilter, sat, scan, scene, stack  # noqa: F401  (each registers its entries)
+from . import compaction, conv, fse, recfilter, sat, scan, scene, stack, yardstick  # noqa: F401  (each registers its entries)
 from ._harness import REGISTRY, BenchContext
 
 
