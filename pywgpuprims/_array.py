@@ -301,12 +301,17 @@ def asarray(a: Any, dtype=None, dev: Device | None = None) -> GpuArray:
     arr = np.ascontiguousarray(a, dtype=dtype)
     if arr.ndim != np.ndim(a):  # ascontiguousarray makes 0-d input 1-d
         arr = arr.reshape(())
-    if arr.dtype == np.bool_:
-        arr = arr.view(np.uint8)
-    _check_dtype(arr.dtype, "asarray")
+    _check_dtype(arr.dtype, "asarray")  # bool stays bool (one byte each), as numpy's
     g = GpuArray.empty(arr.shape, arr.dtype, dev)
     dev.upload(g.buffer, arr)
     return g
+
+
+def _bool_as_uint8(g: GpuArray) -> GpuArray:
+    """A bool GpuArray read as its bytes (0 or 1): the uint8 view the primitives take masks as."""
+    if g.dtype != np.bool_:
+        return g
+    return GpuArray(g.device, g.buffer, g.shape, np.uint8, g.byte_offset)
 
 
 def as_input(x: Any, primitive: str, dtypes=None, ndims=None, dev: Device | None = None):
@@ -317,7 +322,7 @@ def as_input(x: Any, primitive: str, dtypes=None, ndims=None, dev: Device | None
     """
     dtypes = SUPPORTED_DTYPES if dtypes is None else dtypes
     if isinstance(x, GpuArray):
-        g, host = x, None
+        g, host = _bool_as_uint8(x), None
     else:
         host = np.asarray(x)
         if host.dtype == np.bool_:

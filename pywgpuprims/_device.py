@@ -970,28 +970,69 @@ class _LostWatcher(logging.Handler):
 
 _default: Device | None = None
 _default_lock = threading.RLock()
-_shared: dict[tuple, Device] = {}  # (filter, index) -> the Device of devices()[index]
+# (filter, id(adapter)) -> the listed Device of that adapter, or the reason it was left out
+_shared: dict[tuple, Device | str] = {}
+# id(adapter) -> (the adapter, kept so its id stays its own; why it cannot start): warned once, never retried
+_left_out: dict[int, tuple[Any, str]] = {}
 _thread = threading.local()  # .stack: the devices chosen by use_device in this thread, innermost last
 DEVICE_ENV = "PYWGPUPRIMS_DEVICE"
 
 
-def _shared_device(index: int) -> Device:
-    """``devices()[index]``, started on first use and kept (a lost one is replaced)."""
+def _start_listed(adapter, index: int) -> Device | str:
+    """A Device on ``adapter`` as ``devices()[index]``, or why the adapter cannot run compute work."""
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    try:
+        limits = adapter.limits
+        if not (limits.get("max-compute-invocations-per-workgroup", 0) > 0
+                and limits.get("max-storage-buffers-per-shader-stage", 0) > 0):
+            return "it has no compute shaders with storage buffers"
+        dev = Device(adapter=adapter)
+    except Exception as exc:
+        return f"starting it failed: {str(exc).strip() or type(exc).__name__}"
+    dev.index = index
+    return dev
+
+
+def _listed(upto: int | None) -> list[Device]:
+    """The first ``upto + 1`` entries of :func:`devices` (all when ``upto`` is None), fewer where
+    the list is shorter. Adapters are started in rank order and kept; one that cannot start is
+    left out with one warning, so the indices count the devices that started. A lost device is
+    started again in its place."""
+    import warnings
+
     ranked = _ranked_adapters()
-    key = (os.environ.get("PYWGPUPRIMS_BACKEND") or None, os.environ.get("PYWGPUPRIMS_ADAPTER") or None, index)
+    fkey = (os.environ.get("PYWGPUPRIMS_BACKEND") or None, os.environ.get("PYWGPUPRIMS_ADAPTER") or None)
+    out: list[Device] = []
     with _default_lock:
-        dev = _shared.get(key)
-        if dev is None or dev.lost is not None:
-            os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
-            try:
-                dev = Device(adapter=ranked[index])
-            except Exception as exc:
-                raise ShaderError("devices", f"starting device {index} ({ranked[index].summary}) failed: {exc}; "
-                                  "PYWGPUPRIMS_BACKEND / PYWGPUPRIMS_ADAPTER leave an adapter out of the "
-                                  "list") from exc
-            dev.index = index
+        for adapter in ranked:
+            if upto is not None and len(out) > upto:
+                break
+            if id(adapter) in _left_out:
+                continue
+            key = (*fkey, id(adapter))
+            dev = _shared.get(key)
+            if isinstance(dev, Device) and dev.lost is not None:
+                dev = _start_listed(adapter, len(out))
+                if not isinstance(dev, Device):
+                    raise ShaderError("devices", f"device {len(out)} ({adapter.summary}) was lost and "
+                                      f"could not be started again: {dev}")
+            elif dev is None:
+                dev = _start_listed(adapter, len(out))
+                if not isinstance(dev, Device):
+                    _left_out[id(adapter)] = (adapter, dev)
+                    warnings.warn(f"pywgpuprims.devices: left out {adapter.summary}: {dev}; "
+                                  "PYWGPUPRIMS_BACKEND / PYWGPUPRIMS_ADAPTER choose the adapters listed",
+                                  RuntimeWarning, stacklevel=2)
+                    continue
             _shared[key] = dev
-        return dev
+            out.append(dev)
+    return out
+
+
+def _shared_device(index: int) -> Device | None:
+    """``devices()[index]`` (None when the list is shorter), starting only the adapters before it."""
+    ds = _listed(index)
+    return ds[index] if index < len(ds) else None
 
 
 def devices() -> list[Device]:
@@ -1000,9 +1041,11 @@ def devices() -> list[Device]:
     The order is the one the default device is chosen by: discrete GPUs first, then integrated,
     virtual and CPU adapters, Vulkan before other backends of the same kind; ``PYWGPUPRIMS_BACKEND``
     and ``PYWGPUPRIMS_ADAPTER`` filter the list. Devices are started on the first call and kept:
-    a later call, :func:`device` and ``PYWGPUPRIMS_DEVICE`` give the same objects. Each device
-    knows its place in the list (:attr:`Device.index`); two identical GPUs differ only by it.
-    Work runs on one of them through ``device=`` arguments or :func:`use_device`.
+    a later call, :func:`device` and ``PYWGPUPRIMS_DEVICE`` give the same objects. An adapter that
+    cannot start (or has no compute shaders: an OpenGL adapter of some GPUs) is left out of the
+    list with one :class:`RuntimeWarning` naming it. Each device knows its place in the list
+    (:attr:`Device.index`); two identical GPUs differ only by it. Work runs on one of them through
+    ``device=`` arguments or :func:`use_device`.
 
     Examples
     --------
@@ -1016,23 +1059,31 @@ def devices() -> list[Device]:
     0: llvmpipe (LLVM 15.0.6, 256 bits) (CPU) via Vulkan
     1: llvmpipe (LLVM 15.0.6, 256 bits) (CPU) via OpenGL
     """
-    return [_shared_device(i) for i in range(len(_ranked_adapters()))]
+    return _listed(None)
+
+
+def _no_device() -> ShaderError:
+    failed = "; ".join(f"{a.summary}: {_left_out[id(a)][1]}" for a in _ranked_adapters() if id(a) in _left_out)
+    return ShaderError("devices", f"no adapter could be started ({failed or 'none listed'}); "
+                       "PYWGPUPRIMS_BACKEND / PYWGPUPRIMS_ADAPTER choose the adapters listed")
 
 
 def _env_index() -> int:
     """The index ``PYWGPUPRIMS_DEVICE`` names (0 when unset), checked against :func:`devices`."""
     raw = os.environ.get(DEVICE_ENV, "").strip()
-    ranked = _ranked_adapters()
     if not raw:
         return 0
     try:
         index = int(raw)
     except ValueError:
         index = -1
-    if not 0 <= index < len(ranked):
-        choices = "; ".join(f"{i}: {a.summary}" for i, a in enumerate(ranked))
+    if index < 0 or _shared_device(index) is None:
+        ds = devices()
+        if not ds:
+            raise _no_device()
+        choices = "; ".join(d.name for d in ds)
         raise InputError("device", f"{DEVICE_ENV}={raw!r} is not the index of a device; choose one of "
-                         f"0..{len(ranked) - 1} ({choices})")
+                         f"0..{len(ds) - 1} ({choices})")
     return index
 
 
@@ -1060,7 +1111,10 @@ def device() -> Device:
         return dev
     with _default_lock:
         if _default is None:
-            _default = _shared_device(_env_index())
+            dev = _shared_device(_env_index())
+            if dev is None:
+                raise _no_device()
+            _default = dev
         return _default
 
 

@@ -77,7 +77,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _dtypes as _dt
-from ._array import GpuArray, as_input, asarray, submit_counted_to_host, submit_to_host
+from ._array import GpuArray, _bool_as_uint8, as_input, asarray, submit_counted_to_host, submit_to_host
 from ._device import Device, takes_device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import monoid_defines
@@ -419,7 +419,7 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
     else:
         g, host = as_input(x, primitive)
         if isinstance(mask, GpuArray):
-            gmask = mask
+            gmask = _bool_as_uint8(mask)
             if host is not None:
                 raise InputError(primitive, "x and mask must both be numpy arrays or both GpuArrays")
         else:

@@ -728,12 +728,14 @@ def gpu_cluster(n_gpus: int | None = None, threads_per_worker: int = 1, memory_l
     """
     from distributed import Nanny, Scheduler, SpecCluster
 
-    from ._device import _ranked_adapters  # the adapters devices() lists, counted without starting them
+    from ._device import _listed  # devices()[:n_gpus]: the indices the workers' PYWGPUPRIMS_DEVICE name
 
-    available = len(_ranked_adapters())
+    # an adapter that cannot start is not listed, so the adapters are started (and kept) to count them
+    wanted = isinstance(n_gpus, (int, np.integer)) and not isinstance(n_gpus, (bool, np.bool_)) and n_gpus >= 1
+    available = len(_listed(int(n_gpus) - 1 if wanted else None))
     if n_gpus is None:
-        n_gpus = available
-    if not isinstance(n_gpus, (int, np.integer)) or not 1 <= n_gpus <= available:
+        n_gpus, wanted = available, available >= 1
+    if not wanted or n_gpus > available:
         raise InputError("dask.gpu_cluster", f"n_gpus must be an integer from 1 to {available} (the adapters "
                          f"pywgpuprims.devices() lists), got {n_gpus!r}")
     env = {k: v for k, v in os.environ.items() if k.startswith(("PYWGPUPRIMS_", "LP_", "XDG_"))}

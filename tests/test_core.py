@@ -29,10 +29,19 @@ def test_roundtrip(dtype, shape, rng):
     np.testing.assert_array_equal(g.reshape(-1).numpy(), a.ravel())
 
 
-def test_bool_is_uint8():
-    g = pp.asarray(np.array([True, False, True]))
-    assert g.dtype == np.uint8
-    np.testing.assert_array_equal(g.numpy(), [1, 0, 1])
+def test_bool_stays_bool(rng):
+    # as numpy's asarray (and GpuArray.empty, asarray(dtype=bool)): one byte each, read back as bool
+    m = rng.random(1001) < 0.4
+    g = pp.asarray(m)
+    assert g.dtype == np.bool_ and pp.asarray([1.0, 0.0], dtype=bool).dtype == np.bool_
+    back = g.numpy()
+    assert back.dtype == np.bool_
+    np.testing.assert_array_equal(back, m)
+    # a bool GpuArray is a mask as a bool ndarray is
+    x = rng.integers(0, 1000, m.size).astype(np.uint32)
+    np.testing.assert_array_equal(pp.compact(pp.asarray(x), g).numpy(), x[m])
+    np.testing.assert_array_equal(pp.nonzero(g).numpy(), np.flatnonzero(m))
+    np.testing.assert_array_equal(pp.asarray(x)[g].numpy(), x[m])  # a boolean index, not indices 0 and 1
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "uint64", "float16", "float64"])
