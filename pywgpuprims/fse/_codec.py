@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,8 +28,20 @@ PLAN_WORDS = 129
 LANES_ALLOWED = (32, 64, 128, 256)
 DEFAULT_BLOCK = {"reference": 32 << 10, "interleaved": 1 << 20}
 MAX_REF_BLOCK = 128 << 10
-TABLE_WG = 64  # invocations building one reference-mode block table (H100: 32 -> 8.6 ms, 64 -> 4.8 ms a GiB)
-REF_CODERS = 32  # reference-mode blocks per coding workgroup, one per invocation
+
+
+@dataclass(frozen=True)
+class FseTuning:
+    """The codec's tuning (H100 80GB HBM3, Vulkan, driver 580, 1 GiB of skewed bytes;
+    ``python -m pywgpuprims.bench fse``)."""
+
+    table_wg: int = 64    # invocations building one reference-mode block table: 32 -> 8.6 ms, 64 -> 4.8 ms, 2026-11-21
+    ref_coders: int = 32  # reference-mode blocks per coding workgroup (one per invocation), 2026-11-21
+
+
+TUNING = FseTuning()
+TABLE_WG = TUNING.table_wg
+REF_CODERS = TUNING.ref_coders
 MAX_IL_BLOCK = 4 << 20
 MAX_HIST_BLOCK = 1 << 30  # histogram: block offsets stay within u32
 
