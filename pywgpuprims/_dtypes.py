@@ -16,14 +16,12 @@ and float64 arrays, Python lists and scalars. What it computes in follows numpy:
   (``wgsl/wide/narrow.wgsl``). A float16 sum is accumulated in float32 and rounded once per
   element, so it may differ from numpy's float16 accumulation by that rounding.
 
-:func:`pairs_forced` is the test hook that hides ``shader-int64`` (and ``shader-f64``) from these
-kernels, so the word-pair path and the float64 error are tested on adapters that have both.
+The test hooks ``hide_shader_int64`` / ``hide_shader_f64`` (``device().using(...)``) hide those
+features from these kernels, so the word-pair path and the float64 error are tested on adapters
+that have both.
 """
 
 from __future__ import annotations
-
-import contextlib
-from collections.abc import Iterator
 
 import numpy as np
 
@@ -49,38 +47,10 @@ _IN = {B: ("IN_U8", "u", "u32"), U8: ("IN_U8", "u", "u32"), I8: ("IN_I8", "i", "
        U64: ("IN_P64", "p", "vec2<u32>"), I64: ("IN_P64", "p", "vec2<u32>"), F64: ("IN_F64", "d", "f64")}
 _IN_FLAGS = ("IN_U8", "IN_I8", "IN_U16", "IN_I16", "IN_F16", "IN_U32", "IN_I32", "IN_F32", "IN_P64", "IN_F64")
 
-_hidden: set[str] = set()
-
-
-@contextlib.contextmanager
-def pairs_forced(*features: str) -> Iterator[None]:
-    """Test hook: the typed kernels act as if the device lacked ``features`` (default
-    ``shader-int64``: 64-bit integers then go through pairs of 32-bit words; ``shader-f64``: float64
-    then raises as on an adapter without it).
-
-    Examples
-    --------
-    >>> import numpy as np, pywgpuprims as pp
-    >>> from pywgpuprims._dtypes import pairs_forced
-    >>> with pairs_forced():
-    ...     int(pp.reduce(np.full(3, 2**40, np.int64)))
-    3298534883328
-    """
-    features = features or ("shader-int64",)
-    unknown = set(features) - {"shader-int64", "shader-f64"}
-    if unknown:
-        raise ValueError(f"pairs_forced: unknown features {sorted(unknown)}")
-    saved = set(_hidden)
-    _hidden.update(features)
-    try:
-        yield
-    finally:
-        _hidden.clear()
-        _hidden.update(saved)
-
-
 def has_feature(dev, name: str) -> bool:
-    return name in dev.features and name not in _hidden
+    """Whether the typed kernels may use ``name`` on ``dev`` (the hide_* test hooks take it away)."""
+    hidden = {"shader-int64": dev.hooks.hide_shader_int64, "shader-f64": dev.hooks.hide_shader_f64}
+    return name in dev.features and not hidden.get(name, False)
 
 
 def host_array(x, primitive: str) -> np.ndarray:

@@ -40,6 +40,8 @@ class TestHooks:
     scan_vec4_per_thread: int | None = None            # other tiles: vec4 words per invocation
     scan_stats_buffer: Any = None          # receives the single pass's 4 counter words
     reduce_loads: int | None = None        # vec4 loads per invocation of the reduction's first pass
+    hide_shader_int64: bool = False        # typed kernels act as if the adapter lacked it: 64-bit word pairs
+    hide_shader_f64: bool = False          # typed kernels act as if the adapter lacked it: float64 raises
     # compaction and run-length coding (pywgpuprims/compaction.py)
     rle_subgroups: bool = True             # False: the workgroup-memory paths (staged encoder)
     rle_withhold_period: int = 0

@@ -31,7 +31,7 @@ def _defines(dev: Device, op: str, in_dtype, acc: np.dtype, primitive: str, resu
 
 
 def _check_features(dev: Device, in_dtype, acc, primitive: str) -> None:
-    """float64 needs shader-f64: checked on every call (a plan may predate pairs_forced)."""
+    """float64 needs shader-f64: checked on every call (a plan may predate the hide_shader_f64 hook)."""
     check_f64(dev, primitive, np.dtype(acc))
     check_f64(dev, primitive, np.dtype(in_dtype))
 

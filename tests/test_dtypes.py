@@ -10,7 +10,6 @@ import pytest
 from conftest import poisoned, run_with_lavapipe_threads
 
 import pywgpuprims as pp
-from pywgpuprims._dtypes import pairs_forced
 from pywgpuprims._typed import ITEMS, RITEMS, WG
 
 TILE = WG * ITEMS      # the typed scan's tile
@@ -30,7 +29,7 @@ def int64_paths():
 
 
 def path_ctx(path):
-    return pairs_forced() if path == "pairs" else contextlib.nullcontext()
+    return pp.device().using(hide_shader_int64=True) if path == "pairs" else contextlib.nullcontext()
 
 
 def needs_f64(dtype):
@@ -155,7 +154,7 @@ def test_nan_propagates_through_min_max_and_fmin_fmax_ignore_it(dtype, rng):
 
 def test_float64_without_shader_f64_raises_naming_the_choice(rng):
     x = rng.standard_normal(100)
-    with pairs_forced("shader-f64"):
+    with pp.device().using(hide_shader_f64=True):
         with pytest.raises(pp.InputError, match=r"scan: float64 needs the adapter's shader-f64.*dtype=np.float32"):
             pp.scan(x)
         with pytest.raises(pp.InputError, match="reduce: float64 needs"):
@@ -264,7 +263,6 @@ def test_errors():
 
 _DETERMINISM = textwrap.dedent("""
     import numpy as np, pywgpuprims as pp
-    from pywgpuprims._dtypes import pairs_forced
     rng = np.random.default_rng(7)
     x = (rng.standard_normal(13312 * 40 + 5) * 1e3).astype(np.float32)
     for kw in ({"deterministic": True}, {"op": "max"}):
@@ -272,7 +270,7 @@ _DETERMINISM = textwrap.dedent("""
         for _ in range(6):
             assert np.array_equal(pp.scan(x, **kw).view(np.uint32), first.view(np.uint32)), kw
     y = rng.integers(-2**62, 2**62, 13312 * 9 + 1)
-    with pairs_forced():
+    with pp.device().using(hide_shader_int64=True):
         assert np.array_equal(pp.scan(y), np.cumsum(y)) and pp.reduce(y) == y.sum()
     assert np.array_equal(pp.scan(y), np.cumsum(y))
     print("ok")
@@ -346,7 +344,7 @@ def test_count_nonzero_reads_any_dtype_on_the_gpu(dtype, path, rng):
     if x.dtype.kind == "f":
         x[0, :3] = np.nan
         x[1, :3] = -0.0
-    with path_ctx(path), pairs_forced("shader-f64") if path == "pairs" else contextlib.nullcontext():
+    with path_ctx(path), pp.device().using(hide_shader_f64=True) if path == "pairs" else contextlib.nullcontext():
         assert pp.count_nonzero(x) == np.count_nonzero(x)
         for axis in (0, 1, -1):
             np.testing.assert_array_equal(pp.count_nonzero(x, axis=axis), np.count_nonzero(x, axis=axis))

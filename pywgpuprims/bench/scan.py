@@ -10,7 +10,6 @@ import os
 import numpy as np
 
 from .._array import GpuArray
-from .._dtypes import pairs_forced
 from ..device_copy import copy_pass
 from ..scan import reduce, scan
 from ._harness import BenchContext, benchmark
@@ -121,8 +120,8 @@ def _dtype_rows(ctx: BenchContext, n: int, dt) -> list[dict]:
     paths = [("", contextlib.nullcontext)]
     if dt == np.int64:
         native = "shader-int64" in dev.features
-        paths = [(" shader-int64", contextlib.nullcontext), (" pairs (forced)", pairs_forced)] if native else \
-            [(" pairs", contextlib.nullcontext)]
+        pairs = (" pairs (forced)", lambda: dev.using(hide_shader_int64=True))
+        paths = [(" shader-int64", contextlib.nullcontext), pairs] if native else [(" pairs", contextlib.nullcontext)]
     rows = []
     for label, hook in paths:
         with hook():
