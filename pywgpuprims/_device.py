@@ -516,6 +516,13 @@ class Device:
         return k
 
     @property
+    def binding_limit(self) -> int:
+        """Bytes a primitive may put in one storage binding: the device's limit, or the smaller
+        ``max_binding`` test hook (which forces the chunked paths on small inputs)."""
+        h = self.hooks.max_binding
+        return self.max_binding if h is None else min(h, self.max_binding)
+
+    @property
     def hooks(self) -> TestHooks:
         """The test hooks in force (:class:`~pywgpuprims._hooks.TestHooks`; set with :meth:`using`)."""
         return self._hooks

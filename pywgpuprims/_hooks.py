@@ -28,6 +28,8 @@ class TestHooks:
 
     __test__ = False  # not a pytest test class
 
+    # every family
+    max_binding: int | None = None         # bytes per storage binding (forces chunking past the limit)
     # scan and reduce (pywgpuprims/scan.py)
     scan_subgroups: bool = True            # False: the workgroup-memory path
     scan_withhold_period: int = 0          # every k-th tile withholds its state (forces fallbacks)
@@ -35,7 +37,6 @@ class TestHooks:
     scan_max_self: int | None = None       # tiles that walk may cover (0 with steps 0: the repair)
     scan_spin_limit: int | None = None     # polls of a silent predecessor before its fallback
     scan_lb_stats: Literal["steps", "spins"] | None = None  # state word 3 counts lookback steps / polls
-    scan_max_binding: int | None = None    # bytes per chunk (chunking past the binding limit)
     scan_wg: int | None = None             # other tiles: invocations per workgroup
     scan_vec4_per_thread: int | None = None            # other tiles: vec4 words per invocation
     scan_stats_buffer: Any = None          # receives the single pass's 4 counter words
@@ -73,8 +74,6 @@ class TestHooks:
     recfilter_regtile: bool = True         # False: every overlapped tile in workgroup memory
     recfilter_fix_seg: tuple[int, int, int] | None = None  # fix-up (lines/workgroup, segments, batch)
     recfilter_fix_reg_max: int | None = None  # 0: every fix-up segment loops over its blocks
-    # correlation (pywgpuprims/conv.py)
-    correlate_max_binding: int | None = None
     # FSE (pywgpuprims/fse/_codec.py)
     fse_poison_outputs: bool = False       # fill decode outputs with 0xDEADBEEF first
     # scene rendering

@@ -38,7 +38,7 @@ def _check_features(dev: Device, in_dtype, acc, primitive: str) -> None:
 
 def _chunks(dev: Device, rows: int, row_len: int, sizes: tuple[int, ...], tile: int, primitive: str):
     """(first_row, n_rows, first_elem, n_elems) pieces whose bindings fit the device and start aligned."""
-    limit = dev.hooks.scan_max_binding or dev.max_binding
+    limit = dev.binding_limit
     big, small = max(sizes), min(sizes)
     if rows == 1:
         per = max(tile, (limit // big) // tile * tile)
@@ -69,7 +69,7 @@ def record_typed_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, p
     rows, row_len = (1, g.size) if g.ndim <= 1 else (g.size // g.shape[-1], g.shape[-1])
     _check_features(dev, g.dtype, acc, primitive)
     native = native_int64(dev)
-    key = ("typed_scan", g.dtype, acc, op, exclusive, rows, row_len, native, dev.hooks.scan_max_binding,
+    key = ("typed_scan", g.dtype, acc, op, exclusive, rows, row_len, native, dev.binding_limit,
            result)
 
     def build():
@@ -112,7 +112,7 @@ def record_typed_reduce(b, g: GpuArray, dst: GpuArray, op: str, rows: int, row_l
     acc = np.dtype(dst.dtype)
     _check_features(dev, acc, acc, primitive) if nonzero else _check_features(dev, g.dtype, acc, primitive)
     native = native_int64(dev)
-    key = ("typed_reduce", g.dtype, acc, op, rows, row_len, native, dev.hooks.scan_max_binding, nonzero)
+    key = ("typed_reduce", g.dtype, acc, op, rows, row_len, native, dev.binding_limit, nonzero)
 
     def build():
         defs = dict(_defines(dev, op, g.dtype, acc, primitive, nonzero=nonzero), WG=WG, ITEMS=RITEMS)

@@ -414,7 +414,7 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
     cfg = config or _cached_config(dev, ksize, k, g.dtype) or default_config(dev, ksize, k)
     cfg = _fit(dev, ksize, k, cfg)
     # A pass over a block of kernels binds one output plane of each at least: shrink the block to fit.
-    max_binding = dev.hooks.correlate_max_binding or dev.max_binding
+    max_binding = dev.binding_limit
     plane_bytes = 4 * oshape[1] * oshape[2]
     while cfg.kb > 1 and ((cfg.kb - 1) * oshape[0] + 1) * plane_bytes + dev.storage_align > max_binding:
         cfg = replace(cfg, kb=cfg.kb // 2 if cfg.kb > 4 else 1)
@@ -496,7 +496,7 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
     plane_in = ny * nx
     plane_out = ox * oy
     align = dev.storage_align
-    max_binding = dev.hooks.correlate_max_binding or dev.max_binding
+    max_binding = dev.binding_limit
     tiles = (-(-ox // (cfg.wgx * cfg.u)), -(-oy // cfg.wgy))
 
     def in_span(zs: int, ze: int) -> tuple[int, int]:

@@ -21,8 +21,7 @@ count lookback steps or extra polls),
 ``scan_withhold_period`` (every k-th tile withholds its state so successors must take the
 fallback), ``scan_max_steps`` (lookback step budget; 0 sends every lookback to the per-tile walk),
 ``scan_max_self`` (tiles that walk may cover; 0 with ``scan_max_steps=0`` forces the repair),
-``scan_max_binding`` (bytes per chunk, to test chunking of inputs past the device's largest storage
-binding), ``scan_vec4_per_thread`` / ``scan_wg`` (other tiles), ``scan_stats_buffer`` (receives the single
+``scan_vec4_per_thread`` / ``scan_wg`` (other tiles), ``scan_stats_buffer`` (receives the single
 pass's counter words), ``reduce_loads`` (vec4 loads per invocation of the reduction's first pass).
 """
 
@@ -147,7 +146,7 @@ def _as_2d(shape: tuple[int, ...], axis) -> tuple[int, int]:
 
 def _row_chunks(dev: Device, rows: int, row_len: int, itemsize: int = 4, tile: int = TILE):
     """Split the work so each binding fits the device: yields (first_row, n_rows, first_elem, n_elems)."""
-    limit = dev.hooks.scan_max_binding or dev.max_binding
+    limit = dev.binding_limit
     if rows == 1:
         per = max(tile, (limit // itemsize) // tile * tile)
         for start in range(0, row_len, per):

@@ -147,12 +147,12 @@ def test_chunked_bindings(dev, rng):
     # Force small storage bindings so the volume and the result are bound a few planes at a time.
     v = _volume(rng, (23, 17, 29), "uint8")
     w = rng.standard_normal((9, 3, 2, 3)).astype(np.float32)
-    with dev.using(correlate_max_binding=6 * 17 * 29 * 4 + 4 * 256):
+    with dev.using(max_binding=6 * 17 * 29 * 4 + 4 * 256):
         _check(v, w, "valid", config=Config(4, 1, 8, 4))
         _check(v, w, "same", "reflect", config=Config(4, 1, 8, 4))
         _check(v, w, "same", "nearest", config=Config(4, 2, 8, 4, uz=3))
         _check(v, w, "same", "constant", config=Config(4, 8, 8, 4, db=True))  # the kernel block shrinks to fit
-    with dev.using(correlate_max_binding=1000), pytest.raises(pp.DeviceLimitError, match="storage binding"):
+    with dev.using(max_binding=1000), pytest.raises(pp.DeviceLimitError, match="storage binding"):
         pp.correlate(v, w)  # less than one result plane
 
 

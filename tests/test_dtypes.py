@@ -112,7 +112,7 @@ def test_64_bit_sums_wrap_as_numpy(path, rng):
 @pytest.mark.parametrize("path", int64_paths())
 def test_chunks_past_the_binding_limit(path, rng, dev):
     """Pieces of a long segment carry their totals; rows of a batch split at aligned rows."""
-    with path_ctx(path), dev.using(scan_max_binding=64 * 1024):
+    with path_ctx(path), dev.using(max_binding=64 * 1024):
         for dtype in ["int64", "uint8", "int32"]:
             x = values(rng, 3 * 8192 + 77, dtype)
             assert_scan(pp.scan(x), x, "add")

@@ -176,7 +176,7 @@ def test_self_reduce_when_step_budget_is_spent(steps, path, rng):
         check(scan32(xf, op="min", exclusive=True), xf, "min", True)
         xi = random_input(rng, (3, 3 * TILE + 5), "int32", "xor")
         check(scan32(xi, op="xor"), xi, "xor", False)
-        with options(scan_max_binding=4 * 4 * TILE):  # 1-D chunks: the carry seeds each segment
+        with options(max_binding=4 * 4 * TILE):  # 1-D chunks: the carry seeds each segment
             check(scan32(x), x, "add", False)
             assert stats.numpy()[1] == 0
 
@@ -208,7 +208,7 @@ def test_reduce_then_scan_method(op, rng):
 @pytest.mark.parametrize("method", ["single_pass", "rts"])
 def test_chunked_past_binding_limit(method, rng):
     """Inputs larger than the largest storage binding are scanned in chunks, the carry passed on."""
-    with options(scan_max_binding=4 * 4 * TILE):
+    with options(max_binding=4 * 4 * TILE):
         n = 13 * TILE + 7  # 4 chunks, the last one partial
         x = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
         check(scan32(x, method=method), x, "add", False)
