@@ -330,38 +330,63 @@ class Path:
         return len(self._rec) + sum(len(c) for c in self._chunks)
 
 
-def flatten(rec: np.ndarray, kind: np.ndarray, owner: np.ndarray, tol: float = TOLERANCE
-            ) -> tuple[np.ndarray, np.ndarray]:
+def flatten(rec: np.ndarray, kind: np.ndarray, owner: np.ndarray, tol: float = TOLERANCE,
+            dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
     """Flatten cubic records to line segments, all at once.
 
-    Returns (segments float64 (m, 4) as x0, y0, x1, y1; owner of each segment). The number of
-    pieces of a curve comes from Wang's formula: n = ceil(sqrt(3/4 * max|second difference| / tol)).
+    Returns (segments (m, 4) as x0, y0, x1, y1 in ``dtype`` (float32 or float64); owner of each
+    segment). The number of pieces of a curve comes from Wang's formula:
+    n = ceil(sqrt(3/4 * max|second difference| / tol)); lines are one segment.
+
+    Every record's points are written once, as whole points: the curves are grouped by their piece
+    count and evaluated as one matrix product per group (Bernstein weights times control points).
+
+    Examples
+    --------
+    >>> seg, owner = flatten(ellipse_records(0, 0, 10, 10).reshape(-1, 8), np.ones(4, np.uint8), np.zeros(4, int))
+    >>> seg.shape, bool(np.allclose(np.hypot(seg[:, 0], seg[:, 1]), 10, atol=0.1))
+    ((24, 4), True)
     """
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise InputError("flatten", f"dtype must be float32 or float64, got {dtype}")
+    rec = np.asarray(rec, np.float64).reshape(-1, 8)
+    owner = np.asarray(owner)
     if not len(rec):
-        return np.zeros((0, 4)), np.zeros(0, owner.dtype)
-    p = rec.reshape(-1, 4, 2)
-    dd1 = np.hypot(*(p[:, 0] - 2 * p[:, 1] + p[:, 2]).T)
-    dd2 = np.hypot(*(p[:, 1] - 2 * p[:, 2] + p[:, 3]).T)
-    n = np.ceil(np.sqrt(0.75 * np.maximum(dd1, dd2) / tol))
-    n = np.where(kind == 0, 1, np.clip(np.nan_to_num(n, nan=1.0), 1, _MAX_SUBDIV)).astype(np.int64)
-    total = int(n.sum())
-    # Points t = k / n, k = 0..n of every record, evaluated once (Horner on power-basis coefficients).
-    npts = n + 1
-    first_pt = np.cumsum(npts) - npts
-    prid = np.repeat(np.arange(len(rec)), npts)
-    k = np.arange(int(npts.sum())) - first_pt[prid]
-    t = (k / n[prid])[:, None]
-    c0 = p[:, 0]
-    c1 = 3 * (p[:, 1] - p[:, 0])
-    c2 = 3 * (p[:, 2] - 2 * p[:, 1] + p[:, 0])
-    c3 = p[:, 3] - 3 * p[:, 2] + 3 * p[:, 1] - p[:, 0]
-    pts = ((c3[prid] * t + c2[prid]) * t + c1[prid]) * t + c0[prid]
-    pts[first_pt] = p[:, 0]  # exact end points keep subpaths closed
-    pts[first_pt + n] = p[:, 3]
-    rid = np.repeat(np.arange(len(rec)), n)
-    j = np.arange(total) - (np.cumsum(n) - n)[rid] + first_pt[rid]
-    seg = np.concatenate([pts[j], pts[j + 1]], axis=1)
-    return seg, owner[rid]
+        return np.zeros((0, 4), dtype), np.zeros(0, owner.dtype)
+    point = np.int64 if dtype == np.float32 else np.complex128  # one (x, y) pair as one element
+    curve = np.nonzero(np.asarray(kind).reshape(-1))[0]
+    q = rec[curve]
+    with np.errstate(invalid="ignore", over="ignore"):
+        d1 = (q[:, 0] - 2 * q[:, 2] + q[:, 4]) ** 2 + (q[:, 1] - 2 * q[:, 3] + q[:, 5]) ** 2
+        d2 = (q[:, 2] - 2 * q[:, 4] + q[:, 6]) ** 2 + (q[:, 3] - 2 * q[:, 5] + q[:, 7]) ** 2
+        nc = np.ceil(np.sqrt(0.75 / tol * np.sqrt(np.maximum(d1, d2))))
+    n = np.ones(len(rec), np.int64)
+    n[curve] = np.clip(np.nan_to_num(nc, nan=1.0), 1, _MAX_SUBDIV)
+    end = np.cumsum(n)
+    start = end - n
+    total = int(end[-1])
+    seg = np.empty((total, 2), point)  # start and end point of each segment
+    pts = np.ascontiguousarray(rec.astype(dtype, copy=False)).view(point)  # (R, 4) points
+    seg[start, 0] = pts[:, 0]
+    seg[end - 1, 1] = pts[:, 3]
+    more = n[curve] > 1
+    big, qb = curve[more], q[more]
+    nb = n[big].astype(np.int16)  # <= _MAX_SUBDIV: a stable sort of int16 is a radix sort
+    order = np.argsort(nb, kind="stable")
+    hist = np.bincount(nb, minlength=2)
+    bounds = np.cumsum(hist) - hist
+    for v in np.nonzero(hist)[0].tolist():
+        sel = order[bounds[v]:bounds[v] + hist[v]]
+        t = np.arange(1, v) / v
+        s = 1 - t
+        weights = np.stack([s ** 3, 3 * s * s * t, 3 * s * t * t, t ** 3], axis=1)  # (v - 1, 4)
+        ctrl = qb[sel].reshape(-1, 4, 2).transpose(1, 0, 2).reshape(4, -1)  # (4, 2 m)
+        inner = np.ascontiguousarray((weights @ ctrl).astype(dtype, copy=False)).view(point)  # (v - 1, m)
+        rows = start[big[sel]] + np.arange(1, v)[:, None]
+        seg[rows, 0] = inner
+        seg[rows - 1, 1] = inner
+    return seg.view(dtype).reshape(total, 4), np.repeat(owner, n)
 
 
 # ---------------------------------------------------------------- many shapes at once (numpy)
