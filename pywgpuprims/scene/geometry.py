@@ -57,6 +57,7 @@ class Path:
         self._rec: list[tuple] = []
         self._kind: list[int] = []
         self._implicit: list[bool] = []  # closing lines added only because fills close subpaths
+        self._joint: list[bool] = []  # a record ends at a vertex of the path data (not inside an arc)
         self._start: tuple[float, float] | None = None
         self._cur: tuple[float, float] | None = None
         # Subpaths, for strokes: first record, closed explicitly, start point.
@@ -96,6 +97,7 @@ class Path:
         self._rec.append((x0, y0, x0, y0, x, y, x, y))
         self._kind.append(0)
         self._implicit.append(False)
+        self._joint.append(True)
         self._cur = (x, y)
         return self
 
@@ -116,6 +118,7 @@ class Path:
         self._rec.append(tuple(p))
         self._kind.append(1)
         self._implicit.append(False)
+        self._joint.append(True)
         self._cur = (p[6], p[7])
         return self
 
@@ -175,6 +178,7 @@ class Path:
             p3 = end if (end is not None and i == n - 1) else pt(c1, s1)
             x0, y0 = self._cur
             self._cubic(x0, y0, *p1, *p2, *p3)
+            self._joint[-1] = i == n - 1
 
     def close(self) -> Path:
         """Close the current subpath with a line back to its start."""
@@ -202,6 +206,7 @@ class Path:
         self._rec.extend(other._rec)
         self._kind.extend(other._kind)
         self._implicit.extend(other._implicit)
+        self._joint.extend(other._joint)
         self._chunks.extend(other._chunks)
         self._chunk_kinds.extend(other._chunk_kinds)
         self._start, self._cur = other._start, other._cur
@@ -228,6 +233,7 @@ class Path:
             q._rec = [tuple(r) for r in tp(self._rec).reshape(-1, 8)]
         q._kind = list(self._kind)
         q._implicit = list(self._implicit)
+        q._joint = list(self._joint)
         q._sub_first = list(self._sub_first)
         q._sub_closed = list(self._sub_closed)
         q._sub_pt = [tuple(r) for r in tp(self._sub_pt)] if self._sub_pt else []
@@ -295,6 +301,32 @@ class Path:
         closed = np.asarray(self._sub_closed, bool)
         pts = np.asarray(self._sub_pt, np.float64).reshape(-1, 2)
         return rec[keep], kind[keep], sub[keep], closed, pts
+
+    def vertices(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
+        """Per subpath, for markers: (vertices (k, 2), incoming directions (k, 2), outgoing
+        directions (k, 2), closed). Vertices are the path data's: a subpath's start and the end of
+        each command (an arc's inner pieces are not vertices); a direction is (0, 0) where there is
+        none (a subpath's first incoming, last outgoing). Degenerate tangents fall back to the chord."""
+        self._close_implicit()
+        out = []
+        firsts = [*self._sub_first, len(self._rec)]
+        for si in range(len(self._sub_first)):
+            a, b = firsts[si], firsts[si + 1]
+            recs = [np.asarray(self._rec[i], np.float64).reshape(4, 2) for i in range(a, b) if not self._implicit[i]]
+            joints = [self._joint[i] for i in range(a, b) if not self._implicit[i]]
+            start = np.asarray(self._sub_pt[si], np.float64)
+            pts, d_in, d_out = [start], [np.zeros(2)], []
+            for r, j in zip(recs, joints, strict=True):
+                t0 = next((q - r[0] for q in (r[1], r[2], r[3]) if np.any(q != r[0])), np.zeros(2))
+                t1 = next((r[3] - q for q in (r[2], r[1], r[0]) if np.any(q != r[3])), np.zeros(2))
+                if len(d_out) < len(pts):
+                    d_out.append(t0)
+                if j:
+                    pts.append(r[3])
+                    d_in.append(t1)
+            d_out.append(np.zeros(2))
+            out.append((np.array(pts), np.array(d_in), np.array(d_out[:len(pts)]), bool(self._sub_closed[si])))
+        return out
 
     # ---------------------------------------------------------------- queries
     def records(self, transform=None, stroke: bool = False) -> tuple[np.ndarray, np.ndarray]:

@@ -35,6 +35,7 @@ from .geometry import Path, compose, ellipse, polygon, rect, rounded_rect
 from .paint import Gradient
 from .pathdata import parse_path_d, parse_transform
 from .stroke import StrokeStyle, stroke_outline
+from .svg_markers import MARKED, draw_markers
 
 _XLINK = "{http://www.w3.org/1999/xlink}href"
 _SHAPES = ("rect", "circle", "ellipse", "line", "polygon", "polyline", "path")
@@ -42,7 +43,7 @@ _GROUPS = ("g", "a")
 _QUIET = {"defs", "clipPath", "title", "desc", "metadata", "style", "linearGradient", "radialGradient", "symbol",
           "mask", "pattern", "marker", "filter", "script", "font", "font-face", "cursor", "view", "stop",
           "namedview", "sodipodi:namedview"}
-_UNSUPPORTED_PROPS = ("filter", "marker-start", "marker-mid", "marker-end")
+_UNSUPPORTED_PROPS = ("filter",)
 _ALIGN = {"none", "xMinYMin", "xMidYMin", "xMaxYMin", "xMinYMid", "xMidYMid", "xMaxYMid", "xMinYMax", "xMidYMax",
           "xMaxYMax"}
 MAX_SIZE = 1 << 20
@@ -131,6 +132,7 @@ class _Loader:
         self._doc_style: dict[int, dict] = {}
         self._weight: dict[int, int] = {}
         self._masks_open: set[int] = set()
+        self._markers_open: set[int] = set()
 
     # ---------------------------------------------------------------- helpers
     def warn(self, feature: str, element: str, effect: str = "is not supported; it is ignored") -> None:
@@ -703,16 +705,18 @@ class _Loader:
         if p is None:
             return
         t = _local(el.tag)
-        order = ["fill", "stroke"]
-        po = (st.get("paint-order") or "normal").split()
-        if po and po[0] == "stroke":
-            order = ["stroke", "fill"]
+        order = ["fill", "stroke", "markers"]
+        po = [w for w in (st.get("paint-order") or "normal").split() if w in order]
+        order = list(dict.fromkeys(po + order))  # the named ones first, the others in their usual order
         self.lengths = lengths
         for what in order:
             if what == "fill" and t != "line":
                 self.fill_shape(el, p, tr, st, lengths, op)
             elif what == "stroke":
                 self.stroke_shape(el, p, tr, st, lengths, op)
+            elif what == "markers" and t in MARKED:
+                draw_markers(self, el, p, tr, st, lengths, op, 0)
+                self.lengths = lengths
 
     def _paint_path(self, el, p: Path, rule: str, tr, paint, alpha: float, lengths, bbox_path: Path) -> None:
         kind, v = paint
