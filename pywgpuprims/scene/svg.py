@@ -36,6 +36,7 @@ from .paint import Gradient
 from .pathdata import parse_path_d, parse_transform
 from .stroke import StrokeStyle, stroke_outline
 from .svg_markers import MARKED, draw_markers
+from .svg_raster import draw_filtered, draw_image, filter_of
 
 _XLINK = "{http://www.w3.org/1999/xlink}href"
 _SHAPES = ("rect", "circle", "ellipse", "line", "polygon", "polyline", "path")
@@ -43,7 +44,6 @@ _GROUPS = ("g", "a")
 _QUIET = {"defs", "clipPath", "title", "desc", "metadata", "style", "linearGradient", "radialGradient", "symbol",
           "mask", "pattern", "marker", "filter", "script", "font", "font-face", "cursor", "view", "stop",
           "namedview", "sodipodi:namedview"}
-_UNSUPPORTED_PROPS = ("filter",)
 _ALIGN = {"none", "xMinYMin", "xMidYMin", "xMaxYMin", "xMinYMid", "xMidYMid", "xMaxYMid", "xMinYMax", "xMidYMax",
           "xMaxYMax"}
 MAX_SIZE = 1 << 20
@@ -133,6 +133,8 @@ class _Loader:
         self._weight: dict[int, int] = {}
         self._masks_open: set[int] = set()
         self._markers_open: set[int] = set()
+        self.base_dir: str | None = None  # the SVG file's folder (images beside it), None for text
+        self.canvas = (1, 1)  # the canvas in pixels (filters render on it)
 
     # ---------------------------------------------------------------- helpers
     def warn(self, feature: str, element: str, effect: str = "is not supported; it is ignored") -> None:
@@ -413,10 +415,9 @@ class _Loader:
         if not _conditions_pass(el):
             return
         tr = compose(ctm, self.transform(el, st))
-        for prop in _UNSUPPORTED_PROPS:
-            if st.get(prop) not in (None, "none", "") and (prop in st and (prop not in parent_st
-                                                                           or parent_st[prop] != st[prop])):
-                self.warn(prop, t)
+        flt = filter_of(self, st, el)
+        if flt is False:
+            return  # a filter reference to nothing: the element is not drawn
         op = opacity
         own = parse_opacity(st.get("opacity"), 1.0)
         mask = None
@@ -443,34 +444,42 @@ class _Loader:
             self.scene.end_mask()
             layer = True
         try:
-            if t in _GROUPS:
-                for c in el:
-                    self.draw(c, tr, st, lengths, op, depth + 1, use_stack)
-            elif t == "switch":
-                for c in el:
-                    if isinstance(c.tag, str) and _is_svg(c) and _conditions_pass(c) and _local(c.tag) not in _QUIET:
-                        self.draw(c, tr, st, lengths, op, depth + 1, use_stack)
-                        break
-            elif t == "svg":
-                self.nested_svg(el, tr, st, lengths, op, depth, use_stack, None)
-            elif t == "use":
-                self.use(el, tr, st, lengths, op, depth, use_stack)
-            elif t in _SHAPES:
-                if st.get("visibility", "visible") == "visible":
-                    self.shape(el, tr, st, lengths, op)
-            elif t == "text":
-                from .text import draw_text  # noqa: PLC0415
-
-                draw_text(self, el, tr, st, lengths, op)
-            elif t in ("image", "foreignObject", "video", "audio", "iframe", "canvas"):
-                self.warn(f"<{t}>", t)
+            if flt is not None:
+                draw_filtered(self, flt, el, tr, st, lengths, op,
+                              lambda: self._content(el, t, tr, st, lengths, 1.0, depth, use_stack))
             else:
-                self.warn(f"<{t}>", t)
+                self._content(el, t, tr, st, lengths, op, depth, use_stack)
         finally:
             if layer:
                 self.scene.pop_layer()
             if pushed:
                 self.scene.pop_clip()
+
+    def _content(self, el, t, tr, st, lengths, op, depth, use_stack) -> None:
+        """Draw what ``el`` itself paints (its clip, mask and layer already pushed)."""
+        if t in _GROUPS:
+            for c in el:
+                self.draw(c, tr, st, lengths, op, depth + 1, use_stack)
+        elif t == "switch":
+            for c in el:
+                if isinstance(c.tag, str) and _is_svg(c) and _conditions_pass(c) and _local(c.tag) not in _QUIET:
+                    self.draw(c, tr, st, lengths, op, depth + 1, use_stack)
+                    break
+        elif t == "svg":
+            self.nested_svg(el, tr, st, lengths, op, depth, use_stack, None)
+        elif t == "use":
+            self.use(el, tr, st, lengths, op, depth, use_stack)
+        elif t in _SHAPES:
+            if st.get("visibility", "visible") == "visible":
+                self.shape(el, tr, st, lengths, op)
+        elif t == "text":
+            from .text import draw_text  # noqa: PLC0415
+
+            draw_text(self, el, tr, st, lengths, op)
+        elif t == "image":
+            draw_image(self, el, tr, st, lengths, op)
+        else:
+            self.warn(f"<{t}>", t)
 
     def draw_mask(self, mask, target, target_st, lengths, tr, depth) -> None:
         """Draw the content of ``mask`` for ``target`` (clipped to the mask's region)."""
@@ -924,6 +933,8 @@ def load_svg(source, *, scale: float | tuple[float, float] = 1.0, max_elements: 
             raise InputError("load_svg", f"elements nest deeper than max_depth={budget.depth}")
         stack.extend((c, d + 1) for c in el)
     ld = _Loader(root, budget)
+    if not (isinstance(source, str) and source.lstrip().startswith("<")) and not isinstance(source, bytes | bytearray):
+        ld.base_dir = str(FsPath(os.fspath(source)).resolve().parent)  # images may be read from beside the file
     if ld.weight(root) > budget.elements:
         raise InputError("load_svg", f"the document expands to more than max_elements={budget.elements} elements "
                          "(after use expansion); raise max_elements to render it")
@@ -964,6 +975,7 @@ def load_svg(source, *, scale: float | tuple[float, float] = 1.0, max_elements: 
         if not (0 < w <= MAX_SIZE and 0 < h <= MAX_SIZE):
             raise InputError("load_svg", f"the scaled canvas {w!r} x {h!r} is not in (0, {MAX_SIZE}] pixels a side")
     ld.lengths = lengths
+    ld.canvas = (int(math.ceil(w - 1e-9)), int(math.ceil(h - 1e-9)))
     op = parse_opacity(st0.get("opacity"), 1.0)
     pushed = ld.push_clip(st0, root, lengths, ctm)
     layer = op < 1 and ld._painted(root, st0, 0) > 1
