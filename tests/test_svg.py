@@ -218,7 +218,8 @@ def test_image_pixels_count_against_the_budget():
         load_svg(text, max_elements=1000)
     s, _, _ = load_svg(text, max_elements=5000)
     assert len(s) >= 1600
-    bad = '<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9"><image href="data:image/png;base64,AAAA"/></svg>'
+    bad = ('<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9">'
+           '<image href="data:image/png;base64,AAAA"/></svg>')
     with pytest.warns(UserWarning, match="cannot be decoded"):
         load_svg(bad)
 
