@@ -23,6 +23,8 @@ KNOWN = {
     "strokes/dash-circle.svg": "dash positions along curves drift by under half a pixel against resvg's arc-length "
                                "measure (1.9% of pixels)",
     "unsupported/fe-turbulence.svg": "feTurbulence is not supported (warned; the element is drawn unfiltered)",
+    "patterns/fractional-tile.svg": "resvg rasterises a tile of 16 x 1.2 = 19.2 pixels as 20 and repeats it every "
+                                    "20 pixels (16.67 units, not 16): its stripes drift (5.8% of pixels)",
     "filters/region-cut.svg": "where the filter region cuts a blurred shape, resvg's pixels next to the cut are "
                               "darker than a Gaussian's (101 vs 153 of 255 at sigma 2): 2.4% of pixels",
 }

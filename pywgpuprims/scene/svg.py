@@ -10,9 +10,11 @@ caps, joins, miter limits, dashes, ``vector-effect: non-scaling-stroke``; :mod:`
 ``linearGradient`` / ``radialGradient`` (:mod:`.paint`); ``clip-path`` with ``clipPath`` in all its
 forms (reference cycles drop the cyclic link, as resvg does); ``opacity`` (a layer wherever more
 than one thing is painted, see :meth:`Scene.push_layer`); simple
-``text`` / ``tspan`` (:mod:`.text`); ``mask`` (luminance, a masked layer). Anything else (``filter``,
-``pattern``, ``marker``,
-``image``, ...) gives one warning per feature and element name.
+``text`` / ``tspan`` (:mod:`.text`); ``mask`` (luminance, a masked layer); ``marker``
+(:mod:`.svg_markers`); ``pattern`` (:mod:`.svg_pattern`); ``image`` and ``filter`` with
+``feGaussianBlur`` / ``feOffset`` / ``feFlood`` / ``feMerge`` (:mod:`.svg_raster`). Anything else
+(other filter primitives, CSS filter functions, ``foreignObject``, external images, ...) gives one
+warning per feature and element name.
 
 Hostile files are bounded: elements after ``use`` and clip expansion, path segments and nesting
 depth each have a budget (arguments of :func:`load_svg`); past it, :class:`~pywgpuprims.InputError`.
@@ -36,6 +38,7 @@ from .paint import Gradient
 from .pathdata import parse_path_d, parse_transform
 from .stroke import StrokeStyle, stroke_outline
 from .svg_markers import MARKED, draw_markers
+from .svg_pattern import draw_pattern, has_size
 from .svg_raster import draw_filtered, draw_image, filter_of
 
 _XLINK = "{http://www.w3.org/1999/xlink}href"
@@ -133,6 +136,7 @@ class _Loader:
         self._weight: dict[int, int] = {}
         self._masks_open: set[int] = set()
         self._markers_open: set[int] = set()
+        self._patterns_open: set[int] = set()
         self.base_dir: str | None = None  # the SVG file's folder (images beside it), None for text
         self.canvas = (1, 1)  # the canvas in pixels (filters render on it)
 
@@ -603,7 +607,7 @@ class _Loader:
                 self.scene.pop_clip()
 
     def paint(self, value, st, what: str, el):
-        """None (no paint), ('color', rgba) or ('grad', Gradient)."""
+        """None (no paint), ('color', rgba), ('grad', Gradient) or ('pattern', element)."""
         if value is None or value == "none":
             return None
         ref = parse_url(value)
@@ -623,8 +627,8 @@ class _Loader:
                     c = g.colors[-1]
                     return ("color", tuple(c))
                 return ("grad", g)
-            if tgt is not None and _local(tgt.tag) == "pattern":
-                self.warn(f"pattern paint ({what})", _local(el.tag))
+            if tgt is not None and _local(tgt.tag) == "pattern" and has_size(self, tgt):
+                return ("pattern", tgt)
             if fallback and fallback != "none":
                 return self.paint(fallback, st, what, el)
             return None
@@ -735,6 +739,9 @@ class _Loader:
                 a = 255.0 * v[3] * alpha
                 if a > 0:
                     self.scene.fill(p, (v[0] * 255, v[1] * 255, v[2] * 255, a), fill_rule=rule, transform=tr)
+            elif kind == "pattern":
+                if alpha > 0:
+                    draw_pattern(self, el, p, rule, tr, v, min(1.0, alpha), lengths, bbox_path)
             else:
                 self.scene.fill(p, v, fill_rule=rule, transform=tr, opacity=min(1.0, max(0.0, alpha)),
                                 bbox=bbox_path.bbox())
@@ -796,8 +803,8 @@ class _Loader:
         if outline is None:
             return
         alpha = op * parse_opacity(st.get("stroke-opacity"), 1.0) * thin
-        if paint[0] == "grad" and non_scaling and tr is not None:
-            self.warn("gradient on a non-scaling stroke", _local(el.tag))
+        if paint[0] in ("grad", "pattern") and non_scaling and tr is not None:
+            self.warn(f"{'gradient' if paint[0] == 'grad' else 'pattern'} on a non-scaling stroke", _local(el.tag))
             return
         self._paint_path(el, outline, "nonzero", str_, paint, alpha, lengths, p)
 

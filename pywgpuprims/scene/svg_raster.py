@@ -125,22 +125,46 @@ def _load(ld, href: str, el) -> np.ndarray | None:
     return img
 
 
-def _sample(src: np.ndarray, u: np.ndarray, v: np.ndarray, smooth: bool) -> np.ndarray:
+def _sample(src: np.ndarray, u: np.ndarray, v: np.ndarray, smooth: bool, wrap: bool = False) -> np.ndarray:
     """Premultiplied samples of ``src`` (premultiplied floats) at picture coordinates ``u`` (across)
-    and ``v`` (down), arrays of one shape (pixel centres at k + 0.5), edges clamped."""
+    and ``v`` (down), arrays of one shape (pixel centres at k + 0.5); edges clamped, or the picture
+    repeated with ``wrap``."""
     h, w = src.shape[:2]
+
+    def ix(k, n):
+        return np.mod(k, n) if wrap else np.clip(k, 0, n - 1)
+
     if not smooth:
-        iu = np.clip(np.floor(u).astype(np.int64), 0, w - 1)
-        iv = np.clip(np.floor(v).astype(np.int64), 0, h - 1)
-        return src[iv, iu]
+        return src[ix(np.floor(v).astype(np.int64), h), ix(np.floor(u).astype(np.int64), w)]
     fu, fv = u - 0.5, v - 0.5
     u0, v0 = np.floor(fu).astype(np.int64), np.floor(fv).astype(np.int64)
     tu, tv = (fu - u0)[..., None], (fv - v0)[..., None]
-    ua, ub = np.clip(u0, 0, w - 1), np.clip(u0 + 1, 0, w - 1)
-    va, vb = np.clip(v0, 0, h - 1), np.clip(v0 + 1, 0, h - 1)
+    ua, ub = ix(u0, w), ix(u0 + 1, w)
+    va, vb = ix(v0, h), ix(v0 + 1, h)
     top = src[va, ua] * (1 - tu) + src[va, ub] * tu
     bot = src[vb, ua] * (1 - tu) + src[vb, ub] * tu
     return top * (1 - tv) + bot * tv
+
+
+def put_sampled(ld, src: np.ndarray, m: np.ndarray, box, alpha: float, smooth: bool = True, wrap: bool = False,
+                charged: bool = False) -> None:
+    """Device pixels of ``box`` (device x0, y0, x1, y1, cut to the canvas) coloured by sampling
+    ``src`` (premultiplied floats) through the inverse of ``m`` (picture pixels -> device)."""
+    full = np.vstack([m, [0, 0, 1]])
+    if abs(np.linalg.det(full)) < 1e-12 or not np.isfinite(box).all():
+        return
+    inv = np.linalg.inv(full)[:2]
+    cw, ch = ld.canvas
+    X0, Y0 = max(0, math.floor(box[0])), max(0, math.floor(box[1]))
+    X1, Y1 = min(cw, math.ceil(box[2])), min(ch, math.ceil(box[3]))
+    if not (X1 > X0 and Y1 > Y0):
+        return
+    if not charged:
+        ld.budget.charge((X1 - X0) * (Y1 - Y0))  # before the arrays are made
+    cx, cy = np.meshgrid(np.arange(X0, X1) + 0.5, np.arange(Y0, Y1) + 0.5)
+    u = inv[0, 0] * cx + inv[0, 1] * cy + inv[0, 2]
+    v = inv[1, 0] * cx + inv[1, 1] * cy + inv[1, 2]
+    put_pixels(ld, _sample(src, u, v, smooth, wrap), X0, Y0, (X0, Y0, X1, Y1), alpha, charged=True)
 
 
 def draw_image(ld, el, tr, st, lengths: Lengths, op: float) -> None:
@@ -180,24 +204,12 @@ def draw_image(ld, el, tr, st, lengths: Lengths, op: float) -> None:
     smooth = st.get("image-rendering", "auto") not in ("optimizeSpeed", "pixelated", "crisp-edges")
     # Device pixels over the picture, sampled at their centres through the inverse transform;
     # the picture's edges and the viewport come from two clips (exact coverage at the borders).
-    full = np.vstack([m, [0, 0, 1]])
-    if abs(np.linalg.det(full)) < 1e-12:
-        return
-    inv = np.linalg.inv(full)[:2]
     pic = np.array([[0, 0], [iw, 0], [0, ih], [iw, ih]]) @ m[:, :2].T + m[:, 2]
-    cw, ch = ld.canvas
-    X0, Y0 = max(0, math.floor(pic[:, 0].min())), max(0, math.floor(pic[:, 1].min()))
-    X1, Y1 = min(cw, math.ceil(pic[:, 0].max())), min(ch, math.ceil(pic[:, 1].max()))
-    if not (X1 > X0 and Y1 > Y0) or not np.isfinite(pic).all():
-        return
-    ld.budget.charge((X1 - X0) * (Y1 - Y0))  # before the arrays are made
-    cx, cy = np.meshgrid(np.arange(X0, X1) + 0.5, np.arange(Y0, Y1) + 0.5)
-    u = inv[0, 0] * cx + inv[0, 1] * cy + inv[0, 2]
-    v = inv[1, 0] * cx + inv[1, 1] * cy + inv[1, 2]
+    box = (pic[:, 0].min(), pic[:, 1].min(), pic[:, 0].max(), pic[:, 1].max())
     ld.scene.push_clip(rect(0, 0, iw, ih), transform=m)
     ld.scene.push_clip(rect(x, y, w, h), transform=tr)
     try:
-        put_pixels(ld, _sample(prem, u, v, smooth), X0, Y0, (X0, Y0, X1, Y1), op, charged=True)
+        put_sampled(ld, prem, m, box, op, smooth)
     finally:
         ld.scene.pop_clip()
         ld.scene.pop_clip()
