@@ -233,6 +233,37 @@ def _to_srgb(prem: np.ndarray) -> np.ndarray:
 SUPPORTED = ("feGaussianBlur", "feOffset", "feFlood", "feMerge")
 
 
+def _subregion(c, img, prim_units, bb, lengths, region, m, X0, Y0) -> np.ndarray:
+    """``img`` cut to primitive ``c``'s subregion (missing sides: the filter region's)."""
+    fx, fy, fw, fh = region
+
+    def val(name, axis, default):
+        v = c.get(name)
+        if v is None:
+            return default
+        v = v.strip()
+        if prim_units == "objectBoundingBox":
+            try:
+                k = float(v[:-1]) / 100 if v.endswith("%") else float(v)
+            except ValueError:
+                return default
+            size = (bb[2] - bb[0]) if axis == "x" else (bb[3] - bb[1])
+            return k * size + ((bb[0] if axis == "x" else bb[1]) if name in ("x", "y") else 0.0)
+        r = lengths.resolve(v, axis, None)
+        return default if r is None else r
+
+    x, y = val("x", "x", fx), val("y", "y", fy)
+    w, h = val("width", "x", fw), val("height", "y", fh)
+    corners = np.array([[x, y], [x + w, y], [x, y + h], [x + w, y + h]]) @ m[:, :2].T + m[:, 2]
+    x0, y0 = math.floor(corners[:, 0].min() + 1e-9) - X0, math.floor(corners[:, 1].min() + 1e-9) - Y0
+    x1, y1 = math.ceil(corners[:, 0].max() - 1e-9) - X0, math.ceil(corners[:, 1].max() - 1e-9) - Y0
+    out = np.zeros_like(img)
+    if w > 0 and h > 0:
+        ys, xs = slice(max(0, y0), max(0, y1)), slice(max(0, x0), max(0, x1))
+        out[ys, xs] = img[ys, xs]
+    return out
+
+
 def filter_of(ld, st, el):
     """The ``filter`` element referenced by ``st``; None for no filter; False when the element must
     not be drawn (a reference to nothing, as the spec says)."""
@@ -381,6 +412,8 @@ def draw_filtered(ld, f, el, tr, st, lengths: Lengths, op: float, content) -> No
                 img = as_space(*inp(node.get("in")), lin)
                 acc = img + acc * (1 - img[..., 3:])
             out = (acc, lin)
+        if any(c.get(k) is not None for k in ("x", "y", "width", "height")):  # a primitive subregion
+            out = (_subregion(c, out[0], prim_units, bb, lengths, (fx, fy, fw, fh), m, X0, Y0), out[1])
         last = out
         name = (c.get("result") or "").strip()
         if name:
