@@ -9,7 +9,7 @@ Files: the conformance corpus (``tests/svg_corpus``), the gallery demo's files f
 after one warm-up call, from the SVG text to an RGBA numpy array:
 
 - ours: :func:`~pywgpuprims.scene.load_svg` + :meth:`Scene.render` (GPU, read back);
-- resvg-py: ``svg_to_bytes`` (a PNG) and its decoding (resvg-py returns nothing else);
+- resvg-py: ``svg_to_bytes`` at our canvas size (a PNG) and its decoding (resvg-py returns nothing else);
 - skia-python: ``skia.SVGDOM`` rendered on a raster surface (CPU), read into numpy;
 - vello (the ``vello`` PyPI package, Python bindings of linebender's vello): it has no SVG document
   loader (only path-data strings), so its file rows say so; on the scene it runs through its own
@@ -63,7 +63,8 @@ def resvg_svg(text: str, size=None) -> np.ndarray:
     import imageio.v3 as iio  # noqa: PLC0415
     import resvg_py  # noqa: PLC0415
 
-    return iio.imread(io.BytesIO(bytes(resvg_py.svg_to_bytes(svg_string=text))))
+    size_args = {} if size is None else {"width": int(size[0]), "height": int(size[1])}
+    return iio.imread(io.BytesIO(bytes(resvg_py.svg_to_bytes(svg_string=text, **size_args))))
 
 
 def skia_svg(text: str, size=None) -> np.ndarray:
