@@ -399,9 +399,9 @@ def flatten(rec: np.ndarray, kind: np.ndarray, owner: np.ndarray, tol: float = T
     start = end - n
     total = int(end[-1])
     seg = np.empty((total, 2), point)  # start and end point of each segment
-    pts = np.ascontiguousarray(rec.astype(dtype, copy=False)).view(point)  # (R, 4) points
-    seg[start, 0] = pts[:, 0]
-    seg[end - 1, 1] = pts[:, 3]
+    ends = np.ascontiguousarray(rec[:, [0, 1, 6, 7]], dtype).view(point)  # (R, 2): each record's end points
+    seg[start, 0] = ends[:, 0]
+    seg[end - 1, 1] = ends[:, 1]
     more = n[curve] > 1
     big, qb = curve[more], q[more]
     nb = n[big].astype(np.int16)  # <= _MAX_SUBDIV: a stable sort of int16 is a radix sort
