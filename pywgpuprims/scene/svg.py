@@ -12,7 +12,8 @@ forms (reference cycles drop the cyclic link, as resvg does); ``opacity`` (a lay
 than one thing is painted, see :meth:`Scene.push_layer`); simple
 ``text`` / ``tspan`` (:mod:`.text`); ``mask`` (luminance, a masked layer); ``marker``
 (:mod:`.svg_markers`); ``pattern`` (:mod:`.svg_pattern`); ``image`` and ``filter`` with
-``feGaussianBlur`` / ``feOffset`` / ``feFlood`` / ``feMerge`` (:mod:`.svg_raster`). Anything else
+``feGaussianBlur`` / ``feOffset`` / ``feFlood`` / ``feMerge`` / ``feColorMatrix`` /
+``feComposite`` (:mod:`.svg_raster`). Anything else
 (other filter primitives, CSS filter functions, ``foreignObject``, external images, ...) gives one
 warning per feature and element name.
 

@@ -1,5 +1,6 @@
 """Raster content for :mod:`.svg`: ``image`` (embedded ``data:`` PNG / JPEG, or a file beside the SVG)
-and ``filter`` (``feGaussianBlur``, ``feOffset``, ``feFlood``, ``feMerge``).
+and ``filter`` (``feGaussianBlur``, ``feOffset``, ``feFlood``, ``feMerge``, ``feColorMatrix``,
+``feComposite``).
 
 Both end as pixels put into the scene: one filled device-pixel rectangle per pixel (through
 :meth:`Scene.fill_many`, in bulk), cut to the image's or filter region's exact edges, so they sit
@@ -230,7 +231,68 @@ def _to_srgb(prem: np.ndarray) -> np.ndarray:
     return np.concatenate([s * a, a], axis=-1)
 
 
-SUPPORTED = ("feGaussianBlur", "feOffset", "feFlood", "feMerge")
+SUPPORTED = ("feGaussianBlur", "feOffset", "feFlood", "feMerge", "feColorMatrix", "feComposite")
+
+
+def _color_matrix(c, img: np.ndarray) -> np.ndarray | None:
+    """``feColorMatrix`` on premultiplied ``img``; None for an invalid matrix (the primitive then
+    passes its input through, as resvg does)."""
+    kind = (c.get("type") or "matrix").strip()
+    try:
+        vals = [float(v) for v in re.split(r"[\s,]+", (c.get("values") or "").strip()) if v]
+    except ValueError:
+        vals = None
+    if kind == "matrix":
+        mat = np.array(vals, float).reshape(4, 5) if vals is not None and len(vals) == 20 else np.eye(4, 5)
+    elif kind == "saturate":
+        k = vals[0] if vals else 1.0
+        mat = np.zeros((4, 5))
+        mat[:3, :3] = [[0.213 + 0.787 * k, 0.715 - 0.715 * k, 0.072 - 0.072 * k],
+                       [0.213 - 0.213 * k, 0.715 + 0.285 * k, 0.072 - 0.072 * k],
+                       [0.213 - 0.213 * k, 0.715 - 0.715 * k, 0.072 + 0.928 * k]]
+        mat[3, 3] = 1
+    elif kind == "hueRotate":
+        a = math.radians(vals[0] if vals else 0.0)
+        co, si = math.cos(a), math.sin(a)
+        mat = np.zeros((4, 5))
+        mat[:3, :3] = (np.array([[0.213, 0.715, 0.072]] * 3)
+                       + co * np.array([[0.787, -0.715, -0.072], [-0.213, 0.285, -0.072], [-0.213, -0.715, 0.928]])
+                       + si * np.array([[-0.213, -0.715, 0.928], [0.143, 0.140, -0.283], [-0.787, 0.715, 0.072]]))
+        mat[3, 3] = 1
+    elif kind == "luminanceToAlpha":
+        mat = np.zeros((4, 5))
+        mat[3, :3] = [0.2125, 0.7154, 0.0721]
+    else:
+        return None
+    a = img[..., 3:]
+    straight = np.concatenate([np.where(a > 0, img[..., :3] / np.maximum(a, 1e-12), 0), a], axis=-1)
+    out = np.clip(straight @ mat[:, :4].T + mat[:, 4], 0, 1)
+    return np.concatenate([out[..., :3] * out[..., 3:], out[..., 3:]], axis=-1)
+
+
+def _composite(c, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``feComposite`` of premultiplied ``a`` (in) over / in / out / atop / xor / arithmetic ``b`` (in2)."""
+    op = (c.get("operator") or "over").strip()
+    aa, ab = a[..., 3:], b[..., 3:]
+    if op == "in":
+        return a * ab
+    if op == "out":
+        return a * (1 - ab)
+    if op == "atop":
+        return a * ab + b * (1 - aa)
+    if op == "xor":
+        return a * (1 - ab) + b * (1 - aa)
+    if op == "arithmetic":
+        k = []
+        for name in ("k1", "k2", "k3", "k4"):
+            try:
+                k.append(float(c.get(name) or 0))
+            except ValueError:
+                k.append(0.0)
+        out = np.clip(k[0] * a * b + k[1] * a + k[2] * b + k[3], 0, 1)
+        out[..., :3] = np.minimum(out[..., :3], out[..., 3:])  # premultiplied: colour at most alpha
+        return out
+    return a + b * (1 - aa)
 
 
 def _subregion(c, img, prim_units, bb, lengths, region, m, X0, Y0) -> np.ndarray:
@@ -404,6 +466,14 @@ def draw_filtered(ld, f, el, tr, st, lengths: Lengths, op: float, content) -> No
             px = np.array([col[0] * a, col[1] * a, col[2] * a, a])
             img = np.broadcast_to(px, source.shape).copy()
             out = (as_space(img, False, lin), lin)
+        elif t == "feColorMatrix":
+            img = as_space(*inp(c.get("in")), lin)
+            cm = _color_matrix(c, img)
+            out = (img if cm is None else cm, lin)
+        elif t == "feComposite":
+            a = as_space(*inp(c.get("in")), lin)
+            b = as_space(*inp(c.get("in2")), lin)
+            out = (_composite(c, a, b), lin)
         else:  # feMerge: source-over of its nodes in order
             acc = np.zeros_like(source)
             for node in c:
