@@ -258,3 +258,10 @@ def test_markers_sit_on_the_path_data_vertices():
     assert np.allclose(pts, [[10, 10], [50, 10], [50, 50], [10, 40], [10, 10], [70, 70], [80, 70]])
     # a closed subpath's first vertex bisects the closing segment (up) and the first one (right)
     assert got[0][3] == pytest.approx(-45.0) and got[-1][3] == pytest.approx(0.0)
+
+
+def test_filter_region_pixels_count_against_the_budget():
+    text = ('<svg xmlns="http://www.w3.org/2000/svg" width="4000" height="4000"><filter id="b">'
+            '<feGaussianBlur stdDeviation="3"/></filter><rect width="3000" height="3000" filter="url(#b)"/></svg>')
+    with pytest.raises(pp.InputError, match="max_elements"):
+        load_svg(text)  # the region's 3600^2 pixels, refused before anything is rendered

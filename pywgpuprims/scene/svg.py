@@ -451,7 +451,8 @@ class _Loader:
         try:
             if flt is not None:
                 draw_filtered(self, flt, el, tr, st, lengths, op,
-                              lambda: self._content(el, t, tr, st, lengths, 1.0, depth, use_stack))
+                              lambda shift: self._content(el, t, compose(shift, tr), st, lengths, 1.0, depth,
+                                                          use_stack))
             else:
                 self._content(el, t, tr, st, lengths, op, depth, use_stack)
         finally:

@@ -13,10 +13,11 @@ expansion budget.
   square. ``preserveAspectRatio`` places it in its ``x, y, width, height`` viewport, clipped.
   External files: only a path relative to the SVG file's folder, inside it, at most
   ``MAX_IMAGE_BYTES``; ``http:`` and absolute paths are refused (warned).
-- ``filter``: the element is drawn alone (a scene of its own, rendered on the GPU at the canvas
-  size), the primitives run on the pixels (blur: the library's :func:`~pywgpuprims.gaussian_filter`),
-  in linearRGB unless ``color-interpolation-filters: sRGB``, and the result is cut to the filter
-  region. Other primitives warn once and the element is drawn unfiltered.
+- ``filter``: the element is drawn alone (a scene of its own, rendered on the GPU on a canvas
+  that is the filter region), the primitives run on the pixels (blur: the library's
+  :func:`~pywgpuprims.gaussian_filter`), in linearRGB unless ``color-interpolation-filters: sRGB``,
+  and the result is cut to the primitive subregions and the filter region. Other primitives warn
+  once and the element is drawn unfiltered.
 """
 
 from __future__ import annotations
@@ -351,7 +352,8 @@ def filter_of(ld, st, el):
 
 
 def draw_filtered(ld, f, el, tr, st, lengths: Lengths, op: float, content) -> None:
-    """Draw ``el`` through filter ``f``: ``content(scene)`` draws the element into the scene given."""
+    """Draw ``el`` through filter ``f``: ``content(shift)`` draws the element into ``ld.scene`` with
+    the 2x3 matrix ``shift`` applied after its transform (the filter region moved to the origin)."""
     from .builder import Scene  # noqa: PLC0415
     from .svg import _local  # noqa: PLC0415
 
@@ -388,13 +390,14 @@ def draw_filtered(ld, f, el, tr, st, lengths: Lengths, op: float, content) -> No
         return
     sx, sy = math.hypot(m[0, 0], m[1, 0]), math.hypot(m[0, 1], m[1, 1])
     ld.budget.charge(1)
-    sub, main = Scene(), ld.scene
-    ld.scene = sub
-    try:
-        content()
+    ld.budget.charge((X1 - X0) * (Y1 - Y0))  # the region's pixels, before anything is rendered
+    sub, main, canvas = Scene(), ld.scene, ld.canvas
+    ld.scene, ld.canvas = sub, (X1 - X0, Y1 - Y0)
+    try:  # the element alone, on a canvas that is the filter region
+        content(np.array([[1.0, 0, -X0], [0, 1.0, -Y0]]))
     finally:
-        ld.scene = main
-    src = sub.render(cw, ch, background=(0, 0, 0, 0))[Y0:Y1, X0:X1].astype(np.float64) / 255
+        ld.scene, ld.canvas = main, canvas
+    src = sub.render(X1 - X0, Y1 - Y0, background=(0, 0, 0, 0)).astype(np.float64) / 255
     source = np.concatenate([src[..., :3] * src[..., 3:], src[..., 3:]], axis=2)
     H, W = source.shape[:2]
     results: dict[str, tuple[np.ndarray, bool]] = {}  # name -> (premultiplied pixels, linear)
@@ -489,4 +492,4 @@ def draw_filtered(ld, f, el, tr, st, lengths: Lengths, op: float, content) -> No
         if name:
             results[name] = out
     img = as_space(*last, False)
-    put_pixels(ld, img, X0, Y0, (X0, Y0, X1, Y1), op)
+    put_pixels(ld, img, X0, Y0, (X0, Y0, X1, Y1), op, charged=True)
