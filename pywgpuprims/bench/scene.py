@@ -41,7 +41,10 @@ def grid_scene(n_paths: int, n_clips: int, width: int, height: int, seed: int = 
     px, py = x0[:, None] + u[..., 0] * cw, y0[:, None] + u[..., 1] * ch
     sz = r * (0.15 + 0.5 * u[..., 2])
     kind = np.arange(per) % 3  # 0 circles, 1 rectangles, 2 triangles (padded with a zero-length record)
-    rec = np.empty((n_cells, per, 4, 8))
+    # Every cell's records in one array, written in place: circle, star, rounded rect, the fills.
+    records = np.empty((n_cells, 26 + 4 * per, 8))
+    records[:, :4], records[:, 4:18], records[:, 18:26] = clip_circle, clip_star, clip_rrect
+    rec = records[:, 26:].reshape(n_cells, per, 4, 8)
     k0, k1, k2 = (np.nonzero(kind == j)[0] for j in range(3))
     rec[:, k0] = ellipse_records(px[:, k0], py[:, k0], sz[:, k0], sz[:, k0]).reshape(n_cells, -1, 4, 8)
     x, y, z = px[:, k1], py[:, k1], sz[:, k1]
@@ -60,7 +63,6 @@ def grid_scene(n_paths: int, n_clips: int, width: int, height: int, seed: int = 
                             np.repeat(kind == 0, 4)])
     colors = np.zeros((n_cells, per + 6, 4))
     colors[:, 3:3 + per] = col
-    records = np.concatenate([clip_circle, clip_star, clip_rrect, rec.reshape(n_cells, 4 * per, 8)], axis=1)
     s = Scene()
     s.fill(rect(0, 0, width, height), (245, 245, 240, 255))
     s.add_many(np.tile(ops, n_cells), records.reshape(-1, 8), np.tile(counts, n_cells), colors.reshape(-1, 4),
