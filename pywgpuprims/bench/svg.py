@@ -73,7 +73,8 @@ def resvg_svg(text: str, size=None) -> np.ndarray:
     import resvg_py  # noqa: PLC0415
 
     size_args = {} if size is None else {"width": int(size[0]), "height": int(size[1])}
-    return iio.imread(io.BytesIO(bytes(resvg_py.svg_to_bytes(svg_string=text, **size_args))))
+    # dpi: resvg-py's default of 0 makes every size in mm, pt, in ... invalid
+    return iio.imread(io.BytesIO(bytes(resvg_py.svg_to_bytes(svg_string=text, dpi=96.0, **size_args))))
 
 
 def skia_svg(text: str, size=None) -> np.ndarray:
