@@ -16,6 +16,8 @@ SUPPORTED_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.int32),
 #: dtypes a GpuArray can hold (``_dtypes.ALL_DTYPES``: bool, 8- to 64-bit integers, float16/32/64),
 #: packed little-endian; scan and reduce take them all.
 ARRAY_DTYPES = ALL_DTYPES
+_DTYPE_SET = frozenset(ARRAY_DTYPES)  # np.dtype instances: a set lookup, not twelve comparisons
+_DTYPE_CLASSES = frozenset(type(d) for d in ARRAY_DTYPES)
 
 
 class GpuArray:
@@ -49,8 +51,8 @@ class GpuArray:
     def __init__(self, dev: Device, buffer, shape: tuple[int, ...], dtype, byte_offset: int = 0):
         self.device = dev
         self.buffer = buffer
-        self.shape = tuple(int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
+        self.shape = tuple(map(int, shape))
+        self.dtype = dtype if dtype.__class__ in _DTYPE_CLASSES else np.dtype(dtype)
         self.byte_offset = byte_offset
 
     @classmethod
@@ -58,14 +60,14 @@ class GpuArray:
     def empty(cls, shape, dtype, dev: Device | None = None) -> GpuArray:
         """An uninitialised GpuArray (contents unspecified)."""
         dev = dev or device()
-        shape = _check_shape(shape, "GpuArray.empty")
-        dtype = _check_dtype(dtype, "GpuArray.empty")
+        if shape.__class__ is not tuple or not all(s.__class__ is int and s >= 0 for s in shape):
+            shape = _check_shape(shape, "GpuArray.empty")
+        if dtype.__class__ not in _DTYPE_CLASSES or dtype not in _DTYPE_SET:
+            dtype = _check_dtype(dtype, "GpuArray.empty")
         nbytes = math.prod(shape) * dtype.itemsize
         if nbytes > dev.max_buffer:
             raise DeviceLimitError("GpuArray", f"{nbytes} bytes exceed the device's largest buffer "
                                    f"({dev.max_buffer} bytes)")
-        if any(s < 0 for s in shape):
-            raise InputError("GpuArray.empty", f"negative dimensions are not allowed: {shape}")
         return cls(dev, dev.alloc(nbytes, label="GpuArray"), shape, dtype)
 
     @property
@@ -190,7 +192,7 @@ class GpuArray:
         """A view with another shape (same buffer; one dimension may be -1)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        shape = tuple(int(s) for s in shape)
+        shape = tuple(map(int, shape))
         if shape != self.shape:
             known = math.prod(s for s in shape if s != -1)
             if shape.count(-1) == 1 and known and self.size % known == 0:
@@ -330,7 +332,7 @@ def as_input(x: Any, primitive: str, dtypes=None, ndims=None, dev: Device | None
         g = None
     dtype = (g if g is not None else host).dtype
     ndim = len((g if g is not None else host).shape)
-    if np.dtype(dtype) not in [np.dtype(d) for d in dtypes]:
+    if dtype not in _dtype_set(dtypes):
         raise InputError(primitive, f"dtype {dtype} is not supported (expected one of "
                          f"{', '.join(str(np.dtype(d)) for d in dtypes)})")
     if ndims is not None and ndim not in ndims:
@@ -339,6 +341,18 @@ def as_input(x: Any, primitive: str, dtypes=None, ndims=None, dev: Device | None
     if g is None:
         g = asarray(host, dev=dev)
     return g, host
+
+
+_DTYPE_SETS: dict = {}
+
+
+def _dtype_set(dtypes) -> frozenset:
+    """``dtypes`` (a tuple or list of dtype-likes) as a set of np.dtype, made once per tuple."""
+    key = tuple(dtypes)
+    got = _DTYPE_SETS.get(key)
+    if got is None:
+        got = _DTYPE_SETS[key] = frozenset(np.dtype(d) for d in key)
+    return got
 
 
 def submit_to_host(b, *results: GpuArray, out: np.ndarray | None = None):

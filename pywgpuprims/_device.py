@@ -1213,6 +1213,13 @@ def _array_devices(value):
                 yield d, value
 
 
+#: argument types that never hold a GpuArray or a Device: takes_device skips them at once
+_NO_DEVICE = frozenset({type(None), bool, int, float, complex, str, bytes, np.ndarray, np.dtype, type,
+                        *(type(np.dtype(t)) for t in (np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                                                      np.uint32, np.int64, np.uint64, np.float16, np.float32,
+                                                      np.float64))})
+
+
 def _two(a: Device, b: Device) -> str:
     if a.name == b.name:  # two Devices of one adapter made directly
         return f"{a.name} (one Device) and {b.name} (another Device of the same adapter)"
@@ -1270,25 +1277,41 @@ def takes_device(fn=None, *, name: str | None = None):
     if "device" in sig.parameters:
         raise TypeError(f"{primitive} has a parameter named 'device' already")
 
+    def clash(want: Device | None, have: Device | None, d: Device, v) -> None:
+        if want is not None and d is not want:
+            where = (f"another Device of the same adapter ({d.name})" if d.name == want.name
+                     else f"device {d.name}")
+            if v is d:
+                raise InputError(primitive, f"two devices asked for: {where} and device={want.name}")
+            raise InputError(primitive, f"a GpuArray input lives on {where}, not on {want.name}, the "
+                             "device asked for; copy it over with pp.asarray(x.numpy(), device=...)")
+        if have is not None and d is not have:
+            raise InputError(primitive, f"the GpuArray inputs live on two devices, {_two(have, d)}; "
+                             "copy one over with pp.asarray(x.numpy(), device=...)")
+
     @functools.wraps(fn)
     def call(*args, device: Device | int | None = None, **kwargs):
         want = _as_device(device, primitive) if device is not None else None
         have = None
-        for value in (*args, *kwargs.values()):
-            for d, v in _array_devices(value):
-                if want is not None and d is not want:
-                    where = (f"another Device of the same adapter ({d.name})" if d.name == want.name
-                             else f"device {d.name}")
-                    if v is d:
-                        raise InputError(primitive, f"two devices asked for: {where} and device={want.name}")
-                    raise InputError(primitive, f"a GpuArray input lives on {where}, not on {want.name}, the "
-                                     "device asked for; copy it over with pp.asarray(x.numpy(), device=...)")
-                if have is not None and d is not have:
-                    raise InputError(primitive, f"the GpuArray inputs live on two devices, {_two(have, d)}; "
-                                     "copy one over with pp.asarray(x.numpy(), device=...)")
-                have = d
+        for value in (args + tuple(kwargs.values())) if kwargs else args:
+            cls = value.__class__
+            if cls in _NO_DEVICE:  # numpy arrays, numbers, strings, None, dtypes: nothing to look at
+                continue
+            d = value if cls is Device else getattr(value, "device", None)
+            if d.__class__ is Device:  # a GpuArray or a Device argument (dev=)
+                if d is not have or want is not None:
+                    clash(want, have, d, value)
+                    have = d
+                continue
+            for d2, v2 in _array_devices(value):  # lists, tuples, dataclasses, Device subclasses
+                if d2 is not have or want is not None:
+                    clash(want, have, d2, v2)
+                    have = d2
         target = want or have
-        if target is None or target is _current():
+        if target is None:
+            return fn(*args, **kwargs)
+        stack = getattr(_thread, "stack", None)
+        if target is (stack[-1] if stack else _default):
             return fn(*args, **kwargs)
         with use_device(target):
             return fn(*args, **kwargs)
