@@ -10,6 +10,7 @@ import numpy as np
 from ._device import Device, device, takes_device
 from ._dtypes import ALL_DTYPES
 from ._errors import DeviceLimitError, InputError, PrimitiveError
+from ._memory import BlockView
 
 #: dtypes most primitives take (the default of :func:`as_input`); uint8 is packed four to a 32-bit word.
 SUPPORTED_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.int32), np.dtype(np.float32))
@@ -28,9 +29,9 @@ class GpuArray:
     read that padding but results never depend on it.
 
     The small ndarray surface: ``shape``, ``dtype``, ``size``, ``ndim``, ``nbytes``,
-    ``itemsize``, ``len()``, ``reshape`` (a view), indexing and slicing (``g[:3]``: a view where
-    the result is one contiguous run from the array's start, else a copy; see
-    :meth:`__getitem__`), ``.T``, ``.astype``, ``.copy()`` (copies), ``float()`` /
+    ``itemsize``, ``len()``, ``reshape`` (a view), indexing and slicing (``g[:3]``, ``g[64:]``: a
+    view where the result is one contiguous run starting on the device's storage alignment, else
+    a copy; see :meth:`__getitem__`), ``.T``, ``.astype``, ``.copy()`` (copies), ``float()`` /
     ``int()`` / ``.item()`` of a one-element array, and a numpy-like ``repr`` with the values of
     arrays of up to 1,000 elements (it waits for the GPU).
 
@@ -137,11 +138,18 @@ class GpuArray:
         """numpy indexing, returning a GpuArray (a 0-d one for a single element).
 
         Basic indexing (integers, slices, ``...``, ``None``) whose result is one contiguous run
-        starting where this array starts (``g[:k]``, ``g[0]``, ``g[..., :]``, ``g[None]``) is a
-        **view** (same buffer, no copy, as ``reshape``). Anything else is a **copy**: a contiguous
-        run elsewhere (``g[2]``, ``g[3:9]``) is copied on the GPU (through the host where it starts
-        off a 4-byte boundary); strided slices, reversed axes and fancy (integer-array or boolean)
-        indexing go through the host (download, numpy indexing, upload).
+        starting on the device's storage-offset alignment (``dev.storage_align`` bytes: 32 on
+        lavapipe, 16-256 on GPUs) is a **view**: ``g[:k]``, ``g[k:]``, ``g[a:b]``, whole rows
+        ``g[r]`` / ``g[r0:r1]`` where those start aligned. A view shares the buffer (its
+        ``buffer`` is a range of it that every primitive reads and writes from the view's first
+        element, and keeps the buffer alive). A contiguous run that starts off the alignment is a
+        **copy** made on the GPU (through the host where it starts off a 4-byte boundary);
+        strided slices, reversed axes and fancy (integer-array or boolean) indexing go through the
+        host (download, numpy indexing, upload).
+
+        Kernels write whole 16-byte words, so a view given as a primitive's output (``out=``) must
+        end on a 16-byte word or where its array ends; otherwise the call raises PrimitiveError
+        rather than write into the elements after it.
         """
         if isinstance(key, GpuArray):
             key = key.numpy()
@@ -176,13 +184,18 @@ class GpuArray:
         if not v.flags.c_contiguous and v.size > 1:
             return None
         offset = self.byte_offset + (v.__array_interface__["data"][0] - base.__array_interface__["data"][0])
-        if v.size == 0:
-            offset = self.byte_offset
+        nbytes = v.size * self.itemsize
+        if v.size == 0 or nbytes == self.nbytes:
+            return GpuArray(self.device, self.buffer, v.shape, self.dtype, self.byte_offset)  # all of it
+        if offset % self.device.storage_align == 0:
+            # A view: a BlockView of this range (up to the next 16 bytes, within the buffer), which
+            # every binding, copy and transfer starts at (Device._span), so primitives read and
+            # write the view, not the buffer's start.
+            end = min(self.buffer.size, offset + -(-nbytes // 16) * 16)
+            view = BlockView(self.buffer, offset, nbytes, end - offset, self.byte_offset + self.nbytes)
+            return GpuArray(self.device, view, v.shape, self.dtype)
+        # a range that cannot be bound where it starts: a copy (on the GPU from a 4-byte boundary)
         view = GpuArray(self.device, self.buffer, v.shape, self.dtype, offset)
-        if offset == self.byte_offset:
-            # Only views that start where this array starts: scan, reduce, compact, nonzero and
-            # rle_encode read their input from its buffer's start (they ignore byte_offset).
-            return view
         return view.copy() if offset % 4 == 0 else None
 
     def _from_host(self, a: np.ndarray) -> GpuArray:

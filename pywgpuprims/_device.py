@@ -160,6 +160,7 @@ class Kernel:
         self.param_size = -(-self._param_struct.size // 16) * 16
         self._storage = tuple((num, name, kind != "uniform") for num, kind, name in self.bindings
                               if name != "params")
+        self._written = frozenset(name for _, kind, name in self.bindings if kind == "read_write")
         raw = device.raw
         layout_entries = []
         for num, kind, name in self.bindings:
@@ -205,10 +206,14 @@ class _Dispatch:
         self.param_offset = 0
 
 
-def _raw(buffer):
-    """The wgpu buffer behind a Block, GpuArray or wgpu buffer."""
+def _span(buffer) -> tuple[Any, int]:
+    """``(wgpu buffer, byte offset)`` where a Block, BlockView, GpuArray's buffer or wgpu buffer
+    starts: offsets given with ``buffer`` count from there. A GpuArray's own ``byte_offset`` is
+    not included (callers pass it as the offset). Every binding, clear, copy and transfer goes
+    through here, so a view (:class:`~pywgpuprims._memory.BlockView`) is never read or written
+    from its block's start."""
     buffer = getattr(buffer, "buffer", buffer)
-    return getattr(buffer, "raw", buffer)
+    return getattr(buffer, "raw", buffer), getattr(buffer, "base", 0)
 
 
 class Readback:
@@ -300,8 +305,9 @@ class Batch:
 
     def clear(self, buffer, offset: int = 0, size: int | None = None) -> None:
         buffer = getattr(buffer, "buffer", buffer)
-        if size is None:
-            size = buffer.size - offset
+        if size is None:  # to the end; for a view, not into the elements after it
+            end = getattr(buffer, "writable_end", None)
+            size = (buffer.size if end is None else min(buffer.size, end - buffer.base)) - offset
         self.commands.append(("clear", buffer, offset, size))
 
     def copy(self, src, src_offset: int, dst, dst_offset: int, size: int) -> None:
@@ -590,8 +596,8 @@ class Device:
         filled straight from ``data``'s memory, chunk by chunk, each chunk's GPU copy overlapping
         the host copy of the next. A last partial word is padded with zeros.
         """
-        raw = _raw(dst)
-        offset += getattr(dst, "byte_offset", 0)
+        raw, base = _span(dst)
+        offset += base + getattr(dst, "byte_offset", 0)
         src = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         n = src.size
         if n == 0:
@@ -646,8 +652,8 @@ class Device:
         Chunks pass through mapped staging buffers, the GPU copy of the next chunk running while
         the host copies this one straight into ``out``.
         """
-        raw = _raw(src)
-        offset += getattr(src, "byte_offset", 0)
+        raw, base = _span(src)
+        offset += base + getattr(src, "byte_offset", 0)
         dst = out.reshape(-1).view(np.uint8)
         n = dst.size
         if n == 0:
@@ -815,9 +821,12 @@ class Device:
                 cpass = None
             if kind == "clear":
                 if cmd[3]:
-                    enc.clear_buffer(_raw(cmd[1]), cmd[2], cmd[3])
+                    raw, base = _span(cmd[1])
+                    enc.clear_buffer(raw, base + cmd[2], cmd[3])
             else:
-                enc.copy_buffer_to_buffer(_raw(cmd[1]), cmd[2], _raw(cmd[3]), cmd[4], cmd[5])
+                src, sbase = _span(cmd[1])
+                dst, dbase = _span(cmd[3])
+                enc.copy_buffer_to_buffer(src, sbase + cmd[2], dst, dbase + cmd[4], cmd[5])
         if cpass is not None:
             cpass.end()
 
@@ -828,7 +837,8 @@ class Device:
         else:
             cpass.set_bind_group(0, self._bind_group(d, pbuf))
         if d.indirect is not None:
-            cpass.dispatch_workgroups_indirect(_raw(d.indirect.buffer), d.indirect.offset)
+            raw, base = _span(d.indirect.buffer)
+            cpass.dispatch_workgroups_indirect(raw, base + d.indirect.offset)
         elif d.groups[0] and d.groups[1] and d.groups[2]:
             cpass.dispatch_workgroups(*d.groups)
 
@@ -893,11 +903,13 @@ class Device:
                 raise TypeError(f"{k.name}: binding {name!r} was not given")
             if res.__class__ is Binding:
                 buf, off, size = res.buffer, res.offset, res.size
+                off += getattr(buf, "byte_offset", 0)  # a GpuArray given to Binding: from its first element
             else:
                 buf, off, size = getattr(res, "buffer", res), getattr(res, "byte_offset", 0), None
             buf = getattr(buf, "buffer", buf)
             if size is None:
                 size = buf.size - off
+            off += getattr(buf, "base", 0)  # a view: its range of the block, not the block's start
             ranges.append((buf, off, size))
             key += (getattr(buf, "serial", None), off, size)
         key = tuple(key) if None not in key else None  # only pool buffers (serials never reused) are cached
@@ -910,7 +922,17 @@ class Device:
             if storage and size > self.max_binding:
                 raise DeviceLimitError(k.name, f"binding {name!r} of {size} bytes exceeds the device's "
                                        f"largest storage binding ({self.max_binding} bytes)")
-            entries.append({"binding": num, "resource": {"buffer": _raw(buf), "offset": off, "size": size}})
+            if name in k._written and off + size > getattr(buf, "writable_end", off + size):
+                raise PrimitiveError(k.name, f"the output {name!r} is a view of {buf.nbytes} bytes whose last "
+                                     f"word (bytes {buf.writable_end - buf.base}..{off + size - buf.base} of "
+                                     "the view, bound whole) holds elements of the array around it; write into "
+                                     "a whole array, or a view that ends on a 16-byte boundary, and copy")
+            align = self.storage_align if storage else self.uniform_align
+            if off % align:
+                raise PrimitiveError(k.name, f"binding {name!r} starts at byte {off} of its buffer, not a "
+                                     f"multiple of the device's offset alignment ({align}); copy the array first")
+            entries.append({"binding": num, "resource": {"buffer": getattr(buf, "raw", buf), "offset": off,
+                                                         "size": size}})
         if k._params_binding is not None:
             entries.append({"binding": k._params_binding,
                             "resource": {"buffer": pbuf.raw, "offset": 0, "size": k.param_size}})
