@@ -917,6 +917,8 @@ class Device:
             group = self._bind_groups.get(key)
             if group is not None:
                 return group
+        if k._written:
+            _check_exclusive(k, ranges)
         entries = []
         for (num, name, storage), (buf, off, size) in zip(k._storage, ranges, strict=True):
             if storage and size > self.max_binding:
@@ -963,6 +965,18 @@ class Device:
         if self.has_subgroups:
             lines.append(f"subgroup size: {self.subgroup_min_size}..{self.subgroup_max_size}")
         return "\n".join(lines)
+
+
+def _check_exclusive(k: Kernel, ranges) -> None:
+    """WebGPU refuses a buffer bound both read-only and written in one dispatch, whatever the
+    ranges: say so in the library's words (an output that is a view of an input's array)."""
+    written = {getattr(buf, "raw", buf) for (_, name, _), (buf, _, _) in zip(k._storage, ranges, strict=True)
+               if name in k._written}
+    for (_, name, storage), (buf, _, _) in zip(k._storage, ranges, strict=True):
+        if storage and name not in k._written and getattr(buf, "raw", buf) in written:
+            raise PrimitiveError(k.name, f"the input {name!r} and an output share one buffer (views of one "
+                                 "array?), which a dispatch cannot both read and write; write into another "
+                                 "array")
 
 
 def _names(batch: Batch) -> str:

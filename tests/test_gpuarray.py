@@ -232,3 +232,16 @@ def test_image_primitives_read_row_views(dev, rng):
         np.testing.assert_allclose(gauss, ndimage.gaussian_filter(sub, 1.5), atol=3e-2)
         np.testing.assert_array_equal(gauss, pp.gaussian_filter(sub, 1.5))  # the view as its copy
     np.testing.assert_array_equal(g.numpy(), img)
+
+
+def test_output_view_of_the_input_array_is_refused(dev, rng):
+    """A dispatch cannot read and write one buffer (WebGPU): an output view of the input's array
+    raises the library's error, and nothing is written."""
+    step = dev.storage_align // 4
+    a = rng.random(8 * step).astype(np.float32)
+    g = pp.asarray(a)
+    src = slice(step, 3 * step)
+    for dst in (slice(5 * step, 7 * step), src):
+        with pytest.raises(pp.PrimitiveError, match="share one buffer"):
+            pp.scan(g[src], dtype=np.float32, out=g[dst])
+    np.testing.assert_array_equal(g.numpy(), a)
