@@ -586,7 +586,8 @@ class Device:
         if nbytes > self.max_buffer:
             raise DeviceLimitError(label or "buffer", f"{nbytes} bytes exceed the device's largest buffer "
                                    f"({self.max_buffer} bytes)")
-        self._check_alive(label or "buffer")
+        if self.lost is not None:
+            self._check_alive(label or "buffer")
         return self.memory.alloc(nbytes, usage, label)
 
     def upload(self, dst, data: np.ndarray, offset: int = 0) -> None:
@@ -1335,14 +1336,14 @@ def takes_device(fn=None, *, name: str | None = None):
                 continue
             d = value if cls is Device else getattr(value, "device", None)
             if d.__class__ is Device:  # a GpuArray or a Device argument (dev=)
-                if d is not have or want is not None:
+                if want is not None or (have is not None and d is not have):
                     clash(want, have, d, value)
-                    have = d
+                have = d
                 continue
             for d2, v2 in _array_devices(value):  # lists, tuples, dataclasses, Device subclasses
-                if d2 is not have or want is not None:
+                if want is not None or (have is not None and d2 is not have):
                     clash(want, have, d2, v2)
-                    have = d2
+                have = d2
         target = want or have
         if target is None:
             return fn(*args, **kwargs)
