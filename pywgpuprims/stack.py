@@ -69,8 +69,14 @@ budget; a partition past one gives up and arms the multi-pass method, recorded a
 pass as indirect dispatches with zero grids, wherever a give-up is possible (more than 64
 partitions). No wrong result and no hang depends on forward progress between workgroups.
 
-Limits: n < 2^31 - 2^16 (int32 indices); the link/depth outputs and the scratch list (4 bytes per
-element) must fit the device's largest storage binding (no chunking).
+Limits: n < 2^31 - 2^16 (int32 indices). Past the largest storage binding (``Device.binding_limit``;
+the lists take 4 bytes per element, clip boxes 16) the input is matched in chunks, in order
+(``_Chunks``, ``chunk.wgsl``): each chunk runs the kernels above on an extended input, the top
+``t = min(s, chunk length)`` of the ``s`` opens earlier chunks left unmatched (carried on the GPU as a
+stack of global indices, for clip boxes with their boxes), then the chunk; its links and depths are
+then made global and the carried stack updated. Results are those of one run; each chunk costs one
+small readback (its unclosed-open count). :func:`record_bracket_match` records into the caller's
+batch and so stays within one binding.
 
 Test hooks (``device().using(...)``, fields of ``pywgpuprims._hooks.TestHooks``):
 ``stack_wg`` (invocations per partition workgroup),
@@ -95,7 +101,7 @@ import numpy as np
 
 from . import _dtypes as _dt
 from ._array import GpuArray, as_input, submit_to_host
-from ._device import Device, takes_device
+from ._device import Binding, Device, takes_device
 from ._errors import DeviceLimitError, InputError
 
 __all__ = ["bracket_match", "record_bracket_match", "bracket_match_reference", "clip_bboxes",
@@ -357,14 +363,155 @@ def record_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArr
 
 
 def _check_size(dev: Device, n: int, primitive: str, method: str = "multi_pass") -> None:
+    """Raise where ``n`` elements cannot be matched within one storage binding (record_bracket_match)."""
+    _check_count(dev, n, primitive, method)
+    if not _fits(dev, n, method):
+        raise DeviceLimitError(primitive, f"{n} elements need {4 * n} byte bindings; the largest storage "
+                               f"binding is {dev.binding_limit} bytes")
+
+
+def _check_count(dev: Device, n: int, primitive: str, method: str = "multi_pass") -> None:
     if n >= 2**31 - 2**16:
         raise InputError(primitive, f"{n} elements: indices must fit int32")
     P = _wg(dev, n, method) * EPT
-    if -(-n // P) > 1 << 20:  # the leaf's global tree walk covers 2^20 partitions
+    if -(-n // P) > 1 << 20 and _fits(dev, n, method):  # the leaf's global tree walk covers 2^20 partitions
         raise InputError(primitive, f"{n} elements: at most {P << 20} with partitions of {P}")
-    if 4 * (-(-n // P)) * P > dev.max_binding:  # the lists' partitions
-        raise DeviceLimitError(primitive, f"{n} elements need {4 * n} byte bindings; the device's largest "
-                               f"storage binding is {dev.max_binding} bytes")
+
+
+def _fits(dev: Device, n: int, method: str, box_bytes: int = 0) -> bool:
+    """Whether ``n`` elements are matched in one run: the lists' partitions (4 bytes per element,
+    whole partitions) and, for clip boxes, ``box_bytes`` per element fit one storage binding."""
+    P = _wg(dev, n, method) * EPT
+    limit = dev.binding_limit
+    return 4 * (-(-n // P)) * P <= limit and box_bytes * n <= limit
+
+
+# ----------------------------------------------------------------------------- past one binding
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def _capacity(dev: Device, method: str, box_bytes: int) -> tuple[int, int]:
+    """(M, unit): the most elements one extended run may hold (prefix + chunk) within the binding
+    limit (keeping 512 bytes for sub-range alignment), and the multiple of elements chunk starts
+    keep (int32 and box sub-ranges aligned to the device's storage offset alignment)."""
+    limit = dev.binding_limit - 512
+    P = _wg(dev, max(1, limit // 4), method) * EPT
+    m = (limit // (4 * P)) * P
+    if box_bytes:
+        m = min(m, limit // box_bytes)
+    unit = max(16, dev.storage_align // 4)
+    return m // unit * unit, unit
+
+
+def _chunk_plan(n: int, base: int, s: int, M: int, unit: int) -> int:
+    """The next chunk's length from ``base`` with ``s`` carried opens: as long as fits ``M`` with
+    its prefix of min(s, chunk) opens (rounded up to 4), a multiple of ``unit`` except the last."""
+    r = n - base
+    if _round_up(min(s, r), 4) + r <= M:
+        return r
+    c = (M - _round_up(s, 4)) // unit * unit
+    if c >= max(s, unit):
+        return c
+    return (M - 4) // 2 // unit * unit  # the prefix takes the chunk's length: t = c
+
+
+class _Chunks:
+    """Bracket matching (and clip boxes) past one storage binding: chunks in order, each run by the
+    in-binding kernels on its extended input (prefix of carried opens, then the chunk); the opens
+    left unmatched are carried on the GPU as a stack of global indices (and boxes). See
+    ``wgsl/stack/chunk.wgsl``. One small readback per chunk (the run's unclosed-open count)."""
+
+    def __init__(self, dev: Device, n: int, mode: str, method: str, primitive: str, box_bytes: int = 0):
+        self.dev, self.n, self.mode, self.method = dev, n, mode, method
+        M, unit = _capacity(dev, method, box_bytes)
+        if M < 4 * unit:
+            raise DeviceLimitError(primitive, f"a storage binding of {dev.binding_limit} bytes is too small "
+                                   f"to match brackets in chunks")
+        self.M, self.unit = M, unit
+        self.es = 1 if mode == "u8" else 4
+        self.ext = GpuArray.empty((M,), np.uint8 if mode == "u8" else np.uint32, dev)
+        self.ext_link = GpuArray.empty((M,), np.int32, dev)
+        self.ext_depth = GpuArray.empty((M,), np.int32, dev)
+        self.info = dev.alloc(16)
+        self.stack = dev.alloc(4 * n)
+        self.defs = {f"MODE_{mode.upper()}": True}
+
+    def kernel(self, stage: str, **defs):
+        return self.dev.kernel("stack/chunk.wgsl", defines=dict(self.defs, **{stage: True}, **defs))
+
+    def sub(self, buf, slot: int, item: int, count: int):
+        """A binding of ``buf`` from slot ``slot`` (aligned down) for ``count`` items; (binding, offset)."""
+        align = self.dev.storage_align
+        lo = slot * item // align * align
+        size = min(buf.size - lo, _round_up(slot * item - lo + count * item, 4))
+        return Binding(getattr(buf, "buffer", buf), lo, size), (slot * item - lo) // item
+
+    def run(self, g: GpuArray, record_run, outputs: dict, clip: tuple | None = None) -> tuple[int, int]:
+        """Process every chunk: ``record_run(b, ext kinds)`` records the in-binding run on the
+        extended input (into ``ext_link`` / ``ext_depth`` / ``info``) and returns the batch to
+        continue in; ``outputs`` maps "link" (and "depth") to the global GpuArrays; ``clip`` is
+        (boxes, ext boxes, ext results, carried boxes buffer) for clip boxes, whose results
+        ``record_run`` writes and this copies out. Returns (unmatched closes, unclosed opens)."""
+        dev, n, M, unit, es = self.dev, self.n, self.M, self.unit, self.es
+        b = dev.batch()
+        b.clear(self.stack)
+        rects = clip[3] if clip is not None else None
+        if rects is not None:
+            k_prefix = self.kernel("PREFIX", BOXES=True)
+            k_rects = self.kernel("RECTS")
+        else:
+            k_prefix = self.kernel("PREFIX")
+        k_fix = self.kernel("FIXUP", DEPTH="depth" in outputs)
+        k_push = self.kernel("PUSH")
+        base = s = unmatched = 0
+        while base < n:
+            c = _chunk_plan(n, base, s, M, unit)
+            t = min(s, c)
+            T = _round_up(t, 4)
+            p = T - t
+            m = T + c
+            slot0 = s - t
+            lo_slot = slot0 - 1 if s > t else slot0
+            st_bind, st_off = self.sub(self.stack, lo_slot, 4, slot0 - lo_slot + M)
+            s_off = st_off + slot0 - lo_slot
+            pr = {"count": 0, "prefix": T, "pad": p, "s_off": s_off, "r_off": 0, "below": int(s > t),
+                  "depth_add": slot0, "base": base, "n_groups": 0}
+            if rects is not None:
+                r_bind, r_off = self.sub(rects, slot0, 16, M)
+                pr["r_off"] = r_off
+            if T:
+                cnt = T // 4 if self.mode == "u8" else T
+                kw = {"rects": r_bind, "ext_boxes": clip[1]} if rects is not None else {}
+                groups = -(-cnt // 256)
+                b.dispatch(k_prefix, groups, params=dict(pr, count=cnt, n_groups=groups), ext=self.ext, **kw)
+            b.copy(g.buffer, g.byte_offset + base * es, self.ext.buffer, T * es, _round_up(c * es, 4))
+            if clip is not None:
+                b.copy(clip[0].buffer, clip[0].byte_offset + 16 * base, clip[1].buffer, 16 * T, 16 * c)
+            g_ext = GpuArray(dev, self.ext.buffer, (m,), self.ext.dtype)
+            b = record_run(b, g_ext)
+            groups = -(-c // 256)
+            fix = {"ext_link": self.ext_link, "stack": st_bind,
+                   "link": Binding(outputs["link"].buffer, outputs["link"].byte_offset + 4 * base, 4 * c)}
+            if "depth" in outputs:
+                fix.update(ext_depth=self.ext_depth,
+                           depth=Binding(outputs["depth"].buffer, outputs["depth"].byte_offset + 4 * base, 4 * c))
+            b.dispatch(k_fix, groups, params=dict(pr, count=c, n_groups=groups), **fix)
+            b.dispatch(k_push, groups, params=dict(pr, count=c, n_groups=groups), ext=self.ext,
+                       ext_depth=self.ext_depth, info=self.info, stack=st_bind)
+            if rects is not None:
+                g2 = -(-m // 256)
+                b.dispatch(k_rects, g2, params=dict(pr, count=m, n_groups=g2), stack=st_bind, info=self.info,
+                           ext_out=clip[2], rects=r_bind)
+                b.copy(clip[2].buffer, 16 * T, outputs["out"].buffer, outputs["out"].byte_offset + 16 * base, 16 * c)
+            rb = b.readback((self.info, 0, 8))
+            b.submit()
+            u, f = (int(v) for v in rb.numpy(np.uint32)[:2])
+            unmatched += u - p
+            s = slot0 + f
+            base += c
+            b = dev.batch()
+        return unmatched, s
 
 
 @takes_device
@@ -412,7 +559,7 @@ def bracket_match(is_open, return_info: bool = False, out=None, *, method: str =
     dev = g.device
     n = g.size
     _check_method(method, "bracket_match")
-    _check_size(dev, n, "bracket_match", method)
+    _check_count(dev, n, "bracket_match", method)
     if out is not None:
         if host is not None or len(out) != 2 or not all(
                 isinstance(o, GpuArray) and o.shape == (n,) and o.dtype == np.int32 for o in out):
@@ -423,11 +570,21 @@ def bracket_match(is_open, return_info: bool = False, out=None, *, method: str =
         link = GpuArray.empty((n,), np.int32, dev)
         depth = GpuArray.empty((n,), np.int32, dev)
     info = GpuArray.empty((4,), np.uint32, dev)
+    mode = "u8" if g.dtype == np.uint8 else "u32"
     b = dev.batch()
-    if n:
-        _record_match(b, g, "u8" if g.dtype == np.uint8 else "u32", link, depth, info, method)
-    else:
+    if not n:
         b.clear(info)
+    elif _fits(dev, n, method):
+        _record_match(b, g, mode, link, depth, info, method)
+    else:  # chunks: the counts come back per chunk
+        ch = _Chunks(dev, n, mode, method, "bracket_match")
+
+        def run(b, g_ext):
+            _record_match(b, g_ext, mode, ch.ext_link[:g_ext.size], ch.ext_depth[:g_ext.size], ch.info, method)
+            return b
+
+        counts = ch.run(g, run, {"link": link, "depth": depth})
+        dev.write(info, np.array([*counts, 0, 0], np.uint32))
     if host is not None:
         res = submit_to_host(b, link, depth, info)
     else:
@@ -641,42 +798,60 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
         raise InputError("clip_bboxes", f"viewport must be 4 numbers (x0, y0, x1, y1), got {vp.size}")
     dev = gk.device
     _check_method(method, "clip_bboxes")
-    _check_size(dev, n, "clip_bboxes", method)
-    if 16 * n > dev.max_binding:
-        raise DeviceLimitError("clip_bboxes", f"{n} boxes need a {16 * n} byte binding; the device's largest "
-                               f"storage binding is {dev.max_binding} bytes")
+    _check_count(dev, n, "clip_bboxes", method)
     out = GpuArray.empty((n, 4), np.float32, dev)
     link = GpuArray.empty((n,), np.int32, dev)
-    if n:
+    union = op == "union"
+    if n and _fits(dev, n, method, 16):
+        b = dev.batch()
         depth = GpuArray.empty((n,), np.int32, dev)
-        info = dev.alloc(16)
-        b = dev.batch()
-        _record_match(b, gk, "kind", link, depth, info, method)
-        b.submit()
-        if max_depth is None:
-            from .scan import reduce  # noqa: PLC0415
+        _record_clip(b, gk, gb, vp, union, out, link, depth, dev.alloc(16), method, max_depth).submit()
+    elif n:  # chunks, the carried opens with their boxes
+        ch = _Chunks(dev, n, "kind", method, "clip_bboxes", 16)
+        M = ch.M
+        ext_boxes = GpuArray.empty((M, 4), np.float32, dev)
+        ext_out = GpuArray.empty((M, 4), np.float32, dev)
 
-            max_depth = int(reduce(depth, op="max").numpy())
-        rounds = max(0, max_depth).bit_length()
-        val = [GpuArray.empty((n, 4), np.float32, dev) for _ in range(2)]
-        jmp = [GpuArray.empty((n,), np.int32, dev) for _ in range(2)]
-        union = op == "union"
-        k_jump = dev.kernel("stack/clip.wgsl", defines={"JUMP": True, "UNION": union})
-        k_gather = dev.kernel("stack/clip.wgsl", defines={"GATHER": True, "UNION": union})
-        groups = -(-n // 256)
-        pr = {"n": n, "n_groups": groups, "vx0": vp[0], "vy0": vp[1], "vx1": vp[2], "vy1": vp[3]}
-        b = dev.batch()
-        src_v, src_j = gb, link
-        for r in range(rounds):
-            b.dispatch(k_jump, groups, params=pr, kinds=gk, link=link, val_in=src_v, jmp_in=src_j,
-                       val_out=val[r % 2], jmp_out=jmp[r % 2])
-            src_v, src_j = val[r % 2], jmp[r % 2]
-        b.dispatch(k_gather, groups, params=pr, kinds=gk, link=link, bboxes=gb, val=src_v, output=out)
-        b.submit()
+        def run(b, g_ext):
+            m = g_ext.size
+            return _record_clip(b, g_ext, ext_boxes[:m], vp, union, ext_out[:m], ch.ext_link[:m],
+                                ch.ext_depth[:m], ch.info, method, max_depth)
+
+        ch.run(gk, run, {"link": link, "out": out}, (gb, ext_boxes, ext_out, dev.alloc(16 * n)))
     res = out if bhost is None else out.numpy()
     if return_links:
         return res, (link if bhost is None else link.numpy())
     return res
+
+
+def _record_clip(b, gk: GpuArray, gb: GpuArray, vp, union: bool, out: GpuArray, link: GpuArray,
+                 depth: GpuArray, info, method: str, max_depth: int | None):
+    """Record clip boxes of ``gk`` / ``gb`` within one binding into ``out`` (and ``link``, ``depth``,
+    ``info`` as bracket matching gives them); may submit ``b`` (the depth readback). Returns the
+    batch to go on recording in."""
+    dev = gk.device
+    n = gk.size
+    _record_match(b, gk, "kind", link, depth, info, method)
+    b.submit()
+    if max_depth is None:
+        from .scan import reduce  # noqa: PLC0415
+
+        max_depth = int(reduce(depth, op="max").numpy())
+    rounds = max(0, max_depth).bit_length()
+    val = [GpuArray.empty((n, 4), np.float32, dev) for _ in range(2)]
+    jmp = [GpuArray.empty((n,), np.int32, dev) for _ in range(2)]
+    k_jump = dev.kernel("stack/clip.wgsl", defines={"JUMP": True, "UNION": union})
+    k_gather = dev.kernel("stack/clip.wgsl", defines={"GATHER": True, "UNION": union})
+    groups = -(-n // 256)
+    pr = {"n": n, "n_groups": groups, "vx0": vp[0], "vy0": vp[1], "vx1": vp[2], "vy1": vp[3]}
+    b = dev.batch()
+    src_v, src_j = gb, link
+    for r in range(rounds):
+        b.dispatch(k_jump, groups, params=pr, kinds=gk, link=link, val_in=src_v, jmp_in=src_j,
+                   val_out=val[r % 2], jmp_out=jmp[r % 2])
+        src_v, src_j = val[r % 2], jmp[r % 2]
+    b.dispatch(k_gather, groups, params=pr, kinds=gk, link=link, bboxes=gb, val=src_v, output=out)
+    return b
 
 
 def _fast_reference(is_open: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
