@@ -138,6 +138,8 @@ LIST_SPIN = TUNING.list_spin
 MAX_STEPS = 256
 MAX_HOPS = 1024
 LOCAL_BITS = 12  # list entries: epoch << 12 | the open's offset in its partition (bracket_common.wgsl)
+CLIP_WG = 256  # clip boxes: tiles of CLIP_TILE elements, CLIP_WG invocations each (clip.wgsl)
+CLIP_TILE = 512
 MAX_LOCAL_BITS = 14  # the single pass's partitions: up to 4 chunks (2^14 elements; summaries pack a in 15 bits)
 
 
@@ -718,7 +720,7 @@ def clip_bboxes_reference(kinds, bboxes, viewport, op: str = "intersect") -> np.
 @takes_device
 def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bool = False,
                 max_depth: int | None = None, *, method: str = "multi_pass"):
-    """Bounding boxes through a stack of clips (or blend groups): one GPU pass chain, any depth.
+    """Bounding boxes through a stack of clips (or blend groups): GPU passes, any depth, no readback.
 
     The stack starts as ``[viewport]``. A begin-clip pushes ``op(its bbox, top)``; an end-clip pops;
     every element's output is computed as follows:
@@ -746,9 +748,8 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
         Also return the stack links (``link`` of :func:`bracket_match` with draws: each element's
         enclosing begin-clip, or an end-clip's own begin-clip; -1 at top level).
     max_depth : int, optional
-        An upper bound on the clip nesting depth, when the caller knows one (a renderer that built
-        the scene does): it sizes the pointer-jumping passes without reading the depth back, so the
-        call adds no GPU round trip. A bound below the true depth gives wrong boxes.
+        Ignored: the boxes need no depth bound any more (no readback at all); accepted so that
+        callers written for the earlier pointer-jumping version keep working.
     method : {"multi_pass", "single_pass"}
         How the links are found (see :func:`bracket_match`).
 
@@ -760,10 +761,14 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
 
     Notes
     -----
-    Links come from :func:`bracket_match` on the kinds (draws included); each begin-clip's pushed
-    value then combines its ancestor chain by pointer jumping, ``ceil(log2(max depth + 1))``
-    passes over the elements (any depth), which costs one small readback (the maximum depth) per
-    call unless ``max_depth`` is given. Boxes with NaN coordinates give unspecified results (GPU min/max with NaN).
+    Links come from :func:`bracket_match` on the kinds (draws included). Then, in tiles of 512
+    elements, with no readback: each tile combines the boxes of the begin-clips it leaves open (a
+    chain) and finds their anchor (the open below them); pointer jumping over the tiles
+    (``ceil(log2(tiles))`` small passes) gives every tile its anchor's pushed box; a last pass
+    resolves each element's chain within its tile in workgroup memory (``wgsl/stack/clip.wgsl``).
+    Past the largest storage binding (16 bytes a box) the elements go in chunks, the open
+    begin-clips and their boxes carried from chunk to chunk.
+    Boxes with NaN coordinates give unspecified results (GPU min/max with NaN).
 
     Examples
     --------
@@ -805,7 +810,7 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
     if n and _fits(dev, n, method, 16):
         b = dev.batch()
         depth = GpuArray.empty((n,), np.int32, dev)
-        _record_clip(b, gk, gb, vp, union, out, link, depth, dev.alloc(16), method, max_depth).submit()
+        _record_clip(b, gk, gb, vp, union, out, link, depth, dev.alloc(16), method).submit()
     elif n:  # chunks, the carried opens with their boxes
         ch = _Chunks(dev, n, "kind", method, "clip_bboxes", 16)
         M = ch.M
@@ -815,7 +820,7 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
         def run(b, g_ext):
             m = g_ext.size
             return _record_clip(b, g_ext, ext_boxes[:m], vp, union, ext_out[:m], ch.ext_link[:m],
-                                ch.ext_depth[:m], ch.info, method, max_depth)
+                                ch.ext_depth[:m], ch.info, method)
 
         ch.run(gk, run, {"link": link, "out": out}, (gb, ext_boxes, ext_out, dev.alloc(16 * n)))
     res = out if bhost is None else out.numpy()
@@ -825,32 +830,33 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
 
 
 def _record_clip(b, gk: GpuArray, gb: GpuArray, vp, union: bool, out: GpuArray, link: GpuArray,
-                 depth: GpuArray, info, method: str, max_depth: int | None):
+                 depth: GpuArray, info, method: str):
     """Record clip boxes of ``gk`` / ``gb`` within one binding into ``out`` (and ``link``, ``depth``,
-    ``info`` as bracket matching gives them); may submit ``b`` (the depth readback). Returns the
-    batch to go on recording in."""
+    ``info`` as bracket matching gives them), with no readback (``clip.wgsl``): tiles of CLIP_TILE
+    elements each find the opens they leave unclosed and their anchor, pointer jumping over the
+    tiles (ceil(log2(tiles)) small passes) gives each tile its anchor's box, and a last pass
+    resolves every element's chain within its tile in workgroup memory. Returns ``b``."""
     dev = gk.device
     n = gk.size
     _record_match(b, gk, "kind", link, depth, info, method)
-    b.submit()
-    if max_depth is None:
-        from .scan import reduce  # noqa: PLC0415
-
-        max_depth = int(reduce(depth, op="max").numpy())
-    rounds = max(0, max_depth).bit_length()
-    val = [GpuArray.empty((n, 4), np.float32, dev) for _ in range(2)]
-    jmp = [GpuArray.empty((n,), np.int32, dev) for _ in range(2)]
-    k_jump = dev.kernel("stack/clip.wgsl", defines={"JUMP": True, "UNION": union})
-    k_gather = dev.kernel("stack/clip.wgsl", defines={"GATHER": True, "UNION": union})
-    groups = -(-n // 256)
-    pr = {"n": n, "n_groups": groups, "vx0": vp[0], "vy0": vp[1], "vx1": vp[2], "vy1": vp[3]}
-    b = dev.batch()
-    src_v, src_j = gb, link
-    for r in range(rounds):
-        b.dispatch(k_jump, groups, params=pr, kinds=gk, link=link, val_in=src_v, jmp_in=src_j,
-                   val_out=val[r % 2], jmp_out=jmp[r % 2])
-        src_v, src_j = val[r % 2], jmp[r % 2]
-    b.dispatch(k_gather, groups, params=pr, kinds=gk, link=link, bboxes=gb, val=src_v, output=out)
+    tiles = -(-n // CLIP_TILE)
+    defs = {"WG": CLIP_WG, "EPT": CLIP_TILE // CLIP_WG, "LOG_T": CLIP_TILE.bit_length() - 1, "UNION": union}
+    k_tile, k_init, k_jump, k_leaf = (dev.kernel("stack/clip.wgsl", defines=dict(defs, **{s: True},
+                                                                                  TILE_PASS=s in ("INIT", "JUMP")))
+                                      for s in ("TILE", "INIT", "JUMP", "LEAF"))
+    rl = GpuArray.empty((n, 4), np.float32, dev)
+    anchor = dev.alloc(4 * tiles)
+    acc = [dev.alloc(16 * tiles) for _ in range(2)]
+    nxt = [dev.alloc(4 * tiles) for _ in range(2)]
+    pr = {"n": n, "n_tiles": tiles, "n_groups": tiles, "vx0": vp[0], "vy0": vp[1], "vx1": vp[2], "vy1": vp[3]}
+    small = dict(pr, n_groups=-(-tiles // 256))
+    b.dispatch(k_tile, tiles, params=pr, kinds=gk, link=link, bboxes=gb, rl=rl, anchor=anchor)
+    b.dispatch(k_init, small["n_groups"], params=small, anchor=anchor, rl=rl, acc_out=acc[0], next_out=nxt[0])
+    for r in range(max(0, tiles - 1).bit_length()):
+        b.dispatch(k_jump, small["n_groups"], params=small, acc_in=acc[r % 2], next_in=nxt[r % 2],
+                   acc_out=acc[1 - r % 2], next_out=nxt[1 - r % 2])
+    last = acc[max(0, tiles - 1).bit_length() % 2]
+    b.dispatch(k_leaf, tiles, params=pr, kinds=gk, link=link, bboxes=gb, rl=rl, acc=last, output=out)
     return b
 
 

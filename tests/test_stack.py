@@ -324,16 +324,39 @@ def test_stress(rng):
         check(rng.random(n) < q)
 
 
-def test_clip_bboxes_with_a_depth_bound(rng):
-    """A caller that knows the nesting depth skips the readback; any bound >= the depth is exact."""
+def test_clip_bboxes_depth_bound_ignored(rng):
+    """max_depth is accepted and ignored (no readback needs it): any value, even one below the
+    true depth, gives the exact boxes."""
     k, b = random_clips(rng, 20_000)
     want = clip_reference(k, b, (0, 0, 900, 900), "intersect")
     walk = np.cumsum(np.where(k == pp.CLIP_BEGIN, 1, np.where(k == pp.CLIP_END, -1, 0)))
-    # Unmatched ends pop nothing: the depth is the walk clamped at zero, not its raw maximum (which
-    # once gave a bound of 1 for a depth of 95, seed 1914455479).
     depth = int(np.max(walk - np.minimum(np.minimum.accumulate(walk), 0)))
-    for bound in (depth, depth + 1, 4 * depth + 7):
+    assert depth > 2
+    for bound in (0, depth // 2, depth, 4 * depth + 7):
         np.testing.assert_array_equal(pp.clip_bboxes(k, b, (0, 0, 900, 900), max_depth=bound), want)
+
+
+def test_clip_bboxes_tile_chains(rng):
+    """Chains that cross many tiles of 512: a staircase where every tile leaves begin-clips open
+    (the tile pointer jumping runs its full rounds), draws under each, then all closed; a chain
+    closed in the middle of a tile; blend groups (union) on the same."""
+    T = pp.stack.CLIP_TILE
+    parts = []
+    for _ in range(300):  # each tile: random balanced-ish kinds plus 3 begins left open
+        k = rng.choice(np.array([0, 1, 2], np.uint32), T - 3, p=(0.4, 0.3, 0.3))
+        parts.append(np.concatenate([k, np.ones(3, np.uint32)]))
+    parts.append(np.full(1000, 2, np.uint32))
+    parts.append(rng.choice(np.array([0, 1, 2], np.uint32), 5 * T + 7))
+    kinds = np.concatenate(parts)
+    boxes = random_clips(rng, len(kinds))[1]
+    nb = int((kinds == 1).sum())  # begin boxes that shrink slowly: deep chains stay non-empty
+    boxes[kinds == 1] = np.concatenate([rng.uniform(0, 300, (nb, 2)), rng.uniform(600, 900, (nb, 2))], 1)
+    for op, vp in (("intersect", (0.0, 0.0, 900.0, 900.0)), ("union", (0.0, 0.0, 0.0, 0.0))):
+        poison_pool(((len(kinds), 4), np.float32))
+        got = pp.clip_bboxes(kinds, boxes, vp, op=op)
+        want = clip_reference(kinds, boxes, vp, op)
+        np.testing.assert_array_equal(got, want, err_msg=op)
+        assert (~pp.is_empty(want[:300 * T])).mean() > 0.5
 
 
 # The single pass (method="single_pass"). Its own counters come back through stack_stats_buffer:
