@@ -233,12 +233,16 @@ def _spine_shape(dev: Device, tree_size: int) -> tuple[int, int, int]:
     return swg, chunk, n_chunks
 
 
-def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, info,
+def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | None, info,
                   method: str = "multi_pass") -> None:
     """Record bracket matching of ``g`` (mode "u8", "u32" or "kind") into ``link``/``depth``: the
     multi-pass method, or the single pass with the multi-pass method as its repair, recorded
-    indirect (zero grids unless a partition gave up) where one may give up."""
+    indirect (zero grids unless a partition gave up) where one may give up. ``depth=None``: links
+    only (the leaf stores no depth; clip boxes need none)."""
     dev = g.device
+    no_depth = depth is None
+    if no_depth:
+        depth = dev.alloc(16)  # bound, never written (NO_DEPTH)
     n = g.size
     wg = _wg(dev, n, method)
     P = wg * EPT
@@ -246,7 +250,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     tree_size = 1 << max(0, (n_parts - 1).bit_length())
     defs = {"WG": wg, f"MODE_{mode.upper()}": True, "ELEMS_PER_VEC": 16 if mode == "u8" else 4,
             "SUBGROUPS": dev.has_subgroups and dev.hooks.stack_subgroups,
-            "LOCAL_BITS": LOCAL_BITS}
+            "LOCAL_BITS": LOCAL_BITS, "NO_DEPTH": no_depth}
     single = method == "single_pass"
     if single:
         chunks = 1  # partitions of one chunk of P elements (single_pass.wgsl's code holds for more)
@@ -299,7 +303,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             b.copy(state, 0, stats, 0, 16)
         if not repair:
             return
-    k_red, k_chain, k_leaf, k_up, k_top, k_down = dev.plan(("bracket kernels", mode, wg, swg),
+    k_red, k_chain, k_leaf, k_up, k_top, k_down = dev.plan(("bracket kernels", mode, wg, swg, no_depth),
                                                            lambda: _multipass_kernels(dev, defs, swg))
     # apart: a buffer bound read-only and read-write in one dispatch is refused
     part_bic, part_start, tree, chain, chunk_bic, chunk_start = (dev.alloc(sz) for sz in (
@@ -808,9 +812,7 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
     link = GpuArray.empty((n,), np.int32, dev)
     union = op == "union"
     if n and _fits(dev, n, method, 16):
-        b = dev.batch()
-        depth = GpuArray.empty((n,), np.int32, dev)
-        _record_clip(b, gk, gb, vp, union, out, link, depth, dev.alloc(16), method).submit()
+        _record_clip(dev.batch(), gk, gb, vp, union, out, link, None, dev.alloc(16), method).submit()
     elif n:  # chunks, the carried opens with their boxes
         ch = _Chunks(dev, n, "kind", method, "clip_bboxes", 16)
         M = ch.M
@@ -830,9 +832,9 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
 
 
 def _record_clip(b, gk: GpuArray, gb: GpuArray, vp, union: bool, out: GpuArray, link: GpuArray,
-                 depth: GpuArray, info, method: str):
-    """Record clip boxes of ``gk`` / ``gb`` within one binding into ``out`` (and ``link``, ``depth``,
-    ``info`` as bracket matching gives them), with no readback (``clip.wgsl``): tiles of CLIP_TILE
+                 depth: GpuArray | None, info, method: str):
+    """Record clip boxes of ``gk`` / ``gb`` within one binding into ``out`` (and ``link``, ``depth``
+    unless None, ``info`` as bracket matching gives them), with no readback (``clip.wgsl``): tiles of CLIP_TILE
     elements each find the opens they leave unclosed and their anchor, pointer jumping over the
     tiles (ceil(log2(tiles)) small passes) gives each tile its anchor's box, and a last pass
     resolves every element's chain within its tile in workgroup memory. Returns ``b``."""
