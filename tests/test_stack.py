@@ -598,3 +598,8 @@ def test_clip_bboxes_chunk_boundaries(rng):
             want = clip_reference(kinds, boxes, (0, 0, 900, 900), "intersect")
             np.testing.assert_array_equal(pp.clip_bboxes(kinds, boxes, (0, 0, 900, 900)), want)
             np.testing.assert_array_equal(pp.clip_bboxes(kinds, boxes, (0, 0, 900, 900), method="single_pass"), want)
+        # int32 kinds on the GPU: other values count as draws (in the carried prefix too)
+        kj = kinds.astype(np.int32)
+        kj[(kinds == 0) & (rng.random(len(kinds)) < 0.3)] = 7
+        got = pp.clip_bboxes(pp.asarray(kj), pp.asarray(boxes), (0, 0, 900, 900))
+        np.testing.assert_array_equal(got.numpy(), clip_reference(kinds, boxes, (0, 0, 900, 900), "intersect"))
