@@ -834,32 +834,55 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
 def _record_clip(b, gk: GpuArray, gb: GpuArray, vp, union: bool, out: GpuArray, link: GpuArray,
                  depth: GpuArray | None, info, method: str):
     """Record clip boxes of ``gk`` / ``gb`` within one binding into ``out`` (and ``link``, ``depth``
-    unless None, ``info`` as bracket matching gives them), with no readback (``clip.wgsl``): tiles of CLIP_TILE
-    elements each find the opens they leave unclosed and their anchor, pointer jumping over the
-    tiles (ceil(log2(tiles)) small passes) gives each tile its anchor's box, and a last pass
-    resolves every element's chain within its tile in workgroup memory. Returns ``b``."""
-    dev = gk.device
-    n = gk.size
+    unless None, ``info`` as bracket matching gives them), with no readback: bracket matching,
+    then :class:`_ClipPasses`. Returns ``b``."""
     _record_match(b, gk, "kind", link, depth, info, method)
-    tiles = -(-n // CLIP_TILE)
-    defs = {"WG": CLIP_WG, "EPT": CLIP_TILE // CLIP_WG, "LOG_T": CLIP_TILE.bit_length() - 1, "UNION": union}
-    k_tile, k_init, k_jump, k_leaf = (dev.kernel("stack/clip.wgsl", defines=dict(defs, **{s: True},
-                                                                                  TILE_PASS=s in ("INIT", "JUMP")))
-                                      for s in ("TILE", "INIT", "JUMP", "LEAF"))
-    rl = GpuArray.empty((n, 4), np.float32, dev)
-    anchor = dev.alloc(4 * tiles)
-    acc = [dev.alloc(16 * tiles) for _ in range(2)]
-    nxt = [dev.alloc(4 * tiles) for _ in range(2)]
-    pr = {"n": n, "n_tiles": tiles, "n_groups": tiles, "vx0": vp[0], "vy0": vp[1], "vx1": vp[2], "vy1": vp[3]}
-    small = dict(pr, n_groups=-(-tiles // 256))
-    b.dispatch(k_tile, tiles, params=pr, kinds=gk, link=link, bboxes=gb, rl=rl, anchor=anchor)
-    b.dispatch(k_init, small["n_groups"], params=small, anchor=anchor, rl=rl, acc_out=acc[0], next_out=nxt[0])
-    for r in range(max(0, tiles - 1).bit_length()):
-        b.dispatch(k_jump, small["n_groups"], params=small, acc_in=acc[r % 2], next_in=nxt[r % 2],
-                   acc_out=acc[1 - r % 2], next_out=nxt[1 - r % 2])
-    last = acc[max(0, tiles - 1).bit_length() % 2]
-    b.dispatch(k_leaf, tiles, params=pr, kinds=gk, link=link, bboxes=gb, rl=rl, acc=last, output=out)
+    passes = _ClipPasses(gk, gb, vp, union, out, link)
+    passes.tile(b)
+    passes.jump(b)
+    passes.leaf(b)
     return b
+
+
+class _ClipPasses:
+    """The box passes after bracket matching (``clip.wgsl``), in this order: ``tile`` (tiles of
+    CLIP_TILE elements find the opens they leave unclosed, their running boxes and their anchor),
+    ``jump`` (INIT and ceil(log2(tiles)) rounds of pointer jumping over the tiles give each tile
+    its anchor's box), ``leaf`` (every element's chain within its tile, in workgroup memory)."""
+
+    def __init__(self, gk: GpuArray, gb: GpuArray, vp, union: bool, out: GpuArray, link: GpuArray):
+        dev = gk.device
+        n = gk.size
+        self.gk, self.gb, self.out, self.link = gk, gb, out, link
+        self.tiles = tiles = -(-n // CLIP_TILE)
+        defs = {"WG": CLIP_WG, "EPT": CLIP_TILE // CLIP_WG, "LOG_T": CLIP_TILE.bit_length() - 1, "UNION": union}
+        self.k = {st: dev.kernel("stack/clip.wgsl", defines=dict(defs, **{st: True}, TILE_PASS=st in ("INIT", "JUMP")))
+                  for st in ("TILE", "INIT", "JUMP", "LEAF")}
+        self.rl = GpuArray.empty((n, 4), np.float32, dev)
+        self.anchor = dev.alloc(4 * tiles)
+        self.acc = [dev.alloc(16 * tiles) for _ in range(2)]
+        self.nxt = [dev.alloc(4 * tiles) for _ in range(2)]
+        self.rounds = max(0, tiles - 1).bit_length()
+        self.pr = {"n": n, "n_tiles": tiles, "n_groups": tiles, "vx0": vp[0], "vy0": vp[1], "vx1": vp[2],
+                   "vy1": vp[3]}
+
+    def tile(self, b) -> None:
+        b.dispatch(self.k["TILE"], self.tiles, params=self.pr, kinds=self.gk, link=self.link, bboxes=self.gb,
+                   rl=self.rl, anchor=self.anchor)
+
+    def jump(self, b) -> None:
+        groups = -(-self.tiles // 256)
+        small = dict(self.pr, n_groups=groups)
+        acc, nxt = self.acc, self.nxt
+        b.dispatch(self.k["INIT"], groups, params=small, anchor=self.anchor, rl=self.rl, acc_out=acc[0],
+                   next_out=nxt[0])
+        for r in range(self.rounds):
+            b.dispatch(self.k["JUMP"], groups, params=small, acc_in=acc[r % 2], next_in=nxt[r % 2],
+                       acc_out=acc[1 - r % 2], next_out=nxt[1 - r % 2])
+
+    def leaf(self, b) -> None:
+        b.dispatch(self.k["LEAF"], self.tiles, params=self.pr, kinds=self.gk, link=self.link, bboxes=self.gb,
+                   rl=self.rl, acc=self.acc[self.rounds % 2], output=self.out)
 
 
 def _fast_reference(is_open: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

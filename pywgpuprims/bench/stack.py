@@ -8,6 +8,7 @@ from .._array import GpuArray
 from ..stack import (
     EPT,
     SINGLE_PASS_WG,
+    _ClipPasses,
     _fast_reference,
     _leaf_storage_bytes,
     _record_match,
@@ -185,6 +186,19 @@ def _clip_entry(ctx: BenchContext, n: int) -> list[dict]:
         ns = ctx.gpu_ns(match)
         rows.append(ctx.row("clip_bboxes", f"its bracket matching alone, {name} kinds", n, ns, bytes_moved=12 * n,
                             baseline_ns=copy_ns))
+        # the box passes one by one (on the links just matched), to show where the time goes
+        out = GpuArray.empty((n, 4), np.float32, dev)
+        passes = _ClipPasses(gk, gbx, vp, False, out, link)
+        for phase, nbytes in (("tile", 8), ("jump", 0), ("leaf", 40)):
+            def one(i, phase=phase, passes=passes):
+                b = dev.batch()
+                getattr(passes, phase)(b)
+                b.submit()
+
+            ns = ctx.gpu_ns(one)
+            what = f"{passes.rounds + 1} dispatches over {passes.tiles} tiles" if phase == "jump" else f"{nbytes} B/el"
+            rows.append(ctx.row("clip_bboxes", f"pass {phase} alone ({what}), {name} kinds", n, ns,
+                                bytes_moved=nbytes * n, baseline_ns=copy_ns))
     return rows
 
 
