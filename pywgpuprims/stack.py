@@ -461,7 +461,7 @@ class _Chunks:
         ``record_run`` writes and this copies out. Returns (unmatched closes, unclosed opens)."""
         dev, n, M, unit, es = self.dev, self.n, self.M, self.unit, self.es
         b = dev.batch()
-        b.clear(self.stack)
+        cleared = 0  # stack slots below this were cleared (PUSH's atomicMax needs entries below base)
         rects = clip[3] if clip is not None else None
         if rects is not None:
             k_prefix = self.kernel("PREFIX", BOXES=True)
@@ -478,6 +478,10 @@ class _Chunks:
             p = T - t
             m = T + c
             slot0 = s - t
+            if slot0 + m > cleared:  # slots PUSH may reach, never written yet
+                top = min(n, slot0 + m)
+                b.clear(self.stack, 4 * cleared, 4 * (top - cleared))
+                cleared = top
             lo_slot = slot0 - 1 if s > t else slot0
             st_bind, st_off = self.sub(self.stack, lo_slot, 4, slot0 - lo_slot + M)
             s_off = st_off + slot0 - lo_slot
@@ -503,7 +507,8 @@ class _Chunks:
                 fix.update(ext_depth=self.ext_depth,
                            depth=Binding(outputs["depth"].buffer, outputs["depth"].byte_offset + 4 * base, 4 * c))
             b.dispatch(k_fix, groups, params=dict(pr, count=c, n_groups=groups), **fix)
-            b.dispatch(k_push, groups, params=dict(pr, count=c, n_groups=groups), ext=self.ext,
+            blocks = -(-c // 4096)  # PUSH: 16 elements per invocation
+            b.dispatch(k_push, blocks, params=dict(pr, count=c, n_groups=blocks), ext=self.ext,
                        ext_depth=self.ext_depth, info=self.info, stack=st_bind)
             if rects is not None:
                 g2 = -(-m // 256)

@@ -10,7 +10,9 @@
 //           chunk is offset by its base, a link to prefix open j is stack[s - t + j], depth + (s - t).
 //   PUSH:   the new stack: slot s - t + h holds the last open of extended depth h < F (F = opens the
 //           extended run leaves unclosed); the chunk's global indices exceed every stale entry, so
-//           atomicMax keeps the last.
+//           atomicMax keeps the last. Only opens that no later element of their block of 4096
+//           (16 per invocation) closes push (depth below every later depth in the block): a few per
+//           block instead of half the elements on a few thousand hot slots.
 //   RECTS:  (clip boxes) the boxes of the slots PUSH filled from this chunk.
 // Defines: PREFIX | FIXUP | PUSH | RECTS; MODE_U8 | MODE_U32 | MODE_KIND; DEPTH (FIXUP writes depth);
 // BOXES (PREFIX writes boxes).
@@ -69,6 +71,7 @@ fn is_open(e: u32) -> bool {
 }
 #endif
 
+#if !PUSH
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = gid.x + gid.y * nwg.x * WG;
@@ -112,12 +115,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 #if DEPTH
     depth[i] = ext_depth[T + i] + params.depth_add;
 #endif
-#elif PUSH
-    let e = params.prefix + i;
-    let d = ext_depth[e];
-    if (is_open(e) && d < info[1]) {
-        atomicMax(&stack[params.s_off + d], i32(params.base + i));
-    }
 #elif RECTS
     if (i >= info[1]) {
         return;
@@ -128,3 +125,49 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
 #endif
 }
+#endif
+
+#if PUSH
+const SEG: u32 = 16u;  // elements per invocation (a block of SEG * WG)
+var<workgroup> after: array<u32, WG>;  // suffix minima of the invocations' depth minima
+
+@compute @workgroup_size(WG)
+fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {
+    let lid = lid3.x;
+    let first = ((wid.x + wid.y * nwg.x) * WG + lid) * SEG;  // chunk element
+    var d: array<u32, SEG>;
+    var m = 0xffffffffu;
+    for (var k = 0u; k < SEG; k++) {
+        d[k] = 0xffffffffu;
+        if (first + k < params.count) {
+            d[k] = ext_depth[params.prefix + first + k];
+        }
+        m = min(m, d[k]);
+    }
+    after[lid] = m;
+    workgroupBarrier();
+    for (var s = 1u; s < WG; s <<= 1u) {  // inclusive suffix minimum (Hillis-Steele)
+        var v = after[lid];
+        if (lid + s < WG) {
+            v = min(v, after[lid + s]);
+        }
+        workgroupBarrier();
+        after[lid] = v;
+        workgroupBarrier();
+    }
+    var later = 0xffffffffu;  // the smallest depth after the element in the block
+    if (lid + 1u < WG) {
+        later = after[lid + 1u];
+    }
+    let F = info[1];
+    for (var j = 0u; j < SEG; j++) {
+        let k = SEG - 1u - j;
+        let e = first + k;
+        if (e < params.count && d[k] < later && d[k] < F && is_open(params.prefix + e)) {
+            atomicMax(&stack[params.s_off + d[k]], i32(params.base + e));
+        }
+        later = min(later, d[k]);
+    }
+}
+#endif
