@@ -69,8 +69,14 @@ budget; a partition past one gives up and arms the multi-pass method, recorded a
 pass as indirect dispatches with zero grids, wherever a give-up is possible (more than 64
 partitions). No wrong result and no hang depends on forward progress between workgroups.
 
-Limits: n < 2^31 - 2^16 (int32 indices); the link/depth outputs and the scratch list (4 bytes per
-element) must fit the device's largest storage binding (no chunking).
+Limits: n < 2^31 - 2^16 (int32 indices). Past the largest storage binding (``Device.binding_limit``;
+the lists take 4 bytes per element, clip boxes 16) the input is matched in chunks, in order
+(``_Chunks``, ``chunk.wgsl``): each chunk runs the kernels above on an extended input, the top
+``t = min(s, chunk length)`` of the ``s`` opens earlier chunks left unmatched (carried on the GPU as a
+stack of global indices, for clip boxes with their boxes), then the chunk; its links and depths are
+then made global and the carried stack updated. Results are those of one run; each chunk costs one
+small readback (its unclosed-open count). :func:`record_bracket_match` records into the caller's
+batch and so stays within one binding.
 
 Test hooks (``device().using(...)``, fields of ``pywgpuprims._hooks.TestHooks``):
 ``stack_wg`` (invocations per partition workgroup),
@@ -95,7 +101,7 @@ import numpy as np
 
 from . import _dtypes as _dt
 from ._array import GpuArray, as_input, submit_to_host
-from ._device import Device, takes_device
+from ._device import Binding, Device, takes_device
 from ._errors import DeviceLimitError, InputError
 
 __all__ = ["bracket_match", "record_bracket_match", "bracket_match_reference", "clip_bboxes",
@@ -132,6 +138,8 @@ LIST_SPIN = TUNING.list_spin
 MAX_STEPS = 256
 MAX_HOPS = 1024
 LOCAL_BITS = 12  # list entries: epoch << 12 | the open's offset in its partition (bracket_common.wgsl)
+CLIP_WG = 256  # clip boxes: tiles of CLIP_TILE elements, CLIP_WG invocations each (clip.wgsl)
+CLIP_TILE = 512
 MAX_LOCAL_BITS = 14  # the single pass's partitions: up to 4 chunks (2^14 elements; summaries pack a in 15 bits)
 
 
@@ -225,12 +233,16 @@ def _spine_shape(dev: Device, tree_size: int) -> tuple[int, int, int]:
     return swg, chunk, n_chunks
 
 
-def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, info,
+def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | None, info,
                   method: str = "multi_pass") -> None:
     """Record bracket matching of ``g`` (mode "u8", "u32" or "kind") into ``link``/``depth``: the
     multi-pass method, or the single pass with the multi-pass method as its repair, recorded
-    indirect (zero grids unless a partition gave up) where one may give up."""
+    indirect (zero grids unless a partition gave up) where one may give up. ``depth=None``: links
+    only (the leaf stores no depth; clip boxes need none)."""
     dev = g.device
+    no_depth = depth is None
+    if no_depth:
+        depth = dev.alloc(16)  # bound, never written (NO_DEPTH)
     n = g.size
     wg = _wg(dev, n, method)
     P = wg * EPT
@@ -238,7 +250,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
     tree_size = 1 << max(0, (n_parts - 1).bit_length())
     defs = {"WG": wg, f"MODE_{mode.upper()}": True, "ELEMS_PER_VEC": 16 if mode == "u8" else 4,
             "SUBGROUPS": dev.has_subgroups and dev.hooks.stack_subgroups,
-            "LOCAL_BITS": LOCAL_BITS}
+            "LOCAL_BITS": LOCAL_BITS, "NO_DEPTH": no_depth}
     single = method == "single_pass"
     if single:
         chunks = 1  # partitions of one chunk of P elements (single_pass.wgsl's code holds for more)
@@ -291,7 +303,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray, in
             b.copy(state, 0, stats, 0, 16)
         if not repair:
             return
-    k_red, k_chain, k_leaf, k_up, k_top, k_down = dev.plan(("bracket kernels", mode, wg, swg),
+    k_red, k_chain, k_leaf, k_up, k_top, k_down = dev.plan(("bracket kernels", mode, wg, swg, no_depth),
                                                            lambda: _multipass_kernels(dev, defs, swg))
     # apart: a buffer bound read-only and read-write in one dispatch is refused
     part_bic, part_start, tree, chain, chunk_bic, chunk_start = (dev.alloc(sz) for sz in (
@@ -357,14 +369,160 @@ def record_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArr
 
 
 def _check_size(dev: Device, n: int, primitive: str, method: str = "multi_pass") -> None:
+    """Raise where ``n`` elements cannot be matched within one storage binding (record_bracket_match)."""
+    _check_count(dev, n, primitive, method)
+    if not _fits(dev, n, method):
+        raise DeviceLimitError(primitive, f"{n} elements need {4 * n} byte bindings; the largest storage "
+                               f"binding is {dev.binding_limit} bytes")
+
+
+def _check_count(dev: Device, n: int, primitive: str, method: str = "multi_pass") -> None:
     if n >= 2**31 - 2**16:
         raise InputError(primitive, f"{n} elements: indices must fit int32")
     P = _wg(dev, n, method) * EPT
-    if -(-n // P) > 1 << 20:  # the leaf's global tree walk covers 2^20 partitions
+    if -(-n // P) > 1 << 20 and _fits(dev, n, method):  # the leaf's global tree walk covers 2^20 partitions
         raise InputError(primitive, f"{n} elements: at most {P << 20} with partitions of {P}")
-    if 4 * (-(-n // P)) * P > dev.max_binding:  # the lists' partitions
-        raise DeviceLimitError(primitive, f"{n} elements need {4 * n} byte bindings; the device's largest "
-                               f"storage binding is {dev.max_binding} bytes")
+
+
+def _fits(dev: Device, n: int, method: str, box_bytes: int = 0) -> bool:
+    """Whether ``n`` elements are matched in one run: the lists' partitions (4 bytes per element,
+    whole partitions) and, for clip boxes, ``box_bytes`` per element fit one storage binding."""
+    P = _wg(dev, n, method) * EPT
+    limit = dev.binding_limit
+    return 4 * (-(-n // P)) * P <= limit and box_bytes * n <= limit
+
+
+# ----------------------------------------------------------------------------- past one binding
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def _capacity(dev: Device, method: str, box_bytes: int) -> tuple[int, int]:
+    """(M, unit): the most elements one extended run may hold (prefix + chunk) within the binding
+    limit (keeping 512 bytes for sub-range alignment), and the multiple of elements chunk starts
+    keep (int32 and box sub-ranges aligned to the device's storage offset alignment)."""
+    limit = dev.binding_limit - 512
+    P = _wg(dev, max(1, limit // 4), method) * EPT
+    m = (limit // (4 * P)) * P
+    if box_bytes:
+        m = min(m, limit // box_bytes)
+    unit = max(16, dev.storage_align // 4)
+    return m // unit * unit, unit
+
+
+def _chunk_plan(n: int, base: int, s: int, M: int, unit: int) -> int:
+    """The next chunk's length from ``base`` with ``s`` carried opens: as long as fits ``M`` with
+    its prefix of min(s, chunk) opens (rounded up to 4), a multiple of ``unit`` except the last."""
+    r = n - base
+    if _round_up(min(s, r), 4) + r <= M:
+        return r
+    c = (M - _round_up(s, 4)) // unit * unit
+    if c >= max(s, unit):
+        return c
+    return (M - 4) // 2 // unit * unit  # the prefix takes the chunk's length: t = c
+
+
+class _Chunks:
+    """Bracket matching (and clip boxes) past one storage binding: chunks in order, each run by the
+    in-binding kernels on its extended input (prefix of carried opens, then the chunk); the opens
+    left unmatched are carried on the GPU as a stack of global indices (and boxes). See
+    ``wgsl/stack/chunk.wgsl``. One small readback per chunk (the run's unclosed-open count)."""
+
+    def __init__(self, dev: Device, n: int, mode: str, method: str, primitive: str, box_bytes: int = 0):
+        self.dev, self.n, self.mode, self.method = dev, n, mode, method
+        M, unit = _capacity(dev, method, box_bytes)
+        if M < 4 * unit:
+            raise DeviceLimitError(primitive, f"a storage binding of {dev.binding_limit} bytes is too small "
+                                   f"to match brackets in chunks")
+        self.M, self.unit = M, unit
+        self.es = 1 if mode == "u8" else 4
+        self.ext = GpuArray.empty((M,), np.uint8 if mode == "u8" else np.uint32, dev)
+        self.ext_link = GpuArray.empty((M,), np.int32, dev)
+        self.ext_depth = GpuArray.empty((M,), np.int32, dev)
+        self.info = dev.alloc(16)
+        self.stack = dev.alloc(4 * n)
+        self.defs = {f"MODE_{mode.upper()}": True}
+
+    def kernel(self, stage: str, **defs):
+        return self.dev.kernel("stack/chunk.wgsl", defines=dict(self.defs, **{stage: True}, **defs))
+
+    def sub(self, buf, slot: int, item: int, count: int):
+        """A binding of ``buf`` from slot ``slot`` (aligned down) for ``count`` items; (binding, offset)."""
+        align = self.dev.storage_align
+        lo = slot * item // align * align
+        size = min(buf.size - lo, _round_up(slot * item - lo + count * item, 4))
+        return Binding(getattr(buf, "buffer", buf), lo, size), (slot * item - lo) // item
+
+    def run(self, g: GpuArray, record_run, outputs: dict, clip: tuple | None = None) -> tuple[int, int]:
+        """Process every chunk: ``record_run(b, ext kinds)`` records the in-binding run on the
+        extended input (into ``ext_link`` / ``ext_depth`` / ``info``) and returns the batch to
+        continue in; ``outputs`` maps "link" (and "depth") to the global GpuArrays; ``clip`` is
+        (boxes, ext boxes, ext results, carried boxes buffer) for clip boxes, whose results
+        ``record_run`` writes and this copies out. Returns (unmatched closes, unclosed opens)."""
+        dev, n, M, unit, es = self.dev, self.n, self.M, self.unit, self.es
+        b = dev.batch()
+        cleared = 0  # stack slots below this were cleared (PUSH's atomicMax needs entries below base)
+        rects = clip[3] if clip is not None else None
+        if rects is not None:
+            k_prefix = self.kernel("PREFIX", BOXES=True)
+            k_rects = self.kernel("RECTS")
+        else:
+            k_prefix = self.kernel("PREFIX")
+        k_fix = self.kernel("FIXUP", DEPTH="depth" in outputs)
+        k_push = self.kernel("PUSH")
+        base = s = unmatched = 0
+        while base < n:
+            c = _chunk_plan(n, base, s, M, unit)
+            t = min(s, c)
+            T = _round_up(t, 4)
+            p = T - t
+            m = T + c
+            slot0 = s - t
+            if slot0 + m > cleared:  # slots PUSH may reach, never written yet
+                top = min(n, slot0 + m)
+                b.clear(self.stack, 4 * cleared, 4 * (top - cleared))
+                cleared = top
+            lo_slot = slot0 - 1 if s > t else slot0
+            st_bind, st_off = self.sub(self.stack, lo_slot, 4, slot0 - lo_slot + M)
+            s_off = st_off + slot0 - lo_slot
+            pr = {"count": 0, "prefix": T, "pad": p, "s_off": s_off, "r_off": 0, "below": int(s > t),
+                  "depth_add": slot0, "base": base, "n_groups": 0}
+            if rects is not None:
+                r_bind, r_off = self.sub(rects, slot0, 16, M)
+                pr["r_off"] = r_off
+            if T:
+                cnt = T // 4 if self.mode == "u8" else T
+                kw = {"rects": r_bind, "ext_boxes": clip[1]} if rects is not None else {}
+                groups = -(-cnt // 256)
+                b.dispatch(k_prefix, groups, params=dict(pr, count=cnt, n_groups=groups), ext=self.ext, **kw)
+            b.copy(g.buffer, g.byte_offset + base * es, self.ext.buffer, T * es, _round_up(c * es, 4))
+            if clip is not None:
+                b.copy(clip[0].buffer, clip[0].byte_offset + 16 * base, clip[1].buffer, 16 * T, 16 * c)
+            g_ext = GpuArray(dev, self.ext.buffer, (m,), self.ext.dtype)
+            b = record_run(b, g_ext)
+            groups = -(-c // 256)
+            fix = {"ext_link": self.ext_link, "stack": st_bind,
+                   "link": Binding(outputs["link"].buffer, outputs["link"].byte_offset + 4 * base, 4 * c)}
+            if "depth" in outputs:
+                fix.update(ext_depth=self.ext_depth,
+                           depth=Binding(outputs["depth"].buffer, outputs["depth"].byte_offset + 4 * base, 4 * c))
+            b.dispatch(k_fix, groups, params=dict(pr, count=c, n_groups=groups), **fix)
+            blocks = -(-c // 4096)  # PUSH: 16 elements per invocation
+            b.dispatch(k_push, blocks, params=dict(pr, count=c, n_groups=blocks), ext=self.ext,
+                       ext_depth=self.ext_depth, info=self.info, stack=st_bind)
+            if rects is not None:
+                g2 = -(-m // 256)
+                b.dispatch(k_rects, g2, params=dict(pr, count=m, n_groups=g2), stack=st_bind, info=self.info,
+                           ext_out=clip[2], rects=r_bind)
+                b.copy(clip[2].buffer, 16 * T, outputs["out"].buffer, outputs["out"].byte_offset + 16 * base, 16 * c)
+            rb = b.readback((self.info, 0, 8))
+            b.submit()
+            u, f = (int(v) for v in rb.numpy(np.uint32)[:2])
+            unmatched += u - p
+            s = slot0 + f
+            base += c
+            b = dev.batch()
+        return unmatched, s
 
 
 @takes_device
@@ -412,7 +570,7 @@ def bracket_match(is_open, return_info: bool = False, out=None, *, method: str =
     dev = g.device
     n = g.size
     _check_method(method, "bracket_match")
-    _check_size(dev, n, "bracket_match", method)
+    _check_count(dev, n, "bracket_match", method)
     if out is not None:
         if host is not None or len(out) != 2 or not all(
                 isinstance(o, GpuArray) and o.shape == (n,) and o.dtype == np.int32 for o in out):
@@ -423,11 +581,21 @@ def bracket_match(is_open, return_info: bool = False, out=None, *, method: str =
         link = GpuArray.empty((n,), np.int32, dev)
         depth = GpuArray.empty((n,), np.int32, dev)
     info = GpuArray.empty((4,), np.uint32, dev)
+    mode = "u8" if g.dtype == np.uint8 else "u32"
     b = dev.batch()
-    if n:
-        _record_match(b, g, "u8" if g.dtype == np.uint8 else "u32", link, depth, info, method)
-    else:
+    if not n:
         b.clear(info)
+    elif _fits(dev, n, method):
+        _record_match(b, g, mode, link, depth, info, method)
+    else:  # chunks: the counts come back per chunk
+        ch = _Chunks(dev, n, mode, method, "bracket_match")
+
+        def run(b, g_ext):
+            _record_match(b, g_ext, mode, ch.ext_link[:g_ext.size], ch.ext_depth[:g_ext.size], ch.info, method)
+            return b
+
+        counts = ch.run(g, run, {"link": link, "depth": depth})
+        dev.write(info, np.array([*counts, 0, 0], np.uint32))
     if host is not None:
         res = submit_to_host(b, link, depth, info)
     else:
@@ -561,7 +729,7 @@ def clip_bboxes_reference(kinds, bboxes, viewport, op: str = "intersect") -> np.
 @takes_device
 def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bool = False,
                 max_depth: int | None = None, *, method: str = "multi_pass"):
-    """Bounding boxes through a stack of clips (or blend groups): one GPU pass chain, any depth.
+    """Bounding boxes through a stack of clips (or blend groups): GPU passes, any depth, no readback.
 
     The stack starts as ``[viewport]``. A begin-clip pushes ``op(its bbox, top)``; an end-clip pops;
     every element's output is computed as follows:
@@ -589,9 +757,8 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
         Also return the stack links (``link`` of :func:`bracket_match` with draws: each element's
         enclosing begin-clip, or an end-clip's own begin-clip; -1 at top level).
     max_depth : int, optional
-        An upper bound on the clip nesting depth, when the caller knows one (a renderer that built
-        the scene does): it sizes the pointer-jumping passes without reading the depth back, so the
-        call adds no GPU round trip. A bound below the true depth gives wrong boxes.
+        Ignored: the boxes need no depth bound any more (no readback at all); accepted so that
+        callers written for the earlier pointer-jumping version keep working.
     method : {"multi_pass", "single_pass"}
         How the links are found (see :func:`bracket_match`).
 
@@ -603,10 +770,14 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
 
     Notes
     -----
-    Links come from :func:`bracket_match` on the kinds (draws included); each begin-clip's pushed
-    value then combines its ancestor chain by pointer jumping, ``ceil(log2(max depth + 1))``
-    passes over the elements (any depth), which costs one small readback (the maximum depth) per
-    call unless ``max_depth`` is given. Boxes with NaN coordinates give unspecified results (GPU min/max with NaN).
+    Links come from :func:`bracket_match` on the kinds (draws included). Then, in tiles of 512
+    elements, with no readback: each tile combines the boxes of the begin-clips it leaves open (a
+    chain) and finds their anchor (the open below them); pointer jumping over the tiles
+    (``ceil(log2(tiles))`` small passes) gives every tile its anchor's pushed box; a last pass
+    resolves each element's chain within its tile in workgroup memory (``wgsl/stack/clip.wgsl``).
+    Past the largest storage binding (16 bytes a box) the elements go in chunks, the open
+    begin-clips and their boxes carried from chunk to chunk.
+    Boxes with NaN coordinates give unspecified results (GPU min/max with NaN).
 
     Examples
     --------
@@ -641,42 +812,82 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
         raise InputError("clip_bboxes", f"viewport must be 4 numbers (x0, y0, x1, y1), got {vp.size}")
     dev = gk.device
     _check_method(method, "clip_bboxes")
-    _check_size(dev, n, "clip_bboxes", method)
-    if 16 * n > dev.max_binding:
-        raise DeviceLimitError("clip_bboxes", f"{n} boxes need a {16 * n} byte binding; the device's largest "
-                               f"storage binding is {dev.max_binding} bytes")
+    _check_count(dev, n, "clip_bboxes", method)
     out = GpuArray.empty((n, 4), np.float32, dev)
     link = GpuArray.empty((n,), np.int32, dev)
-    if n:
-        depth = GpuArray.empty((n,), np.int32, dev)
-        info = dev.alloc(16)
-        b = dev.batch()
-        _record_match(b, gk, "kind", link, depth, info, method)
-        b.submit()
-        if max_depth is None:
-            from .scan import reduce  # noqa: PLC0415
+    union = op == "union"
+    if n and _fits(dev, n, method, 16):
+        _record_clip(dev.batch(), gk, gb, vp, union, out, link, None, dev.alloc(16), method).submit()
+    elif n:  # chunks, the carried opens with their boxes
+        ch = _Chunks(dev, n, "kind", method, "clip_bboxes", 16)
+        M = ch.M
+        ext_boxes = GpuArray.empty((M, 4), np.float32, dev)
+        ext_out = GpuArray.empty((M, 4), np.float32, dev)
 
-            max_depth = int(reduce(depth, op="max").numpy())
-        rounds = max(0, max_depth).bit_length()
-        val = [GpuArray.empty((n, 4), np.float32, dev) for _ in range(2)]
-        jmp = [GpuArray.empty((n,), np.int32, dev) for _ in range(2)]
-        union = op == "union"
-        k_jump = dev.kernel("stack/clip.wgsl", defines={"JUMP": True, "UNION": union})
-        k_gather = dev.kernel("stack/clip.wgsl", defines={"GATHER": True, "UNION": union})
-        groups = -(-n // 256)
-        pr = {"n": n, "n_groups": groups, "vx0": vp[0], "vy0": vp[1], "vx1": vp[2], "vy1": vp[3]}
-        b = dev.batch()
-        src_v, src_j = gb, link
-        for r in range(rounds):
-            b.dispatch(k_jump, groups, params=pr, kinds=gk, link=link, val_in=src_v, jmp_in=src_j,
-                       val_out=val[r % 2], jmp_out=jmp[r % 2])
-            src_v, src_j = val[r % 2], jmp[r % 2]
-        b.dispatch(k_gather, groups, params=pr, kinds=gk, link=link, bboxes=gb, val=src_v, output=out)
-        b.submit()
+        def run(b, g_ext):
+            m = g_ext.size
+            return _record_clip(b, g_ext, ext_boxes[:m], vp, union, ext_out[:m], ch.ext_link[:m],
+                                ch.ext_depth[:m], ch.info, method)
+
+        ch.run(gk, run, {"link": link, "out": out}, (gb, ext_boxes, ext_out, dev.alloc(16 * n)))
     res = out if bhost is None else out.numpy()
     if return_links:
         return res, (link if bhost is None else link.numpy())
     return res
+
+
+def _record_clip(b, gk: GpuArray, gb: GpuArray, vp, union: bool, out: GpuArray, link: GpuArray,
+                 depth: GpuArray | None, info, method: str):
+    """Record clip boxes of ``gk`` / ``gb`` within one binding into ``out`` (and ``link``, ``depth``
+    unless None, ``info`` as bracket matching gives them), with no readback: bracket matching,
+    then :class:`_ClipPasses`. Returns ``b``."""
+    _record_match(b, gk, "kind", link, depth, info, method)
+    passes = _ClipPasses(gk, gb, vp, union, out, link)
+    passes.tile(b)
+    passes.jump(b)
+    passes.leaf(b)
+    return b
+
+
+class _ClipPasses:
+    """The box passes after bracket matching (``clip.wgsl``), in this order: ``tile`` (tiles of
+    CLIP_TILE elements find the opens they leave unclosed, their running boxes and their anchor),
+    ``jump`` (INIT and ceil(log2(tiles)) rounds of pointer jumping over the tiles give each tile
+    its anchor's box), ``leaf`` (every element's chain within its tile, in workgroup memory)."""
+
+    def __init__(self, gk: GpuArray, gb: GpuArray, vp, union: bool, out: GpuArray, link: GpuArray):
+        dev = gk.device
+        n = gk.size
+        self.gk, self.gb, self.out, self.link = gk, gb, out, link
+        self.tiles = tiles = -(-n // CLIP_TILE)
+        defs = {"WG": CLIP_WG, "EPT": CLIP_TILE // CLIP_WG, "LOG_T": CLIP_TILE.bit_length() - 1, "UNION": union}
+        self.k = {st: dev.kernel("stack/clip.wgsl", defines=dict(defs, **{st: True}, TILE_PASS=st in ("INIT", "JUMP")))
+                  for st in ("TILE", "INIT", "JUMP", "LEAF")}
+        self.rl = GpuArray.empty((n, 4), np.float32, dev)
+        self.anchor = dev.alloc(4 * tiles)
+        self.acc = [dev.alloc(16 * tiles) for _ in range(2)]
+        self.nxt = [dev.alloc(4 * tiles) for _ in range(2)]
+        self.rounds = max(0, tiles - 1).bit_length()
+        self.pr = {"n": n, "n_tiles": tiles, "n_groups": tiles, "vx0": vp[0], "vy0": vp[1], "vx1": vp[2],
+                   "vy1": vp[3]}
+
+    def tile(self, b) -> None:
+        b.dispatch(self.k["TILE"], self.tiles, params=self.pr, kinds=self.gk, link=self.link, bboxes=self.gb,
+                   rl=self.rl, anchor=self.anchor)
+
+    def jump(self, b) -> None:
+        groups = -(-self.tiles // 256)
+        small = dict(self.pr, n_groups=groups)
+        acc, nxt = self.acc, self.nxt
+        b.dispatch(self.k["INIT"], groups, params=small, anchor=self.anchor, rl=self.rl, acc_out=acc[0],
+                   next_out=nxt[0])
+        for r in range(self.rounds):
+            b.dispatch(self.k["JUMP"], groups, params=small, acc_in=acc[r % 2], next_in=nxt[r % 2],
+                       acc_out=acc[1 - r % 2], next_out=nxt[1 - r % 2])
+
+    def leaf(self, b) -> None:
+        b.dispatch(self.k["LEAF"], self.tiles, params=self.pr, kinds=self.gk, link=self.link, bboxes=self.gb,
+                   rl=self.rl, acc=self.acc[self.rounds % 2], output=self.out)
 
 
 def _fast_reference(is_open: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -324,16 +324,39 @@ def test_stress(rng):
         check(rng.random(n) < q)
 
 
-def test_clip_bboxes_with_a_depth_bound(rng):
-    """A caller that knows the nesting depth skips the readback; any bound >= the depth is exact."""
+def test_clip_bboxes_depth_bound_ignored(rng):
+    """max_depth is accepted and ignored (no readback needs it): any value, even one below the
+    true depth, gives the exact boxes."""
     k, b = random_clips(rng, 20_000)
     want = clip_reference(k, b, (0, 0, 900, 900), "intersect")
     walk = np.cumsum(np.where(k == pp.CLIP_BEGIN, 1, np.where(k == pp.CLIP_END, -1, 0)))
-    # Unmatched ends pop nothing: the depth is the walk clamped at zero, not its raw maximum (which
-    # once gave a bound of 1 for a depth of 95, seed 1914455479).
     depth = int(np.max(walk - np.minimum(np.minimum.accumulate(walk), 0)))
-    for bound in (depth, depth + 1, 4 * depth + 7):
+    assert depth > 2
+    for bound in (0, depth // 2, depth, 4 * depth + 7):
         np.testing.assert_array_equal(pp.clip_bboxes(k, b, (0, 0, 900, 900), max_depth=bound), want)
+
+
+def test_clip_bboxes_tile_chains(rng):
+    """Chains that cross many tiles of 512: a staircase where every tile leaves begin-clips open
+    (the tile pointer jumping runs its full rounds), draws under each, then all closed; a chain
+    closed in the middle of a tile; blend groups (union) on the same."""
+    T = pp.stack.CLIP_TILE
+    parts = []
+    for _ in range(300):  # each tile: random balanced-ish kinds plus 3 begins left open
+        k = rng.choice(np.array([0, 1, 2], np.uint32), T - 3, p=(0.4, 0.3, 0.3))
+        parts.append(np.concatenate([k, np.ones(3, np.uint32)]))
+    parts.append(np.full(1000, 2, np.uint32))
+    parts.append(rng.choice(np.array([0, 1, 2], np.uint32), 5 * T + 7))
+    kinds = np.concatenate(parts)
+    boxes = random_clips(rng, len(kinds))[1]
+    nb = int((kinds == 1).sum())  # begin boxes that shrink slowly: deep chains stay non-empty
+    boxes[kinds == 1] = np.concatenate([rng.uniform(0, 300, (nb, 2)), rng.uniform(600, 900, (nb, 2))], 1)
+    for op, vp in (("intersect", (0.0, 0.0, 900.0, 900.0)), ("union", (0.0, 0.0, 0.0, 0.0))):
+        poison_pool(((len(kinds), 4), np.float32))
+        got = pp.clip_bboxes(kinds, boxes, vp, op=op)
+        want = clip_reference(kinds, boxes, vp, op)
+        np.testing.assert_array_equal(got, want, err_msg=op)
+        assert (~pp.is_empty(want[:300 * T])).mean() > 0.5
 
 
 # The single pass (method="single_pass"). Its own counters come back through stack_stats_buffer:
@@ -441,3 +464,142 @@ def test_bad_method():
 def test_partition_too_large_for_list_entries():
     with options(stack_wg=512), pytest.raises(ValueError, match="at most 4096"):
         pp.bracket_match(np.ones(10, bool))
+
+
+# ----------------------------------------------------------------------------- past one binding
+def chunk_limits():
+    """Binding limits (bytes) that force chunks at test sizes: a multiple of the storage offset
+    alignment and odd ones (the chunk planner must round them itself)."""
+    return [8 * 4 * P + 512, 65536, 98_765]
+
+
+def chunk_capacity(limit, method="multi_pass", box_bytes=0):
+    """(run capacity M, chunk unit) the chunked path uses under ``limit`` (for sizes around it)."""
+    with options(max_binding=limit):
+        return pp.stack._capacity(pp.device(), method, box_bytes)
+
+
+def poison_pool(*shapes_dtypes):
+    """Leave poisoned blocks of these shapes in the pool, so that outputs allocated next start
+    poisoned (unwritten elements show)."""
+    held = [poisoned(s, d) for s, d in shapes_dtypes]
+    pp.device().sync()
+    del held
+
+
+def chunk_inputs(rng, M):
+    """Bracket sequences for chunks of about ``M`` elements (the run capacity)."""
+    h = M // 2
+    return {
+        "random": rng.random(3 * M + 7) < 0.5,
+        "balanced": dyck(rng, 4 * M),
+        "opens left": rng.random(3 * M + 1) < 0.65,
+        "unmatched closes": rng.random(3 * M - 1) < 0.35,
+        # deep nesting across every boundary: one 1.5 M deep ramp with small groups inside
+        "deep": np.concatenate([np.ones(3 * h, bool), dyck(rng, 2 * h), np.zeros(3 * h - 5, bool),
+                                rng.random(h) < 0.5]),
+        # all opens of chunk 1 closed in chunk 3, a balanced chunk 2 between them
+        "chunk 1 to chunk 3": np.concatenate([np.ones(M, bool), dyck(rng, M), np.zeros(M, bool)]),
+        # drifting: deep, underflow (stack rebuilt), deep again
+        "drift": np.concatenate([rng.random(M) < q for q in (0.8, 0.1, 0.5, 0.9)]),
+    }
+
+
+@pytest.mark.parametrize("limit", chunk_limits())
+def test_bracket_match_chunked(limit, rng):
+    """Past the binding limit: chunks in order with the unmatched opens carried; links, depths and
+    counts identical to one run (Python stack and bracket_match_reference), outputs poisoned."""
+    M, unit = chunk_capacity(limit)
+    dev = pp.device()
+    with options(max_binding=limit):
+        for name, x in chunk_inputs(rng, M).items():
+            assert not pp.stack._fits(dev, len(x), "multi_pass"), name  # the chunked path runs
+            link, depth = check(x)
+            rl, rd = pp.bracket_match_reference(x)
+            np.testing.assert_array_equal(link, rl)
+            np.testing.assert_array_equal(depth, rd)
+            g = pp.asarray(x.astype(np.uint8))
+            out = (poisoned((len(x),), np.int32), poisoned((len(x),), np.int32))
+            pp.bracket_match(g, out=out)
+            np.testing.assert_array_equal(out[0].numpy(), rl, err_msg=name)
+            np.testing.assert_array_equal(out[1].numpy(), rd, err_msg=name)
+
+
+@pytest.mark.parametrize("limit", chunk_limits()[:2])
+def test_bracket_match_chunk_boundaries(limit, rng):
+    """Sizes around the capacity and its multiples (the last chunk empty, one element, full), u8
+    and u32 input, random and fully nested."""
+    M, unit = chunk_capacity(limit)
+    with options(max_binding=limit):
+        for n in (M - 1, M, M + 1, 2 * M - unit, 2 * M + 1, 3 * M + unit - 1):
+            x = rng.random(n) < 0.5
+            check(x)
+            check(x.astype(np.uint32) * 5)
+            check(np.concatenate([np.ones(n // 2, bool), np.zeros(n - n // 2, bool)]))
+
+
+def test_bracket_match_chunked_single_pass(rng):
+    limit = 4 * P1 * 4 + 512
+    M, _ = chunk_capacity(limit, "single_pass")
+    with options(max_binding=limit):
+        for x in chunk_inputs(rng, M).values():
+            assert not pp.stack._fits(pp.device(), len(x), "single_pass")
+            check(x, method="single_pass")
+
+
+def test_tiny_bindings(rng):
+    """Chunks of a few hundred elements (tens of chunks) still match; a binding too small for
+    even that raises the library's error."""
+    with options(max_binding=4096):
+        check(rng.random(9_000) < 0.5)
+        check(np.concatenate([np.ones(4000, bool), np.zeros(4000, bool)]))
+    with options(max_binding=1024), pytest.raises(pp.DeviceLimitError, match="too small"):
+        pp.bracket_match(np.ones(10_000, bool))
+
+
+def clip_chunk_cases(rng, M):
+    h = M // 2
+    nested = np.concatenate([np.ones(3 * h, np.uint32), np.zeros(h, np.uint32), np.full(3 * h - 9, 2, np.uint32)])
+    return {
+        "random": random_clips(rng, 3 * M + 5),
+        "mostly begins": random_clips(rng, 3 * M - 3, p=(0.2, 0.6, 0.2)),
+        "mostly ends": random_clips(rng, 3 * M + 1, p=(0.2, 0.2, 0.6)),
+        "deep": (nested, random_clips(rng, len(nested))[1]),
+        "chunk 1 to chunk 3": (np.concatenate([np.ones(M, np.uint32), random_clips(rng, M, p=(0.5, 0.25, 0.25))[0],
+                                               np.full(2 * M, 2, np.uint32)]), random_clips(rng, 4 * M)[1]),
+    }
+
+
+@pytest.mark.parametrize("op", ["intersect", "union"])
+@pytest.mark.parametrize("limit", chunk_limits())
+def test_clip_bboxes_chunked(op, limit, rng):
+    """clip_bboxes past the binding limit: the carried opens keep their boxes; results and links as
+    clip_bboxes_reference and a Python stack, outputs from a poisoned pool."""
+    M, _ = chunk_capacity(limit, box_bytes=16)
+    vp = (0.0, 0.0, 1000.0, 800.0) if op == "intersect" else (0.0, 0.0, 0.0, 0.0)
+    with options(max_binding=limit):
+        for name, (kinds, boxes) in clip_chunk_cases(rng, M).items():
+            n = len(kinds)
+            assert not pp.stack._fits(pp.device(), n, "multi_pass", 16), name
+            want = clip_reference(kinds, boxes, vp, op)
+            np.testing.assert_array_equal(pp.clip_bboxes_reference(kinds, boxes, vp, op=op), want)
+            poison_pool(((n, 4), np.float32), ((n,), np.int32))
+            got, links = pp.clip_bboxes(pp.asarray(kinds), pp.asarray(boxes), vp, op=op, return_links=True)
+            np.testing.assert_array_equal(got.numpy(), want, err_msg=name)
+            np.testing.assert_array_equal(links.numpy(), pp.bracket_match_reference(("kind", kinds))[0], err_msg=name)
+
+
+def test_clip_bboxes_chunk_boundaries(rng):
+    limit = 65536
+    M, unit = chunk_capacity(limit, box_bytes=16)
+    with options(max_binding=limit):
+        for n in (M + 1, 2 * M - unit, 2 * M + unit + 1):
+            kinds, boxes = random_clips(rng, n)
+            want = clip_reference(kinds, boxes, (0, 0, 900, 900), "intersect")
+            np.testing.assert_array_equal(pp.clip_bboxes(kinds, boxes, (0, 0, 900, 900)), want)
+            np.testing.assert_array_equal(pp.clip_bboxes(kinds, boxes, (0, 0, 900, 900), method="single_pass"), want)
+        # int32 kinds on the GPU: other values count as draws (in the carried prefix too)
+        kj = kinds.astype(np.int32)
+        kj[(kinds == 0) & (rng.random(len(kinds)) < 0.3)] = 7
+        got = pp.clip_bboxes(pp.asarray(kj), pp.asarray(boxes), (0, 0, 900, 900))
+        np.testing.assert_array_equal(got.numpy(), clip_reference(kinds, boxes, (0, 0, 900, 900), "intersect"))

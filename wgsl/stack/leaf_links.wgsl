@@ -179,6 +179,7 @@ fn store_direct(base: u32, lk: ptr<function, array<i32, 16>>, B: ptr<function, a
         }
     }
 #endunroll
+#if !NO_DEPTH
 #unroll V 4
     {
         let vi = base / 4u + {{V}}u;
@@ -190,6 +191,7 @@ fn store_direct(base: u32, lk: ptr<function, array<i32, 16>>, B: ptr<function, a
         }
     }
 #endunroll
+#endif
 }
 
 // The leaf, in two parts. The owners of the pending heights, highest first: an owner invocation j
