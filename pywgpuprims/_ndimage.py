@@ -173,6 +173,39 @@ def check_nan_policy(policy, primitive: str, allowed=NAN_POLICIES) -> str:
 def check_binding(primitive: str, dev, nbytes: int) -> None:
     """DeviceLimitError naming ``primitive`` when an array of ``nbytes`` that its kernels bind whole
     would pass the device's largest storage binding (rather than the kernel's own error later)."""
-    if nbytes > dev.max_binding:
+    if nbytes > dev.binding_limit:
         raise DeviceLimitError(primitive, f"the image needs {nbytes} bytes in one storage binding, more than the "
-                               f"device's largest ({dev.max_binding} bytes); split the image into tiles")
+                               f"device's largest ({dev.binding_limit} bytes); split the image into tiles")
+
+
+def band_rows(dev, row_bytes: int, halo: int, primitive: str, what: str = "") -> int:
+    """Rows of output per band when an image of rows of ``row_bytes`` bytes is cut into bands of
+    rows that each fit one storage binding with ``halo`` more rows (both sides together) read
+    around them; DeviceLimitError when not even one row fits."""
+    limit = min(dev.binding_limit, dev.max_binding // 16 * 16)  # blocks round their size up to 16 bytes
+    per = limit // max(row_bytes, 1) - halo
+    if per < 1:
+        raise DeviceLimitError(primitive, f"a band of one row of {row_bytes} bytes with {halo} rows of overlap "
+                               f"{what}needs more than the device's largest storage binding ({dev.binding_limit} "
+                               "bytes)")
+    return per
+
+
+def copy_rows(b, src: GpuArray, row_bytes: int, r0: int, r1: int, dst: GpuArray, dst_row: int = 0) -> None:
+    """Record the copy of rows ``r0:r1`` of ``src`` (rows of ``row_bytes`` bytes) into ``dst`` from
+    its row ``dst_row``. Offsets must be multiples of 4 bytes; the size is rounded up to whole
+    words within both buffers (the bytes past the rows are never read as data)."""
+    so = src.byte_offset + r0 * row_bytes
+    do = dst.byte_offset + dst_row * row_bytes
+    n = (r1 - r0) * row_bytes
+    if n <= 0:
+        return
+    assert so % 4 == 0 and do % 4 == 0, (so, do)
+    n = min(-(-n // 4) * 4, src.buffer.size - so, dst.buffer.size - do)
+    b.copy(src.buffer, so, dst.buffer, do, n)
+
+
+def word_rows(row_bytes: int) -> int:
+    """The smallest number of rows of ``row_bytes`` bytes that is a whole number of 4-byte words
+    (band starts at multiples of it keep copy offsets aligned)."""
+    return 4 // math.gcd(row_bytes, 4)

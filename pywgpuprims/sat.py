@@ -14,7 +14,7 @@ from . import _dtypes as _dt
 from . import _ndimage as _nd
 from ._array import GpuArray, as_input, asarray, submit_to_host
 from ._device import takes_device
-from ._errors import InputError
+from ._errors import DeviceLimitError, InputError
 
 _TS = 64  # tile side (wgsl/sat/sat_common.wgsl)
 _STAGES = ("RT_ROWS", "RT_COLS", "TILE_SUMS", "SCAN_COLS", "SCAN_ROWS", "TILE_FINAL")  # wgsl/sat/sat_<stage>.wgsl
@@ -89,10 +89,11 @@ def _sat_gpu(g: GpuArray, method: str = "overlapped") -> GpuArray:
 def _record_sat(b, g: GpuArray, method: str = "overlapped", primitive: str = "summed_area_table") -> GpuArray:
     """Record the summed-area table of ``g`` into batch ``b``; returns the (new) table."""
     dev = g.device
-    _nd.check_binding(primitive, dev, 4 * g.size)  # the table (and the image) are bound whole
     if not isinstance(method, str) or method not in ("overlapped", "rt"):
         raise InputError("summed_area_table", f"method must be 'overlapped' or 'rt', got {method!r}")
     odt = _types(g.dtype)[3]
+    if 4 * g.size > dev.binding_limit:  # the table (and the image) are bound whole: bands of rows
+        return _record_sat_bands(b, g, method, primitive)
     out = GpuArray.empty(g.shape, odt, dev)
     if g.size == 0:
         return out
@@ -102,6 +103,38 @@ def _record_sat(b, g: GpuArray, method: str = "overlapped", primitive: str = "su
         binds = {"src": g, "dst": out, "colsum": scratch[0] if scratch else None,
                  "rowpref": scratch[1] if scratch else None, "blocktot": scratch[2] if scratch else None}
         b.dispatch(k, groups, packed, **{n: binds[n] for n in names})
+    return out
+
+
+def _record_sat_bands(b, g: GpuArray, method: str, primitive: str) -> GpuArray:
+    """The summed-area table of an image past one storage binding, by bands of rows: each band's
+    table alone (row prefixes are local to a row), then the column carry, the last row of the
+    table above it, added to each of its rows (``wgsl/sat/sat_band_carry.wgsl``). Integer tables
+    equal the unchunked ones bit for bit (sums modulo 2**32); float32 ones to rounding (the
+    carry is added last)."""
+    dev = g.device
+    H, W, C = _image_shape(g.shape)
+    T, _, _, odt = _types(g.dtype)
+    row_in, row_out = g.dtype.itemsize * W * C, 4 * W * C
+    step = _nd.word_rows(row_in)  # uint8 bands start on whole words
+    per = _nd.band_rows(dev, row_out, 0, primitive) // step * step
+    if per < 1:
+        raise DeviceLimitError(primitive, f"{step} rows of {row_out} bytes need more than the device's largest "
+                               f"storage binding ({dev.binding_limit} bytes)")
+    out = GpuArray.empty(g.shape, odt, dev)
+    carry = GpuArray.empty((W * C,), odt, dev)
+    kern = dev.kernel("sat/sat_band_carry.wgsl", defines={"T": T})
+    for y0 in range(0, H, per):
+        y1 = min(H, y0 + per)
+        band = GpuArray.empty((y1 - y0, W, C), g.dtype, dev)
+        _nd.copy_rows(b, g, row_in, y0, y1, band)
+        s = _record_sat(b, band, method, primitive)
+        n = (y1 - y0) * W * C
+        if y0:
+            b.dispatch(kern, -(-n // 256), params={"n": n, "rowlen": W * C}, carry=carry, dst=s)
+        _nd.copy_rows(b, s, row_out, 0, y1 - y0, out, y0)
+        if y1 < H:
+            _nd.copy_rows(b, s, row_out, y1 - y0 - 1, y1 - y0, carry)
     return out
 
 
@@ -146,6 +179,8 @@ def _record_box(b, g: GpuArray, radius: int, clip: bool, shape=None) -> GpuArray
     ``shape`` = (H, W, C); returns the new float32 result."""
     dev = g.device
     H, W, C = shape or _image_shape(g.shape)
+    if 4 * H * W * C > dev.binding_limit:
+        return _record_box_bands(b, g, radius, clip, (H, W, C))
     out = GpuArray.empty(g.shape, np.float32, dev)
     if g.size:
         s = _record_sat(b, g.reshape(H, W, C) if shape else g, primitive="box_filter")
@@ -154,6 +189,29 @@ def _record_box(b, g: GpuArray, radius: int, clip: bool, shape=None) -> GpuArray
         r = int(min(radius, max(H, W))) if clip else int(radius)
         b.dispatch(dev.kernel("sat/box.wgsl", defines={"T": _types(g.dtype)[0]}), -(-(H * W * C) // 256),
                    params={"H": H, "W": W, "C": C, "radius": r, "normalize": int(clip)}, sat=s, dst=out)
+    return out
+
+
+def _record_box_bands(b, g: GpuArray, radius: int, clip: bool, shape: tuple) -> GpuArray:
+    """The box filter of an image past one storage binding, by bands of rows: each band read with
+    ``radius`` rows of the image on either side (the window's whole reach; none past the image's
+    edges, so the constant and clip boundaries are the image's own), filtered alone, its own rows
+    kept. Integer images give the unchunked result bit for bit (exact window sums, the same
+    division); float32 ones within rounding (each band's table is smaller, so it rounds less)."""
+    dev = g.device
+    H, W, C = shape
+    row_in, row_out = g.dtype.itemsize * W * C, 4 * W * C
+    step = _nd.word_rows(row_in)  # uint8 bands start on whole words
+    h = min(radius, H)
+    per = _nd.band_rows(dev, row_out, 2 * h + step - 1, "box_filter", f"(the window's reach, radius {radius}) ")
+    out = GpuArray.empty(g.shape, np.float32, dev)
+    for y0 in range(0, H, per):
+        y1 = min(H, y0 + per)
+        a, e = max(0, y0 - h) // step * step, min(H, y1 + h)
+        band = GpuArray.empty((e - a, W, C), g.dtype, dev)
+        _nd.copy_rows(b, g, row_in, a, e, band)
+        res = _record_box(b, band, radius, clip)
+        _nd.copy_rows(b, res, row_out, y0 - a, y1 - a, out, y0)
     return out
 
 

@@ -128,6 +128,80 @@ def test_box_filter_channels_and_errors(rng):
         pp.box_filter(a, 1, mode="bogus")
 
 
+# ------------------------------------------------------------------- past one storage binding
+def _limits(row_bytes: int, halo: int = 0) -> list[int]:
+    """Binding limits that force bands of a few rows (at least 4: uint8 bands start on whole
+    words), odd byte counts and a multiple of the storage alignment, ``halo`` rows on top."""
+    align = pp.device().storage_align
+    return [(halo + 4) * row_bytes + 3, (halo + 6) * row_bytes - 1,
+            -(-(halo + 9) * row_bytes // align) * align]
+
+
+@pytest.mark.parametrize("method", ["overlapped", "rt"])
+@pytest.mark.parametrize("dtype", ["uint8", "uint32", "int32", "float32"])
+@pytest.mark.parametrize("shape", [(37, 29), (67, 65), (64, 33, 3), (130, 7), (5, 3)])
+def test_sat_chunked(shape, dtype, method, rng):
+    """Bands of rows with the column carry: integer tables equal numpy's bit for bit, float32
+    ones within the unchunked table's rounding bound."""
+    dev = pp.device()
+    a = _rand(rng, shape, dtype)
+    ref = _sat_ref(a)
+    row = 4 * int(np.prod(shape[1:]))
+    for lim in _limits(row):
+        with dev.using(max_binding=lim):
+            out = pp.summed_area_table(a, method=method)
+            g = pp.summed_area_table(pp.asarray(a), method=method)
+        assert isinstance(g, pp.GpuArray)
+        for got in (out, g.numpy()):
+            if dtype == "float32":
+                np.testing.assert_allclose(got, ref, rtol=0, atol=4e-7 * np.abs(ref).max() * np.sqrt(a.size) + 1e-6)
+            else:
+                np.testing.assert_array_equal(got, ref)
+
+
+def test_sat_chunked_row_too_long():
+    with pp.device().using(max_binding=4 * 50 - 4), pytest.raises(pp.DeviceLimitError, match="summed_area_table"):
+        pp.summed_area_table(np.ones((3, 50), np.float32))
+
+
+@pytest.mark.parametrize("radius", [0, 1, 4])
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "float32"])
+@pytest.mark.parametrize("shape", [(37, 29), (70, 33, 3), (130, 7)])
+def test_box_filter_chunked(shape, dtype, radius, rng):
+    """Bands with ``radius`` rows of overlap: integer images give the unchunked result bit for
+    bit, float32 ones scipy's within the unchunked call's documented rounding (eps * max|table|)."""
+    dev = pp.device()
+    a = _rand(rng, shape, dtype)
+    if dtype == "int32":
+        a = (a >> 12).astype(np.int32)  # window sums within 2**23: scipy's integer result exactly
+    d = 2 * radius + 1
+    ax = (0, 1)
+    ref = ndimage.uniform_filter(a.astype(np.float64), d, mode="constant", axes=ax)
+    unchunked = pp.box_filter(a, radius, mode="constant", output=np.float32)
+    clip1 = pp.box_filter(a, radius, mode="clip")
+    # the transposed pass of the integer path has rows of H * C: fit the larger row
+    row = 4 * max(shape[0], shape[1]) * (shape[2] if len(shape) == 3 else 1)
+    for lim in _limits(row, 2 * radius + 3):
+        with dev.using(max_binding=lim):
+            out = pp.box_filter(a, radius, mode="constant", output=np.float32)
+            clip = pp.box_filter(a, radius, mode="clip")
+            near = pp.box_filter(a, radius, mode="nearest")
+            gpu = pp.box_filter(pp.asarray(a), radius, mode="constant").numpy()
+        want_near = ndimage.uniform_filter(a, d, mode="nearest", axes=ax)
+        if dtype == "float32":
+            tol = 4e-7 * float(np.abs(a).max()) * a.size
+            np.testing.assert_allclose(out, ref, rtol=1e-6, atol=tol)
+            np.testing.assert_allclose(gpu, ref, rtol=1e-6, atol=tol)
+            np.testing.assert_allclose(clip, clip1, rtol=1e-5, atol=tol)
+            np.testing.assert_allclose(near, want_near, rtol=1e-5, atol=tol)
+        else:
+            np.testing.assert_array_equal(out, unchunked)
+            np.testing.assert_array_equal(gpu, unchunked)
+            np.testing.assert_array_equal(clip, clip1)
+            np.testing.assert_array_equal(near, want_near)
+            np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-3)
+
+
 # ------------------------------------------------------------------------------------- recursive
 _SP = {"zero": "constant"}  # this file's names for the kernels' boundaries -> scipy's
 PAD = {"zero": "constant", "nearest": "edge", "reflect": "symmetric", "mirror": "reflect", "wrap": "wrap"}
