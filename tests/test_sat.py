@@ -15,7 +15,7 @@ from skimage.transform import integral_image
 
 import pywgpuprims as pp
 from pywgpuprims._memory import STORAGE_USAGE
-from pywgpuprims.recfilter import _coefs, _padlen
+from pywgpuprims.recfilter import _coefs, _gaussian_coefs, _padlen
 
 
 @pytest.fixture(autouse=True)
@@ -494,3 +494,52 @@ def test_overlapped_frame_first(filt, monkeypatch, rng):
         fr = frames[0]
         iw, ih = fr["fr_lhi"] - fr["fr_llo"], fr["fr_khi"] - fr["fr_klo"]
         assert fr["fr_llo"] > 0 and fr["fr_klo"] > 0 and 0 < iw < fr["fr_w"] - 1 and 0 < ih < fr["fr_h"] - 1, fr
+
+
+# ----------------------------------------------------------- recursive filters past one binding
+@pytest.mark.parametrize("method", ["block", "rt"])
+@pytest.mark.parametrize("mode", list(PAD))
+@pytest.mark.parametrize("shape", [(150, 37), (131, 33, 3)])
+def test_recursive_filters_chunked(shape, mode, method, rng):
+    """Bands of rows: along the rows exact, down the columns with ``_padlen`` rows of overlap,
+    so the result equals the unchunked one to float32 rounding; both checked against padded
+    lfilter (float64) and the chunked against the unchunked call."""
+    dev = pp.device()
+    x = rng.standard_normal(shape).astype(np.float32)
+    smode = _SP.get(mode, mode)
+    row = 4 * int(np.prod(shape[1:]))
+    b0, a = FILTERS[2]
+    sig = 3.0
+    gb0, ga = _gaussian_coefs(sig)
+    L = max(_padlen(*_coefs(b0, a, "test")), _padlen(*_coefs(gb0, ga, "test")))
+    cases = [
+        (lambda v: pp.recursive_filter(v, b0, a, mode=smode, method=method),
+         _lfilter_ref(x, b0, a, (0, 1), True, True, mode)),
+        (lambda v: pp.recursive_filter(v, b0, a, axes=0, anticausal=False, mode=smode, method=method),
+         _lfilter_ref(x, b0, a, (0,), True, False, mode)),
+        (lambda v: pp.gaussian_filter(v, sig, mode=smode, method=method),
+         _lfilter_ref(x, gb0, ga, (0, 1), True, True, mode)),
+    ]
+    unchunked = [f(x) for f, _ in cases]
+    for lim in (row * (2 * L + 1) + 3, row * (2 * L + 40) - 1, row * (shape[0] - 1)):
+        with dev.using(max_binding=lim):
+            got = [f(x) for f, _ in cases]
+            gpu = cases[2][0](pp.asarray(x))
+        assert isinstance(gpu, pp.GpuArray)
+        for out, ref0, (_, ref) in zip(got + [gpu.numpy()], unchunked + [unchunked[2]], cases + [cases[2]],
+                                       strict=True):
+            _check(out, ref, rtol=3e-6 if method == "block" else 2e-6)
+            _check(out, ref0, rtol=1e-6)
+
+
+def test_bspline_prefilter_chunked(rng):
+    dev = pp.device()
+    x = rng.standard_normal((203, 45)).astype(np.float32)
+    ref = x.astype(np.float64)
+    for ax in (0, 1):
+        ref = ndimage.spline_filter1d(ref, 3, axis=ax, mode="mirror")
+    with dev.using(max_binding=4 * 45 * 80 + 4):
+        out = pp.bspline_prefilter(x)
+    _check(out, ref, rtol=3e-6)
+    with dev.using(max_binding=4 * 45 * 10), pytest.raises(pp.DeviceLimitError, match="bspline_prefilter"):
+        pp.bspline_prefilter(x)  # the overlap (the filter's decay) does not fit a band
