@@ -301,11 +301,11 @@ def _fit(dev: Device, ksize, k: int, cfg: Config) -> Config:
 
 
 # ------------------------------------------------------------------ the primitive
-def _check(volume, kernels, mode: str, boundary: str):
-    if not isinstance(mode, str) or mode not in ("valid", "same"):
-        raise InputError(_NAME, f"mode must be 'valid' or 'same', got {mode!r}")
-    if not isinstance(boundary, str) or boundary not in _BOUNDARIES:
-        raise InputError(_NAME, f"boundary must be one of {', '.join(_BOUNDARIES)}, got {boundary!r}")
+def _check(volume, kernels, output_shape: str, mode: str):
+    if not isinstance(output_shape, str) or output_shape not in ("valid", "same"):
+        raise InputError(_NAME, f"output_shape must be 'valid' or 'same', got {output_shape!r}")
+    if not isinstance(mode, str) or mode not in _BOUNDARIES:
+        raise InputError(_NAME, f"mode must be one of {', '.join(_BOUNDARIES)}, got {mode!r}")
     g, host = as_input(volume, _NAME, dtypes=(np.uint8, np.float32), ndims=(2, 3))
     if isinstance(kernels, GpuArray):
         kernels = kernels.numpy()
@@ -326,43 +326,51 @@ def _check(volume, kernels, mode: str, boundary: str):
         raise InputError(_NAME, f"empty volume of shape {g.shape}")
     if not np.all(np.isfinite(w)):
         raise InputError(_NAME, "kernels hold NaN or infinite values")
-    if mode == "valid" and any(k > n for k, n in zip(w.shape[1:], g.shape, strict=True)):
-        raise InputError(_NAME, f"kernel size {w.shape[1:]} exceeds the volume {g.shape} in 'valid' mode")
+    if output_shape == "valid" and any(k > n for k, n in zip(w.shape[1:], g.shape, strict=True)):
+        raise InputError(_NAME, f"kernel size {w.shape[1:]} exceeds the volume {g.shape} with output_shape='valid'")
     return g, host, w
 
 
 @takes_device
-def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
-              boundary: str = "reflect",
-              config: Config | None = None, out: GpuArray | np.ndarray | None = None, *,
-              cval: float = 0.0) -> np.ndarray | GpuArray:
-    """Correlate a 2-D or 3-D volume with K kernels at once.
+def correlate(volume, kernels, mode: str = "reflect", cval: float = 0.0, origin: int | tuple = 0, *,
+              output_shape: Literal["same", "valid"] = "same", config: Config | None = None,
+              out: GpuArray | np.ndarray | None = None, boundary=None) -> np.ndarray | GpuArray:
+    """Correlate a 2-D or 3-D volume with K kernels at once (``scipy.ndimage.correlate``'s
+    arguments, every kernel in one call).
 
     Parameters
     ----------
     volume : array_like or GpuArray, shape (D, H, W) or (H, W), uint8 or float32
     kernels : array_like, float32, shape (K, kd, kh, kw) or (K, kh, kw)
         Any sizes, odd or even.
-    mode : {"valid", "same"}
-        ``"valid"``: ``result[k] == scipy.signal.correlate(volume, kernels[k], "valid")``, shape
-        ``(K, D-kd+1, H-kh+1, W-kw+1)``. ``"same"``: ``result[k] ==
-        scipy.ndimage.correlate(volume, kernels[k], mode=boundary, output=np.float64)`` (origin 0:
-        the tap ``k//2`` of each axis sits on the output position), shape ``(K, D, H, W)``.
-    boundary : str
-        How ``"same"`` reads outside the volume: scipy.ndimage's mode names and meanings
-        (``mode`` here is scipy.signal's output size): ``constant`` (``cval``), ``nearest``,
-        ``reflect`` (half-sample symmetric ``d c b a | a b c d | d c b a``), ``mirror``
-        (``d c b | a b c d | c b a``), ``wrap`` and the aliases ``grid-constant``,
-        ``grid-mirror`` (reflect), ``grid-wrap`` (wrap). The kernels read constant 0, nearest and
-        reflect themselves; ``mirror``, ``wrap`` and a non-zero ``cval`` extend the volume on the
-        host first (a host round trip for a GpuArray volume). Ignored for valid.
+    mode : str
+        How the volume extends past its edges, scipy.ndimage's names and meanings: ``reflect``
+        (default; half-sample symmetric ``d c b a | a b c d | d c b a``), ``constant``
+        (``cval``), ``nearest``, ``mirror`` (``d c b | a b c d | c b a``), ``wrap`` and the
+        aliases ``grid-constant``, ``grid-mirror`` (reflect), ``grid-wrap`` (wrap). The kernels
+        read constant 0, nearest and reflect themselves; ``mirror``, ``wrap`` and a non-zero
+        ``cval`` extend the volume on the host first (a host round trip for a GpuArray volume).
+        Unused with ``output_shape="valid"``. (Before 2026-11 ``mode`` was the output size and
+        ``boundary`` the extension: those spellings raise InputError naming the new ones.)
+    cval : float
+        The value outside the volume for ``mode="constant"``.
+    origin : int or sequence of ints
+        scipy.ndimage's ``origin`` per axis of the volume (one value for all): the kernel's tap
+        ``k // 2 + origin`` sits on the output position, ``-(k // 2) <= origin <= (k - 1) // 2``.
+        Only with ``output_shape="same"``.
+    output_shape : {"same", "valid"}
+        ``"same"`` (default): ``result[k] == scipy.ndimage.correlate(volume, kernels[k],
+        mode=mode, cval=cval, origin=origin, output=np.float64)``, shape ``(K, D, H, W)``.
+        ``"valid"``: only the positions where the kernel lies inside the volume,
+        ``result[k] == scipy.signal.correlate(volume, kernels[k], "valid")``, shape
+        ``(K, D-kd+1, H-kh+1, W-kw+1)``.
     config : Config, optional
         Launch configuration; default: the cached best choice for this device, else
         :func:`default_config`.
     out : GpuArray or numpy.ndarray, optional
         float32 array of the result's shape to write into (and return).
-    cval : float
-        The value outside the volume for ``boundary="constant"``.
+    boundary : None
+        The old name of ``mode``: anything but None raises InputError.
 
     Returns
     -------
@@ -373,14 +381,24 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
     --------
     >>> import numpy as np, pywgpuprims as pp
     >>> v = np.arange(16, dtype=np.float32).reshape(4, 4)
-    >>> pp.correlate(v, np.ones((1, 3, 3), np.float32))
+    >>> pp.correlate(v, np.ones((1, 3, 3), np.float32), output_shape="valid")
     array([[[45., 54.],
             [81., 90.]]], dtype=float32)
+    >>> pp.correlate(v, np.ones((1, 3, 3), np.float32), mode="constant")[0, 0]
+    array([10., 18., 24., 18.], dtype=float32)
     """
-    if not isinstance(mode, str) or mode not in ("valid", "same"):
-        raise InputError(_NAME, f"mode must be 'valid' or 'same', got {mode!r}")
-    boundary = _nd.filter_mode(boundary, _NAME, arg="boundary")
+    if boundary is not None:
+        raise InputError(_NAME, f"boundary= is now mode= (scipy.ndimage.correlate's name), got boundary={boundary!r}")
+    if isinstance(mode, str) and mode in ("valid", "same"):
+        raise InputError(_NAME, f"mode is the boundary extension now (scipy.ndimage's names, default 'reflect'); "
+                         f"the output size {mode!r} is output_shape={mode!r}")
+    if isinstance(cval, str):
+        raise InputError(_NAME, f"cval must be a number, got {cval!r} (the boundary extension is mode=)")
+    if not isinstance(output_shape, str) or output_shape not in ("valid", "same"):
+        raise InputError(_NAME, f"output_shape must be 'valid' or 'same', got {output_shape!r}")
+    boundary = _nd.filter_mode(mode, _NAME)
     cval = _nd.real_scalar(cval, "cval", _NAME, f32=True)
+    mode = output_shape
     if config is not None and not isinstance(config, Config):
         raise InputError(_NAME, f"config must be a Config, got {config!r}")
     host_out = None
@@ -389,7 +407,7 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
     elif out is not None and not isinstance(out, GpuArray):
         raise InputError(_NAME, f"out must be a GpuArray or a numpy array, got {type(out).__name__}")
     if mode == "same" and (boundary in ("mirror", "wrap") or (boundary == "constant" and cval != 0.0)):
-        return _correlate_extended(volume, kernels, boundary, cval, config, out, host_out)
+        return _correlate_extended(volume, kernels, boundary, cval, origin, config, out, host_out)
     g, host, w = _check(volume, kernels, mode, boundary)
     dev = g.device
     k = w.shape[0]
@@ -399,12 +417,15 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
     nz, ny, nx = vol_shape
     kd, kh, kw = ksize
     if mode == "valid":
+        if _origin(origin, w.shape[1:]) != (0,) * (w.ndim - 1):
+            raise InputError(_NAME, "origin applies to output_shape='same' only")
         oshape = (nz - kd + 1, ny - kh + 1, nx - kw + 1)
         off = (0, 0, 0)
         bdefine = "nearest"  # never reads outside; clamping keeps partial tiles in bounds
     else:
         oshape = (nz, ny, nx)
-        off = (kd // 2, kh // 2, kw // 2)
+        org = _origin(origin, w.shape[1:])
+        off = tuple(n // 2 + o for n, o in zip(ksize, (0,) * twod + org, strict=True))
         bdefine = boundary
     out_elems = k * math.prod(oshape)
     if out_elems * 4 > dev.max_buffer or out_elems >= 2**32:
@@ -433,7 +454,23 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
     return out.numpy() if host is not None else out
 
 
-def _correlate_extended(volume, kernels, boundary: str, cval: float, config, out, host_out):
+def _origin(origin, ksize: tuple) -> tuple[int, ...]:
+    """scipy.ndimage's ``origin`` (an int or one per axis) checked against the kernel sizes."""
+    seq = (origin,) * len(ksize) if isinstance(origin, (int, np.integer)) and not isinstance(origin, bool) else origin
+    try:
+        org = tuple(seq)
+    except TypeError:
+        raise InputError(_NAME, f"origin must be an int or a sequence of ints, got {origin!r}") from None
+    if len(org) != len(ksize) or any(isinstance(o, bool) or not isinstance(o, (int, np.integer)) for o in org):
+        raise InputError(_NAME, f"origin must be an int or {len(ksize)} ints, got {origin!r}")
+    for o, n in zip(org, ksize, strict=True):
+        if not -(n // 2) <= o <= (n - 1) // 2:
+            raise InputError(_NAME, f"origin {int(o)} is out of range for a kernel of size {n} "
+                             f"({-(n // 2)} to {(n - 1) // 2})")
+    return tuple(int(o) for o in org)
+
+
+def _correlate_extended(volume, kernels, boundary: str, cval: float, origin, config, out, host_out):
     """``"same"`` for the boundaries the kernels do not read themselves: the volume extended on the
     host as scipy.ndimage extends it, then ``"valid"``."""
     gpu_in = isinstance(volume, GpuArray)
@@ -441,7 +478,8 @@ def _correlate_extended(volume, kernels, boundary: str, cval: float, config, out
     w = kernels.numpy() if isinstance(kernels, GpuArray) else np.asarray(kernels)
     if v.ndim not in (2, 3) or w.ndim != v.ndim + 1 or min(w.shape, default=0) < 1 or min(v.shape, default=0) < 1:
         _check(volume, kernels, "same", "constant")  # the usual errors for shapes
-    pad = [(n // 2, n - 1 - n // 2) for n in w.shape[1:]]
+    org = _origin(origin, w.shape[1:])
+    pad = [(n // 2 + o, n - 1 - n // 2 - o) for n, o in zip(w.shape[1:], org, strict=True)]
     if boundary == "constant":
         vp = np.pad(v.astype(np.float32), pad, mode="constant", constant_values=cval)
     else:
@@ -449,7 +487,8 @@ def _correlate_extended(volume, kernels, boundary: str, cval: float, config, out
         for ax, (lo, hi) in enumerate(pad):  # one axis at a time: numpy refuses to mirror one sample
             pm = "wrap" if boundary == "wrap" else ("edge" if v.shape[ax] == 1 else "reflect")
             vp = np.pad(vp, [(lo, hi) if i == ax else (0, 0) for i in range(v.ndim)], mode=pm)
-    res = correlate(asarray(vp) if gpu_in else vp, w, "valid", "nearest", config, out if gpu_in else None)
+    res = correlate(asarray(vp) if gpu_in else vp, w, output_shape="valid", config=config,
+                    out=out if gpu_in else None)
     if host_out is not None:
         host_out[...] = res.numpy() if gpu_in else res
         return host_out
@@ -573,8 +612,8 @@ def _candidates(k: int, ksize, stage: int, best: Config | None = None) -> list[C
     return out
 
 
-def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
-         boundary: Literal["constant", "nearest", "reflect"] = "reflect", save: bool = True,
+def tune(volume, kernels, output_shape: Literal["valid", "same"] = "valid",
+         mode: Literal["constant", "nearest", "reflect"] = "reflect", save: bool = True,
          repeats: int = 5, on_result=None) -> Config:
     """Time launch configurations of :func:`correlate` on this input and return the fastest.
 
@@ -593,11 +632,11 @@ def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
     """
     from ._timing import median_gpu_ns  # noqa: PLC0415
 
-    g, _, w = _check(volume, kernels, mode, boundary)
+    g, _, w = _check(volume, kernels, output_shape, mode)
     dev = g.device
     ksize = (1, *w.shape[1:]) if g.ndim == 2 else tuple(w.shape[1:])
     k = w.shape[0]
-    out = correlate(g, w, mode, boundary)
+    out = correlate(g, w, mode, output_shape=output_shape)
     best: tuple[float, Config] | None = None
     tried: dict = {}
     for stage in (1, 2, 3):
@@ -616,16 +655,16 @@ def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
                 continue  # does not fit this device as asked, or already timed
             try:
                 if dev.has_timestamps:
-                    ns = median_gpu_ns(dev, lambda i, c=c: correlate(g, w, mode, boundary, config=c, out=out),
-                                       repeats=repeats)
+                    ns = median_gpu_ns(dev, lambda i, c=c: correlate(g, w, mode, output_shape=output_shape,
+                                                                     config=c, out=out), repeats=repeats)
                 else:
                     import time  # noqa: PLC0415
 
-                    correlate(g, w, mode, boundary, config=c, out=out)
+                    correlate(g, w, mode, output_shape=output_shape, config=c, out=out)
                     dev.sync()
                     t0 = time.perf_counter_ns()
                     for _ in range(repeats):
-                        correlate(g, w, mode, boundary, config=c, out=out)
+                        correlate(g, w, mode, output_shape=output_shape, config=c, out=out)
                     dev.sync()
                     ns = (time.perf_counter_ns() - t0) / repeats
             except Exception as exc:  # noqa: BLE001  (a variant the device rejects is skipped)

@@ -308,7 +308,7 @@ def box_filter(img: da.Array, radius: int, mode: str = "constant", *, output=Non
 
 
 def _correlate_block(block: np.ndarray, w: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    res = _gpu(_correlate, block, w, "valid")  # (K, ...) with as many or one more sample per axis
+    res = _gpu(_correlate, block, w, output_shape="valid")  # (K, ...) with as many or one more sample per axis
     return res[(slice(None), *(slice(0, n) for n in shape))]
 
 

@@ -129,16 +129,16 @@ def test_correlate_out_numpy_and_messages(rng, monkeypatch):
     x = rng.standard_normal((9, 11)).astype(np.float32)
     w = rng.standard_normal((2, 3, 3)).astype(np.float32)
     buf = np.empty((2, 7, 9), np.float32)
-    assert pp.correlate(x, w, out=buf) is buf
-    np.testing.assert_allclose(buf, pp.correlate(x, w), rtol=1e-6)
+    assert pp.correlate(x, w, output_shape="valid", out=buf) is buf
+    np.testing.assert_allclose(buf, pp.correlate(x, w, output_shape="valid"), rtol=1e-6)
     with pytest.raises(pp.InputError, match="correlate.*out"):
-        pp.correlate(x, w, out=np.empty((2, 7, 9), np.float64))
+        pp.correlate(x, w, output_shape="valid", out=np.empty((2, 7, 9), np.float64))
     with pytest.raises(pp.InputError, match="correlate.*out"):
         pp.correlate(x, w, out=[1, 2])
     dev = pp.device()
     monkeypatch.setattr(dev, "max_binding", 1 << 12)
     with pytest.raises(pp.DeviceLimitError, match="correlate") as ei:
-        pp.correlate(rng.standard_normal((64, 64)).astype(np.float32), w[:1], "same")
+        pp.correlate(rng.standard_normal((64, 64)).astype(np.float32), w[:1])
     assert "fewer kernels" not in str(ei.value) and "smaller volume" in str(ei.value)
 
 

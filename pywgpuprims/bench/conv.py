@@ -72,7 +72,7 @@ def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
 
             def run_all(i, w=w, c=c, parts=parts, outs=outs) -> None:
                 for (a, b), out in zip(parts, outs, strict=True):
-                    correlate(g, w[a:b], "valid", config=c, out=out)
+                    correlate(g, w[a:b], output_shape="valid", config=c, out=out)
 
             add(c, ctx.gpu_ns(run_all))
             del outs
