@@ -278,7 +278,7 @@ def _box_int(x: np.ndarray, radius: int, mode: str, cval: float, dt: np.dtype) -
 
 
 @takes_device
-def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant", *, cval: float = 0.0,
+def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "reflect", *, cval: float = 0.0,
                output=None) -> np.ndarray | GpuArray:
     """Mean over a ``(2 radius + 1)``-square window, from the summed-area table.
 
@@ -292,7 +292,8 @@ def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant", 
     radius : int
         Window half-width, ``0 <= radius <= 2**27``.
     mode : str
-        Boundary handling: scipy.ndimage's modes (``"constant"``, ``"nearest"``, ``"reflect"``,
+        Boundary handling (default ``"reflect"``, scipy's default; it was ``"constant"`` before
+        2026-11): scipy.ndimage's modes (``"constant"``, ``"nearest"``, ``"reflect"``,
         ``"mirror"``, ``"wrap"`` and the ``grid-`` aliases) with scipy's meaning, every sum
         divided by ``(2 radius + 1)**2``; or ``"clip"``: the window is cut at the image border and
         the sum divided by the number of pixels inside it (a normalised box; no scipy
@@ -326,7 +327,7 @@ def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant", 
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp
-    >>> pp.box_filter(np.full((3, 3), 9, np.float32), 1)
+    >>> pp.box_filter(np.full((3, 3), 9, np.float32), 1, mode="constant")
     array([[4., 6., 4.],
            [6., 9., 6.],
            [4., 6., 4.]], dtype=float32)

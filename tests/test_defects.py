@@ -31,11 +31,11 @@ def test_rle_decode_large_counts_still_exact(rng):
 # ----------------------------------------------------------------------------- box_filter
 @pytest.mark.parametrize("shape", [(3, 3), (5, 7), (1, 9), (4, 1)])
 def test_box_filter_constant_radius_past_the_image(rng, shape):
-    assert pp.box_filter(np.full((3, 3), 9, np.float32), 4)[1, 1] == pytest.approx(1.0, rel=1e-6)
+    assert pp.box_filter(np.full((3, 3), 9, np.float32), 4, "constant")[1, 1] == pytest.approx(1.0, rel=1e-6)
     x = rng.random(shape, dtype=np.float32)
     for r in (max(shape) - 1, max(shape), max(shape) + 3, 50):
         want = ndi.uniform_filter(x.astype(np.float64), 2 * r + 1, mode="constant")
-        np.testing.assert_allclose(pp.box_filter(x, r), want, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(pp.box_filter(x, r, "constant"), want, rtol=1e-5, atol=1e-7)
     with pytest.raises(pp.InputError, match="box_filter.*radius"):
         pp.box_filter(x, 1 << 40)
 

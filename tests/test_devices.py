@@ -183,7 +183,7 @@ def _calls(rng):
         ("clip_bboxes", lambda d: pp.clip_bboxes(kinds, boxes, (0, 0, 900, 900), device=d),
          _python_clips(kinds, boxes, (0, 0, 900, 900)), 0),
         ("summed_area_table", lambda d: pp.summed_area_table((img * 100).astype(np.uint8), device=d), sat, 0),
-        ("box_filter", lambda d: pp.box_filter(img, 3, device=d),
+        ("box_filter", lambda d: pp.box_filter(img, 3, "constant", device=d),
          ndimage.uniform_filter(img.astype(np.float64), 7, mode="constant"), 1e-6 * img.size),
         ("gaussian_filter", lambda d: pp.gaussian_filter(img, 4.0, device=d),
          ndimage.gaussian_filter(img.astype(np.float64), 4.0, mode="reflect"), 0.01),

@@ -39,6 +39,14 @@ def test_box_filter_every_mode(mode, rng):
                     np.testing.assert_array_equal(got, want, err_msg=f"{shape} r={r} {dtype}")
 
 
+def test_box_filter_default_mode_is_scipys(rng):
+    """scipy.ndimage.uniform_filter's default mode is reflect, and so is box_filter's."""
+    x = _img(rng, (23, 19), np.uint8)
+    np.testing.assert_array_equal(pp.box_filter(x, 2), ndi.uniform_filter(x, 5, axes=(0, 1)))
+    g = pp.box_filter(pp.asarray(x.astype(np.float32)), 1).numpy()
+    np.testing.assert_allclose(g, ndi.uniform_filter(x.astype(np.float64), 3), rtol=1e-5, atol=1e-4)
+
+
 def test_box_filter_output_and_gpuarray(rng):
     x = _img(rng, (31, 17), np.uint8)
     want = ndi.uniform_filter(x.astype(np.float64), 5, mode="reflect")

@@ -97,9 +97,9 @@ def test_sat_errors():
 @pytest.mark.parametrize("dtype", ["uint8", "float32"])
 def test_box_filter(radius, dtype, rng):
     a = _rand(rng, (97, 130), dtype)
-    out = pp.box_filter(a, radius, output=np.float32)
+    out = pp.box_filter(a, radius, "constant", output=np.float32)
     assert out.dtype == np.float32
-    exact = pp.box_filter(a, radius)  # scipy's dtype and per-axis truncation
+    exact = pp.box_filter(a, radius, "constant")  # scipy's dtype and per-axis truncation
     assert exact.dtype == a.dtype
     want = ndimage.uniform_filter(a, 2 * radius + 1, mode="constant")
     if dtype == "uint8":
@@ -118,7 +118,7 @@ def test_box_filter(radius, dtype, rng):
 
 def test_box_filter_channels_and_errors(rng):
     a = _rand(rng, (40, 33, 3), "uint8")
-    out = pp.box_filter(a, 2, output=np.float32)
+    out = pp.box_filter(a, 2, "constant", output=np.float32)
     for c in range(3):
         ref = ndimage.uniform_filter(a[..., c].astype(np.float64), 5, mode="constant")
         np.testing.assert_allclose(out[..., c], ref, rtol=1e-6, atol=1e-4)
