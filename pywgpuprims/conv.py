@@ -447,7 +447,15 @@ def correlate(volume, kernels, mode: str = "reflect", cval: float = 0.0, origin:
         out = GpuArray.empty((k, *oshape), np.float32, dev)
     elif out.shape != rshape or out.dtype != np.float32:
         raise InputError(_NAME, f"out must be a float32 GpuArray of shape {rshape}, got {out.dtype} {out.shape}")
-    _run(dev, g, w.reshape(k, kd, kh, kw), vol_shape, ksize, oshape, off, bdefine, out, cfg)
+    isz = g.dtype.itemsize
+    fits = _planes_fit(dev, kd + cfg.uz - 1, ny * nx * isz, 4 * oshape[1] * oshape[2])
+    if not fits and isz == 1 and nz > 1 and (ny * nx) % 4 and host is not None:
+        g = asarray(np.asarray(host, np.float32), dev=dev)  # bands of planes not of whole words: as float32 (exact)
+    if fits:
+        _run(dev, g, w.reshape(k, kd, kh, kw), vol_shape, ksize, oshape, off, bdefine, out, cfg)
+    else:  # one plane passes a storage binding: bands of rows
+        _run_bands(dev, g, w.reshape(k, kd, kh, kw), vol_shape, ksize, oshape, off, bdefine, out, cfg,
+                   mode == "valid")
     out = out.reshape(rshape)
     if host_out is not None:
         return out.numpy(out=host_out)
@@ -487,6 +495,8 @@ def _correlate_extended(volume, kernels, boundary: str, cval: float, origin, con
         for ax, (lo, hi) in enumerate(pad):  # one axis at a time: numpy refuses to mirror one sample
             pm = "wrap" if boundary == "wrap" else ("edge" if v.shape[ax] == 1 else "reflect")
             vp = np.pad(vp, [(lo, hi) if i == ax else (0, 0) for i in range(v.ndim)], mode=pm)
+    if gpu_in and vp.dtype == np.uint8 and vp.ndim == 3 and (vp.shape[1] * vp.shape[2]) % 4:
+        vp = vp.astype(np.float32)  # exact; planes of whole words, should they need bands of rows
     res = correlate(asarray(vp) if gpu_in else vp, w, output_shape="valid", config=config,
                     out=out if gpu_in else None)
     if host_out is not None:
@@ -500,6 +510,68 @@ def _bmap(i: np.ndarray, n: int, boundary: str) -> np.ndarray:
         m = np.mod(i, 2 * n)
         return np.where(m >= n, 2 * n - 1 - m, m)
     return np.clip(i, 0, n - 1)
+
+
+def _planes_fit(dev: Device, planes_in: int, plane_in: int, plane_out: int) -> bool:
+    """Whether ``planes_in`` input planes and one output plane (bytes each) fit one storage binding
+    each, with the alignment slack of :func:`_run`'s binding ranges."""
+    lim, align = dev.binding_limit, dev.storage_align
+    return planes_in * plane_in + align + 4 <= lim and plane_out + align <= lim
+
+
+def _run_bands(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off, boundary: str,
+               out: GpuArray, cfg: Config, valid: bool) -> None:
+    """:func:`_run` for volumes whose planes pass one storage binding: bands of output rows, each
+    read with the rows its kernel window reaches (``kh - 1`` more; none past the volume's own
+    edges, where the boundary is read as in the unchunked call) into a sub-volume of its own,
+    correlated there by :func:`_run` and its rows copied into ``out``. Each output is the same
+    sum of the same products as unchunked (bit for bit where the launch configuration is the
+    same)."""
+    nz, ny, nx = vol_shape
+    kd, kh, kw = ksize
+    oz, oy, ox = oshape
+    k = w.shape[0]
+    isz = g.dtype.itemsize
+    row_in, row_out = nx * isz, 4 * ox
+    step = _nd.word_rows(row_in)  # uint8 bands start (and, between planes, end) on whole words
+    if nz > 1 and ny % step:
+        raise DeviceLimitError(_NAME, f"planes of {ny} x {nx} uint8 are not whole 4-byte words and pass the "
+                               f"device's largest storage binding ({dev.binding_limit} bytes)")
+    lim, align = dev.binding_limit, dev.storage_align
+    halo = kh - 1 + 2 * (step - 1)
+    kb = cfg.kb
+    while True:  # a pass binds one output plane of each of kb kernels: fewer kernels, taller bands
+        per = min((lim - align - 4) // (kd * row_in), (lim - align) // (((kb - 1) * oz + 1) * row_out)) - halo
+        if kb == 1 or per >= min(oy, 64):
+            break
+        kb = kb // 2 if kb > 4 else 1
+    cfg = replace(cfg, uz=1, kb=kb)
+    if per < 1:
+        raise DeviceLimitError(_NAME, f"a band of one output row with the kernel's {kh - 1} rows of overlap needs "
+                               f"more than the device's largest storage binding ({lim} bytes)")
+    for y0 in range(0, oy, per):
+        y1 = min(oy, y0 + per)
+        if valid:
+            lo, hi = y0, y1 + kh - 1
+        else:
+            lo, hi = max(0, y0 - off[1]), min(ny, y1 + kh - 1 - off[1])
+            if hi - lo < kh:  # a band at an edge reads at least kh rows, so that its boundary folds as the volume's
+                lo = max(0, min(lo, hi - kh))
+                hi = min(ny, max(hi, lo + kh))
+        lo, hi = lo // step * step, min(ny, -(-hi // step) * step)
+        hs = hi - lo
+        oys = hs - kh + 1 if valid else hs
+        sub = GpuArray.empty((nz, hs, nx), g.dtype, dev)
+        b = dev.batch()
+        for z in range(nz):
+            _nd.copy_rows(b, g, row_in, z * ny + lo, z * ny + hi, sub, z * hs)
+        b.submit()
+        res = GpuArray.empty((k, oz, oys, ox), np.float32, dev)
+        _run(dev, sub, w, (nz, hs, nx), ksize, (oz, oys, ox), off, boundary, res, cfg)
+        b = dev.batch()
+        for plane in range(k * oz):
+            _nd.copy_rows(b, res, row_out, plane * oys + y0 - lo, plane * oys + y1 - lo, out, plane * oy + y0)
+        b.submit()
 
 
 def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off, boundary: str,

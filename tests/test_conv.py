@@ -152,8 +152,35 @@ def test_chunked_bindings(dev, rng):
         _check(v, w, "same", "reflect", config=Config(4, 1, 8, 4))
         _check(v, w, "same", "nearest", config=Config(4, 2, 8, 4, uz=3))
         _check(v, w, "same", "constant", config=Config(4, 8, 8, 4, db=True))  # the kernel block shrinks to fit
-    with dev.using(max_binding=1000), pytest.raises(pp.DeviceLimitError, match="storage binding"):
-        pp.correlate(v, w)  # less than one result plane
+    with dev.using(max_binding=1000):
+        _check(v, w, "same", "reflect")  # less than one plane: bands of rows (uint8 planes of odd words: float32)
+    with dev.using(max_binding=300), pytest.raises(pp.DeviceLimitError, match="storage binding"):
+        pp.correlate(v, w)  # not one row with its overlap
+    with dev.using(max_binding=300), pytest.raises(pp.DeviceLimitError, match="whole 4-byte words"):
+        pp.correlate(pp.asarray(v), w)
+
+
+@pytest.mark.parametrize("case", [
+    ((53, 41), "float32", (3, 3)), ((53, 42), "uint8", (4, 2)), ((61, 37), "uint8", (5, 1)),
+    ((5, 20, 31), "float32", (2, 3, 3)), ((4, 24, 29), "uint8", (3, 4, 2)), ((3, 17, 33), "float32", (1, 1, 5)),
+])
+def test_bands_of_rows(case, dev, rng):
+    """Planes past one storage binding: bands of output rows with the kernel's overlap, equal to the
+    unchunked call bit for bit and to scipy within float32 rounding, into poisoned outputs."""
+    shape, dtype, ks = case
+    v = _volume(rng, shape, dtype)
+    w = rng.standard_normal((3, *ks)).astype(np.float32)
+    row = 4 * shape[-1]
+    for output_shape, boundary in (("same", "reflect"), ("same", "nearest"), ("same", "constant"),
+                                   ("same", "wrap"), ("valid", "reflect")):
+        ref = pp.correlate(v, w, boundary, output_shape=output_shape)
+        for lim in (row * (ks[-2] + 10) + 37, row * (ks[-2] + 16) - 1, row * (shape[-2] - 2)):
+            dev_out = poisoned(ref.shape, np.float32)
+            with dev.using(max_binding=lim):
+                got = _check(v, w, output_shape, boundary)
+                g = pp.correlate(pp.asarray(v), w, boundary, output_shape=output_shape, out=dev_out)
+            np.testing.assert_array_equal(got, ref)
+            np.testing.assert_array_equal(g.numpy(), ref)
 
 
 def test_errors(dev):
