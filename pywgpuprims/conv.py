@@ -377,6 +377,13 @@ def correlate(volume, kernels, mode: str = "reflect", cval: float = 0.0, origin:
     numpy.ndarray or GpuArray
         float32 of shape (K, ...), computed in float32 (numpy in: numpy out; GpuArray: GpuArray).
 
+    Notes
+    -----
+    Volumes are bound a few planes at a time; where one plane passes the device's largest
+    storage binding, by bands of output rows, each read with the ``kh - 1`` rows its window
+    reaches: the same sums as unchunked (a band costs a copy of its rows in and of its results
+    out). uint8 3-D volumes whose planes are not whole 4-byte words are then read as float32.
+
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp

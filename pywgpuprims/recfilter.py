@@ -763,6 +763,13 @@ def recursive_filter(img: np.ndarray | GpuArray, b0: float, a: Sequence[float], 
     InputError
         Bad dtype or shape, unstable coefficients, an unknown mode, or poles so close to the
         unit circle that the boundary extension would exceed the per-thread loop budget.
+    DeviceLimitError
+        An image past the device's largest storage binding is filtered by bands of rows: along
+        the rows whole lines (the unchunked result), down the columns each band read with the
+        boundary padding's length (the impulse response's tail below 2**-27 of its total) of
+        rows on either side, so that the result equals the unchunked one to float32 rounding.
+        Raised when a band of one row with that overlap does not fit one binding. (The same
+        holds for :func:`gaussian_filter` and :func:`bspline_prefilter`.)
 
     Examples
     --------

@@ -63,6 +63,13 @@ def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped") ->
     -------
     numpy array for numpy input, GpuArray for GpuArray input.
 
+    Notes
+    -----
+    A table past the device's largest storage binding is computed by bands of rows, each band's
+    table alone and then the column carry (the last row of the table above it) added: integer
+    tables are the unchunked ones bit for bit, float32 ones equal them to rounding. A row must
+    fit one binding.
+
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp
@@ -323,6 +330,11 @@ def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "reflect", *
     division rounds. For float32 images each window sum is a difference of table entries, so its
     absolute error is about ``eps * max|table|`` (``eps = 2**-24``), large for big images with a
     large mean: subtract the mean first where that matters.
+
+    An image past the device's largest storage binding is filtered by bands of rows, each read
+    with ``radius`` rows around it (the window's reach): integer images give the unchunked
+    result bit for bit, float32 ones within the rounding above (each band's smaller table rounds
+    less). DeviceLimitError when ``2 radius + 1`` rows do not fit one binding.
 
     Examples
     --------
