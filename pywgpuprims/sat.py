@@ -8,12 +8,14 @@ row, then one per column.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _dtypes as _dt
 from . import _ndimage as _nd
 from ._array import GpuArray, as_input, asarray, submit_to_host
-from ._device import takes_device
+from ._device import Binding, takes_device
 from ._errors import DeviceLimitError, InputError
 
 _TS = 64  # tile side (wgsl/sat/sat_common.wgsl)
@@ -93,59 +95,89 @@ def _sat_gpu(g: GpuArray, method: str = "overlapped") -> GpuArray:
     return out
 
 
-def _record_sat(b, g: GpuArray, method: str = "overlapped", primitive: str = "summed_area_table") -> GpuArray:
-    """Record the summed-area table of ``g`` into batch ``b``; returns the (new) table."""
+def _record_sat(b, g: GpuArray, method: str = "overlapped", primitive: str = "summed_area_table", *,
+                dst: GpuArray | None = None, carry: tuple | None = None) -> GpuArray:
+    """Record the summed-area table of ``g`` into batch ``b``; returns the table (``dst``, or a new
+    array). ``carry`` = (cin, cout): ``g`` is a band of rows of a larger image, cin the column
+    totals above it, cout where its own go (:func:`_record_sat_bands`)."""
     dev = g.device
     if not isinstance(method, str) or method not in ("overlapped", "rt"):
         raise InputError("summed_area_table", f"method must be 'overlapped' or 'rt', got {method!r}")
     odt = _types(g.dtype)[3]
-    if 4 * g.size > dev.binding_limit:  # the table (and the image) are bound whole: bands of rows
+    if carry is None and 4 * g.size > dev.binding_limit:  # the table and the image are bound whole
         return _record_sat_bands(b, g, method, primitive)
-    out = GpuArray.empty(g.shape, odt, dev)
+    out = GpuArray.empty(g.shape, odt, dev) if dst is None else dst
     if g.size == 0:
         return out
-    steps, scratch_bytes = dev.plan(("sat", g.shape, g.dtype, method), lambda: _sat_plan(dev, g, method))
+    steps, scratch_bytes = dev.plan(("sat", g.shape, g.dtype, method, carry is not None),
+                                    lambda: _sat_plan(dev, g, method, carry is not None))
     scratch = [dev.alloc(n) for n in scratch_bytes]
+    binds = {"src": _bound(g), "dst": _bound(out), "colsum": scratch[0] if scratch else None,
+             "rowpref": scratch[1] if scratch else None, "blocktot": scratch[2] if scratch else None,
+             "cin": carry[0] if carry else None, "cout": carry[1] if carry else None}
     for k, groups, packed, names in steps:
-        binds = {"src": g, "dst": out, "colsum": scratch[0] if scratch else None,
-                 "rowpref": scratch[1] if scratch else None, "blocktot": scratch[2] if scratch else None}
         b.dispatch(k, groups, packed, **{n: binds[n] for n in names})
     return out
 
 
+def _bound(a: GpuArray) -> Binding:
+    """The bytes of ``a`` (whole 16-byte words, within its buffer) as a binding."""
+    return Binding(a.buffer, a.byte_offset, min(a.buffer.size - a.byte_offset, -(-a.nbytes // 16) * 16))
+
+
 def _record_sat_bands(b, g: GpuArray, method: str, primitive: str) -> GpuArray:
-    """The summed-area table of an image past one storage binding, by bands of rows: each band's
-    table alone (row prefixes are local to a row), then the column carry, the last row of the
-    table above it, added to each of its rows (``wgsl/sat/sat_band_carry.wgsl``). Integer tables
-    equal the unchunked ones bit for bit (sums modulo 2**32); float32 ones to rounding (the
-    carry is added last)."""
+    """The summed-area table of an image past one storage binding, by bands of rows (row prefixes
+    are local to a row). The overlapped method starts each band's column scan (stage S.2) from the
+    column totals of the rows above it and hands its own on (``CARRY`` in
+    ``wgsl/sat/sat_scan_cols.wgsl``): the image is still read twice and the table written once,
+    bands bound in place where their offsets keep the storage alignment (else copied). The RT
+    baseline adds the last row of the table above to each row of the band's table
+    (``wgsl/sat/sat_band_carry.wgsl``). Integer tables equal the unchunked ones bit for bit (sums
+    modulo 2**32); float32 ones equal them to rounding."""
     dev = g.device
     H, W, C = _image_shape(g.shape)
     T, _, _, odt = _types(g.dtype)
     row_in, row_out = g.dtype.itemsize * W * C, 4 * W * C
-    step = _nd.word_rows(row_in)  # uint8 bands start on whole words
-    per = _nd.band_rows(dev, row_out, 0, primitive) // step * step
+    align = dev.storage_align
+    view_step = math.lcm(align // math.gcd(row_in, align), align // math.gcd(row_out, align))
+    per = _nd.band_rows(dev, row_out, 0, primitive)
+    views = method == "overlapped" and g.byte_offset % align == 0 and per >= view_step
+    step = view_step if views else _nd.word_rows(row_in)  # uint8 bands start on whole words
+    per = per // step * step
     if per < 1:
         raise DeviceLimitError(primitive, f"{step} rows of {row_out} bytes need more than the device's largest "
                                f"storage binding ({dev.binding_limit} bytes)")
     out = GpuArray.empty(g.shape, odt, dev)
-    carry = GpuArray.empty((W * C,), odt, dev)
-    kern = dev.kernel("sat/sat_band_carry.wgsl", defines={"T": T})
-    for y0 in range(0, H, per):
+    if method == "overlapped":
+        carries = [GpuArray.empty((C * (W + -(-W // _TS)),), odt, dev) for _ in range(2)]
+        b.clear(carries[0])
+    else:
+        row = GpuArray.empty((W * C,), odt, dev)
+        kern = dev.kernel("sat/sat_band_carry.wgsl", defines={"T": T})
+    for i, y0 in enumerate(range(0, H, per)):
         y1 = min(H, y0 + per)
-        band = GpuArray.empty((y1 - y0, W, C), g.dtype, dev)
-        _nd.copy_rows(b, g, row_in, y0, y1, band)
-        s = _record_sat(b, band, method, primitive)
-        n = (y1 - y0) * W * C
-        if y0:
-            b.dispatch(kern, -(-n // 256), params={"n": n, "rowlen": W * C}, carry=carry, dst=s)
-        _nd.copy_rows(b, s, row_out, 0, y1 - y0, out, y0)
-        if y1 < H:
-            _nd.copy_rows(b, s, row_out, y1 - y0 - 1, y1 - y0, carry)
+        shape = (y1 - y0, W, C)
+        if views:
+            band = GpuArray(dev, g.buffer, shape, g.dtype, g.byte_offset + y0 * row_in)
+            dst = GpuArray(dev, out.buffer, shape, odt, y0 * row_out)
+        else:
+            band, dst = GpuArray.empty(shape, g.dtype, dev), None
+            _nd.copy_rows(b, g, row_in, y0, y1, band)
+        if method == "overlapped":
+            s = _record_sat(b, band, method, primitive, dst=dst, carry=(carries[i % 2], carries[1 - i % 2]))
+        else:
+            s = _record_sat(b, band, method, primitive)
+            n = (y1 - y0) * W * C
+            if y0:
+                b.dispatch(kern, -(-n // 256), params={"n": n, "rowlen": W * C}, carry=row, dst=s)
+            if y1 < H:
+                _nd.copy_rows(b, s, row_out, y1 - y0 - 1, y1 - y0, row)
+        if dst is None:
+            _nd.copy_rows(b, s, row_out, 0, y1 - y0, out, y0)
     return out
 
 
-def _sat_plan(dev, g: GpuArray, method: str):
+def _sat_plan(dev, g: GpuArray, method: str, carry: bool = False):
     """The dispatches of a summed-area table of this shape: (kernel, grid, packed params, bindings)."""
     H, W, C = _image_shape(g.shape)
     T, SRC_T, U8, _ = _types(g.dtype)
@@ -170,7 +202,8 @@ def _sat_plan(dev, g: GpuArray, method: str):
     # One channel of 32-bit words with rows a multiple of 4 long: the tile kernels move vec4s.
     vec4 = C == 1 and not U8 and W % 4 == 0
     return [step({"TILE_SUMS": True, "VEC4": vec4}, (nbx, nby, C), p, "src", "colsum", "rowpref", "blocktot"),
-            step({"SCAN_COLS": True}, (-(-(W + nbx) // 32), C), p, "colsum", "blocktot"),
+            step({"SCAN_COLS": True, "CARRY": carry}, (-(-(W + nbx) // 32), C), p, "colsum", "blocktot",
+                 *(("cin", "cout") if carry else ())),
             step({"SCAN_ROWS": True}, (-(-H // 32), C), p, "rowpref", "blocktot"),
             step({"TILE_FINAL": True, "VEC4": vec4}, (nbx, nby, C), p, "src", "colsum", "rowpref", "dst")], \
         (4 * C * nby * W, 4 * C * nbx * H, 4 * C * nbx * nby)

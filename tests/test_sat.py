@@ -131,10 +131,11 @@ def test_box_filter_channels_and_errors(rng):
 # ------------------------------------------------------------------- past one storage binding
 def _limits(row_bytes: int, halo: int = 0) -> list[int]:
     """Binding limits that force bands of a few rows (at least 4: uint8 bands start on whole
-    words), odd byte counts and a multiple of the storage alignment, ``halo`` rows on top."""
+    words), odd byte counts, a multiple of the storage alignment and 40 rows (bands bound in
+    place: offsets of whole alignments), ``halo`` rows on top."""
     align = pp.device().storage_align
     return [(halo + 4) * row_bytes + 3, (halo + 6) * row_bytes - 1,
-            -(-(halo + 9) * row_bytes // align) * align]
+            -(-(halo + 9) * row_bytes // align) * align, (halo + 40) * row_bytes]
 
 
 @pytest.mark.parametrize("method", ["overlapped", "rt"])
