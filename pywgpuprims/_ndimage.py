@@ -170,14 +170,6 @@ def check_nan_policy(policy, primitive: str, allowed=NAN_POLICIES) -> str:
     return policy
 
 
-def check_binding(primitive: str, dev, nbytes: int) -> None:
-    """DeviceLimitError naming ``primitive`` when an array of ``nbytes`` that its kernels bind whole
-    would pass the device's largest storage binding (rather than the kernel's own error later)."""
-    if nbytes > dev.binding_limit:
-        raise DeviceLimitError(primitive, f"the image needs {nbytes} bytes in one storage binding, more than the "
-                               f"device's largest ({dev.binding_limit} bytes); split the image into tiles")
-
-
 def band_rows(dev, row_bytes: int, halo: int, primitive: str, what: str = "") -> int:
     """Rows of output per band when an image of rows of ``row_bytes`` bytes is cut into bands of
     rows that each fit one storage binding with ``halo`` more rows (both sides together) read

@@ -165,6 +165,15 @@ def test_sat_chunked_row_too_long():
         pp.summed_area_table(np.ones((3, 50), np.float32))
 
 
+def test_box_filter_chunked_window_too_tall(rng):
+    a = _rand(rng, (40, 16), "float32")
+    with pp.device().using(max_binding=4 * 16 * 12), pytest.raises(pp.DeviceLimitError, match="box_filter.*radius 6"):
+        pp.box_filter(a, 6, "constant")  # 13 rows of window do not fit 12 rows
+    with pp.device().using(max_binding=4 * 16 * 14):
+        np.testing.assert_allclose(pp.box_filter(a, 6, "constant"), ndimage.uniform_filter(
+            a.astype(np.float64), 13, mode="constant"), rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("radius", [0, 1, 4])
 @pytest.mark.parametrize("dtype", ["uint8", "int32", "float32"])
 @pytest.mark.parametrize("shape", [(37, 29), (70, 33, 3), (130, 7)])
