@@ -224,34 +224,55 @@ def _record_box(b, g: GpuArray, radius: int, clip: bool, shape=None) -> GpuArray
     out = GpuArray.empty(g.shape, np.float32, dev)
     if g.size:
         s = _record_sat(b, g.reshape(H, W, C) if shape else g, primitive="box_filter")
-        # "clip" sees the same window once it covers the image; "constant" divides by the full
-        # window's area, so it keeps the radius (at most _MAX_RADIUS: y + r stays within i32)
-        r = int(min(radius, max(H, W))) if clip else int(radius)
-        b.dispatch(dev.kernel("sat/box.wgsl", defines={"T": _types(g.dtype)[0]}), -(-(H * W * C) // 256),
-                   params={"H": H, "W": W, "C": C, "radius": r, "normalize": int(clip)}, sat=s, dst=out)
+        _dispatch_box(b, s, out, (H, W, C), radius, clip, 0, H)
     return out
 
 
+def _dispatch_box(b, s: GpuArray, dst: GpuArray, shape: tuple, radius: int, clip: bool, y_lo: int, y_n: int) -> None:
+    """Record the box kernel over table ``s`` of an image of ``shape``, rows ``y_lo`` to
+    ``y_lo + y_n`` written to ``dst`` from its start."""
+    H, W, C = shape
+    # "clip" sees the same window once it covers the image; "constant" divides by the full
+    # window's area, so it keeps the radius (at most _MAX_RADIUS: y + r stays within i32)
+    r = int(min(radius, max(H, W))) if clip else int(radius)
+    b.dispatch(s.device.kernel("sat/box.wgsl", defines={"T": _types(s.dtype)[0]}), -(-(y_n * W * C) // 256),
+               params={"H": H, "W": W, "C": C, "radius": r, "normalize": int(clip), "y_lo": y_lo, "y_n": y_n},
+               sat=_bound(s), dst=_bound(dst))
+
+
 def _record_box_bands(b, g: GpuArray, radius: int, clip: bool, shape: tuple) -> GpuArray:
-    """The box filter of an image past one storage binding, by bands of rows: each band read with
-    ``radius`` rows of the image on either side (the window's whole reach; none past the image's
-    edges, so the constant and clip boundaries are the image's own), filtered alone, its own rows
-    kept. Integer images give the unchunked result bit for bit (exact window sums, the same
+    """The box filter of an image past one storage binding, by bands of rows: each band's table
+    made from its rows and ``radius`` rows of the image on either side (the window's whole reach;
+    none past the image's edges, so the constant and clip boundaries are the image's own), its
+    own rows written. Bands are bound in place where offsets keep the storage alignment (else
+    copied). Integer images give the unchunked result bit for bit (exact window sums, the same
     division); float32 ones within rounding (each band's table is smaller, so it rounds less)."""
     dev = g.device
     H, W, C = shape
     row_in, row_out = g.dtype.itemsize * W * C, 4 * W * C
-    step = _nd.word_rows(row_in)  # uint8 bands start on whole words
+    align = dev.storage_align
     h = min(radius, H)
+    view_step = math.lcm(align // math.gcd(row_in, align), align // math.gcd(row_out, align))
+    fit = _nd.band_rows(dev, row_out, 0, "box_filter")
+    views = g.byte_offset % align == 0 and fit - 2 * h - view_step + 1 >= view_step
+    step = view_step if views else _nd.word_rows(row_in)  # band starts on whole words (uint8)
     per = _nd.band_rows(dev, row_out, 2 * h + step - 1, "box_filter", f"(the window's reach, radius {radius}) ")
+    per = per // step * step if views else per
     out = GpuArray.empty(g.shape, np.float32, dev)
     for y0 in range(0, H, per):
         y1 = min(H, y0 + per)
         a, e = max(0, y0 - h) // step * step, min(H, y1 + h)
-        band = GpuArray.empty((e - a, W, C), g.dtype, dev)
-        _nd.copy_rows(b, g, row_in, a, e, band)
-        res = _record_box(b, band, radius, clip)
-        _nd.copy_rows(b, res, row_out, y0 - a, y1 - a, out, y0)
+        if views:
+            band = GpuArray(dev, g.buffer, (e - a, W, C), g.dtype, g.byte_offset + a * row_in)
+            dst = GpuArray(dev, out.buffer, (y1 - y0, W, C), np.float32, y0 * row_out)
+        else:
+            band = GpuArray.empty((e - a, W, C), g.dtype, dev)
+            _nd.copy_rows(b, g, row_in, a, e, band)
+            dst = GpuArray.empty((y1 - y0, W, C), np.float32, dev)
+        s = _record_sat(b, band, primitive="box_filter")
+        _dispatch_box(b, s, dst, (e - a, W, C), radius, clip, y0 - a, y1 - y0)
+        if not views:
+            _nd.copy_rows(b, dst, row_out, 0, y1 - y0, out, y0)
     return out
 
 

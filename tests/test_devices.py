@@ -190,7 +190,7 @@ def _calls(rng):
         ("recursive_filter", lambda d: pp.recursive_filter(img, 0.5, [-0.5], axes=1, anticausal=False, device=d),
          signal.lfilter([0.5], [1, -0.5], img.astype(np.float64), axis=1), 1e-5),
         ("bspline_prefilter", lambda d: pp.bspline_prefilter(img, device=d), spline, 1e-5),
-        ("correlate", lambda d: pp.correlate(vol, w, device=d),
+        ("correlate", lambda d: pp.correlate(vol, w, output_shape="valid", device=d),
          np.stack([signal.correlate(vol.astype(np.float64), k, "valid") for k in w]), 1e-4),
         ("fse", lambda d: np.frombuffer(pp.fse.decompress(pp.fse.compress(blob, device=d), device=d), np.uint8),
          np.frombuffer(blob, np.uint8), 0),

@@ -187,10 +187,10 @@ def test_correlate_every_boundary(mode, rng):
         x = rng.standard_normal(shape).astype(np.float32)
         w = rng.standard_normal((2, *ks)).astype(np.float32)
         cval = 1.5 if mode.endswith("constant") else 0.0
-        got = pp.correlate(x, w, "same", mode, cval=cval)
+        got = pp.correlate(x, w, mode, cval=cval)
         for k in range(2):
             want = ndi.correlate(x.astype(np.float64), w[k].astype(np.float64), mode=mode, cval=cval)
             np.testing.assert_allclose(got[k], want, rtol=1e-5, atol=1e-4, err_msg=f"{shape} {ks}")
-    g = pp.correlate(pp.asarray(x), w, "same", mode, cval=cval)
+    g = pp.correlate(pp.asarray(x), w, mode, cval)
     assert isinstance(g, pp.GpuArray)
     np.testing.assert_allclose(g.numpy(), got, rtol=1e-6, atol=1e-6)
