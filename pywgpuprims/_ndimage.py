@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._array import GpuArray
+from ._device import Binding
 from ._errors import DeviceLimitError, InputError
 
 #: scipy.ndimage's filter modes and what each means for a filter (the grid-* names are aliases)
@@ -168,6 +169,12 @@ def check_nan_policy(policy, primitive: str, allowed=NAN_POLICIES) -> str:
     if not isinstance(policy, str) or policy not in allowed:
         raise InputError(primitive, f"nan_policy must be one of {', '.join(allowed)}, got {policy!r}")
     return policy
+
+
+def bound(a: GpuArray) -> Binding:
+    """The bytes of ``a`` (whole 16-byte words, within its buffer) as a binding: a view of a band
+    of rows binds that band, not the rest of its buffer."""
+    return Binding(a.buffer, a.byte_offset, min(a.buffer.size - a.byte_offset, -(-a.nbytes // 16) * 16))
 
 
 def band_rows(dev, row_bytes: int, halo: int, primitive: str, what: str = "") -> int:

@@ -406,13 +406,13 @@ def _weights_buffer(dev, *ws: np.ndarray):
 def _record_rt(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
     p = st["p"]
     b.dispatch(dev.kernel("filters/recfilter_rt.wgsl", defines={"RT": True}), (-(-p["nlines"] // 64), p["C"]),
-               params=p, src=src, dst=dst)
+               params=p, src=_nd.bound(src), dst=_nd.bound(dst))
 
 
 def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
     p = st["p"]
     defines = {"BLOCK_A": True, "FAST_POS": st["fast"], "VEC4": st["vec4"], **_tile_defines(st)}
-    b.dispatch(dev.kernel("filters/recfilter_pass_a.wgsl", defines=defines), st["tiles"], params=p, src=src,
+    b.dispatch(dev.kernel("filters/recfilter_pass_a.wgsl", defines=defines), st["tiles"], params=p, src=_nd.bound(src),
                carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
 
@@ -432,9 +432,9 @@ def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
     p = st["p"]
     defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst, "VEC4": st["vec4"],
                **_tile_defines(st)}
-    binds = {"dst": dst, "carry": st["carry"], **_tile_binds(st)}
+    binds = {"dst": _nd.bound(dst), "carry": st["carry"], **_tile_binds(st)}
     if src is not dst:
-        binds["src"] = src
+        binds["src"] = _nd.bound(src)
     b.dispatch(dev.kernel("filters/recfilter_pass_c.wgsl", defines=defines), st["tiles"], params=p, **binds)
 
 
@@ -463,7 +463,7 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     full = (W // _B, H // _B, C)
     reg = full[0] * full[1] > 0 and dev.hooks.recfilter_regtile
     edge_grids = [] if reg and W % _B == 0 and H % _B == 0 else [st["tiles"]]
-    io = {"dst": dst} if src is dst else {"src": src, "dst": dst}
+    io = {"dst": _nd.bound(dst)} if src is dst else {"src": _nd.bound(src), "dst": _nd.bound(dst)}
     rd = _filter_defines(st)
     if reg:
         # Tiles meeting the boundary weights (slower: dot products) launch first (FRAME_FIRST).
@@ -479,12 +479,12 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
                                          (q["lo_L"], q["hi_L"]), (q["lo_R"], q["hi_R"])))
         b.dispatch(kern("filters/recfilter_reg.wgsl", defines={"PASS_A": True, "FRAME_FIRST": ff, "NO_BOUNDARY": nob,
                                                            **rd}),
-                   (gx, -(-n // gx), C) if ff else full, params=pa, src=src, carry=st["carry"], wts=wts,
+                   (gx, -(-n // gx), C) if ff else full, params=pa, src=_nd.bound(src), carry=st["carry"], wts=wts,
                    bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
     for groups in edge_grids:
         b.dispatch(kern("filters/recfilter_pass_a.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"],
                                                           "EDGES": reg, **td}),
-                   groups, params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"],
+                   groups, params=p, src=_nd.bound(src), carry=st["carry"], wts=wts, bpart=st["bpart"],
                    carry2=st2["carry"], bpart2=st2["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
     b.dispatch(kern("filters/recfilter_row_corr.wgsl", defines={"ROW_CORR": True, **_filter_defines(st)}), st["tiles"],
@@ -585,29 +585,46 @@ def _record_bands(b, g: GpuArray, jobs: list, mode: str, method: str, primitive:
     so the result equals the unchunked one to rounding (an exact overlap from the response's
     decay, not the block algorithm's carries). At the image's own edges a band keeps the mode's
     boundary (its first ``L`` rows hold every sample the extension folds in); ``wrap`` reads its
-    overlap across the opposite edge instead."""
+    overlap across the opposite edge instead. Bands are bound in place where their offsets keep
+    the storage alignment (along the rows also written in place), else copied."""
     dev = g.device
     H = g.shape[0]
     W, C = (g.shape[1], g.shape[2] if g.ndim == 3 else 1)
     row = 4 * W * C
+    align = dev.storage_align
+    vs = align // math.gcd(row, align)  # bands bound in place start at multiples of vs rows
     tmp = GpuArray.empty(g.shape, np.float32, dev) if len(jobs) > 1 else None
     cur = g
     for i, job in enumerate(jobs):
         target = out if (len(jobs) - 1 - i) % 2 == 0 else tmp
         ax, b0, a, rho = job[:4]
         L = min(_padlen(b0, a, rho), 1 << 30) if ax == 0 else 0
-        per = _nd.band_rows(dev, row, 2 * L, primitive, f"(the filter's decay down the columns: {L} rows) ")
+        fit = _nd.band_rows(dev, row, 2 * L, primitive, f"(the filter's decay down the columns: {L} rows) ")
+        slack = vs - 1 if L else 0  # a band's first row read is rounded down to a multiple of vs
+        views = (cur.byte_offset % align == 0 and target.byte_offset % align == 0
+                 and not (L and mode == "wrap") and fit - slack >= vs)
+        per = (fit - slack) // vs * vs if views else fit
         bmode = "zero" if (L and mode == "wrap") else mode  # wrap: every band edge is a cut
         for y0 in range(0, H, per):
             y1 = min(H, y0 + per)
+            if views and not L:  # whole lines: the band filtered in place, from cur into target
+                band = GpuArray(dev, cur.buffer, (y1 - y0, W, C), np.float32, cur.byte_offset + y0 * row)
+                res = GpuArray(dev, target.buffer, (y1 - y0, W, C), np.float32, target.byte_offset + y0 * row)
+                _record_jobs(b, band, [job], mode, method, res)
+                continue
             lo, hi = (y0 - L, y1 + L) if mode == "wrap" else (max(0, y0 - L), min(H, y1 + L))
-            band = GpuArray.empty((hi - lo, W, C), np.float32, dev)
-            r = lo
-            while r < hi:  # forward runs of rows (wrap: across the opposite edge)
-                src = r % H
-                n = min(hi - r, H - src)
-                _nd.copy_rows(b, cur, row, src, src + n, band, r - lo)
-                r += n
+            if views:
+                lo = lo // vs * vs
+                band = GpuArray(dev, cur.buffer, (hi - lo, W, C), np.float32, cur.byte_offset + lo * row)
+            else:
+                band = GpuArray.empty((hi - lo, W, C), np.float32, dev)
+                r = lo
+                while r < hi:  # forward runs of rows (wrap: across the opposite edge)
+                    src = r % H
+                    n = min(hi - r, H - src)
+                    _nd.copy_rows(b, cur, row, src, src + n, band, r - lo)
+                    r += n
+            # the band's kernels write all its rows, the overlap too: into a scratch, its own rows kept
             res = GpuArray.empty(band.shape, np.float32, dev)
             _record_jobs(b, band, [job], bmode, method, res)
             _nd.copy_rows(b, res, row, y0 - lo, y1 - lo, target, y0)

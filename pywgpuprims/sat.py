@@ -15,7 +15,7 @@ import numpy as np
 from . import _dtypes as _dt
 from . import _ndimage as _nd
 from ._array import GpuArray, as_input, asarray, submit_to_host
-from ._device import Binding, takes_device
+from ._device import takes_device
 from ._errors import DeviceLimitError, InputError
 
 _TS = 64  # tile side (wgsl/sat/sat_common.wgsl)
@@ -112,17 +112,12 @@ def _record_sat(b, g: GpuArray, method: str = "overlapped", primitive: str = "su
     steps, scratch_bytes = dev.plan(("sat", g.shape, g.dtype, method, carry is not None),
                                     lambda: _sat_plan(dev, g, method, carry is not None))
     scratch = [dev.alloc(n) for n in scratch_bytes]
-    binds = {"src": _bound(g), "dst": _bound(out), "colsum": scratch[0] if scratch else None,
+    binds = {"src": _nd.bound(g), "dst": _nd.bound(out), "colsum": scratch[0] if scratch else None,
              "rowpref": scratch[1] if scratch else None, "blocktot": scratch[2] if scratch else None,
              "cin": carry[0] if carry else None, "cout": carry[1] if carry else None}
     for k, groups, packed, names in steps:
         b.dispatch(k, groups, packed, **{n: binds[n] for n in names})
     return out
-
-
-def _bound(a: GpuArray) -> Binding:
-    """The bytes of ``a`` (whole 16-byte words, within its buffer) as a binding."""
-    return Binding(a.buffer, a.byte_offset, min(a.buffer.size - a.byte_offset, -(-a.nbytes // 16) * 16))
 
 
 def _record_sat_bands(b, g: GpuArray, method: str, primitive: str) -> GpuArray:
@@ -237,7 +232,7 @@ def _dispatch_box(b, s: GpuArray, dst: GpuArray, shape: tuple, radius: int, clip
     r = int(min(radius, max(H, W))) if clip else int(radius)
     b.dispatch(s.device.kernel("sat/box.wgsl", defines={"T": _types(s.dtype)[0]}), -(-(y_n * W * C) // 256),
                params={"H": H, "W": W, "C": C, "radius": r, "normalize": int(clip), "y_lo": y_lo, "y_n": y_n},
-               sat=_bound(s), dst=_bound(dst))
+               sat=_nd.bound(s), dst=_nd.bound(dst))
 
 
 def _record_box_bands(b, g: GpuArray, radius: int, clip: bool, shape: tuple) -> GpuArray:
