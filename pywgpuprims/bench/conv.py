@@ -89,7 +89,7 @@ def _band_rows(ctx: BenchContext) -> list[dict]:
     w = ctx.rng.standard_normal((4, 5, 5)).astype(np.float32)
     out = GpuArray.empty((4, side, side), np.float32, dev)
     rows = []
-    for label, limit in (("", None), (", 2 bands", -(-4 * side * side // 2))):
+    for label, limit in (("", None), (", binding = half", -(-4 * side * side // 2))):
         with dev.using(max_binding=limit):
             ns = ctx.gpu_ns(lambda i: correlate(g, w, "reflect", out=out))
         rows.append(ctx.row("correlate", f"2-D f32 {side}^2 5x5 K4 same{label}", side * side, ns,

@@ -56,7 +56,7 @@ def _recfilter_entry(ctx: BenchContext, n: int) -> list[dict]:
             continue  # the overlap would not fit half the image (small sizes)
         with g.device.using(max_binding=-(-4 * n // 2)):
             ns = ctx.gpu_ns(lambda i, ps=passes, md=mode: rf._filter_gpu(g, ps, (0, 1), md, "block", "bench", out=out))
-        rows.append(ctx.row("recursive_filter", f"block {name} rows+cols {side}^2, 2 bands", n, ns,
+        rows.append(ctx.row("recursive_filter", f"block {name} rows+cols {side}^2, binding = half", n, ns,
                             bytes_moved=8 * n, baseline_ns=copy_ns, unit="G px/s"))
     return rows
 
