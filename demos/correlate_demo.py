@@ -1,6 +1,6 @@
 """Filter bank on a 3-D volume: 8 kernels of 7^3 (Gaussian smoothing and derivatives) in one call.
 
-Builds a uint8 volume of random balls, runs ``pp.correlate(volume, kernels, "same", "nearest")``,
+Builds a uint8 volume of random balls, runs ``pp.correlate(volume, kernels, "nearest")``,
 checks one kernel against scipy.ndimage, prints the GPU time and TFLOP/s, and writes
 ``out/correlate_demo.png``: the middle slice of the volume and of each of the 8 responses.
 """
@@ -60,16 +60,16 @@ def main() -> int:
     vol = balls(n, 12, rng)
     kernels = filter_bank()
     g = pp.asarray(vol)
-    out = pp.correlate(g, kernels, "same", "nearest")  # compile and warm up
+    out = pp.correlate(g, kernels, "nearest")  # compile and warm up
     dev.sync()
     t0 = time.perf_counter()
-    out = pp.correlate(g, kernels, "same", "nearest", out=out)
+    out = pp.correlate(g, kernels, "nearest", out=out)
     dev.sync()
     wall = time.perf_counter() - t0
     gpu_ns = None
     if dev.has_timestamps:
         with dev.timer() as t:
-            pp.correlate(g, kernels, "same", "nearest", out=out)
+            pp.correlate(g, kernels, "nearest", out=out)
         gpu_ns = t.ns
     flop = 2.0 * kernels.size * vol.size
     secs = gpu_ns / 1e9 if gpu_ns else wall

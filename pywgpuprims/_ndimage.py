@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._array import GpuArray
+from ._device import Binding
 from ._errors import DeviceLimitError, InputError
 
 #: scipy.ndimage's filter modes and what each means for a filter (the grid-* names are aliases)
@@ -170,9 +171,40 @@ def check_nan_policy(policy, primitive: str, allowed=NAN_POLICIES) -> str:
     return policy
 
 
-def check_binding(primitive: str, dev, nbytes: int) -> None:
-    """DeviceLimitError naming ``primitive`` when an array of ``nbytes`` that its kernels bind whole
-    would pass the device's largest storage binding (rather than the kernel's own error later)."""
-    if nbytes > dev.max_binding:
-        raise DeviceLimitError(primitive, f"the image needs {nbytes} bytes in one storage binding, more than the "
-                               f"device's largest ({dev.max_binding} bytes); split the image into tiles")
+def bound(a: GpuArray) -> Binding:
+    """The bytes of ``a`` (whole 16-byte words, within its buffer) as a binding: a view of a band
+    of rows binds that band, not the rest of its buffer."""
+    return Binding(a.buffer, a.byte_offset, min(a.buffer.size - a.byte_offset, -(-a.nbytes // 16) * 16))
+
+
+def band_rows(dev, row_bytes: int, halo: int, primitive: str, what: str = "") -> int:
+    """Rows of output per band when an image of rows of ``row_bytes`` bytes is cut into bands of
+    rows that each fit one storage binding with ``halo`` more rows (both sides together) read
+    around them; DeviceLimitError when not even one row fits."""
+    limit = min(dev.binding_limit, dev.max_binding // 16 * 16)  # blocks round their size up to 16 bytes
+    per = limit // max(row_bytes, 1) - halo
+    if per < 1:
+        raise DeviceLimitError(primitive, f"a band of one row of {row_bytes} bytes with {halo} rows of overlap "
+                               f"{what}needs more than the device's largest storage binding ({dev.binding_limit} "
+                               "bytes)")
+    return per
+
+
+def copy_rows(b, src: GpuArray, row_bytes: int, r0: int, r1: int, dst: GpuArray, dst_row: int = 0) -> None:
+    """Record the copy of rows ``r0:r1`` of ``src`` (rows of ``row_bytes`` bytes) into ``dst`` from
+    its row ``dst_row``. Offsets must be multiples of 4 bytes; the size is rounded up to whole
+    words within both buffers (the bytes past the rows are never read as data)."""
+    so = src.byte_offset + r0 * row_bytes
+    do = dst.byte_offset + dst_row * row_bytes
+    n = (r1 - r0) * row_bytes
+    if n <= 0:
+        return
+    assert so % 4 == 0 and do % 4 == 0, (so, do)
+    n = min(-(-n // 4) * 4, src.buffer.size - so, dst.buffer.size - do)
+    b.copy(src.buffer, so, dst.buffer, do, n)
+
+
+def word_rows(row_bytes: int) -> int:
+    """The smallest number of rows of ``row_bytes`` bytes that is a whole number of 4-byte words
+    (band starts at multiples of it keep copy offsets aligned)."""
+    return 4 // math.gcd(row_bytes, 4)

@@ -301,11 +301,11 @@ def _fit(dev: Device, ksize, k: int, cfg: Config) -> Config:
 
 
 # ------------------------------------------------------------------ the primitive
-def _check(volume, kernels, mode: str, boundary: str):
-    if not isinstance(mode, str) or mode not in ("valid", "same"):
-        raise InputError(_NAME, f"mode must be 'valid' or 'same', got {mode!r}")
-    if not isinstance(boundary, str) or boundary not in _BOUNDARIES:
-        raise InputError(_NAME, f"boundary must be one of {', '.join(_BOUNDARIES)}, got {boundary!r}")
+def _check(volume, kernels, output_shape: str, mode: str):
+    if not isinstance(output_shape, str) or output_shape not in ("valid", "same"):
+        raise InputError(_NAME, f"output_shape must be 'valid' or 'same', got {output_shape!r}")
+    if not isinstance(mode, str) or mode not in _BOUNDARIES:
+        raise InputError(_NAME, f"mode must be one of {', '.join(_BOUNDARIES)}, got {mode!r}")
     g, host = as_input(volume, _NAME, dtypes=(np.uint8, np.float32), ndims=(2, 3))
     if isinstance(kernels, GpuArray):
         kernels = kernels.numpy()
@@ -326,61 +326,86 @@ def _check(volume, kernels, mode: str, boundary: str):
         raise InputError(_NAME, f"empty volume of shape {g.shape}")
     if not np.all(np.isfinite(w)):
         raise InputError(_NAME, "kernels hold NaN or infinite values")
-    if mode == "valid" and any(k > n for k, n in zip(w.shape[1:], g.shape, strict=True)):
-        raise InputError(_NAME, f"kernel size {w.shape[1:]} exceeds the volume {g.shape} in 'valid' mode")
+    if output_shape == "valid" and any(k > n for k, n in zip(w.shape[1:], g.shape, strict=True)):
+        raise InputError(_NAME, f"kernel size {w.shape[1:]} exceeds the volume {g.shape} with output_shape='valid'")
     return g, host, w
 
 
 @takes_device
-def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
-              boundary: str = "reflect",
-              config: Config | None = None, out: GpuArray | np.ndarray | None = None, *,
-              cval: float = 0.0) -> np.ndarray | GpuArray:
-    """Correlate a 2-D or 3-D volume with K kernels at once.
+def correlate(volume, kernels, mode: str = "reflect", cval: float = 0.0, origin: int | tuple = 0, *,
+              output_shape: Literal["same", "valid"] = "same", config: Config | None = None,
+              out: GpuArray | np.ndarray | None = None, boundary=None) -> np.ndarray | GpuArray:
+    """Correlate a 2-D or 3-D volume with K kernels at once (``scipy.ndimage.correlate``'s
+    arguments, every kernel in one call).
 
     Parameters
     ----------
     volume : array_like or GpuArray, shape (D, H, W) or (H, W), uint8 or float32
     kernels : array_like, float32, shape (K, kd, kh, kw) or (K, kh, kw)
         Any sizes, odd or even.
-    mode : {"valid", "same"}
-        ``"valid"``: ``result[k] == scipy.signal.correlate(volume, kernels[k], "valid")``, shape
-        ``(K, D-kd+1, H-kh+1, W-kw+1)``. ``"same"``: ``result[k] ==
-        scipy.ndimage.correlate(volume, kernels[k], mode=boundary, output=np.float64)`` (origin 0:
-        the tap ``k//2`` of each axis sits on the output position), shape ``(K, D, H, W)``.
-    boundary : str
-        How ``"same"`` reads outside the volume: scipy.ndimage's mode names and meanings
-        (``mode`` here is scipy.signal's output size): ``constant`` (``cval``), ``nearest``,
-        ``reflect`` (half-sample symmetric ``d c b a | a b c d | d c b a``), ``mirror``
-        (``d c b | a b c d | c b a``), ``wrap`` and the aliases ``grid-constant``,
-        ``grid-mirror`` (reflect), ``grid-wrap`` (wrap). The kernels read constant 0, nearest and
-        reflect themselves; ``mirror``, ``wrap`` and a non-zero ``cval`` extend the volume on the
-        host first (a host round trip for a GpuArray volume). Ignored for valid.
+    mode : str
+        How the volume extends past its edges, scipy.ndimage's names and meanings: ``reflect``
+        (default; half-sample symmetric ``d c b a | a b c d | d c b a``), ``constant``
+        (``cval``), ``nearest``, ``mirror`` (``d c b | a b c d | c b a``), ``wrap`` and the
+        aliases ``grid-constant``, ``grid-mirror`` (reflect), ``grid-wrap`` (wrap). The kernels
+        read constant 0, nearest and reflect themselves; ``mirror``, ``wrap`` and a non-zero
+        ``cval`` extend the volume on the host first (a host round trip for a GpuArray volume).
+        Unused with ``output_shape="valid"``. (Before 2026-11 ``mode`` was the output size and
+        ``boundary`` the extension: those spellings raise InputError naming the new ones.)
+    cval : float
+        The value outside the volume for ``mode="constant"``.
+    origin : int or sequence of ints
+        scipy.ndimage's ``origin`` per axis of the volume (one value for all): the kernel's tap
+        ``k // 2 + origin`` sits on the output position, ``-(k // 2) <= origin <= (k - 1) // 2``.
+        Only with ``output_shape="same"``.
+    output_shape : {"same", "valid"}
+        ``"same"`` (default): ``result[k] == scipy.ndimage.correlate(volume, kernels[k],
+        mode=mode, cval=cval, origin=origin, output=np.float64)``, shape ``(K, D, H, W)``.
+        ``"valid"``: only the positions where the kernel lies inside the volume,
+        ``result[k] == scipy.signal.correlate(volume, kernels[k], "valid")``, shape
+        ``(K, D-kd+1, H-kh+1, W-kw+1)``.
     config : Config, optional
         Launch configuration; default: the cached best choice for this device, else
         :func:`default_config`.
     out : GpuArray or numpy.ndarray, optional
         float32 array of the result's shape to write into (and return).
-    cval : float
-        The value outside the volume for ``boundary="constant"``.
+    boundary : None
+        The old name of ``mode``: anything but None raises InputError.
 
     Returns
     -------
     numpy.ndarray or GpuArray
         float32 of shape (K, ...), computed in float32 (numpy in: numpy out; GpuArray: GpuArray).
 
+    Notes
+    -----
+    Volumes are bound a few planes at a time; where one plane passes the device's largest
+    storage binding, by bands of output rows, each read with the ``kh - 1`` rows its window
+    reaches: the same sums as unchunked (a band costs a copy of its rows in and of its results
+    out). uint8 3-D volumes whose planes are not whole 4-byte words are then read as float32.
+
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp
     >>> v = np.arange(16, dtype=np.float32).reshape(4, 4)
-    >>> pp.correlate(v, np.ones((1, 3, 3), np.float32))
+    >>> pp.correlate(v, np.ones((1, 3, 3), np.float32), output_shape="valid")
     array([[[45., 54.],
             [81., 90.]]], dtype=float32)
+    >>> pp.correlate(v, np.ones((1, 3, 3), np.float32), mode="constant")[0, 0]
+    array([10., 18., 24., 18.], dtype=float32)
     """
-    if not isinstance(mode, str) or mode not in ("valid", "same"):
-        raise InputError(_NAME, f"mode must be 'valid' or 'same', got {mode!r}")
-    boundary = _nd.filter_mode(boundary, _NAME, arg="boundary")
+    if boundary is not None:
+        raise InputError(_NAME, f"boundary= is now mode= (scipy.ndimage.correlate's name), got boundary={boundary!r}")
+    if isinstance(mode, str) and mode in ("valid", "same"):
+        raise InputError(_NAME, f"mode is the boundary extension now (scipy.ndimage's names, default 'reflect'); "
+                         f"the output size {mode!r} is output_shape={mode!r}")
+    if isinstance(cval, str):
+        raise InputError(_NAME, f"cval must be a number, got {cval!r} (the boundary extension is mode=)")
+    if not isinstance(output_shape, str) or output_shape not in ("valid", "same"):
+        raise InputError(_NAME, f"output_shape must be 'valid' or 'same', got {output_shape!r}")
+    boundary = _nd.filter_mode(mode, _NAME)
     cval = _nd.real_scalar(cval, "cval", _NAME, f32=True)
+    mode = output_shape
     if config is not None and not isinstance(config, Config):
         raise InputError(_NAME, f"config must be a Config, got {config!r}")
     host_out = None
@@ -389,7 +414,7 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
     elif out is not None and not isinstance(out, GpuArray):
         raise InputError(_NAME, f"out must be a GpuArray or a numpy array, got {type(out).__name__}")
     if mode == "same" and (boundary in ("mirror", "wrap") or (boundary == "constant" and cval != 0.0)):
-        return _correlate_extended(volume, kernels, boundary, cval, config, out, host_out)
+        return _correlate_extended(volume, kernels, boundary, cval, origin, config, out, host_out)
     g, host, w = _check(volume, kernels, mode, boundary)
     dev = g.device
     k = w.shape[0]
@@ -399,12 +424,15 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
     nz, ny, nx = vol_shape
     kd, kh, kw = ksize
     if mode == "valid":
+        if _origin(origin, w.shape[1:]) != (0,) * (w.ndim - 1):
+            raise InputError(_NAME, "origin applies to output_shape='same' only")
         oshape = (nz - kd + 1, ny - kh + 1, nx - kw + 1)
         off = (0, 0, 0)
         bdefine = "nearest"  # never reads outside; clamping keeps partial tiles in bounds
     else:
         oshape = (nz, ny, nx)
-        off = (kd // 2, kh // 2, kw // 2)
+        org = _origin(origin, w.shape[1:])
+        off = tuple(n // 2 + o for n, o in zip(ksize, (0,) * twod + org, strict=True))
         bdefine = boundary
     out_elems = k * math.prod(oshape)
     if out_elems * 4 > dev.max_buffer or out_elems >= 2**32:
@@ -426,14 +454,38 @@ def correlate(volume, kernels, mode: Literal["valid", "same"] = "valid",
         out = GpuArray.empty((k, *oshape), np.float32, dev)
     elif out.shape != rshape or out.dtype != np.float32:
         raise InputError(_NAME, f"out must be a float32 GpuArray of shape {rshape}, got {out.dtype} {out.shape}")
-    _run(dev, g, w.reshape(k, kd, kh, kw), vol_shape, ksize, oshape, off, bdefine, out, cfg)
+    isz = g.dtype.itemsize
+    fits = _planes_fit(dev, kd + cfg.uz - 1, ny * nx * isz, 4 * oshape[1] * oshape[2])
+    if not fits and isz == 1 and nz > 1 and (ny * nx) % 4 and host is not None:
+        g = asarray(np.asarray(host, np.float32), dev=dev)  # bands of planes not of whole words: as float32 (exact)
+    if fits:
+        _run(dev, g, w.reshape(k, kd, kh, kw), vol_shape, ksize, oshape, off, bdefine, out, cfg)
+    else:  # one plane passes a storage binding: bands of rows
+        _run_bands(dev, g, w.reshape(k, kd, kh, kw), vol_shape, ksize, oshape, off, bdefine, out, cfg,
+                   mode == "valid")
     out = out.reshape(rshape)
     if host_out is not None:
         return out.numpy(out=host_out)
     return out.numpy() if host is not None else out
 
 
-def _correlate_extended(volume, kernels, boundary: str, cval: float, config, out, host_out):
+def _origin(origin, ksize: tuple) -> tuple[int, ...]:
+    """scipy.ndimage's ``origin`` (an int or one per axis) checked against the kernel sizes."""
+    seq = (origin,) * len(ksize) if isinstance(origin, (int, np.integer)) and not isinstance(origin, bool) else origin
+    try:
+        org = tuple(seq)
+    except TypeError:
+        raise InputError(_NAME, f"origin must be an int or a sequence of ints, got {origin!r}") from None
+    if len(org) != len(ksize) or any(isinstance(o, bool) or not isinstance(o, (int, np.integer)) for o in org):
+        raise InputError(_NAME, f"origin must be an int or {len(ksize)} ints, got {origin!r}")
+    for o, n in zip(org, ksize, strict=True):
+        if not -(n // 2) <= o <= (n - 1) // 2:
+            raise InputError(_NAME, f"origin {int(o)} is out of range for a kernel of size {n} "
+                             f"({-(n // 2)} to {(n - 1) // 2})")
+    return tuple(int(o) for o in org)
+
+
+def _correlate_extended(volume, kernels, boundary: str, cval: float, origin, config, out, host_out):
     """``"same"`` for the boundaries the kernels do not read themselves: the volume extended on the
     host as scipy.ndimage extends it, then ``"valid"``."""
     gpu_in = isinstance(volume, GpuArray)
@@ -441,7 +493,8 @@ def _correlate_extended(volume, kernels, boundary: str, cval: float, config, out
     w = kernels.numpy() if isinstance(kernels, GpuArray) else np.asarray(kernels)
     if v.ndim not in (2, 3) or w.ndim != v.ndim + 1 or min(w.shape, default=0) < 1 or min(v.shape, default=0) < 1:
         _check(volume, kernels, "same", "constant")  # the usual errors for shapes
-    pad = [(n // 2, n - 1 - n // 2) for n in w.shape[1:]]
+    org = _origin(origin, w.shape[1:])
+    pad = [(n // 2 + o, n - 1 - n // 2 - o) for n, o in zip(w.shape[1:], org, strict=True)]
     if boundary == "constant":
         vp = np.pad(v.astype(np.float32), pad, mode="constant", constant_values=cval)
     else:
@@ -449,7 +502,10 @@ def _correlate_extended(volume, kernels, boundary: str, cval: float, config, out
         for ax, (lo, hi) in enumerate(pad):  # one axis at a time: numpy refuses to mirror one sample
             pm = "wrap" if boundary == "wrap" else ("edge" if v.shape[ax] == 1 else "reflect")
             vp = np.pad(vp, [(lo, hi) if i == ax else (0, 0) for i in range(v.ndim)], mode=pm)
-    res = correlate(asarray(vp) if gpu_in else vp, w, "valid", "nearest", config, out if gpu_in else None)
+    if gpu_in and vp.dtype == np.uint8 and vp.ndim == 3 and (vp.shape[1] * vp.shape[2]) % 4:
+        vp = vp.astype(np.float32)  # exact; planes of whole words, should they need bands of rows
+    res = correlate(asarray(vp) if gpu_in else vp, w, output_shape="valid", config=config,
+                    out=out if gpu_in else None)
     if host_out is not None:
         host_out[...] = res.numpy() if gpu_in else res
         return host_out
@@ -461,6 +517,68 @@ def _bmap(i: np.ndarray, n: int, boundary: str) -> np.ndarray:
         m = np.mod(i, 2 * n)
         return np.where(m >= n, 2 * n - 1 - m, m)
     return np.clip(i, 0, n - 1)
+
+
+def _planes_fit(dev: Device, planes_in: int, plane_in: int, plane_out: int) -> bool:
+    """Whether ``planes_in`` input planes and one output plane (bytes each) fit one storage binding
+    each, with the alignment slack of :func:`_run`'s binding ranges."""
+    lim, align = dev.binding_limit, dev.storage_align
+    return planes_in * plane_in + align + 4 <= lim and plane_out + align <= lim
+
+
+def _run_bands(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off, boundary: str,
+               out: GpuArray, cfg: Config, valid: bool) -> None:
+    """:func:`_run` for volumes whose planes pass one storage binding: bands of output rows, each
+    read with the rows its kernel window reaches (``kh - 1`` more; none past the volume's own
+    edges, where the boundary is read as in the unchunked call) into a sub-volume of its own,
+    correlated there by :func:`_run` and its rows copied into ``out``. Each output is the same
+    sum of the same products as unchunked (bit for bit where the launch configuration is the
+    same)."""
+    nz, ny, nx = vol_shape
+    kd, kh, kw = ksize
+    oz, oy, ox = oshape
+    k = w.shape[0]
+    isz = g.dtype.itemsize
+    row_in, row_out = nx * isz, 4 * ox
+    step = _nd.word_rows(row_in)  # uint8 bands start (and, between planes, end) on whole words
+    if nz > 1 and ny % step:
+        raise DeviceLimitError(_NAME, f"planes of {ny} x {nx} uint8 are not whole 4-byte words and pass the "
+                               f"device's largest storage binding ({dev.binding_limit} bytes)")
+    lim, align = dev.binding_limit, dev.storage_align
+    halo = kh - 1 + 2 * (step - 1)
+    kb = cfg.kb
+    while True:  # a pass binds one output plane of each of kb kernels: fewer kernels, taller bands
+        per = min((lim - align - 4) // (kd * row_in), (lim - align) // (((kb - 1) * oz + 1) * row_out)) - halo
+        if kb == 1 or per >= min(oy, 64):
+            break
+        kb = kb // 2 if kb > 4 else 1
+    cfg = replace(cfg, uz=1, kb=kb)
+    if per < 1:
+        raise DeviceLimitError(_NAME, f"a band of one output row with the kernel's {kh - 1} rows of overlap needs "
+                               f"more than the device's largest storage binding ({lim} bytes)")
+    for y0 in range(0, oy, per):
+        y1 = min(oy, y0 + per)
+        if valid:
+            lo, hi = y0, y1 + kh - 1
+        else:
+            lo, hi = max(0, y0 - off[1]), min(ny, y1 + kh - 1 - off[1])
+            if hi - lo < kh:  # a band at an edge reads at least kh rows, so that its boundary folds as the volume's
+                lo = max(0, min(lo, hi - kh))
+                hi = min(ny, max(hi, lo + kh))
+        lo, hi = lo // step * step, min(ny, -(-hi // step) * step)
+        hs = hi - lo
+        oys = hs - kh + 1 if valid else hs
+        sub = GpuArray.empty((nz, hs, nx), g.dtype, dev)
+        b = dev.batch()
+        for z in range(nz):
+            _nd.copy_rows(b, g, row_in, z * ny + lo, z * ny + hi, sub, z * hs)
+        b.submit()
+        res = GpuArray.empty((k, oz, oys, ox), np.float32, dev)
+        _run(dev, sub, w, (nz, hs, nx), ksize, (oz, oys, ox), off, boundary, res, cfg)
+        b = dev.batch()
+        for plane in range(k * oz):
+            _nd.copy_rows(b, res, row_out, plane * oys + y0 - lo, plane * oys + y1 - lo, out, plane * oy + y0)
+        b.submit()
 
 
 def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off, boundary: str,
@@ -573,8 +691,8 @@ def _candidates(k: int, ksize, stage: int, best: Config | None = None) -> list[C
     return out
 
 
-def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
-         boundary: Literal["constant", "nearest", "reflect"] = "reflect", save: bool = True,
+def tune(volume, kernels, output_shape: Literal["valid", "same"] = "valid",
+         mode: Literal["constant", "nearest", "reflect"] = "reflect", save: bool = True,
          repeats: int = 5, on_result=None) -> Config:
     """Time launch configurations of :func:`correlate` on this input and return the fastest.
 
@@ -593,11 +711,11 @@ def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
     """
     from ._timing import median_gpu_ns  # noqa: PLC0415
 
-    g, _, w = _check(volume, kernels, mode, boundary)
+    g, _, w = _check(volume, kernels, output_shape, mode)
     dev = g.device
     ksize = (1, *w.shape[1:]) if g.ndim == 2 else tuple(w.shape[1:])
     k = w.shape[0]
-    out = correlate(g, w, mode, boundary)
+    out = correlate(g, w, mode, output_shape=output_shape)
     best: tuple[float, Config] | None = None
     tried: dict = {}
     for stage in (1, 2, 3):
@@ -616,16 +734,16 @@ def tune(volume, kernels, mode: Literal["valid", "same"] = "valid",
                 continue  # does not fit this device as asked, or already timed
             try:
                 if dev.has_timestamps:
-                    ns = median_gpu_ns(dev, lambda i, c=c: correlate(g, w, mode, boundary, config=c, out=out),
-                                       repeats=repeats)
+                    ns = median_gpu_ns(dev, lambda i, c=c: correlate(g, w, mode, output_shape=output_shape,
+                                                                     config=c, out=out), repeats=repeats)
                 else:
                     import time  # noqa: PLC0415
 
-                    correlate(g, w, mode, boundary, config=c, out=out)
+                    correlate(g, w, mode, output_shape=output_shape, config=c, out=out)
                     dev.sync()
                     t0 = time.perf_counter_ns()
                     for _ in range(repeats):
-                        correlate(g, w, mode, boundary, config=c, out=out)
+                        correlate(g, w, mode, output_shape=output_shape, config=c, out=out)
                     dev.sync()
                     ns = (time.perf_counter_ns() - t0) / repeats
             except Exception as exc:  # noqa: BLE001  (a variant the device rejects is skipped)

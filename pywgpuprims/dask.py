@@ -265,7 +265,7 @@ def _channels_whole(x: da.Array, primitive: str) -> da.Array:
     return x.rechunk({2: -1}) if x.ndim == 3 else x
 
 
-def box_filter(img: da.Array, radius: int, mode: str = "constant", *, output=None) -> da.Array:
+def box_filter(img: da.Array, radius: int, mode: str = "reflect", *, output=None) -> da.Array:
     """:func:`pywgpuprims.box_filter` of a chunked image through ``map_overlap`` (depth = radius).
 
     Each chunk is filtered with ``radius`` rows and columns of its neighbours around it; at the
@@ -279,7 +279,7 @@ def box_filter(img: da.Array, radius: int, mode: str = "constant", *, output=Non
     --------
     >>> import dask.array as da, numpy as np
     >>> from pywgpuprims import dask as ppd
-    >>> ppd.box_filter(da.full((3, 3), 9, dtype=np.uint8, chunks=2), 1).compute()
+    >>> ppd.box_filter(da.full((3, 3), 9, dtype=np.uint8, chunks=2), 1, "constant").compute()
     array([[4, 6, 4],
            [6, 9, 6],
            [4, 6, 4]], dtype=uint8)
@@ -308,7 +308,7 @@ def box_filter(img: da.Array, radius: int, mode: str = "constant", *, output=Non
 
 
 def _correlate_block(block: np.ndarray, w: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    res = _gpu(_correlate, block, w, "valid")  # (K, ...) with as many or one more sample per axis
+    res = _gpu(_correlate, block, w, output_shape="valid")  # (K, ...) with as many or one more sample per axis
     return res[(slice(None), *(slice(0, n) for n in shape))]
 
 

@@ -406,13 +406,13 @@ def _weights_buffer(dev, *ws: np.ndarray):
 def _record_rt(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
     p = st["p"]
     b.dispatch(dev.kernel("filters/recfilter_rt.wgsl", defines={"RT": True}), (-(-p["nlines"] // 64), p["C"]),
-               params=p, src=src, dst=dst)
+               params=p, src=_nd.bound(src), dst=_nd.bound(dst))
 
 
 def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
     p = st["p"]
     defines = {"BLOCK_A": True, "FAST_POS": st["fast"], "VEC4": st["vec4"], **_tile_defines(st)}
-    b.dispatch(dev.kernel("filters/recfilter_pass_a.wgsl", defines=defines), st["tiles"], params=p, src=src,
+    b.dispatch(dev.kernel("filters/recfilter_pass_a.wgsl", defines=defines), st["tiles"], params=p, src=_nd.bound(src),
                carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
 
@@ -432,9 +432,9 @@ def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
     p = st["p"]
     defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst, "VEC4": st["vec4"],
                **_tile_defines(st)}
-    binds = {"dst": dst, "carry": st["carry"], **_tile_binds(st)}
+    binds = {"dst": _nd.bound(dst), "carry": st["carry"], **_tile_binds(st)}
     if src is not dst:
-        binds["src"] = src
+        binds["src"] = _nd.bound(src)
     b.dispatch(dev.kernel("filters/recfilter_pass_c.wgsl", defines=defines), st["tiles"], params=p, **binds)
 
 
@@ -463,7 +463,7 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     full = (W // _B, H // _B, C)
     reg = full[0] * full[1] > 0 and dev.hooks.recfilter_regtile
     edge_grids = [] if reg and W % _B == 0 and H % _B == 0 else [st["tiles"]]
-    io = {"dst": dst} if src is dst else {"src": src, "dst": dst}
+    io = {"dst": _nd.bound(dst)} if src is dst else {"src": _nd.bound(src), "dst": _nd.bound(dst)}
     rd = _filter_defines(st)
     if reg:
         # Tiles meeting the boundary weights (slower: dot products) launch first (FRAME_FIRST).
@@ -479,12 +479,12 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
                                          (q["lo_L"], q["hi_L"]), (q["lo_R"], q["hi_R"])))
         b.dispatch(kern("filters/recfilter_reg.wgsl", defines={"PASS_A": True, "FRAME_FIRST": ff, "NO_BOUNDARY": nob,
                                                            **rd}),
-                   (gx, -(-n // gx), C) if ff else full, params=pa, src=src, carry=st["carry"], wts=wts,
+                   (gx, -(-n // gx), C) if ff else full, params=pa, src=_nd.bound(src), carry=st["carry"], wts=wts,
                    bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
     for groups in edge_grids:
         b.dispatch(kern("filters/recfilter_pass_a.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"],
                                                           "EDGES": reg, **td}),
-                   groups, params=p, src=src, carry=st["carry"], wts=wts, bpart=st["bpart"],
+                   groups, params=p, src=_nd.bound(src), carry=st["carry"], wts=wts, bpart=st["bpart"],
                    carry2=st2["carry"], bpart2=st2["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
     b.dispatch(kern("filters/recfilter_row_corr.wgsl", defines={"ROW_CORR": True, **_filter_defines(st)}), st["tiles"],
@@ -521,20 +521,28 @@ def _frame(full: tuple, rows: tuple, cols: tuple) -> dict:
 def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primitive: str,
                 out: GpuArray | None = None) -> GpuArray:
     """Run ``passes`` = [(b0, a, rho, causal, anti), ...] along each of ``axes`` in turn (into
-    ``out``, a new array unless given: the benchmark reuses one)."""
+    ``out``, a new array unless given: the benchmark reuses one). An image past one storage
+    binding goes by bands of rows (:func:`_record_bands`)."""
     dev = g.device
-    _nd.check_binding(primitive, dev, 4 * g.size)  # the image is bound whole
     if out is None:
         out = GpuArray.empty(g.shape, np.float32, dev)
     if g.size == 0:
         return out
     jobs = [(ax, *ps) for ax in axes for ps in passes]
-    if not jobs:
-        b = dev.batch()
-        b.copy(g, g.byte_offset, out, 0, g.nbytes)
-        b.submit()
-        return out
     b = dev.batch()
+    if not jobs:
+        b.copy(g, g.byte_offset, out, 0, g.nbytes)
+    elif 4 * g.size > dev.binding_limit:
+        _record_bands(b, g, jobs, mode, method, primitive, out)
+    else:
+        _record_jobs(b, g, jobs, mode, method, out)
+    b.submit()
+    return out
+
+
+def _record_jobs(b, g: GpuArray, jobs: list, mode: str, method: str, out: GpuArray) -> None:
+    """Record ``jobs`` = [(axis, b0, a, rho, causal, anti), ...] on ``g`` (bound whole) into ``out``."""
+    dev = g.device
     sts = [_axis_setup(dev, g.shape, ax, b0, a, rho, causal, anti, mode, method)
            for ax, b0, a, rho, causal, anti in jobs]
     if method == "rt":
@@ -564,8 +572,63 @@ def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primiti
                 _record_c(b, dev, sts[i], cur, out)
                 i += 1
             cur = out
-    b.submit()
-    return out
+
+
+def _record_bands(b, g: GpuArray, jobs: list, mode: str, method: str, primitive: str, out: GpuArray) -> None:
+    """``jobs`` on an image past one storage binding: each job a pass over bands of rows, each band
+    filtered alone by the in-binding path and its own rows kept.
+
+    Along the rows (axis 1) a band holds whole lines: the result is the unchunked one. Down the
+    columns (axis 0) a band is read with ``L`` more rows on either side, ``L`` the boundary
+    padding of :func:`_padlen` (where the impulse response's remaining tail is below 2**-27 of its
+    total): what lies past a band's cut reaches its own rows attenuated below float32 rounding,
+    so the result equals the unchunked one to rounding (an exact overlap from the response's
+    decay, not the block algorithm's carries). At the image's own edges a band keeps the mode's
+    boundary (its first ``L`` rows hold every sample the extension folds in); ``wrap`` reads its
+    overlap across the opposite edge instead. Bands are bound in place where their offsets keep
+    the storage alignment (along the rows also written in place), else copied."""
+    dev = g.device
+    H = g.shape[0]
+    W, C = (g.shape[1], g.shape[2] if g.ndim == 3 else 1)
+    row = 4 * W * C
+    align = dev.storage_align
+    vs = align // math.gcd(row, align)  # bands bound in place start at multiples of vs rows
+    tmp = GpuArray.empty(g.shape, np.float32, dev) if len(jobs) > 1 else None
+    cur = g
+    for i, job in enumerate(jobs):
+        target = out if (len(jobs) - 1 - i) % 2 == 0 else tmp
+        ax, b0, a, rho = job[:4]
+        L = min(_padlen(b0, a, rho), 1 << 30) if ax == 0 else 0
+        fit = _nd.band_rows(dev, row, 2 * L, primitive, f"(the filter's decay down the columns: {L} rows) ")
+        slack = vs - 1 if L else 0  # a band's first row read is rounded down to a multiple of vs
+        views = (cur.byte_offset % align == 0 and target.byte_offset % align == 0
+                 and not (L and mode == "wrap") and fit - slack >= vs)
+        per = (fit - slack) // vs * vs if views else fit
+        bmode = "zero" if (L and mode == "wrap") else mode  # wrap: every band edge is a cut
+        for y0 in range(0, H, per):
+            y1 = min(H, y0 + per)
+            if views and not L:  # whole lines: the band filtered in place, from cur into target
+                band = GpuArray(dev, cur.buffer, (y1 - y0, W, C), np.float32, cur.byte_offset + y0 * row)
+                res = GpuArray(dev, target.buffer, (y1 - y0, W, C), np.float32, target.byte_offset + y0 * row)
+                _record_jobs(b, band, [job], mode, method, res)
+                continue
+            lo, hi = (y0 - L, y1 + L) if mode == "wrap" else (max(0, y0 - L), min(H, y1 + L))
+            if views:
+                lo = lo // vs * vs
+                band = GpuArray(dev, cur.buffer, (hi - lo, W, C), np.float32, cur.byte_offset + lo * row)
+            else:
+                band = GpuArray.empty((hi - lo, W, C), np.float32, dev)
+                r = lo
+                while r < hi:  # forward runs of rows (wrap: across the opposite edge)
+                    src = r % H
+                    n = min(hi - r, H - src)
+                    _nd.copy_rows(b, cur, row, src, src + n, band, r - lo)
+                    r += n
+            # the band's kernels write all its rows, the overlap too: into a scratch, its own rows kept
+            res = GpuArray.empty(band.shape, np.float32, dev)
+            _record_jobs(b, band, [job], bmode, method, res)
+            _nd.copy_rows(b, res, row, y0 - lo, y1 - lo, target, y0)
+        cur = target
 
 
 def _check_method(method, primitive: str) -> str:
@@ -717,6 +780,13 @@ def recursive_filter(img: np.ndarray | GpuArray, b0: float, a: Sequence[float], 
     InputError
         Bad dtype or shape, unstable coefficients, an unknown mode, or poles so close to the
         unit circle that the boundary extension would exceed the per-thread loop budget.
+    DeviceLimitError
+        An image past the device's largest storage binding is filtered by bands of rows: along
+        the rows whole lines (the unchunked result), down the columns each band read with the
+        boundary padding's length (the impulse response's tail below 2**-27 of its total) of
+        rows on either side, so that the result equals the unchunked one to float32 rounding.
+        Raised when a band of one row with that overlap does not fit one binding. (The same
+        holds for :func:`gaussian_filter` and :func:`bspline_prefilter`.)
 
     Examples
     --------

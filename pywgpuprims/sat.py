@@ -8,13 +8,15 @@ row, then one per column.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _dtypes as _dt
 from . import _ndimage as _nd
 from ._array import GpuArray, as_input, asarray, submit_to_host
 from ._device import takes_device
-from ._errors import InputError
+from ._errors import DeviceLimitError, InputError
 
 _TS = 64  # tile side (wgsl/sat/sat_common.wgsl)
 _STAGES = ("RT_ROWS", "RT_COLS", "TILE_SUMS", "SCAN_COLS", "SCAN_ROWS", "TILE_FINAL")  # wgsl/sat/sat_<stage>.wgsl
@@ -63,6 +65,13 @@ def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped") ->
     -------
     numpy array for numpy input, GpuArray for GpuArray input.
 
+    Notes
+    -----
+    A table past the device's largest storage binding is computed by bands of rows, each band's
+    table alone and then the column carry (the last row of the table above it) added: integer
+    tables are the unchunked ones bit for bit, float32 ones equal them to rounding. A row must
+    fit one binding.
+
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp
@@ -86,26 +95,84 @@ def _sat_gpu(g: GpuArray, method: str = "overlapped") -> GpuArray:
     return out
 
 
-def _record_sat(b, g: GpuArray, method: str = "overlapped", primitive: str = "summed_area_table") -> GpuArray:
-    """Record the summed-area table of ``g`` into batch ``b``; returns the (new) table."""
+def _record_sat(b, g: GpuArray, method: str = "overlapped", primitive: str = "summed_area_table", *,
+                dst: GpuArray | None = None, carry: tuple | None = None) -> GpuArray:
+    """Record the summed-area table of ``g`` into batch ``b``; returns the table (``dst``, or a new
+    array). ``carry`` = (cin, cout): ``g`` is a band of rows of a larger image, cin the column
+    totals above it, cout where its own go (:func:`_record_sat_bands`)."""
     dev = g.device
-    _nd.check_binding(primitive, dev, 4 * g.size)  # the table (and the image) are bound whole
     if not isinstance(method, str) or method not in ("overlapped", "rt"):
         raise InputError("summed_area_table", f"method must be 'overlapped' or 'rt', got {method!r}")
     odt = _types(g.dtype)[3]
-    out = GpuArray.empty(g.shape, odt, dev)
+    if carry is None and 4 * g.size > dev.binding_limit:  # the table and the image are bound whole
+        return _record_sat_bands(b, g, method, primitive)
+    out = GpuArray.empty(g.shape, odt, dev) if dst is None else dst
     if g.size == 0:
         return out
-    steps, scratch_bytes = dev.plan(("sat", g.shape, g.dtype, method), lambda: _sat_plan(dev, g, method))
+    steps, scratch_bytes = dev.plan(("sat", g.shape, g.dtype, method, carry is not None),
+                                    lambda: _sat_plan(dev, g, method, carry is not None))
     scratch = [dev.alloc(n) for n in scratch_bytes]
+    binds = {"src": _nd.bound(g), "dst": _nd.bound(out), "colsum": scratch[0] if scratch else None,
+             "rowpref": scratch[1] if scratch else None, "blocktot": scratch[2] if scratch else None,
+             "cin": carry[0] if carry else None, "cout": carry[1] if carry else None}
     for k, groups, packed, names in steps:
-        binds = {"src": g, "dst": out, "colsum": scratch[0] if scratch else None,
-                 "rowpref": scratch[1] if scratch else None, "blocktot": scratch[2] if scratch else None}
         b.dispatch(k, groups, packed, **{n: binds[n] for n in names})
     return out
 
 
-def _sat_plan(dev, g: GpuArray, method: str):
+def _record_sat_bands(b, g: GpuArray, method: str, primitive: str) -> GpuArray:
+    """The summed-area table of an image past one storage binding, by bands of rows (row prefixes
+    are local to a row). The overlapped method starts each band's column scan (stage S.2) from the
+    column totals of the rows above it and hands its own on (``CARRY`` in
+    ``wgsl/sat/sat_scan_cols.wgsl``): the image is still read twice and the table written once,
+    bands bound in place where their offsets keep the storage alignment (else copied). The RT
+    baseline adds the last row of the table above to each row of the band's table
+    (``wgsl/sat/sat_band_carry.wgsl``). Integer tables equal the unchunked ones bit for bit (sums
+    modulo 2**32); float32 ones equal them to rounding."""
+    dev = g.device
+    H, W, C = _image_shape(g.shape)
+    T, _, _, odt = _types(g.dtype)
+    row_in, row_out = g.dtype.itemsize * W * C, 4 * W * C
+    align = dev.storage_align
+    view_step = math.lcm(align // math.gcd(row_in, align), align // math.gcd(row_out, align))
+    per = _nd.band_rows(dev, row_out, 0, primitive)
+    views = method == "overlapped" and g.byte_offset % align == 0 and per >= view_step
+    step = view_step if views else _nd.word_rows(row_in)  # uint8 bands start on whole words
+    per = per // step * step
+    if per < 1:
+        raise DeviceLimitError(primitive, f"{step} rows of {row_out} bytes need more than the device's largest "
+                               f"storage binding ({dev.binding_limit} bytes)")
+    out = GpuArray.empty(g.shape, odt, dev)
+    if method == "overlapped":
+        carries = [GpuArray.empty((C * (W + -(-W // _TS)),), odt, dev) for _ in range(2)]
+        b.clear(carries[0])
+    else:
+        row = GpuArray.empty((W * C,), odt, dev)
+        kern = dev.kernel("sat/sat_band_carry.wgsl", defines={"T": T})
+    for i, y0 in enumerate(range(0, H, per)):
+        y1 = min(H, y0 + per)
+        shape = (y1 - y0, W, C)
+        if views:
+            band = GpuArray(dev, g.buffer, shape, g.dtype, g.byte_offset + y0 * row_in)
+            dst = GpuArray(dev, out.buffer, shape, odt, y0 * row_out)
+        else:
+            band, dst = GpuArray.empty(shape, g.dtype, dev), None
+            _nd.copy_rows(b, g, row_in, y0, y1, band)
+        if method == "overlapped":
+            s = _record_sat(b, band, method, primitive, dst=dst, carry=(carries[i % 2], carries[1 - i % 2]))
+        else:
+            s = _record_sat(b, band, method, primitive)
+            n = (y1 - y0) * W * C
+            if y0:
+                b.dispatch(kern, -(-n // 256), params={"n": n, "rowlen": W * C}, carry=row, dst=s)
+            if y1 < H:
+                _nd.copy_rows(b, s, row_out, y1 - y0 - 1, y1 - y0, row)
+        if dst is None:
+            _nd.copy_rows(b, s, row_out, 0, y1 - y0, out, y0)
+    return out
+
+
+def _sat_plan(dev, g: GpuArray, method: str, carry: bool = False):
     """The dispatches of a summed-area table of this shape: (kernel, grid, packed params, bindings)."""
     H, W, C = _image_shape(g.shape)
     T, SRC_T, U8, _ = _types(g.dtype)
@@ -130,7 +197,8 @@ def _sat_plan(dev, g: GpuArray, method: str):
     # One channel of 32-bit words with rows a multiple of 4 long: the tile kernels move vec4s.
     vec4 = C == 1 and not U8 and W % 4 == 0
     return [step({"TILE_SUMS": True, "VEC4": vec4}, (nbx, nby, C), p, "src", "colsum", "rowpref", "blocktot"),
-            step({"SCAN_COLS": True}, (-(-(W + nbx) // 32), C), p, "colsum", "blocktot"),
+            step({"SCAN_COLS": True, "CARRY": carry}, (-(-(W + nbx) // 32), C), p, "colsum", "blocktot",
+                 *(("cin", "cout") if carry else ())),
             step({"SCAN_ROWS": True}, (-(-H // 32), C), p, "rowpref", "blocktot"),
             step({"TILE_FINAL": True, "VEC4": vec4}, (nbx, nby, C), p, "src", "colsum", "rowpref", "dst")], \
         (4 * C * nby * W, 4 * C * nbx * H, 4 * C * nbx * nby)
@@ -146,14 +214,60 @@ def _record_box(b, g: GpuArray, radius: int, clip: bool, shape=None) -> GpuArray
     ``shape`` = (H, W, C); returns the new float32 result."""
     dev = g.device
     H, W, C = shape or _image_shape(g.shape)
+    if 4 * H * W * C > dev.binding_limit:
+        return _record_box_bands(b, g, radius, clip, (H, W, C))
     out = GpuArray.empty(g.shape, np.float32, dev)
     if g.size:
         s = _record_sat(b, g.reshape(H, W, C) if shape else g, primitive="box_filter")
-        # "clip" sees the same window once it covers the image; "constant" divides by the full
-        # window's area, so it keeps the radius (at most _MAX_RADIUS: y + r stays within i32)
-        r = int(min(radius, max(H, W))) if clip else int(radius)
-        b.dispatch(dev.kernel("sat/box.wgsl", defines={"T": _types(g.dtype)[0]}), -(-(H * W * C) // 256),
-                   params={"H": H, "W": W, "C": C, "radius": r, "normalize": int(clip)}, sat=s, dst=out)
+        _dispatch_box(b, s, out, (H, W, C), radius, clip, 0, H)
+    return out
+
+
+def _dispatch_box(b, s: GpuArray, dst: GpuArray, shape: tuple, radius: int, clip: bool, y_lo: int, y_n: int) -> None:
+    """Record the box kernel over table ``s`` of an image of ``shape``, rows ``y_lo`` to
+    ``y_lo + y_n`` written to ``dst`` from its start."""
+    H, W, C = shape
+    # "clip" sees the same window once it covers the image; "constant" divides by the full
+    # window's area, so it keeps the radius (at most _MAX_RADIUS: y + r stays within i32)
+    r = int(min(radius, max(H, W))) if clip else int(radius)
+    b.dispatch(s.device.kernel("sat/box.wgsl", defines={"T": _types(s.dtype)[0]}), -(-(y_n * W * C) // 256),
+               params={"H": H, "W": W, "C": C, "radius": r, "normalize": int(clip), "y_lo": y_lo, "y_n": y_n},
+               sat=_nd.bound(s), dst=_nd.bound(dst))
+
+
+def _record_box_bands(b, g: GpuArray, radius: int, clip: bool, shape: tuple) -> GpuArray:
+    """The box filter of an image past one storage binding, by bands of rows: each band's table
+    made from its rows and ``radius`` rows of the image on either side (the window's whole reach;
+    none past the image's edges, so the constant and clip boundaries are the image's own), its
+    own rows written. Bands are bound in place where offsets keep the storage alignment (else
+    copied). Integer images give the unchunked result bit for bit (exact window sums, the same
+    division); float32 ones within rounding (each band's table is smaller, so it rounds less)."""
+    dev = g.device
+    H, W, C = shape
+    row_in, row_out = g.dtype.itemsize * W * C, 4 * W * C
+    align = dev.storage_align
+    h = min(radius, H)
+    view_step = math.lcm(align // math.gcd(row_in, align), align // math.gcd(row_out, align))
+    fit = _nd.band_rows(dev, row_out, 0, "box_filter")
+    views = g.byte_offset % align == 0 and fit - 2 * h - view_step + 1 >= view_step
+    step = view_step if views else _nd.word_rows(row_in)  # band starts on whole words (uint8)
+    per = _nd.band_rows(dev, row_out, 2 * h + step - 1, "box_filter", f"(the window's reach, radius {radius}) ")
+    per = per // step * step if views else per
+    out = GpuArray.empty(g.shape, np.float32, dev)
+    for y0 in range(0, H, per):
+        y1 = min(H, y0 + per)
+        a, e = max(0, y0 - h) // step * step, min(H, y1 + h)
+        if views:
+            band = GpuArray(dev, g.buffer, (e - a, W, C), g.dtype, g.byte_offset + a * row_in)
+            dst = GpuArray(dev, out.buffer, (y1 - y0, W, C), np.float32, y0 * row_out)
+        else:
+            band = GpuArray.empty((e - a, W, C), g.dtype, dev)
+            _nd.copy_rows(b, g, row_in, a, e, band)
+            dst = GpuArray.empty((y1 - y0, W, C), np.float32, dev)
+        s = _record_sat(b, band, primitive="box_filter")
+        _dispatch_box(b, s, dst, (e - a, W, C), radius, clip, y0 - a, y1 - y0)
+        if not views:
+            _nd.copy_rows(b, dst, row_out, 0, y1 - y0, out, y0)
     return out
 
 
@@ -220,7 +334,7 @@ def _box_int(x: np.ndarray, radius: int, mode: str, cval: float, dt: np.dtype) -
 
 
 @takes_device
-def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant", *, cval: float = 0.0,
+def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "reflect", *, cval: float = 0.0,
                output=None) -> np.ndarray | GpuArray:
     """Mean over a ``(2 radius + 1)``-square window, from the summed-area table.
 
@@ -234,7 +348,8 @@ def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant", 
     radius : int
         Window half-width, ``0 <= radius <= 2**27``.
     mode : str
-        Boundary handling: scipy.ndimage's modes (``"constant"``, ``"nearest"``, ``"reflect"``,
+        Boundary handling (default ``"reflect"``, scipy's default; it was ``"constant"`` before
+        2026-11): scipy.ndimage's modes (``"constant"``, ``"nearest"``, ``"reflect"``,
         ``"mirror"``, ``"wrap"`` and the ``grid-`` aliases) with scipy's meaning, every sum
         divided by ``(2 radius + 1)**2``; or ``"clip"``: the window is cut at the image border and
         the sum divided by the number of pixels inside it (a normalised box; no scipy
@@ -265,10 +380,15 @@ def box_filter(img: np.ndarray | GpuArray, radius: int, mode: str = "constant", 
     absolute error is about ``eps * max|table|`` (``eps = 2**-24``), large for big images with a
     large mean: subtract the mean first where that matters.
 
+    An image past the device's largest storage binding is filtered by bands of rows, each read
+    with ``radius`` rows around it (the window's reach): integer images give the unchunked
+    result bit for bit, float32 ones within the rounding above (each band's smaller table rounds
+    less). DeviceLimitError when ``2 radius + 1`` rows do not fit one binding.
+
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp
-    >>> pp.box_filter(np.full((3, 3), 9, np.float32), 1)
+    >>> pp.box_filter(np.full((3, 3), 9, np.float32), 1, mode="constant")
     array([[4., 6., 4.],
            [6., 9., 6.],
            [4., 6., 4.]], dtype=float32)

@@ -25,7 +25,7 @@ def _reference(v, w, mode, boundary):
 
 def _check(v, w, mode="valid", boundary="reflect", **kw):
     ref = _reference(v, w, mode, boundary)
-    got = pp.correlate(v, w, mode=mode, boundary=boundary, **kw)
+    got = pp.correlate(v, w, mode=boundary, output_shape=mode, **kw)
     assert isinstance(got, np.ndarray) and got.dtype == np.float32 and got.shape == ref.shape
     # float32 accumulation error bound: taps * eps * max|v| * max|w| (with margin)
     taps = w[0].size
@@ -127,20 +127,20 @@ def test_gpuarray_in_out_and_poison(rng):
     v = _volume(rng, (6, 9, 45), "float32")
     w = rng.standard_normal((3, 3, 3, 3)).astype(np.float32)
     out = poisoned((3, 4, 7, 43), np.float32)
-    got = pp.correlate(pp.asarray(v), w, out=out)
+    got = pp.correlate(pp.asarray(v), w, output_shape="valid", out=out)
     assert got is out or got.buffer is out.buffer
     ref = _reference(v, w, "valid", None)
     np.testing.assert_allclose(got.numpy(), ref, atol=1e-4)
-    g = pp.correlate(pp.asarray(v), w, "same", "nearest")
+    g = pp.correlate(pp.asarray(v), w, "nearest")
     assert isinstance(g, pp.GpuArray) and g.shape == (3, 6, 9, 45)
     v2 = _volume(rng, (19, 38), "uint8")
     w2 = rng.standard_normal((5, 4, 3)).astype(np.float32)
     out2 = poisoned((5, 16, 36), np.float32)
-    g2 = pp.correlate(pp.asarray(v2), w2, out=out2)
+    g2 = pp.correlate(pp.asarray(v2), w2, output_shape="valid", out=out2)
     assert isinstance(g2, pp.GpuArray) and g2.shape == (5, 16, 36)
     np.testing.assert_allclose(g2.numpy(), _reference(v2, w2, "valid", None), atol=2e-3)
     with pytest.raises(pp.InputError, match="out must be"):
-        pp.correlate(v2, w2, out=poisoned((5, 16, 35), np.float32))
+        pp.correlate(v2, w2, output_shape="valid", out=poisoned((5, 16, 35), np.float32))
 
 
 def test_chunked_bindings(dev, rng):
@@ -152,26 +152,66 @@ def test_chunked_bindings(dev, rng):
         _check(v, w, "same", "reflect", config=Config(4, 1, 8, 4))
         _check(v, w, "same", "nearest", config=Config(4, 2, 8, 4, uz=3))
         _check(v, w, "same", "constant", config=Config(4, 8, 8, 4, db=True))  # the kernel block shrinks to fit
-    with dev.using(max_binding=1000), pytest.raises(pp.DeviceLimitError, match="storage binding"):
-        pp.correlate(v, w)  # less than one result plane
+    with dev.using(max_binding=1000):
+        _check(v, w, "same", "reflect")  # less than one plane: bands of rows (uint8 planes of odd words: float32)
+    with dev.using(max_binding=300), pytest.raises(pp.DeviceLimitError, match="storage binding"):
+        pp.correlate(v, w)  # not one row with its overlap
+    with dev.using(max_binding=300), pytest.raises(pp.DeviceLimitError, match="whole 4-byte words"):
+        pp.correlate(pp.asarray(v), w)
+
+
+@pytest.mark.parametrize("case", [
+    ((53, 41), "float32", (3, 3)), ((53, 42), "uint8", (4, 2)), ((61, 37), "uint8", (5, 1)),
+    ((5, 20, 31), "float32", (2, 3, 3)), ((4, 24, 29), "uint8", (3, 4, 2)), ((3, 17, 33), "float32", (1, 1, 5)),
+])
+def test_bands_of_rows(case, dev, rng):
+    """Planes past one storage binding: bands of output rows with the kernel's overlap, equal to the
+    unchunked call bit for bit and to scipy within float32 rounding, into poisoned outputs."""
+    shape, dtype, ks = case
+    v = _volume(rng, shape, dtype)
+    w = rng.standard_normal((3, *ks)).astype(np.float32)
+    row = 4 * shape[-1]
+    for output_shape, boundary in (("same", "reflect"), ("same", "nearest"), ("same", "constant"),
+                                   ("same", "wrap"), ("valid", "reflect")):
+        ref = pp.correlate(v, w, boundary, output_shape=output_shape)
+        for lim in (row * (ks[-2] + 10) + 37, row * (ks[-2] + 16) - 1, row * (shape[-2] - 2)):
+            dev_out = poisoned(ref.shape, np.float32)
+            with dev.using(max_binding=lim):
+                got = _check(v, w, output_shape, boundary)
+                g = pp.correlate(pp.asarray(v), w, boundary, output_shape=output_shape, out=dev_out)
+            np.testing.assert_array_equal(got, ref)
+            np.testing.assert_array_equal(g.numpy(), ref)
 
 
 def test_errors(dev):
     v = np.zeros((5, 6, 7), np.float32)
     with pytest.raises(pp.InputError, match="exceeds the volume"):
-        pp.correlate(v, np.zeros((1, 3, 7, 3), np.float32))
+        pp.correlate(v, np.zeros((1, 3, 7, 3), np.float32), output_shape="valid")
     with pytest.raises(pp.InputError, match="exceeds the volume"):
-        pp.correlate(v[0], np.zeros((2, 7, 8), np.float32))
+        pp.correlate(v[0], np.zeros((2, 7, 8), np.float32), output_shape="valid")
     with pytest.raises(pp.InputError, match="kernels of shape"):
         pp.correlate(v, np.zeros((3, 3, 3), np.float32))
     with pytest.raises(pp.InputError, match="dimensions"):
         pp.correlate(np.zeros(5, np.float32), np.zeros((1, 3), np.float32))
     with pytest.raises(pp.InputError, match="dtype"):
         pp.correlate(v.astype(np.float64), np.zeros((1, 3, 3, 3), np.float32))
-    with pytest.raises(pp.InputError, match="mode"):
-        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), mode="full")
-    with pytest.raises(pp.InputError, match="boundary"):
-        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), "same", boundary="bogus")
+    with pytest.raises(pp.InputError, match="output_shape"):
+        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), output_shape="full")
+    with pytest.raises(pp.InputError, match="mode 'bogus'"):
+        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), mode="bogus")
+    # the spellings before issue 39 (mode = output size, boundary = extension) fail loudly
+    with pytest.raises(pp.InputError, match="output_shape='valid'"):
+        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), "valid")
+    with pytest.raises(pp.InputError, match="output_shape='same'"):
+        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), mode="same")
+    with pytest.raises(pp.InputError, match="boundary= is now mode="):
+        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), boundary="nearest")
+    with pytest.raises(pp.InputError, match="cval must be a number"):
+        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), "reflect", "nearest")
+    with pytest.raises(pp.InputError, match="origin 2 is out of range"):
+        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), origin=(0, 2, 0))
+    with pytest.raises(pp.InputError, match="origin applies"):
+        pp.correlate(v, np.zeros((1, 3, 3, 3), np.float32), origin=1, output_shape="valid")
     with pytest.raises(pp.InputError, match="K and every kernel size"):
         pp.correlate(v, np.zeros((0, 3, 3, 3), np.float32))
     with pytest.raises(pp.InputError, match="NaN"):
@@ -197,3 +237,14 @@ def test_tuning_cache(dev, tmp_path, monkeypatch):
     save_choice(dev, (3, 3, 3), 8, np.uint8, cfg)
     assert _cached_config(dev, (3, 3, 3), 8, np.uint8) == cfg
     assert _cached_config(dev, (3, 3, 3), 16, np.uint8) is None
+
+
+@pytest.mark.parametrize("boundary", ["reflect", "constant", "nearest", "mirror", "wrap"])
+def test_origin(boundary, rng):
+    v = _volume(rng, (7, 11, 13), "float32")
+    w = rng.standard_normal((2, 3, 4, 2)).astype(np.float32)
+    for origin in (0, -1, (1, -2, 0), (-1, 1, -1)):
+        got = pp.correlate(v, w, boundary, 0.5, origin)
+        for k in range(2):
+            ref = ndi.correlate(v.astype(np.float64), w[k].astype(np.float64), mode=boundary, cval=0.5, origin=origin)
+            np.testing.assert_allclose(got[k], ref, rtol=0, atol=1e-4)

@@ -305,7 +305,7 @@ def test_cluster_filters(client, rng):
     """A filter through map_overlap and the summed-area table's carries, run by the workers."""
     img = rand(rng, (90, 70), np.uint8)
     d = da.from_array(img, chunks=(uneven(rng, 90), uneven(rng, 70)))
-    s, b = dask.compute(ppd.summed_area_table(d), ppd.box_filter(d, 3))
+    s, b = dask.compute(ppd.summed_area_table(d), ppd.box_filter(d, 3, "constant"))
     np.testing.assert_array_equal(s, img.astype(np.uint32).cumsum(0).cumsum(1))
     np.testing.assert_array_equal(b, ndi.uniform_filter(img, 7, mode="constant"))  # uint8, truncated as scipy
 

@@ -39,6 +39,14 @@ def test_box_filter_every_mode(mode, rng):
                     np.testing.assert_array_equal(got, want, err_msg=f"{shape} r={r} {dtype}")
 
 
+def test_box_filter_default_mode_is_scipys(rng):
+    """scipy.ndimage.uniform_filter's default mode is reflect, and so is box_filter's."""
+    x = _img(rng, (23, 19), np.uint8)
+    np.testing.assert_array_equal(pp.box_filter(x, 2), ndi.uniform_filter(x, 5, axes=(0, 1)))
+    g = pp.box_filter(pp.asarray(x.astype(np.float32)), 1).numpy()
+    np.testing.assert_allclose(g, ndi.uniform_filter(x.astype(np.float64), 3), rtol=1e-5, atol=1e-4)
+
+
 def test_box_filter_output_and_gpuarray(rng):
     x = _img(rng, (31, 17), np.uint8)
     want = ndi.uniform_filter(x.astype(np.float64), 5, mode="reflect")
@@ -179,10 +187,10 @@ def test_correlate_every_boundary(mode, rng):
         x = rng.standard_normal(shape).astype(np.float32)
         w = rng.standard_normal((2, *ks)).astype(np.float32)
         cval = 1.5 if mode.endswith("constant") else 0.0
-        got = pp.correlate(x, w, "same", mode, cval=cval)
+        got = pp.correlate(x, w, mode, cval=cval)
         for k in range(2):
             want = ndi.correlate(x.astype(np.float64), w[k].astype(np.float64), mode=mode, cval=cval)
             np.testing.assert_allclose(got[k], want, rtol=1e-5, atol=1e-4, err_msg=f"{shape} {ks}")
-    g = pp.correlate(pp.asarray(x), w, "same", mode, cval=cval)
+    g = pp.correlate(pp.asarray(x), w, mode, cval)
     assert isinstance(g, pp.GpuArray)
     np.testing.assert_allclose(g.numpy(), got, rtol=1e-6, atol=1e-6)

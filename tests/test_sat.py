@@ -15,7 +15,7 @@ from skimage.transform import integral_image
 
 import pywgpuprims as pp
 from pywgpuprims._memory import STORAGE_USAGE
-from pywgpuprims.recfilter import _coefs, _padlen
+from pywgpuprims.recfilter import _coefs, _gaussian_coefs, _padlen
 
 
 @pytest.fixture(autouse=True)
@@ -97,9 +97,9 @@ def test_sat_errors():
 @pytest.mark.parametrize("dtype", ["uint8", "float32"])
 def test_box_filter(radius, dtype, rng):
     a = _rand(rng, (97, 130), dtype)
-    out = pp.box_filter(a, radius, output=np.float32)
+    out = pp.box_filter(a, radius, "constant", output=np.float32)
     assert out.dtype == np.float32
-    exact = pp.box_filter(a, radius)  # scipy's dtype and per-axis truncation
+    exact = pp.box_filter(a, radius, "constant")  # scipy's dtype and per-axis truncation
     assert exact.dtype == a.dtype
     want = ndimage.uniform_filter(a, 2 * radius + 1, mode="constant")
     if dtype == "uint8":
@@ -118,7 +118,7 @@ def test_box_filter(radius, dtype, rng):
 
 def test_box_filter_channels_and_errors(rng):
     a = _rand(rng, (40, 33, 3), "uint8")
-    out = pp.box_filter(a, 2, output=np.float32)
+    out = pp.box_filter(a, 2, "constant", output=np.float32)
     for c in range(3):
         ref = ndimage.uniform_filter(a[..., c].astype(np.float64), 5, mode="constant")
         np.testing.assert_allclose(out[..., c], ref, rtol=1e-6, atol=1e-4)
@@ -126,6 +126,90 @@ def test_box_filter_channels_and_errors(rng):
         pp.box_filter(a, -1)
     with pytest.raises(pp.InputError, match="mode"):
         pp.box_filter(a, 1, mode="bogus")
+
+
+# ------------------------------------------------------------------- past one storage binding
+def _limits(row_bytes: int, halo: int = 0) -> list[int]:
+    """Binding limits that force bands of a few rows (at least 4: uint8 bands start on whole
+    words), odd byte counts, a multiple of the storage alignment and 40 rows (bands bound in
+    place: offsets of whole alignments), ``halo`` rows on top."""
+    align = pp.device().storage_align
+    return [(halo + 4) * row_bytes + 3, (halo + 6) * row_bytes - 1,
+            -(-(halo + 9) * row_bytes // align) * align, (halo + 40) * row_bytes]
+
+
+@pytest.mark.parametrize("method", ["overlapped", "rt"])
+@pytest.mark.parametrize("dtype", ["uint8", "uint32", "int32", "float32"])
+@pytest.mark.parametrize("shape", [(37, 29), (67, 65), (64, 33, 3), (130, 7), (5, 3)])
+def test_sat_chunked(shape, dtype, method, rng):
+    """Bands of rows with the column carry: integer tables equal numpy's bit for bit, float32
+    ones within the unchunked table's rounding bound."""
+    dev = pp.device()
+    a = _rand(rng, shape, dtype)
+    ref = _sat_ref(a)
+    row = 4 * int(np.prod(shape[1:]))
+    for lim in _limits(row):
+        with dev.using(max_binding=lim):
+            out = pp.summed_area_table(a, method=method)
+            g = pp.summed_area_table(pp.asarray(a), method=method)
+        assert isinstance(g, pp.GpuArray)
+        for got in (out, g.numpy()):
+            if dtype == "float32":
+                np.testing.assert_allclose(got, ref, rtol=0, atol=4e-7 * np.abs(ref).max() * np.sqrt(a.size) + 1e-6)
+            else:
+                np.testing.assert_array_equal(got, ref)
+
+
+def test_sat_chunked_row_too_long():
+    with pp.device().using(max_binding=4 * 50 - 4), pytest.raises(pp.DeviceLimitError, match="summed_area_table"):
+        pp.summed_area_table(np.ones((3, 50), np.float32))
+
+
+def test_box_filter_chunked_window_too_tall(rng):
+    a = _rand(rng, (40, 16), "float32")
+    with pp.device().using(max_binding=4 * 16 * 12), pytest.raises(pp.DeviceLimitError, match="box_filter.*radius 6"):
+        pp.box_filter(a, 6, "constant")  # 13 rows of window do not fit 12 rows
+    with pp.device().using(max_binding=4 * 16 * 14):
+        np.testing.assert_allclose(pp.box_filter(a, 6, "constant"), ndimage.uniform_filter(
+            a.astype(np.float64), 13, mode="constant"), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("radius", [0, 1, 4])
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "float32"])
+@pytest.mark.parametrize("shape", [(37, 29), (70, 33, 3), (130, 7)])
+def test_box_filter_chunked(shape, dtype, radius, rng):
+    """Bands with ``radius`` rows of overlap: integer images give the unchunked result bit for
+    bit, float32 ones scipy's within the unchunked call's documented rounding (eps * max|table|)."""
+    dev = pp.device()
+    a = _rand(rng, shape, dtype)
+    if dtype == "int32":
+        a = (a >> 12).astype(np.int32)  # window sums within 2**23: scipy's integer result exactly
+    d = 2 * radius + 1
+    ax = (0, 1)
+    ref = ndimage.uniform_filter(a.astype(np.float64), d, mode="constant", axes=ax)
+    unchunked = pp.box_filter(a, radius, mode="constant", output=np.float32)
+    clip1 = pp.box_filter(a, radius, mode="clip")
+    # the transposed pass of the integer path has rows of H * C: fit the larger row
+    row = 4 * max(shape[0], shape[1]) * (shape[2] if len(shape) == 3 else 1)
+    for lim in _limits(row, 2 * radius + 3):
+        with dev.using(max_binding=lim):
+            out = pp.box_filter(a, radius, mode="constant", output=np.float32)
+            clip = pp.box_filter(a, radius, mode="clip")
+            near = pp.box_filter(a, radius, mode="nearest")
+            gpu = pp.box_filter(pp.asarray(a), radius, mode="constant").numpy()
+        want_near = ndimage.uniform_filter(a, d, mode="nearest", axes=ax)
+        if dtype == "float32":
+            tol = 4e-7 * float(np.abs(a).max()) * a.size
+            np.testing.assert_allclose(out, ref, rtol=1e-6, atol=tol)
+            np.testing.assert_allclose(gpu, ref, rtol=1e-6, atol=tol)
+            np.testing.assert_allclose(clip, clip1, rtol=1e-5, atol=tol)
+            np.testing.assert_allclose(near, want_near, rtol=1e-5, atol=tol)
+        else:
+            np.testing.assert_array_equal(out, unchunked)
+            np.testing.assert_array_equal(gpu, unchunked)
+            np.testing.assert_array_equal(clip, clip1)
+            np.testing.assert_array_equal(near, want_near)
+            np.testing.assert_allclose(out, ref, rtol=1e-6, atol=1e-3)
 
 
 # ------------------------------------------------------------------------------------- recursive
@@ -420,3 +504,52 @@ def test_overlapped_frame_first(filt, monkeypatch, rng):
         fr = frames[0]
         iw, ih = fr["fr_lhi"] - fr["fr_llo"], fr["fr_khi"] - fr["fr_klo"]
         assert fr["fr_llo"] > 0 and fr["fr_klo"] > 0 and 0 < iw < fr["fr_w"] - 1 and 0 < ih < fr["fr_h"] - 1, fr
+
+
+# ----------------------------------------------------------- recursive filters past one binding
+@pytest.mark.parametrize("method", ["block", "rt"])
+@pytest.mark.parametrize("mode", list(PAD))
+@pytest.mark.parametrize("shape", [(150, 37), (131, 33, 3)])
+def test_recursive_filters_chunked(shape, mode, method, rng):
+    """Bands of rows: along the rows exact, down the columns with ``_padlen`` rows of overlap,
+    so the result equals the unchunked one to float32 rounding; both checked against padded
+    lfilter (float64) and the chunked against the unchunked call."""
+    dev = pp.device()
+    x = rng.standard_normal(shape).astype(np.float32)
+    smode = _SP.get(mode, mode)
+    row = 4 * int(np.prod(shape[1:]))
+    b0, a = FILTERS[2]
+    sig = 3.0
+    gb0, ga = _gaussian_coefs(sig)
+    L = max(_padlen(*_coefs(b0, a, "test")), _padlen(*_coefs(gb0, ga, "test")))
+    cases = [
+        (lambda v: pp.recursive_filter(v, b0, a, mode=smode, method=method),
+         _lfilter_ref(x, b0, a, (0, 1), True, True, mode)),
+        (lambda v: pp.recursive_filter(v, b0, a, axes=0, anticausal=False, mode=smode, method=method),
+         _lfilter_ref(x, b0, a, (0,), True, False, mode)),
+        (lambda v: pp.gaussian_filter(v, sig, mode=smode, method=method),
+         _lfilter_ref(x, gb0, ga, (0, 1), True, True, mode)),
+    ]
+    unchunked = [f(x) for f, _ in cases]
+    for lim in (row * (2 * L + 1) + 3, row * (2 * L + 40) - 1, row * (shape[0] - 1)):
+        with dev.using(max_binding=lim):
+            got = [f(x) for f, _ in cases]
+            gpu = cases[2][0](pp.asarray(x))
+        assert isinstance(gpu, pp.GpuArray)
+        for out, ref0, (_, ref) in zip(got + [gpu.numpy()], unchunked + [unchunked[2]], cases + [cases[2]],
+                                       strict=True):
+            _check(out, ref, rtol=3e-6 if method == "block" else 2e-6)
+            _check(out, ref0, rtol=1e-6)
+
+
+def test_bspline_prefilter_chunked(rng):
+    dev = pp.device()
+    x = rng.standard_normal((203, 45)).astype(np.float32)
+    ref = x.astype(np.float64)
+    for ax in (0, 1):
+        ref = ndimage.spline_filter1d(ref, 3, axis=ax, mode="mirror")
+    with dev.using(max_binding=4 * 45 * 80 + 4):
+        out = pp.bspline_prefilter(x)
+    _check(out, ref, rtol=3e-6)
+    with dev.using(max_binding=4 * 45 * 10), pytest.raises(pp.DeviceLimitError, match="bspline_prefilter"):
+        pp.bspline_prefilter(x)  # the overlap (the filter's decay) does not fit a band

@@ -72,10 +72,28 @@ def _bench_rows(ctx: BenchContext, n: int, sweep: bool) -> list[dict]:
 
             def run_all(i, w=w, c=c, parts=parts, outs=outs) -> None:
                 for (a, b), out in zip(parts, outs, strict=True):
-                    correlate(g, w[a:b], "valid", config=c, out=out)
+                    correlate(g, w[a:b], output_shape="valid", config=c, out=out)
 
             add(c, ctx.gpu_ns(run_all))
             del outs
+    return rows
+
+
+def _band_rows(ctx: BenchContext) -> list[dict]:
+    """A 2-D float32 image, 4 kernels of 5 x 5, 'same' reflect: in one binding, and with the binding
+    limit at half the image (bands of rows, each read with the kernel's 4 rows of overlap)."""
+    dev = ctx.dev
+    side = 512 if dev.info.get("adapter_type") == "CPU" else 8192
+    g = GpuArray.empty((side, side), np.float32, dev)
+    dev.write(g.buffer, ctx.rng.random((side, side), dtype=np.float32).tobytes())
+    w = ctx.rng.standard_normal((4, 5, 5)).astype(np.float32)
+    out = GpuArray.empty((4, side, side), np.float32, dev)
+    rows = []
+    for label, limit in (("", None), (", binding = half", -(-4 * side * side // 2))):
+        with dev.using(max_binding=limit):
+            ns = ctx.gpu_ns(lambda i: correlate(g, w, "reflect", out=out))
+        rows.append(ctx.row("correlate", f"2-D f32 {side}^2 5x5 K4 same{label}", side * side, ns,
+                            bytes_moved=4 * side * side * 5, work=2 * 25 * 4 * side * side / 1e3, unit="TFLOP/s"))
     return rows
 
 
@@ -88,6 +106,8 @@ def _correlate_entry(ctx: BenchContext, n: int) -> list[dict]:
     ``PYWGPUPRIMS_CORRELATE_CASES="7:8,5:16"`` picks the (kernel size : K) cases.
     """
     rows = _bench_rows(ctx, n, sweep=bool(os.environ.get("PYWGPUPRIMS_CORRELATE_SWEEP")))
+    if not os.environ.get("PYWGPUPRIMS_CORRELATE_SWEEP"):
+        rows += _band_rows(ctx)
     if ctx.torch is not None:  # the same-machine float32 matrix product the target is set against
         t = ctx.torch
         t.backends.cuda.matmul.allow_tf32 = False

@@ -454,7 +454,7 @@ def correlate_case(side: int, rng: np.random.Generator) -> Job:
         with sfft.set_workers(os.cpu_count() or 1):
             return np.stack([signal.correlate(v, k, mode="valid") for k in w])
 
-    return Job((vol, w), lambda v, k: pp.correlate(v, k, "valid"), cpu,
+    return Job((vol, w), lambda v, k: pp.correlate(v, k, output_shape="valid"), cpu,
                lambda got, want: _close(got, want, atol=1e-3 * float(np.abs(want).max())),
                gpu_inputs=lambda: (pp.asarray(vol), w),  # the kernels are host arrays in every call
                torch_in=lambda t: _to_torch(t, vol, w),

@@ -42,6 +42,11 @@ def _sat_entry(ctx: BenchContext, n: int) -> list[dict]:
         rows.append(ctx.row("sat", f"{method} f32 {side}^2", n, ns, bytes_moved=8 * n, baseline_ns=copy_ns,
                             cuda_ns=cuda_ns, cuda_name="torch cumsum(0).cumsum(1)", cpu_ns=cpu_ns,
                             cpu_name="numpy cumsum(0).cumsum(1)", unit="G px/s"))
+    # past one storage binding: the same image with the binding limit at half its size (two bands)
+    with dev.using(max_binding=-(-4 * n // 2)):
+        ns = ctx.gpu_ns(lambda i: _sat_gpu(g))
+    rows.append(ctx.row("sat", f"overlapped f32 {side}^2, binding = half", n, ns, bytes_moved=8 * n,
+                        baseline_ns=copy_ns, unit="G px/s"))
     gu = GpuArray.empty((side, side), np.uint32, dev)
     dev.write(gu.buffer, ctx.rng.integers(0, 256, n, dtype=np.uint32).tobytes())
     ns = ctx.gpu_ns(lambda i: _sat_gpu(gu))

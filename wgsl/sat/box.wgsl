@@ -8,6 +8,8 @@ struct Params {
     C: u32,
     radius: u32,
     normalize: u32,   // 0: divide by (2r+1)^2 (zero outside); 1: by the pixels inside the image
+    y_lo: u32,        // the rows written: y_lo .. y_lo + y_n - 1, to dst from its start (a band of a
+    y_n: u32,         // larger image keeps its own rows; pywgpuprims/sat.py _record_box_bands)
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -26,13 +28,13 @@ fn S(y: i32, x: i32, ch: u32) -> {{T}} {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let e = (wid.x + wid.y * nwg.x) * 256u + lid;
-    if (e >= params.H * params.W * params.C) {
+    if (e >= params.y_n * params.W * params.C) {
         return;
     }
     let ch = e % params.C;
     let pix = e / params.C;
     let x = pix % params.W;
-    let y = pix / params.W;
+    let y = params.y_lo + pix / params.W;
     let r = i32(params.radius);
     let y0 = max(i32(y) - r, 0) - 1;
     let x0 = max(i32(x) - r, 0) - 1;
@@ -43,5 +45,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (params.normalize != 0u) {
         d = f32(y1 - y0) * f32(x1 - x0);
     }
-    dst[(y * params.W + x) * params.C + ch] = f32(s) / d;
+    dst[e] = f32(s) / d;
 }

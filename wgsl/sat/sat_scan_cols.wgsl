@@ -3,6 +3,13 @@
 #include "sat/sat_common.wgsl"
 @group(0) @binding(1) var<storage, read_write> colsum: array<{{T}}>;
 @group(0) @binding(2) var<storage, read_write> blocktot: array<{{T}}>;
+#if CARRY
+// A band of rows of a larger table (pywgpuprims/sat.py _record_sat_bands): every column (and tile
+// column) starts from the totals of the rows above the band (cin) and leaves its own (cout), so
+// the band's table is the whole table's rows.
+@group(0) @binding(3) var<storage, read> cin: array<{{T}}>;
+@group(0) @binding(4) var<storage, read_write> cout: array<{{T}}>;
+#endif
 
 var<workgroup> part: array<{{T}}, 256>;
 
@@ -43,6 +50,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     part[t] = acc;
     workgroupBarrier();
     var off = {{T}}(0);
+#if CARRY
+    if (valid) {
+        off = cin[ch * (params.W + params.nbx) + col];
+    }
+#endif
     for (var k = 0u; k < sg; k++) {
         off += part[k * 32u + cl];
     }
@@ -60,4 +72,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             }
         }
     }
+#if CARRY
+    if (valid && sg == 7u) {  // the last segment ends at nby: off is the column's total
+        cout[ch * (params.W + params.nbx) + col] = off;
+    }
+#endif
 }
