@@ -48,6 +48,22 @@ def optimal_table_log(max_table_log: int, n: int, max_symbol: int) -> int:
     return max(MIN_TABLELOG, min(MAX_TABLELOG, tl))
 
 
+def _highbits(x: np.ndarray) -> np.ndarray:
+    """``int(v).bit_length() - 1`` for each v of a non-negative integer array (below 2**53)."""
+    return np.frexp(np.asarray(x, np.float64))[1].astype(np.int64) - 1
+
+
+def optimal_table_logs(max_table_log: int, n: np.ndarray, max_symbol: np.ndarray) -> np.ndarray:
+    """:func:`optimal_table_log` over arrays of block sizes and largest symbols (int64)."""
+    n = np.asarray(n, np.int64)
+    tl = np.full(n.shape, max_table_log or DEFAULT_TABLELOG, np.int64)
+    mbs = _highbits(n - 1) - 2   # negative (below 4 symbols): the reference's u32 wraps, never lowering tl
+    tl = np.where((mbs >= 0) & (mbs < tl), mbs, tl)
+    mb = np.minimum(_highbits(n) + 1, _highbits(max_symbol) + 2)
+    tl = np.maximum(tl, mb)
+    return np.clip(tl, MIN_TABLELOG, MAX_TABLELOG)
+
+
 def normalize_counts(counts, table_log: int, total: int | None = None, low_prob: bool = True) -> np.ndarray:
     """Normalise symbol counts so that they sum to ``2**table_log``, exactly as the reference does.
 
