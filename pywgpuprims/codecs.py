@@ -157,7 +157,7 @@ def rle_unpack(blob, max_items: int | None = None, expect_bytes: int | None = No
     return _gpu(_rle_decode, values.astype(dt.newbyteorder("="), copy=False), counts.astype(np.uint32))
 
 
-def _fse_check(blob: bytes, expect: int | None, cap: int | None) -> None:
+def _fse_check(blob, expect: int | None, cap: int | None) -> None:
     hdr, e = _fse.parse(blob)  # CorruptDataError on a malformed container
     size = hdr["size"]
     end = int((e["offset"].astype(np.int64) + e["csize"].astype(np.int64)).max()) if len(e) else len(blob)
@@ -206,7 +206,7 @@ class FSE(Codec):
 
     def decode(self, buf, out=None):
         """Decode; with ``out`` the container must hold exactly ``out.nbytes`` bytes."""
-        blob = ensure_contiguous_ndarray(buf).view(np.uint8).tobytes()
+        blob = memoryview(ensure_contiguous_ndarray(buf).view(np.uint8).reshape(-1))  # read in place, not copied
         expect = None if out is None else ensure_contiguous_ndarray(out).nbytes
         _fse_check(blob, expect, None)
         dec = _gpu(_fse.decompress, blob)
@@ -294,7 +294,7 @@ else:
             return {"name": FSE_ID, "configuration": {"mode": self.mode, "table_log": self.table_log}}
 
         def _decode_sync(self, chunk_bytes, chunk_spec):
-            blob = chunk_bytes.as_numpy_array().view(np.uint8).tobytes()
+            blob = memoryview(np.ascontiguousarray(chunk_bytes.as_numpy_array()).view(np.uint8).reshape(-1))
             _fse_check(blob, None, _FSE_CAP[0] * _chunk_nbytes(chunk_spec) + _FSE_CAP[1])
             dec = _gpu(_fse.decompress, blob)
             return chunk_spec.prototype.buffer.from_bytes(dec)
