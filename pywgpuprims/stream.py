@@ -11,12 +11,14 @@ k+1 (its read-back mapping is requested at submission, so the wait covers that c
 
 What crosses a chunk boundary is carried exactly:
 
-- :func:`scan`: the previous chunk's inclusive total (on the GPU, never read back) is the first
-  element of the next chunk's scan, so it is combined by the kernel with the op in the result's
-  dtype, as the in-memory scan carries its tiles' prefixes (integers: identical results; float32:
-  a float32 running total, never a float64 sum on the host, equal to the in-memory scan's to
-  rounding: where the carry enters a tile's sum differs, as the in-memory scan's own float
-  results differ from run to run at tile boundaries). The result dtype is ``np.cumsum``'s (as
+- :func:`scan`: the previous chunk's inclusive total stays on the GPU (never read back). Where
+  the 32-bit kernels scan (int32, uint32, float32 in their own dtype) it enters the next chunk as
+  the kernels pass carries between the binding-sized chunks of one in-memory scan: the chunk's
+  tile prefixes start from it, so the result is bit for bit :func:`pywgpuprims.scan`'s with the
+  same chunks (``deterministic=True`` for floats, whose single-pass order varies from run to run
+  at tile boundaries in memory too; a float32 running total, never a float64 sum on the host).
+  Other dtypes (the typed kernels) take the carry as the chunk's first element (integers:
+  identical results; float64: equal to rounding). The result dtype is ``np.cumsum``'s (as
   :func:`pywgpuprims.scan`'s); a chunk of another dtype is converted to it on the host.
 - :func:`reduce`: one partial per chunk in the result's dtype (``np.sum``'s), reduced on the GPU
   by :func:`pywgpuprims.reduce`.
@@ -54,7 +56,7 @@ from .compaction import compact as _compact
 from .compaction import nonzero as _nonzero
 from .compaction import rle_encode as _rle_encode
 from .fse import _codec as _fc
-from .scan import _gpu_can_read, _int_op
+from .scan import _FAST_OPS, _gpu_can_read, _int_op, record_scan
 from .scan import reduce as _reduce
 from .scan import scan as _scan
 
@@ -154,7 +156,7 @@ def _ring(dev: Device, n_chunks: int, shape, dtype) -> list[GpuArray]:
 
 # ----------------------------------------------------------------------------- scan, reduce
 @takes_device(name="stream.scan")
-def scan(x, op: str = "add", exclusive: bool = False, out=None, dtype=None, *,
+def scan(x, op: str = "add", exclusive: bool = False, out=None, dtype=None, deterministic: bool = False, *,
          chunk: int | None = None) -> np.ndarray:
     """Scan an array of any size (``np.memmap`` included) through the GPU chunk by chunk.
 
@@ -179,6 +181,9 @@ def scan(x, op: str = "add", exclusive: bool = False, out=None, dtype=None, *,
         input's for the other ops. Where it is the input's dtype (``dtype=x.dtype``, or ``out=x``),
         32-bit input takes the single-pass scan and moves 4 bytes per element each way; otherwise
         each chunk is converted to ``dtype`` on the host before its upload.
+    deterministic : bool
+        As :func:`pywgpuprims.scan`'s: float32 sums in a fixed order (the reduce-then-scan
+        kernels), so results repeat bit for bit.
     chunk : int, optional
         Elements per chunk (default: 64 MiB of them, within the device's largest binding). Host and
         GPU memory in use: about six chunks.
@@ -211,7 +216,6 @@ def scan(x, op: str = "add", exclusive: bool = False, out=None, dtype=None, *,
     if n == 0:
         return res
     n_chunks = -(-n // m)
-    ins, outs = _ring(dev, n_chunks, (m + 1,), gd), _ring(dev, n_chunks, (m + 1,), gd)
     ident = dev.constant(_identity(op, dt).astype(gd))
 
     def finish(r, s, c):
@@ -220,6 +224,27 @@ def scan(x, op: str = "add", exclusive: bool = False, out=None, dtype=None, *,
         else:
             flat[s:s + c] = r.numpy(gd).astype(dt)
 
+    if gop in _FAST_OPS.get(gd, ()):  # the 32-bit kernels: the carry enters as the kernels pass it on
+        ins, outs = _ring(dev, n_chunks, (m,), gd), _ring(dev, n_chunks, (m,), gd)
+        carries = dev.alloc(16)  # slots 0 and 1: chunk k reads slot k % 2, writes the other
+        method = "rts" if deterministic else None
+        b = dev.batch()
+        b.copy(ident, 0, carries, 0, isz)
+        b.submit()
+        with _Pipeline() as pipe:
+            for k, start in enumerate(range(0, n, m)):
+                c = min(m, n - start)
+                gin, gout = GpuArray(dev, ins[k % 2].buffer, (c,), gd), GpuArray(dev, outs[k % 2].buffer, (c,), gd)
+                piece = a[start:start + c]
+                dev.upload(gin, piece if piece.dtype == gd else piece.astype(dt, copy=False).astype(gd, copy=False))
+                b = dev.batch()
+                record_scan(b, gin, gout, gop, exclusive, method, carry_in=(carries, 4 * (k % 2)),
+                            carry_out=(carries, 4 * ((k + 1) % 2)))
+                rb = b.readback((gout, 0, c * isz))
+                b.submit()
+                pipe.push(rb, lambda r, s=start, c=c: finish(r, s, c))
+        return res
+    ins, outs = _ring(dev, n_chunks, (m + 1,), gd), _ring(dev, n_chunks, (m + 1,), gd)
     with _Pipeline() as pipe:
         prev = None  # (GpuArray, elements) of the chunk before
         for k, start in enumerate(range(0, n, m)):
