@@ -42,14 +42,11 @@ array([ 0,  1,  3,  6, 10, 15, 21, 28, 36, 45], dtype=uint32)
 from __future__ import annotations
 
 import os
-import struct
-import zlib
 
 import numpy as np
 
-from . import fse as _fse
 from ._array import GpuArray
-from ._device import Device, device, takes_device
+from ._device import Binding, Device, device, takes_device
 from ._dtypes import acc_dtype, exclusive_identity, host_array, result_dtype
 from ._errors import InputError
 from .compaction import compact as _compact
@@ -550,12 +547,6 @@ def _fse_chunk(chunk, block_size: int, name: str) -> int:
     return max(1, int(chunk) // block_size) * block_size
 
 
-def _head(mode: int, table_log: int, lanes: int, block_size: int, n: int, entries: np.ndarray) -> bytes:
-    head = _fc.HEADER.pack(_fc.MAGIC, _fc.VERSION, mode, table_log, 0, lanes, 0, block_size, n, len(entries), 0)
-    table = entries.tobytes()
-    return head[:-4] + struct.pack("<I", zlib.crc32(table, zlib.crc32(head[:-4]))) + table
-
-
 @takes_device(name="stream.fse_compress")
 def fse_compress(data, out=None, *, chunk: int | None = None, table_log: int = 11, block_size: int | None = None,
                  mode: str = "reference", lanes: int = 256):
@@ -590,44 +581,45 @@ def fse_compress(data, out=None, *, chunk: int | None = None, table_log: int = 1
     a = _flat(data, name)
     if a.dtype != np.uint8:
         raise InputError(name, f"expected uint8 data, got {a.dtype}")
-    if mode not in _fc.MODES:
-        raise InputError(name, f"mode must be 'reference' or 'interleaved', got {mode!r}")
-    bs = int(block_size or _fc.DEFAULT_BLOCK[mode])
-    step = _fse_chunk(chunk, bs, name)
+    mode, table_log, bs, lanes = _fc.check_args(mode, table_log, block_size, lanes, name)
+    step = _fse_chunk(chunk, bs, name) // bs
+    dev = device()
     n, nb = a.size, -(-a.size // bs)
     entries = np.zeros(nb, _fc.ENTRY)
     tend = _fc.HEADER.size + _fc.ENTRY.itemsize * nb
+
+    def source(start: int, nbytes: int) -> Binding:
+        return Binding(_fc._upload(dev, a[start:start + nbytes]))
+
     own = isinstance(out, (str, os.PathLike))
     f = open(out, "wb") if own else out  # noqa: SIM115
     parts: list = []
     try:
         if f is not None:
             f.seek(tend)
-        pos, b0 = tend, 0
-        for start in range(0, n, step):
-            c = _fse.compress(a[start:start + step], table_log=table_log, block_size=bs, mode=mode, lanes=lanes)
-            _, e = _fc.parse(c)
-            first = _fc.HEADER.size + _fc.ENTRY.itemsize * len(e)
-            e = e.copy()
-            e["offset"] += pos - first
-            e["check"] = _fc.retie(e["check"], np.arange(len(e)), np.arange(b0, b0 + len(e)))  # global places
-            entries[b0:b0 + len(e)] = e
-            payload = memoryview(c)[first:]
-            pad = b"\0" * (-len(payload) % 4) if start + step < n else b""
+        pos = tend
+        # group k+1's upload and histograms run while group k's payload is copied out and written
+        for grp in _fc.encode_groups(dev, source, n, mode, table_log, bs, lanes, max_blocks=step):
+            e = entries[grp.first:grp.first + len(grp.csize)]
+            e["offset"] = pos + grp.rel
+            e["csize"], e["kind"], e["check"] = grp.csize, grp.kind, grp.check
+            buf = np.empty(grp.size, np.uint8)
+            _fc.copy_payload(dev, grp.payload, buf)
             if f is not None:
-                f.write(payload)
-                f.write(pad)
+                f.write(buf)
             else:
-                parts += [payload, pad]
-            pos += len(payload) + len(pad)
-            b0 += len(e)
-        head = _head(_fc.MODES[mode], int(table_log), lanes if mode == "interleaved" else 0, bs, n, entries)
+                parts.append(buf)
+            pos += grp.size
+        head = _fc.header(_fc.MODES[mode], table_log, lanes if mode == "interleaved" else 0, bs, n, entries)
         if f is None:
-            return head + b"".join(parts) if n else _fse.compress(b"", table_log=table_log, block_size=bs,
-                                                                   mode=mode, lanes=lanes)
-        if not n:
-            f.write(_fse.compress(b"", table_log=table_log, block_size=bs, mode=mode, lanes=lanes))
-            return f.tell()
+            blob, view = _fc._new_bytes(pos)
+            view[:tend] = np.frombuffer(head, np.uint8)
+            at = tend
+            for p in parts:
+                view[at:at + p.size] = p
+                at += p.size
+            del view
+            return blob if isinstance(blob, bytes) else bytes(blob)
         f.seek(0)
         f.write(head)
         return pos
@@ -672,33 +664,8 @@ def fse_decompress(blob, out=None, *, chunk: int | None = None) -> np.ndarray:
     if src.dtype != np.uint8:
         raise InputError(name, f"expected uint8 data, got {src.dtype}")
     hdr, e = _fc.parse(src)
-    n, bs, nb = hdr["size"], hdr["block_size"], hdr["blocks"]
+    n, bs = hdr["size"], hdr["block_size"]
     res, flat = _out(out, n, (n,), np.dtype(np.uint8), name)
-    step = _fse_chunk(chunk, bs, name) // bs
-    for b0 in range(0, nb, step):
-        b1 = min(nb, b0 + step)
-        ce = e[b0:b1].copy()
-        # the sub-container's blocks are numbered from 0 (and it is a current-version container)
-        local = np.arange(b1 - b0)
-        ce["check"] = (_fc._tie(ce["check"], local) if hdr["version"] == 1
-                       else _fc.retie(ce["check"], np.arange(b0, b1), local))
-        offs = ce["offset"].astype(np.int64)
-        ends = offs + ce["csize"].astype(np.int64)
-        lo, hi = int(offs.min()), int(ends.max())
-        sub_tend = _fc.HEADER.size + _fc.ENTRY.itemsize * (b1 - b0)
-        if hi - lo <= 2 * int(ce["csize"].sum()) + 4096:
-            payload = src[lo:hi].tobytes()
-            ce["offset"] = offs - lo + sub_tend
-        else:  # payloads scattered through the container (legal): gather this chunk's
-            pieces, at = [], sub_tend
-            for i in range(b1 - b0):
-                p = src[offs[i]:ends[i]].tobytes()
-                ce["offset"][i] = at
-                pieces.append(p + b"\0" * (-len(p) % 4))
-                at += len(pieces[-1])
-            payload = b"".join(pieces)
-        start = b0 * bs
-        size = min(n, b1 * bs) - start
-        sub = _head(hdr["mode"], hdr["table_log"], hdr["lanes"], bs, size, ce) + payload
-        flat[start:start + size] = np.frombuffer(_fse.decompress(sub), np.uint8)
+    if n:  # group k+1 is uploaded and decoded while group k is checked and copied out
+        _fc.decode_groups(device(), hdr, e, src, flat, max_blocks=_fse_chunk(chunk, bs, name) // bs)
     return res

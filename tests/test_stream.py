@@ -399,3 +399,35 @@ def test_scan_carry_through_fallbacks_and_repairs(hooks, rng):
             got = pp.stream.scan(x, exclusive=exclusive, dtype=np.int32, out=_poisoned(x.size, np.int32),
                                  chunk=50_000)
             np.testing.assert_array_equal(got, _numpy_scan(x, "add", exclusive, np.dtype(np.int32)))
+
+
+@pytest.mark.parametrize("mode", ["reference", "interleaved"])
+def test_fse_stream_overlaps_chunks(mode, monkeypatch, rng):
+    """As stream.scan: chunk k+1's input is uploaded (and its work submitted) before chunk k's
+    result is copied out, in both directions."""
+    from pywgpuprims import _device
+
+    bs = 4096
+    data = np.minimum(rng.geometric(0.2, 5 * bs + 99), 255).astype(np.uint8)
+    whole = pp.fse.compress(data, block_size=bs, mode=mode)
+    dev = pp.device()
+    events = []
+    upload, into = dev.upload, _device.Readback.into
+
+    def logged_upload(dst, d, offset=0):
+        if d.dtype == np.uint8 and d.size > 64:
+            events.append("up")
+        return upload(dst, d, offset)
+
+    def logged_into(self, *outs, **kw):
+        if outs[-1].dtype == np.uint8:
+            events.append("out")
+        return into(self, *outs, **kw)
+
+    monkeypatch.setattr(dev, "upload", logged_upload)
+    monkeypatch.setattr(_device.Readback, "into", logged_into)
+    assert pp.stream.fse_compress(data, chunk=bs, block_size=bs, mode=mode) == whole
+    assert events[:4] == ["up", "up", "out", "up"], events  # payload copies run through Readback.into
+    events.clear()
+    np.testing.assert_array_equal(pp.stream.fse_decompress(whole, chunk=bs), data)
+    assert events[:4] == ["up", "up", "out", "up"], events
