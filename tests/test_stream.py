@@ -331,13 +331,16 @@ def test_stream_benchmark_runs_checked_and_cleans_up(dtype, tmp_path):
     from pywgpuprims.bench import stream as bench
 
     js = tmp_path / "s.json"
+    fse = ["--fse", "interleaved"] if dtype == "uint32" else []
     assert bench.main(["--size", "3MiB", "--chunks", "256KiB", "1MiB", "--repeats", "1", "--dtype", dtype,
-                       "--dir", str(tmp_path), "--json", str(js)]) == 0
+                       "--dir", str(tmp_path), "--json", str(js)] + fse) == 0
     import json
 
     rows = json.loads(js.read_text())["rows"]
     scans = [r for r in rows if r["what"].startswith("stream.scan")]
     assert len(scans) == 2 and all(r["GB/s"] > 0 and r["x memcpy"] > 0 for r in scans)
+    fses = [r for r in rows if r["what"].startswith("stream.fse")]
+    assert len(fses) == (4 if fse else 0) and all(r["GB/s"] > 0 for r in fses)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]  # the memmaps are gone
 
 
