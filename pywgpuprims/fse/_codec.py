@@ -500,7 +500,7 @@ def _new_bytes(n: int) -> tuple[bytes | np.ndarray, np.ndarray]:
         arr = np.empty(n, np.uint8)
         return arr, arr
     obj = _CAPI.PyBytes_FromStringAndSize(None, n)
-    return obj, np.ctypeslib.as_array((ctypes.c_uint8 * n).from_address(_CAPI.PyBytes_AsString(obj)))
+    return obj, np.frombuffer(_CAPI.PyMemoryView_FromMemory(_CAPI.PyBytes_AsString(obj), n, _PYBUF_WRITE), np.uint8)
 
 
 def _new_bytearray(n: int) -> bytearray:
@@ -509,14 +509,20 @@ def _new_bytearray(n: int) -> bytearray:
     return bytearray(n) if _CAPI is None else _CAPI.PyByteArray_FromStringAndSize(None, n)
 
 
+_PYBUF_WRITE = 0x200
+
+
 def _c_api():
     try:
-        api = ctypes.PyDLL(None)  # the interpreter's own symbols (CPython)
-        for name, res in (("PyBytes_FromStringAndSize", ctypes.py_object), ("PyBytes_AsString", ctypes.c_void_p),
-                          ("PyByteArray_FromStringAndSize", ctypes.py_object)):
+        api = ctypes.PyDLL(None)  # the interpreter's own symbols (CPython), apart from ctypes.pythonapi
+        sized = (ctypes.c_char_p, ctypes.c_ssize_t)
+        for name, res, args in (("PyBytes_FromStringAndSize", ctypes.py_object, sized),
+                                ("PyBytes_AsString", ctypes.c_void_p, (ctypes.py_object,)),
+                                ("PyByteArray_FromStringAndSize", ctypes.py_object, sized),
+                                ("PyMemoryView_FromMemory", ctypes.py_object,
+                                 (ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int))):
             f = getattr(api, name)
-            f.restype = res
-            f.argtypes = (ctypes.py_object,) if name == "PyBytes_AsString" else (ctypes.c_char_p, ctypes.c_ssize_t)
+            f.restype, f.argtypes = res, args
         return api
     except (AttributeError, OSError, TypeError):  # not CPython, or no process symbol table
         return None
