@@ -10,12 +10,15 @@ import numpy as np
 from ._device import Device, device, takes_device
 from ._dtypes import ALL_DTYPES
 from ._errors import DeviceLimitError, InputError, PrimitiveError
+from ._memory import BlockView
 
 #: dtypes most primitives take (the default of :func:`as_input`); uint8 is packed four to a 32-bit word.
 SUPPORTED_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.int32), np.dtype(np.float32))
 #: dtypes a GpuArray can hold (``_dtypes.ALL_DTYPES``: bool, 8- to 64-bit integers, float16/32/64),
 #: packed little-endian; scan and reduce take them all.
 ARRAY_DTYPES = ALL_DTYPES
+_DTYPE_SET = frozenset(ARRAY_DTYPES)  # np.dtype instances: a set lookup, not twelve comparisons
+_DTYPE_CLASSES = frozenset(type(d) for d in ARRAY_DTYPES)
 
 
 class GpuArray:
@@ -26,9 +29,9 @@ class GpuArray:
     read that padding but results never depend on it.
 
     The small ndarray surface: ``shape``, ``dtype``, ``size``, ``ndim``, ``nbytes``,
-    ``itemsize``, ``len()``, ``reshape`` (a view), indexing and slicing (``g[:3]``: a view where
-    the result is one contiguous run from the array's start, else a copy; see
-    :meth:`__getitem__`), ``.T``, ``.astype``, ``.copy()`` (copies), ``float()`` /
+    ``itemsize``, ``len()``, ``reshape`` (a view), indexing and slicing (``g[:3]``, ``g[64:]``: a
+    view where the result is one contiguous run starting on the device's storage alignment, else
+    a copy; see :meth:`__getitem__`), ``.T``, ``.astype``, ``.copy()`` (copies), ``float()`` /
     ``int()`` / ``.item()`` of a one-element array, and a numpy-like ``repr`` with the values of
     arrays of up to 1,000 elements (it waits for the GPU).
 
@@ -49,8 +52,8 @@ class GpuArray:
     def __init__(self, dev: Device, buffer, shape: tuple[int, ...], dtype, byte_offset: int = 0):
         self.device = dev
         self.buffer = buffer
-        self.shape = tuple(int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
+        self.shape = tuple(map(int, shape))
+        self.dtype = dtype if dtype.__class__ in _DTYPE_CLASSES else np.dtype(dtype)
         self.byte_offset = byte_offset
 
     @classmethod
@@ -58,14 +61,14 @@ class GpuArray:
     def empty(cls, shape, dtype, dev: Device | None = None) -> GpuArray:
         """An uninitialised GpuArray (contents unspecified)."""
         dev = dev or device()
-        shape = _check_shape(shape, "GpuArray.empty")
-        dtype = _check_dtype(dtype, "GpuArray.empty")
+        if shape.__class__ is not tuple or not all(s.__class__ is int and s >= 0 for s in shape):
+            shape = _check_shape(shape, "GpuArray.empty")
+        if dtype.__class__ not in _DTYPE_CLASSES or dtype not in _DTYPE_SET:
+            dtype = _check_dtype(dtype, "GpuArray.empty")
         nbytes = math.prod(shape) * dtype.itemsize
         if nbytes > dev.max_buffer:
             raise DeviceLimitError("GpuArray", f"{nbytes} bytes exceed the device's largest buffer "
                                    f"({dev.max_buffer} bytes)")
-        if any(s < 0 for s in shape):
-            raise InputError("GpuArray.empty", f"negative dimensions are not allowed: {shape}")
         return cls(dev, dev.alloc(nbytes, label="GpuArray"), shape, dtype)
 
     @property
@@ -135,11 +138,18 @@ class GpuArray:
         """numpy indexing, returning a GpuArray (a 0-d one for a single element).
 
         Basic indexing (integers, slices, ``...``, ``None``) whose result is one contiguous run
-        starting where this array starts (``g[:k]``, ``g[0]``, ``g[..., :]``, ``g[None]``) is a
-        **view** (same buffer, no copy, as ``reshape``). Anything else is a **copy**: a contiguous
-        run elsewhere (``g[2]``, ``g[3:9]``) is copied on the GPU (through the host where it starts
-        off a 4-byte boundary); strided slices, reversed axes and fancy (integer-array or boolean)
-        indexing go through the host (download, numpy indexing, upload).
+        starting on the device's storage-offset alignment (``dev.storage_align`` bytes: 32 on
+        lavapipe, 16-256 on GPUs) is a **view**: ``g[:k]``, ``g[k:]``, ``g[a:b]``, whole rows
+        ``g[r]`` / ``g[r0:r1]`` where those start aligned. A view shares the buffer (its
+        ``buffer`` is a range of it that every primitive reads and writes from the view's first
+        element, and keeps the buffer alive). A contiguous run that starts off the alignment is a
+        **copy** made on the GPU (through the host where it starts off a 4-byte boundary);
+        strided slices, reversed axes and fancy (integer-array or boolean) indexing go through the
+        host (download, numpy indexing, upload).
+
+        Kernels write whole 16-byte words, so a view given as a primitive's output (``out=``) must
+        end on a 16-byte word or where its array ends; otherwise the call raises PrimitiveError
+        rather than write into the elements after it.
         """
         if isinstance(key, GpuArray):
             key = key.numpy()
@@ -174,13 +184,18 @@ class GpuArray:
         if not v.flags.c_contiguous and v.size > 1:
             return None
         offset = self.byte_offset + (v.__array_interface__["data"][0] - base.__array_interface__["data"][0])
-        if v.size == 0:
-            offset = self.byte_offset
+        nbytes = v.size * self.itemsize
+        if v.size == 0 or nbytes == self.nbytes:
+            return GpuArray(self.device, self.buffer, v.shape, self.dtype, self.byte_offset)  # all of it
+        if offset % self.device.storage_align == 0:
+            # A view: a BlockView of this range (up to the next 16 bytes, within the buffer), which
+            # every binding, copy and transfer starts at (Device._span), so primitives read and
+            # write the view, not the buffer's start.
+            end = min(self.buffer.size, offset + -(-nbytes // 16) * 16)
+            view = BlockView(self.buffer, offset, nbytes, end - offset, self.byte_offset + self.nbytes)
+            return GpuArray(self.device, view, v.shape, self.dtype)
+        # a range that cannot be bound where it starts: a copy (on the GPU from a 4-byte boundary)
         view = GpuArray(self.device, self.buffer, v.shape, self.dtype, offset)
-        if offset == self.byte_offset:
-            # Only views that start where this array starts: scan, reduce, compact, nonzero and
-            # rle_encode read their input from its buffer's start (they ignore byte_offset).
-            return view
         return view.copy() if offset % 4 == 0 else None
 
     def _from_host(self, a: np.ndarray) -> GpuArray:
@@ -190,7 +205,7 @@ class GpuArray:
         """A view with another shape (same buffer; one dimension may be -1)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        shape = tuple(int(s) for s in shape)
+        shape = tuple(map(int, shape))
         if shape != self.shape:
             known = math.prod(s for s in shape if s != -1)
             if shape.count(-1) == 1 and known and self.size % known == 0:
@@ -330,7 +345,7 @@ def as_input(x: Any, primitive: str, dtypes=None, ndims=None, dev: Device | None
         g = None
     dtype = (g if g is not None else host).dtype
     ndim = len((g if g is not None else host).shape)
-    if np.dtype(dtype) not in [np.dtype(d) for d in dtypes]:
+    if dtype not in _dtype_set(dtypes):
         raise InputError(primitive, f"dtype {dtype} is not supported (expected one of "
                          f"{', '.join(str(np.dtype(d)) for d in dtypes)})")
     if ndims is not None and ndim not in ndims:
@@ -339,6 +354,18 @@ def as_input(x: Any, primitive: str, dtypes=None, ndims=None, dev: Device | None
     if g is None:
         g = asarray(host, dev=dev)
     return g, host
+
+
+_DTYPE_SETS: dict = {}
+
+
+def _dtype_set(dtypes) -> frozenset:
+    """``dtypes`` (a tuple or list of dtype-likes) as a set of np.dtype, made once per tuple."""
+    key = tuple(dtypes)
+    got = _DTYPE_SETS.get(key)
+    if got is None:
+        got = _DTYPE_SETS[key] = frozenset(np.dtype(d) for d in key)
+    return got
 
 
 def submit_to_host(b, *results: GpuArray, out: np.ndarray | None = None):

@@ -160,6 +160,7 @@ class Kernel:
         self.param_size = -(-self._param_struct.size // 16) * 16
         self._storage = tuple((num, name, kind != "uniform") for num, kind, name in self.bindings
                               if name != "params")
+        self._written = frozenset(name for _, kind, name in self.bindings if kind == "read_write")
         raw = device.raw
         layout_entries = []
         for num, kind, name in self.bindings:
@@ -205,10 +206,14 @@ class _Dispatch:
         self.param_offset = 0
 
 
-def _raw(buffer):
-    """The wgpu buffer behind a Block, GpuArray or wgpu buffer."""
+def _span(buffer) -> tuple[Any, int]:
+    """``(wgpu buffer, byte offset)`` where a Block, BlockView, GpuArray's buffer or wgpu buffer
+    starts: offsets given with ``buffer`` count from there. A GpuArray's own ``byte_offset`` is
+    not included (callers pass it as the offset). Every binding, clear, copy and transfer goes
+    through here, so a view (:class:`~pywgpuprims._memory.BlockView`) is never read or written
+    from its block's start."""
     buffer = getattr(buffer, "buffer", buffer)
-    return getattr(buffer, "raw", buffer)
+    return getattr(buffer, "raw", buffer), getattr(buffer, "base", 0)
 
 
 class Readback:
@@ -300,8 +305,9 @@ class Batch:
 
     def clear(self, buffer, offset: int = 0, size: int | None = None) -> None:
         buffer = getattr(buffer, "buffer", buffer)
-        if size is None:
-            size = buffer.size - offset
+        if size is None:  # to the end; for a view, not into the elements after it
+            end = getattr(buffer, "writable_end", None)
+            size = (buffer.size if end is None else min(buffer.size, end - buffer.base)) - offset
         self.commands.append(("clear", buffer, offset, size))
 
     def copy(self, src, src_offset: int, dst, dst_offset: int, size: int) -> None:
@@ -580,7 +586,8 @@ class Device:
         if nbytes > self.max_buffer:
             raise DeviceLimitError(label or "buffer", f"{nbytes} bytes exceed the device's largest buffer "
                                    f"({self.max_buffer} bytes)")
-        self._check_alive(label or "buffer")
+        if self.lost is not None:
+            self._check_alive(label or "buffer")
         return self.memory.alloc(nbytes, usage, label)
 
     def upload(self, dst, data: np.ndarray, offset: int = 0) -> None:
@@ -590,8 +597,8 @@ class Device:
         filled straight from ``data``'s memory, chunk by chunk, each chunk's GPU copy overlapping
         the host copy of the next. A last partial word is padded with zeros.
         """
-        raw = _raw(dst)
-        offset += getattr(dst, "byte_offset", 0)
+        raw, base = _span(dst)
+        offset += base + getattr(dst, "byte_offset", 0)
         src = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         n = src.size
         if n == 0:
@@ -646,8 +653,8 @@ class Device:
         Chunks pass through mapped staging buffers, the GPU copy of the next chunk running while
         the host copies this one straight into ``out``.
         """
-        raw = _raw(src)
-        offset += getattr(src, "byte_offset", 0)
+        raw, base = _span(src)
+        offset += base + getattr(src, "byte_offset", 0)
         dst = out.reshape(-1).view(np.uint8)
         n = dst.size
         if n == 0:
@@ -815,9 +822,12 @@ class Device:
                 cpass = None
             if kind == "clear":
                 if cmd[3]:
-                    enc.clear_buffer(_raw(cmd[1]), cmd[2], cmd[3])
+                    raw, base = _span(cmd[1])
+                    enc.clear_buffer(raw, base + cmd[2], cmd[3])
             else:
-                enc.copy_buffer_to_buffer(_raw(cmd[1]), cmd[2], _raw(cmd[3]), cmd[4], cmd[5])
+                src, sbase = _span(cmd[1])
+                dst, dbase = _span(cmd[3])
+                enc.copy_buffer_to_buffer(src, sbase + cmd[2], dst, dbase + cmd[4], cmd[5])
         if cpass is not None:
             cpass.end()
 
@@ -828,7 +838,8 @@ class Device:
         else:
             cpass.set_bind_group(0, self._bind_group(d, pbuf))
         if d.indirect is not None:
-            cpass.dispatch_workgroups_indirect(_raw(d.indirect.buffer), d.indirect.offset)
+            raw, base = _span(d.indirect.buffer)
+            cpass.dispatch_workgroups_indirect(raw, base + d.indirect.offset)
         elif d.groups[0] and d.groups[1] and d.groups[2]:
             cpass.dispatch_workgroups(*d.groups)
 
@@ -893,11 +904,13 @@ class Device:
                 raise TypeError(f"{k.name}: binding {name!r} was not given")
             if res.__class__ is Binding:
                 buf, off, size = res.buffer, res.offset, res.size
+                off += getattr(buf, "byte_offset", 0)  # a GpuArray given to Binding: from its first element
             else:
                 buf, off, size = getattr(res, "buffer", res), getattr(res, "byte_offset", 0), None
             buf = getattr(buf, "buffer", buf)
             if size is None:
                 size = buf.size - off
+            off += getattr(buf, "base", 0)  # a view: its range of the block, not the block's start
             ranges.append((buf, off, size))
             key += (getattr(buf, "serial", None), off, size)
         key = tuple(key) if None not in key else None  # only pool buffers (serials never reused) are cached
@@ -905,12 +918,24 @@ class Device:
             group = self._bind_groups.get(key)
             if group is not None:
                 return group
+        if k._written:
+            _check_exclusive(k, ranges)
         entries = []
         for (num, name, storage), (buf, off, size) in zip(k._storage, ranges, strict=True):
             if storage and size > self.max_binding:
                 raise DeviceLimitError(k.name, f"binding {name!r} of {size} bytes exceeds the device's "
                                        f"largest storage binding ({self.max_binding} bytes)")
-            entries.append({"binding": num, "resource": {"buffer": _raw(buf), "offset": off, "size": size}})
+            if name in k._written and off + size > getattr(buf, "writable_end", off + size):
+                raise PrimitiveError(k.name, f"the output {name!r} is a view of {buf.nbytes} bytes whose last "
+                                     f"word (bytes {buf.writable_end - buf.base}..{off + size - buf.base} of "
+                                     "the view, bound whole) holds elements of the array around it; write into "
+                                     "a whole array, or a view that ends on a 16-byte boundary, and copy")
+            align = self.storage_align if storage else self.uniform_align
+            if off % align:
+                raise PrimitiveError(k.name, f"binding {name!r} starts at byte {off} of its buffer, not a "
+                                     f"multiple of the device's offset alignment ({align}); copy the array first")
+            entries.append({"binding": num, "resource": {"buffer": getattr(buf, "raw", buf), "offset": off,
+                                                         "size": size}})
         if k._params_binding is not None:
             entries.append({"binding": k._params_binding,
                             "resource": {"buffer": pbuf.raw, "offset": 0, "size": k.param_size}})
@@ -941,6 +966,18 @@ class Device:
         if self.has_subgroups:
             lines.append(f"subgroup size: {self.subgroup_min_size}..{self.subgroup_max_size}")
         return "\n".join(lines)
+
+
+def _check_exclusive(k: Kernel, ranges) -> None:
+    """WebGPU refuses a buffer bound both read-only and written in one dispatch, whatever the
+    ranges: say so in the library's words (an output that is a view of an input's array)."""
+    written = {getattr(buf, "raw", buf) for (_, name, _), (buf, _, _) in zip(k._storage, ranges, strict=True)
+               if name in k._written}
+    for (_, name, storage), (buf, _, _) in zip(k._storage, ranges, strict=True):
+        if storage and name not in k._written and getattr(buf, "raw", buf) in written:
+            raise PrimitiveError(k.name, f"the input {name!r} and an output share one buffer (views of one "
+                                 "array?), which a dispatch cannot both read and write; write into another "
+                                 "array")
 
 
 def _names(batch: Batch) -> str:
@@ -1213,6 +1250,13 @@ def _array_devices(value):
                 yield d, value
 
 
+#: argument types that never hold a GpuArray or a Device: takes_device skips them at once
+_NO_DEVICE = frozenset({type(None), bool, int, float, complex, str, bytes, np.ndarray, np.dtype, type,
+                        *(type(np.dtype(t)) for t in (np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                                                      np.uint32, np.int64, np.uint64, np.float16, np.float32,
+                                                      np.float64))})
+
+
 def _two(a: Device, b: Device) -> str:
     if a.name == b.name:  # two Devices of one adapter made directly
         return f"{a.name} (one Device) and {b.name} (another Device of the same adapter)"
@@ -1270,25 +1314,41 @@ def takes_device(fn=None, *, name: str | None = None):
     if "device" in sig.parameters:
         raise TypeError(f"{primitive} has a parameter named 'device' already")
 
+    def clash(want: Device | None, have: Device | None, d: Device, v) -> None:
+        if want is not None and d is not want:
+            where = (f"another Device of the same adapter ({d.name})" if d.name == want.name
+                     else f"device {d.name}")
+            if v is d:
+                raise InputError(primitive, f"two devices asked for: {where} and device={want.name}")
+            raise InputError(primitive, f"a GpuArray input lives on {where}, not on {want.name}, the "
+                             "device asked for; copy it over with pp.asarray(x.numpy(), device=...)")
+        if have is not None and d is not have:
+            raise InputError(primitive, f"the GpuArray inputs live on two devices, {_two(have, d)}; "
+                             "copy one over with pp.asarray(x.numpy(), device=...)")
+
     @functools.wraps(fn)
     def call(*args, device: Device | int | None = None, **kwargs):
         want = _as_device(device, primitive) if device is not None else None
         have = None
-        for value in (*args, *kwargs.values()):
-            for d, v in _array_devices(value):
-                if want is not None and d is not want:
-                    where = (f"another Device of the same adapter ({d.name})" if d.name == want.name
-                             else f"device {d.name}")
-                    if v is d:
-                        raise InputError(primitive, f"two devices asked for: {where} and device={want.name}")
-                    raise InputError(primitive, f"a GpuArray input lives on {where}, not on {want.name}, the "
-                                     "device asked for; copy it over with pp.asarray(x.numpy(), device=...)")
-                if have is not None and d is not have:
-                    raise InputError(primitive, f"the GpuArray inputs live on two devices, {_two(have, d)}; "
-                                     "copy one over with pp.asarray(x.numpy(), device=...)")
+        for value in (args + tuple(kwargs.values())) if kwargs else args:
+            cls = value.__class__
+            if cls in _NO_DEVICE:  # numpy arrays, numbers, strings, None, dtypes: nothing to look at
+                continue
+            d = value if cls is Device else getattr(value, "device", None)
+            if d.__class__ is Device:  # a GpuArray or a Device argument (dev=)
+                if want is not None or (have is not None and d is not have):
+                    clash(want, have, d, value)
                 have = d
+                continue
+            for d2, v2 in _array_devices(value):  # lists, tuples, dataclasses, Device subclasses
+                if want is not None or (have is not None and d2 is not have):
+                    clash(want, have, d2, v2)
+                have = d2
         target = want or have
-        if target is None or target is _current():
+        if target is None:
+            return fn(*args, **kwargs)
+        stack = getattr(_thread, "stack", None)
+        if target is (stack[-1] if stack else _default):
             return fn(*args, **kwargs)
         with use_device(target):
             return fn(*args, **kwargs)

@@ -45,12 +45,18 @@ _IN = {B: ("IN_U8", "u", "u32"), U8: ("IN_U8", "u", "u32"), I8: ("IN_I8", "i", "
        U16: ("IN_U16", "u", "u32"), I16: ("IN_I16", "i", "u32"), F16: ("IN_F16", "f", "u32"),
        U32: ("IN_U32", "u", "u32"), I32: ("IN_I32", "i", "u32"), F32: ("IN_F32", "f", "u32"),
        U64: ("IN_P64", "p", "vec2<u32>"), I64: ("IN_P64", "p", "vec2<u32>"), F64: ("IN_F64", "d", "f64")}
+_DTYPE_CLASSES = frozenset(type(d) for d in ALL_DTYPES)
 _IN_FLAGS = ("IN_U8", "IN_I8", "IN_U16", "IN_I16", "IN_F16", "IN_U32", "IN_I32", "IN_F32", "IN_P64", "IN_F64")
 
 def has_feature(dev, name: str) -> bool:
     """Whether the typed kernels may use ``name`` on ``dev`` (the hide_* test hooks take it away)."""
-    hidden = {"shader-int64": dev.hooks.hide_shader_int64, "shader-f64": dev.hooks.hide_shader_f64}
-    return name in dev.features and not hidden.get(name, False)
+    if name not in dev.features:
+        return False
+    if name == "shader-int64":
+        return not dev.hooks.hide_shader_int64
+    if name == "shader-f64":
+        return not dev.hooks.hide_shader_f64
+    return True
 
 
 def host_array(x, primitive: str) -> np.ndarray:
@@ -79,9 +85,26 @@ def check_dtype(dtype, primitive: str) -> np.dtype:
     return d
 
 
+_RESULT_DTYPES: dict = {}  # (op, in_dtype, dtype, out_dtype) -> result_dtype's answer (valid ones only)
+
+
 def result_dtype(op: str, in_dtype, dtype=None, out_dtype=None, primitive: str = "scan") -> np.dtype:
     """numpy's result dtype of ``op`` accumulated over ``in_dtype`` (``np.cumsum`` / ``np.sum`` for
     add, the input's for the others), or ``dtype`` / ``out_dtype`` where given."""
+    try:
+        key = (op, in_dtype, dtype, out_dtype)
+        got = _RESULT_DTYPES.get(key)
+    except TypeError:  # something unhashable: the checks below say what is wrong with it
+        key = got = None
+    if got is not None:
+        return got
+    d = _result_dtype(op, in_dtype, dtype, out_dtype, primitive)
+    if key is not None and len(_RESULT_DTYPES) < 4096:
+        _RESULT_DTYPES[key] = d
+    return d
+
+
+def _result_dtype(op: str, in_dtype, dtype, out_dtype, primitive: str) -> np.dtype:
     if op not in OPS:
         raise InputError(primitive, f"op {op!r} is not supported (expected one of {', '.join(OPS)})")
     in_dtype = np.dtype(in_dtype)
@@ -102,7 +125,11 @@ def result_dtype(op: str, in_dtype, dtype=None, out_dtype=None, primitive: str =
 
 def acc_dtype(d: np.dtype) -> np.dtype:
     """The dtype the kernels accumulate a result of dtype ``d`` in (``d``, or its 32-bit sibling)."""
-    return _SIBLING.get(np.dtype(d), np.dtype(d))
+    got = _SIBLING.get(d) if d.__class__ in _DTYPE_CLASSES else None  # a dtype of ours: no np.dtype() call
+    if got is not None:
+        return got
+    d = np.dtype(d)
+    return _SIBLING.get(d, d)
 
 
 def check_f64(dev, primitive: str, what: np.dtype) -> None:
@@ -160,7 +187,14 @@ _CONVERT["i"]["p64i"] = _CONVERT["i"]["p64u"]
 
 def can_read(in_dtype: np.dtype, acc: np.dtype, native: bool) -> bool:
     """Whether the typed kernels convert ``in_dtype`` to the accumulator ``acc`` themselves."""
-    return _acc_kind(acc, native) in _CONVERT[_IN[np.dtype(in_dtype)][1]]
+    key = (in_dtype, acc, native)
+    got = _CAN_READ.get(key)
+    if got is None:
+        got = _CAN_READ[key] = _acc_kind(np.dtype(acc), native) in _CONVERT[_IN[np.dtype(in_dtype)][1]]
+    return got
+
+
+_CAN_READ: dict = {}  # (in_dtype, acc, native) -> can_read's answer
 
 
 _NONZERO = {"u": "r != 0u", "i": "r != 0i", "f": "!(r == 0.0f)", "p": "any(r != vec2<u32>(0u))",

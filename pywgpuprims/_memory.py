@@ -69,6 +69,8 @@ class Block:
     """
 
     __slots__ = ("raw", "size", "serial", "_slot", "_returned", "__weakref__")
+    #: where this block starts in ``raw`` (a :class:`BlockView` starts further in)
+    base = 0
 
     def __init__(self, slot: _Slot, size: int, returned: collections.deque):
         self.raw = slot.raw
@@ -83,6 +85,40 @@ class Block:
 
     def __repr__(self) -> str:
         return f"<Block {self.size} bytes of buffer #{self.serial}>"
+
+
+class BlockView:
+    """A byte range of a block: what a GpuArray view that starts inside another array's buffer
+    holds as its ``buffer``.
+
+    It stands wherever a Block does: offsets given with it count from its start (``base`` bytes
+    into ``raw``), ``size`` is its own length, and the device adds ``base`` when it binds, clears,
+    copies or transfers (``_device._span``), so a primitive that binds ``g.buffer`` from offset 0
+    reads and writes the view, not the start of the block. ``base`` must be a multiple of the
+    device's storage-buffer offset alignment (so that the range can be bound); it keeps its block
+    alive, so the buffer goes back to the pool only when the block and every view of it have gone.
+    """
+
+    __slots__ = ("block", "raw", "size", "serial", "base", "nbytes", "writable_end")
+
+    def __init__(self, block: Block | BlockView, offset: int, nbytes: int, size: int, data_end: int):
+        root = block.block if isinstance(block, BlockView) else block
+        self.block = root
+        self.raw = root.raw
+        self.serial = root.serial
+        self.base = block.base + int(offset)
+        #: the view's own bytes; ``size`` (what a binding without a size covers) may be up to 15 more,
+        #: so that kernels reading whole 16-byte words see the last of them
+        self.nbytes = int(nbytes)
+        self.size = int(size)
+        # Where writing must stop, in bytes of ``raw``: the view's end where the array it was taken
+        # from (whose data ends at ``data_end``, in bytes of ``block``) goes on after it; else what
+        # that array could write (its block's end: padding nobody reads).
+        end = self.base + self.nbytes
+        self.writable_end = end if end < block.base + data_end else getattr(block, "writable_end", root.size)
+
+    def __repr__(self) -> str:
+        return f"<BlockView {self.size} bytes at {self.base} of buffer #{self.serial}>"
 
 
 @dataclass(frozen=True)

@@ -29,13 +29,18 @@ def test_indexing_matches_numpy(dtype, rng):
 def test_views_and_copies(dev):
     a = np.arange(4 * 64, dtype=np.float32).reshape(4, 64)
     g = pp.asarray(a)
-    for k in (0, slice(0, 2), (Ellipsis, slice(None)), None, (0, slice(0, 5))):  # from the start: views
+    def block(x):
+        return getattr(x.buffer, "block", x.buffer)
+
+    # contiguous runs that start on the storage alignment (rows of 256 bytes here): views
+    for k in (0, slice(0, 2), (Ellipsis, slice(None)), None, (0, slice(0, 5)), 2, slice(1, 3)):
         v = g[k]
-        assert v.buffer is g.buffer and v.byte_offset == 0
+        assert block(v) is g.buffer and v.byte_offset == 0
         np.testing.assert_array_equal(v.numpy(), a[k])
-    for k in (2, slice(1, 3), (1, slice(1, 5)), (slice(None), 3), (slice(None), slice(None, None, -1))):  # copies
+    assert g[0:4].buffer is g.buffer and g[None].buffer is g.buffer  # the whole array: its own buffer
+    for k in ((1, slice(1, 5)), (slice(None), 3), (slice(None), slice(None, None, -1))):  # copies
         c = g[k]
-        assert c.buffer is not g.buffer and c.byte_offset == 0
+        assert block(c) is not g.buffer and c.byte_offset == 0
         np.testing.assert_array_equal(c.numpy(), a[k])
     # views and copies feed the primitives like any array
     np.testing.assert_array_equal(pp.scan(g[0]).numpy(), np.cumsum(a[0], dtype=np.float32))
@@ -100,3 +105,143 @@ def test_zero_d_and_repr():
 def test_empty_refuses_bad_shapes(shape):
     with pytest.raises(pp.InputError, match="GpuArray.empty"):
         pp.GpuArray.empty(shape, np.float32)
+
+
+# ------------------------------------------------------------------------------ mid-buffer views
+def _host_array(n, dtype, rng):
+    if np.dtype(dtype).kind == "f":
+        return rng.random(n).astype(dtype)
+    return rng.integers(0, 100, n).astype(dtype)
+
+
+def _poisoned_around(a: np.ndarray, lo: int, hi: int, dev) -> tuple[pp.GpuArray, np.ndarray]:
+    """A GpuArray of ``lo + a.size + hi`` elements: ``a`` in the middle, poison around it; and the
+    host copy of the whole, to check that the neighbours stay as they were."""
+    whole = np.empty(lo + a.size + hi, a.dtype)
+    whole.view(np.uint8)[:] = 0xA5
+    whole[lo:lo + a.size] = a
+    return pp.asarray(whole), whole
+
+
+def _starts(dev, itemsize: int) -> list[int]:
+    """Element offsets: aligned for a binding (a view) and not (a copy)."""
+    step = dev.storage_align // itemsize
+    return [step, 3 * step, 1, step + 1]
+
+
+def test_aligned_slices_are_views(dev, rng):
+    a = rng.random(1000).astype(np.float32)
+    g = pp.asarray(a)
+    step = dev.storage_align // 4
+    for key in (slice(step, None), slice(2 * step, 700), slice(0, 123), (slice(step, 5 * step),)):
+        v = g[key]
+        assert v.buffer is not g.buffer and getattr(v.buffer, "block", None) is g.buffer, key  # no copy
+        np.testing.assert_array_equal(v.numpy(), a[key])
+        np.testing.assert_array_equal(v[step:].numpy(), a[key][step:])  # a view of a view
+    c = g[1:10]  # off the alignment: a copy
+    assert getattr(c.buffer, "block", c.buffer) is not g.buffer
+    np.testing.assert_array_equal(c.numpy(), a[1:10])
+    # the view keeps its buffer alive after the array it came from has gone
+    v = g[step:]
+    del g
+    np.testing.assert_array_equal(v.numpy(), a[step:])
+    # views of 2-D arrays: whole rows
+    m = rng.random((40, 2 * step)).astype(np.float32)
+    gm = pp.asarray(m)
+    np.testing.assert_array_equal(gm[3:9].numpy(), m[3:9])
+    np.testing.assert_allclose(pp.scan(gm[3:9], dtype=np.float32).numpy(),
+                               np.cumsum(m[3:9], axis=-1, dtype=np.float32), rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.uint32, np.int64, np.uint8])
+def test_primitives_read_views(dev, rng, dtype):
+    """scan, reduce, count_nonzero, compact, nonzero and rle_encode give numpy's answer on views
+    that start inside a buffer (aligned: views; unaligned: copies), whatever lies around them."""
+    itemsize = np.dtype(dtype).itemsize
+    for n in (1, 37, 1000, 4099):
+        a = _host_array(n, dtype, rng)
+        for lo in _starts(dev, itemsize):
+            g, whole = _poisoned_around(a, lo, 40, dev)
+            v = g[lo:lo + n]
+            assert v.shape == (n,)
+            np.testing.assert_array_equal(v.numpy(), a)
+            rd = np.dtype(dtype) if itemsize == 4 else None
+            got = pp.scan(v, dtype=rd).numpy()
+            want = np.cumsum(a, dtype=rd)
+            if np.dtype(dtype).kind == "f":
+                np.testing.assert_allclose(got, want, rtol=1e-5)
+                assert float(pp.reduce(v)) == pytest.approx(float(a.sum(dtype=np.float64)), rel=1e-5)
+            else:
+                np.testing.assert_array_equal(got, want)
+                assert int(pp.reduce(v)) == int(a.sum())
+                assert int(pp.reduce(v, op="max")) == int(a.max())
+            assert int(pp.count_nonzero(v)) == np.count_nonzero(a)
+            if itemsize in (1, 4):
+                mask = rng.random(n) < 0.5
+                np.testing.assert_array_equal(pp.compact(v, pp.asarray(mask)).numpy(), a[mask])
+                gm, _ = _poisoned_around(mask, 4 * dev.storage_align, 40, dev)
+                np.testing.assert_array_equal(pp.compact(v, gm[4 * dev.storage_align:][:n]).numpy(), a[mask])
+                if np.dtype(dtype).kind != "f":  # nonzero takes integer masks
+                    np.testing.assert_array_equal(pp.nonzero(v).numpy(), np.flatnonzero(a))
+                rl = pp.rle_encode(v)
+                starts = np.concatenate(([0], np.flatnonzero(np.diff(a)) + 1))
+                values, counts = rl.numpy()
+                np.testing.assert_array_equal(values, a[starts])
+                np.testing.assert_array_equal(counts, np.diff(np.append(starts, n)))
+                np.testing.assert_array_equal(pp.rle_decode(rl).numpy(), a)
+            np.testing.assert_array_equal(g.numpy().view(np.uint8), whole.view(np.uint8))  # nothing written
+
+
+def test_scan_writes_inside_an_output_view(dev, rng):
+    """``out=`` a view: the result lands in it and the elements around it keep their values. The
+    kernels write whole 16-byte words, so a view whose last word holds elements of the array
+    around it is refused (PrimitiveError), and nothing is written; one that ends where its array
+    ends (its last word's rest is padding) is written."""
+    step = dev.storage_align // 4
+    for n in (1, 5, 1000, 4096, 4097):
+        a = rng.random(n).astype(np.float32)
+        want = np.cumsum(a, dtype=np.float32)
+        for lo, hi in ((step, 7), (4 * step, 8), (step, 0)):
+            g, whole = _poisoned_around(np.zeros(n, np.float32), lo, hi, dev)
+            out = g[lo:lo + n]
+            if n % 4 and hi:
+                with pytest.raises(pp.PrimitiveError, match="16-byte"):
+                    pp.scan(pp.asarray(a), dtype=np.float32, out=out)
+            else:
+                assert pp.scan(pp.asarray(a), dtype=np.float32, out=out) is out
+                whole[lo:lo + n] = want
+            got = g.numpy()
+            np.testing.assert_allclose(got[lo:lo + n], whole[lo:lo + n], rtol=1e-5)
+            np.testing.assert_array_equal(got[:lo].view(np.uint32), whole[:lo].view(np.uint32))
+            np.testing.assert_array_equal(got[lo + n:].view(np.uint32), whole[lo + n:].view(np.uint32))
+
+
+def test_image_primitives_read_row_views(dev, rng):
+    """Row ranges of a 2-D GpuArray are views (aligned starts) the image primitives read as numpy."""
+    from scipy import ndimage
+
+    img = rng.random((70, 2 * dev.storage_align)).astype(np.float32)
+    g = pp.asarray(img)
+    for r0, r1 in ((1, 40), (5, 70), (2, 3)):
+        v = g[r0:r1]
+        sub = img[r0:r1]
+        np.testing.assert_allclose(pp.summed_area_table(v).numpy(), sub.cumsum(0).cumsum(1), rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(pp.box_filter(v, 2).numpy(), ndimage.uniform_filter(sub, 5, mode="constant"),
+                                   rtol=1e-4, atol=1e-5)
+        gauss = pp.gaussian_filter(v, 1.5).numpy()  # a recursive filter: scipy's FIR within about 1%
+        np.testing.assert_allclose(gauss, ndimage.gaussian_filter(sub, 1.5), atol=3e-2)
+        np.testing.assert_array_equal(gauss, pp.gaussian_filter(sub, 1.5))  # the view as its copy
+    np.testing.assert_array_equal(g.numpy(), img)
+
+
+def test_output_view_of_the_input_array_is_refused(dev, rng):
+    """A dispatch cannot read and write one buffer (WebGPU): an output view of the input's array
+    raises the library's error, and nothing is written."""
+    step = dev.storage_align // 4
+    a = rng.random(8 * step).astype(np.float32)
+    g = pp.asarray(a)
+    src = slice(step, 3 * step)
+    for dst in (slice(5 * step, 7 * step), src):
+        with pytest.raises(pp.PrimitiveError, match="share one buffer"):
+            pp.scan(g[src], dtype=np.float32, out=g[dst])
+    np.testing.assert_array_equal(g.numpy(), a)

@@ -370,13 +370,13 @@ def test_svg_use_viewbox_and_warnings():
       <use href="#r" x="10" y="3" transform="scale(1.2)"/>
       <g visibility="hidden"><rect width="40" height="20" fill="red"/></g>
       <path d="10 10 L 5 5"/><path d="M 1e400 0 L 5 5 L 0 5"/><rect width="a" height="-3"/>
-      <pattern id="p" width="1" height="1"/><g fill="url(#p)"><rect width="1" height="1"/></g>
-      <rect width="3" height="3" x="15" y="1" fill="url(#grad)" stroke="black" filter="url(#f)"/>
+      <foreignObject width="1" height="1"/>
+      <rect width="3" height="3" x="15" y="1" fill="url(#grad)" stroke="black" filter="blur(2px)"/>
     </svg>"""
     with pytest.warns(UserWarning) as rec:
         s, W, H = sc.load_svg(text)
     msgs = [str(w.message) for w in rec]
-    assert any("pattern paint (fill) on <rect>" in m for m in msgs) and any("filter on <rect>" in m for m in msgs), msgs
+    assert any("<foreignObject>" in m for m in msgs) and any("filter 'blur(2px)'" in m for m in msgs), msgs
     assert all(m.startswith("load_svg: ") for m in msgs)
     assert (W, H) == (40, 20)
     img = s.render(W, H)
@@ -464,3 +464,106 @@ def test_cpu_adapter_refuses_a_path_that_could_pass_the_loop_cap(monkeypatch):
            (255, 0, 0, 255))  # 80 segments
     with pytest.raises(pp.InputError, match="line segments"):
         s.render(40, 40)
+
+
+def test_add_many_matches_single_calls(rng):
+    from pywgpuprims.scene.geometry import ellipse_records, line_records, rect_records
+
+    W, H = 61, 47  # not tile multiples
+    s_bulk, s_one = Scene(), Scene()
+    ops, recs, counts, cols, rules = [], [], [], [], []
+    for _ in range(40):
+        u = rng.random()
+        depth = sum(1 if o == sc.CLIP_BEGIN else -1 if o == sc.CLIP_END else 0 for o in ops)
+        if u < 0.2 and depth < 4 or u < 0.4 and depth:
+            o = sc.CLIP_BEGIN if u < 0.2 and depth < 4 else sc.CLIP_END
+        else:
+            o = sc.CLIP_DRAW
+        c = tuple(int(v) for v in rng.integers(0, 256, 4))
+        rl = int(rng.integers(2))
+        if o == sc.CLIP_END:
+            r = np.zeros((0, 8))
+            s_one.pop_clip()
+        else:
+            k = rng.integers(3)
+            x, y = rng.uniform(-10, W + 10), rng.uniform(-10, H + 10)
+            if k == 0:
+                r = ellipse_records(x, y, rng.uniform(2, 30), rng.uniform(2, 30))[0]
+            elif k == 1:
+                r = rect_records(x, y, rng.uniform(2, 30), rng.uniform(2, 30))[0]
+            else:
+                r = line_records(rng.uniform(-10, W + 10, (1, 7, 2)))[0]
+            p = Path.from_records(r)
+            rule = ("nonzero", "evenodd")[rl]
+            if o == sc.CLIP_BEGIN:
+                s_one.push_clip(p, fill_rule=rule)
+            else:
+                s_one.fill(p, c, fill_rule=rule)
+        ops.append(o)
+        recs.append(r)
+        counts.append(len(r))
+        cols.append(c)
+        rules.append(rl)
+    s_bulk.add_many(np.array(ops), np.concatenate(recs), np.array(counts), np.array(cols, float), np.array(rules))
+    while s_one.depth:
+        s_one.pop_clip()
+        s_bulk.add_many([sc.CLIP_END], np.zeros((0, 8)), [0])
+    assert len(s_bulk) == len(s_one) and s_bulk.max_depth == s_one.max_depth
+    a, b = s_bulk.render(W, H), s_one.render_reference(W, H)
+    assert_close(a, b)
+    assert_close(s_one.render(W, H), b)
+
+
+def test_add_many_refuses_bad_input():
+    s = Scene()
+    one = np.zeros((4, 8))
+    with pytest.raises(pp.InputError, match="pop without"):
+        s.add_many([sc.CLIP_END], np.zeros((0, 8)), [0])
+    s.push_layer(0.5)
+    with pytest.raises(pp.InputError, match="not layers"):
+        s.add_many([sc.CLIP_END], np.zeros((0, 8)), [0])
+    s.pop_layer()
+    with pytest.raises(pp.InputError, match="records must be"):
+        s.add_many([sc.CLIP_DRAW], one, [3])
+    with pytest.raises(pp.InputError, match="ops are"):
+        s.add_many([7], one, [4])
+    with pytest.raises(pp.InputError, match="a pop has no records"):
+        s.add_many([sc.CLIP_DRAW], np.zeros((0, 8)), [0])
+    with pytest.raises(pp.InputError, match="finite"):
+        s.add_many([sc.CLIP_DRAW], np.full((4, 8), np.nan), [4])
+    with pytest.raises(pp.InputError, match="fill_rules"):
+        s.add_many([sc.CLIP_DRAW], one, [4], fill_rules=2)
+    s.add_many([sc.CLIP_BEGIN], one, [4])
+    assert s.depth == 1 and len(s) == 3  # the layer (push, pop) and the clip
+    with pytest.raises(pp.InputError, match="without a matching pop"):
+        s.plan(8, 8)
+    s.pop_clip()
+    s.plan(8, 8)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_flatten_points_lie_on_the_curves(rng, dtype):
+    # Oracle: de Casteljau evaluation of each cubic at t = k / n, independent of flatten's matrix form.
+    m = 300
+    rec = rng.uniform(-300, 300, (m, 8)) * rng.uniform(0.001, 1, (m, 1))
+    kind = rng.integers(0, 2, m).astype(np.uint8)
+    owner = rng.integers(0, 50, m)
+    seg, own = sc.flatten(rec, kind, owner, dtype=dtype)
+    assert seg.dtype == dtype
+    # Pieces per record from Wang's formula, written out again here.
+    p = rec.reshape(-1, 4, 2)
+    dd = np.maximum(np.hypot(*(p[:, 0] - 2 * p[:, 1] + p[:, 2]).T), np.hypot(*(p[:, 1] - 2 * p[:, 2] + p[:, 3]).T))
+    pieces = np.where(kind == 0, 1, np.clip(np.ceil(np.sqrt(0.75 * dd / 0.1)), 1, 1024)).astype(int)
+    assert len(seg) == pieces.sum() and (own == np.repeat(owner, pieces)).all()
+    j = 0
+    for r in range(m):
+        for k in range(pieces[r]):
+            for t, got in ((k / pieces[r], seg[j, :2]), ((k + 1) / pieces[r], seg[j, 2:])):
+                q = p[r].copy()
+                for _ in range(3):
+                    q = (1 - t) * q[:-1] + t * q[1:]
+                tol = 1e-9 * 300 if dtype == np.float64 else 3e-5 * 300
+                assert np.abs(q[0] - got).max() <= tol
+            j += 1
+    assert (seg[np.cumsum(pieces) - pieces, :2] == rec[:, :2].astype(dtype)).all()  # exact end points
+    assert (seg[np.cumsum(pieces) - 1, 2:] == rec[:, 6:].astype(dtype)).all()

@@ -7,7 +7,9 @@ the entry files import the primitives, never the other way round.
 
 Entry files: ``yardstick.py`` (copy), ``scan.py`` (scan, reduce), ``compaction.py`` (rle, compact), ``stack.py``
 (bracket_match), ``sat.py``, ``recfilter.py`` (recursive_filter), ``conv.py`` (correlate),
-``fse.py``, ``scene.py``.
+``fse.py``, ``scene.py``. Modules run on their own: ``python -m pywgpuprims.bench.svg`` (SVG files and the
+10^5-path scene to numpy pixels beside resvg-py, skia-python and vello), ``python -m pywgpuprims.bench.scale``
+(Dask on several GPUs, the zarr codecs).
 """
 
 from ._harness import (

@@ -23,7 +23,8 @@ For each primitive, variant and size, in one process (so every figure shares the
    1 s, else the median like 1.
 4. torch on CUDA, when ``torch.cuda.is_available()``: ``np->np`` = ``torch.from_numpy(x).cuda()``,
    the op, ``.cpu().numpy()``; ``GPU`` = the op on resident CUDA tensors followed by
-   ``torch.cuda.synchronize()``, wall time per call (TF32 off, as the library computes in fp32).
+   ``torch.cuda.synchronize()``, wall time per call (TF32 off, as the library computes in fp32);
+   the table sets it beside pp's chain (``chain x torch GPU`` = torch GPU / chain ms/call).
 5. ``bound``: (bytes in + bytes out) / the host's memcpy speed at that size, i.e. the time of one
    ``np.copyto`` of that many bytes into a preallocated array, measured in the same run.
 
@@ -588,6 +589,8 @@ def measure(case: Case, n: int, st: Settings, memcpy: Memcpy, torch: Any) -> dic
         row["x_cpu"] = row["cpu_ms"] / row["np_ms"]
     if "torch_np_ms" in row:
         row["x_torch"] = row["torch_np_ms"] / row["np_ms"]
+    if "torch_gpu_ms" in row and "chain_ms" in row:
+        row["x_torch_gpu"] = row["torch_gpu_ms"] / row["chain_ms"]
     row["note"] = "; ".join(s for s in (row["note"], job.note) if s)
     return row
 
@@ -729,7 +732,8 @@ MAIN_COLUMNS = [
     ("primitive", "primitive"), ("variant", "variant"), ("size", "size_label"), ("np->np ms", "np_ms"),
     ("bound ms", "bound_ms"), ("np->np / target", "np_ratio"), ("chain ms/call", "chain_ms"), ("gpu ms", "gpu_ms"),
     ("chain / target", "chain_ratio"), ("CPU ms", "cpu_ms"), ("torch np->np ms", "torch_np_ms"),
-    ("torch GPU ms", "torch_gpu_ms"), ("x CPU", "x_cpu"), ("x torch np->np", "x_torch"), ("note", "note"),
+    ("torch GPU ms", "torch_gpu_ms"), ("x CPU", "x_cpu"), ("x torch np->np", "x_torch"),
+    ("chain x torch GPU", "x_torch_gpu"), ("note", "note"),
 ]
 FLOOR_COLUMNS = [("measurement", "measurement"), ("value", "value"), ("unit", "unit"),
                  ("ratio", "ratio"), ("target", "target"), ("note", "note")]
@@ -790,7 +794,8 @@ def markdown(meta: dict, rows: list[dict], extra: list[dict]) -> str:
         f"- command: `{meta['command']}`",
         f"- np->np / target = np->np / ({NP_SLOPE} x bound + {NP_FLOOR_MS:.3f} ms); chain / target = chain / "
         f"({CHAIN_SLOPE} x gpu + {CHAIN_FLOOR_MS:.3f} ms); <= 1 meets the target. bound = (bytes in + out) / "
-        "host memcpy. x CPU, x torch: their time over pp's np->np (> 1: pp is faster).",
+        "host memcpy. x CPU, x torch: their time over pp's np->np (> 1: pp is faster); chain x torch GPU: "
+        "torch's op on resident CUDA tensors + synchronize over pp's chain ms/call.",
     ]
     if not meta.get("timestamps"):
         head.append("- no timestamp-query on this adapter: no gpu ms or chain ratio")

@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from ..scene import Path, Scene, rect
+from ..scene import CLIP_BEGIN, CLIP_DRAW, CLIP_END, Scene, rect
 from ..scene.geometry import ellipse_records, line_records, rect_records, rounded_rect_records
 from ._harness import BenchContext, benchmark
 
@@ -15,9 +15,10 @@ from ._harness import BenchContext, benchmark
 def grid_scene(n_paths: int, n_clips: int, width: int, height: int, seed: int = 1) -> Scene:
     """Cells in a grid, each under 3 nested clips (circle, star, rounded rect) holding small shapes.
 
-    Roughly ``n_clips`` clips (a multiple of 3) and ``n_paths`` filled paths plus a background. Every
-    outline is made at once as numpy records (``scene.geometry``'s ``*_records``); each cell then
-    costs three ``push_clip`` calls of bulk paths, one ``Scene.fill_many`` and three pops.
+    Roughly ``n_clips`` clips (a multiple of 3) and ``n_paths`` filled paths plus a background. The
+    whole scene is a few numpy calls: every outline is made at once as cubic records
+    (``scene.geometry``'s ``*_records``), laid out cell after cell (three pushes, the fills, three
+    pops) and handed to :meth:`Scene.add_many` in one call.
     """
     rng = np.random.default_rng(seed)
     n_cells = max(1, n_clips // 3)
@@ -25,15 +26,10 @@ def grid_scene(n_paths: int, n_clips: int, width: int, height: int, seed: int = 
     rows = -(-n_cells // cols)
     cw, ch = width / cols, height / rows
     per = max(1, n_paths // n_cells)
-    # The random draws, in the order the scene has always used.
-    rot = np.empty(n_cells)
-    u = np.empty((n_cells, per, 4))
-    col = np.empty((n_cells, per, 4), np.int64)
-    for k in range(n_cells):
-        rot[k] = rng.uniform(0, 360)
-        u[k] = rng.uniform(0, 1, (per, 4))
-        col[k] = rng.integers(0, 256, (per, 4))
-        col[k, :, 3] = rng.integers(120, 256, per)
+    rot = rng.uniform(0, 360, n_cells)
+    u = rng.uniform(0, 1, (n_cells, per, 4))
+    col = rng.integers(0, 256, (n_cells, per, 4))
+    col[..., 3] = rng.integers(120, 256, (n_cells, per))
     kc = np.arange(n_cells)
     x0, y0 = (kc % cols) * cw, (kc // cols) * ch
     cx, cy, r = x0 + cw / 2, y0 + ch / 2, min(cw, ch) / 2
@@ -44,24 +40,33 @@ def grid_scene(n_paths: int, n_clips: int, width: int, height: int, seed: int = 
     clip_rrect = rounded_rect_records(x0 + cw * 0.08, y0 + ch * 0.08, cw * 0.84, ch * 0.84, r * 0.3)
     px, py = x0[:, None] + u[..., 0] * cw, y0[:, None] + u[..., 1] * ch
     sz = r * (0.15 + 0.5 * u[..., 2])
-    kind = np.broadcast_to(np.arange(per) % 3, (n_cells, per))
-    rec = ellipse_records(px, py, sz, sz).reshape(n_cells, per, 4, 8)  # kind 0: circles
-    rec[kind == 1] = rect_records(px - sz, py - sz * 0.6, 2 * sz, 1.2 * sz).reshape(n_cells, per, 4, 8)[kind == 1]
-    a = u[..., 3:4] * 6.28 + np.array([0, 2.1, 4.2])  # kind 2: triangles, padded with a zero-length record
-    tri = line_records(np.stack([px[..., None] + sz[..., None] * np.cos(a), py[..., None] + sz[..., None] * np.sin(a)],
-                                axis=-1).reshape(-1, 3, 2)).reshape(n_cells, per, 3, 8)
-    rec[kind == 2, :3] = tri[kind == 2]
-    rec[kind == 2, 3] = np.tile(tri[kind == 2, 0, :2], 4)
+    kind = np.arange(per) % 3  # 0 circles, 1 rectangles, 2 triangles (padded with a zero-length record)
+    # Every cell's records in one array, written in place: circle, star, rounded rect, the fills.
+    records = np.empty((n_cells, 26 + 4 * per, 8))
+    records[:, :4], records[:, 4:18], records[:, 18:26] = clip_circle, clip_star, clip_rrect
+    rec = records[:, 26:].reshape(n_cells, per, 4, 8)
+    k0, k1, k2 = (np.nonzero(kind == j)[0] for j in range(3))
+    rec[:, k0] = ellipse_records(px[:, k0], py[:, k0], sz[:, k0], sz[:, k0]).reshape(n_cells, -1, 4, 8)
+    x, y, z = px[:, k1], py[:, k1], sz[:, k1]
+    rec[:, k1] = rect_records(x - z, y - z * 0.6, 2 * z, 1.2 * z).reshape(n_cells, -1, 4, 8)
+    a = u[:, k2, 3:4] * 6.28 + np.array([0, 2.1, 4.2])
+    z = sz[:, k2, None]
+    tri = line_records(np.stack([px[:, k2, None] + z * np.cos(a), py[:, k2, None] + z * np.sin(a)],
+                                axis=-1).reshape(-1, 3, 2)).reshape(n_cells, -1, 3, 8)
+    rec[:, k2, :3] = tri
+    rec[:, k2, 3] = np.tile(tri[:, :, 0, :2], 4)
+    # One cell: push circle, push star (evenodd), push rounded rect, the fills, three pops.
+    ops = np.concatenate([[CLIP_BEGIN] * 3, np.full(per, CLIP_DRAW), [CLIP_END] * 3])
+    counts = np.concatenate([[4, 14, 8], np.full(per, 4), [0, 0, 0]])
+    rules = np.concatenate([[0, 1, 0], np.zeros(per + 3, np.int64)])
+    curve = np.concatenate([np.ones(4, bool), np.zeros(14, bool), np.arange(8) % 2 == 0,
+                            np.repeat(kind == 0, 4)])
+    colors = np.zeros((n_cells, per + 6, 4))
+    colors[:, 3:3 + per] = col
     s = Scene()
     s.fill(rect(0, 0, width, height), (245, 245, 240, 255))
-    for k in range(n_cells):
-        s.push_clip(Path.from_records(clip_circle[k]))
-        s.push_clip(Path.from_records(clip_star[k]), fill_rule="evenodd")
-        s.push_clip(Path.from_records(clip_rrect[k]))
-        s.fill_many(rec[k], col[k])
-        s.pop_clip()
-        s.pop_clip()
-        s.pop_clip()
+    s.add_many(np.tile(ops, n_cells), records.reshape(-1, 8), np.tile(counts, n_cells), colors.reshape(-1, 4),
+               np.tile(rules, n_cells), kinds=np.tile(curve, n_cells))
     return s
 
 

@@ -156,6 +156,95 @@ class Scene:
                               _rule(fill_rule)))
             self._n += m
 
+    def add_many(self, ops, records, counts, colors=None, fill_rules=0, kinds=None) -> None:
+        """Fills, clip pushes and pops in bulk, from numpy arrays, in painter's order.
+
+        Parameters
+        ----------
+        ops : array (n,) of int
+            Per element: :data:`CLIP_DRAW` (a fill), :data:`CLIP_BEGIN` (push a clip) or
+            :data:`CLIP_END` (pop the innermost clip: pushed here or before, not a layer). Pushes
+            left open stay open (pop them later).
+        records : array (R, 8)
+            Every outline's cubic records ``(x0, y0, x1, y1, x2, y2, x3, y3)`` one after another,
+            each outline closed implicitly (see :meth:`fill_many`).
+        counts : array (n,) of int
+            Records per element (0 for a pop); they sum to R.
+        colors : array (n, 4) or (4,), optional
+            RGBA 0-255, straight alpha, for the fills (rows of other elements are ignored).
+        fill_rules : int or array (n,)
+            0 nonzero, 1 evenodd, per element.
+        kinds : array (R,) of bool, optional
+            True where a record is a curve (default: where its control points are off its ends).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from pywgpuprims.scene import CLIP_BEGIN, CLIP_DRAW, CLIP_END, Scene
+        >>> from pywgpuprims.scene.geometry import ellipse_records, rect_records
+        >>> rec = np.concatenate([ellipse_records(8, 8, 6, 6)[0], rect_records(0, 0, 16, 16)[0]])
+        >>> s = Scene()
+        >>> s.add_many([CLIP_BEGIN, CLIP_DRAW, CLIP_END], rec, [4, 4, 0], (255, 0, 0, 255))
+        >>> len(s), s.max_depth
+        (3, 1)
+        """
+        from .plan import CLIP_BEGIN, CLIP_DRAW, CLIP_END  # noqa: PLC0415
+
+        op = np.asarray(ops).reshape(-1)
+        n = len(op)
+        if op.dtype.kind not in "iu" or (n and not np.isin(op, (CLIP_DRAW, CLIP_BEGIN, CLIP_END)).all()):
+            raise InputError("Scene.add_many", "ops are CLIP_DRAW, CLIP_BEGIN or CLIP_END codes")
+        op = op.astype(np.uint32)
+        cnt = np.asarray(counts).reshape(-1)
+        if cnt.shape != (n,) or cnt.dtype.kind not in "iu" or (n and cnt.min() < 0):
+            raise InputError("Scene.add_many", f"counts must be {n} non-negative integers, got shape {cnt.shape}")
+        cnt = cnt.astype(np.int64)
+        if ((op == CLIP_END) & (cnt != 0)).any() or ((op != CLIP_END) & (cnt == 0)).any():
+            raise InputError("Scene.add_many", "a pop has no records, a fill or push at least one")
+        rec = np.asarray(records, np.float64)
+        if rec.ndim != 2 or rec.shape[1] != 8 or len(rec) != int(cnt.sum()):
+            raise InputError("Scene.add_many", f"records must be ({int(cnt.sum())}, 8), got shape {rec.shape}")
+        if not np.isfinite(rec).all():
+            raise InputError("Scene.add_many", "path coordinates must be finite")
+        step = np.where(op == CLIP_BEGIN, 1, np.where(op == CLIP_END, -1, 0))
+        depth = np.cumsum(step)
+        need = -int(depth.min(initial=0))  # clips pushed before this call that it pops
+        if need > self._depth:
+            raise InputError("Scene.add_many", "a pop without a matching push")
+        if need and any(m is not None for m in self._masks[-need:]):
+            raise InputError("Scene.add_many", "its pops may close clips, not layers (use pop_layer)")
+        rules = np.broadcast_to(np.asarray(fill_rules), (n,))
+        if rules.dtype.kind not in "iub" or (n and not np.isin(rules, (0, 1)).all()):
+            raise InputError("Scene.add_many", "fill_rules are 0 (nonzero) or 1 (evenodd)")
+        if colors is None:
+            colors = (0, 0, 0, 255)
+        col = np.asarray(colors, np.float64)
+        if col.shape[-1:] == (3,):
+            col = np.concatenate([col, np.full(col.shape[:-1] + (1,), 255.0)], axis=-1)
+        if col.shape not in ((4,), (n, 4)):
+            raise InputError("Scene.add_many", f"colors must be (4,) or ({n}, 4), got shape {col.shape}")
+        col = np.broadcast_to(col, (n, 4))
+        if not (np.isfinite(col).all() and col.min(initial=0) >= 0 and col.max(initial=0) <= 255):
+            raise InputError("Scene.add_many", "colours are (r, g, b[, a]) values in 0-255")
+        if kinds is None:
+            p = rec.reshape(-1, 4, 2)
+            curved = ~(np.all(p[:, 1] == p[:, 0], axis=1) & np.all(p[:, 2] == p[:, 3], axis=1))
+        else:
+            curved = np.asarray(kinds, bool).reshape(-1)
+            if curved.shape != (len(rec),):
+                raise InputError("Scene.add_many", f"kinds must have {len(rec)} entries, got {curved.shape}")
+        a = col[:, 3:4] / 255.0
+        prem = np.concatenate([col[:, :3] / 255.0 * a, a], axis=1).astype(np.float32)
+        prem[op != CLIP_DRAW] = 0
+        if not n:
+            return
+        self._ops.append(("bulk", op, rec, curved.astype(np.uint8), cnt, prem, rules.astype(np.uint32)))
+        self._n += n
+        self.max_depth = max(self.max_depth, self._depth + int(depth.max()))
+        self._depth += int(depth[-1])
+        del self._masks[len(self._masks) - need:]
+        self._masks.extend([None] * (int(depth[-1]) + need))
+
     def push_clip(self, path: Path, fill_rule: str = "nonzero", transform=None) -> None:
         """Intersect the clip with ``path`` until the matching :meth:`pop_clip`."""
         self._push(self._parts_of(path, fill_rule, transform))

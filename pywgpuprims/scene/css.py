@@ -17,12 +17,14 @@ INHERITED = frozenset({
     "stroke-linejoin", "stroke-miterlimit", "stroke-dasharray", "stroke-dashoffset", "clip-rule", "color",
     "visibility", "font-size", "font-family", "font-weight", "font-style", "text-anchor", "font",
     "marker-start", "marker-mid", "marker-end", "letter-spacing", "word-spacing", "paint-order",
-    "shape-rendering", "direction", "writing-mode", "vector-effect-inherited",
+    "shape-rendering", "direction", "writing-mode", "vector-effect-inherited", "color-interpolation-filters",
+    "image-rendering",
 })
 #: Properties that do not inherit (but may be given ``inherit``).
 NOT_INHERITED = frozenset({
     "opacity", "clip-path", "mask", "display", "stop-color", "stop-opacity", "filter", "transform", "overflow",
-    "vector-effect", "mix-blend-mode", "isolation", "clip", "solid-color", "solid-opacity",
+    "vector-effect", "mix-blend-mode", "isolation", "clip", "solid-color", "solid-opacity", "flood-color",
+    "flood-opacity",
 })
 PROPERTIES = INHERITED | NOT_INHERITED | {"marker"}
 

@@ -57,6 +57,7 @@ class Path:
         self._rec: list[tuple] = []
         self._kind: list[int] = []
         self._implicit: list[bool] = []  # closing lines added only because fills close subpaths
+        self._joint: list[bool] = []  # a record ends at a vertex of the path data (not inside an arc)
         self._start: tuple[float, float] | None = None
         self._cur: tuple[float, float] | None = None
         # Subpaths, for strokes: first record, closed explicitly, start point.
@@ -96,6 +97,7 @@ class Path:
         self._rec.append((x0, y0, x0, y0, x, y, x, y))
         self._kind.append(0)
         self._implicit.append(False)
+        self._joint.append(True)
         self._cur = (x, y)
         return self
 
@@ -116,6 +118,7 @@ class Path:
         self._rec.append(tuple(p))
         self._kind.append(1)
         self._implicit.append(False)
+        self._joint.append(True)
         self._cur = (p[6], p[7])
         return self
 
@@ -175,6 +178,7 @@ class Path:
             p3 = end if (end is not None and i == n - 1) else pt(c1, s1)
             x0, y0 = self._cur
             self._cubic(x0, y0, *p1, *p2, *p3)
+            self._joint[-1] = i == n - 1
 
     def close(self) -> Path:
         """Close the current subpath with a line back to its start."""
@@ -202,6 +206,7 @@ class Path:
         self._rec.extend(other._rec)
         self._kind.extend(other._kind)
         self._implicit.extend(other._implicit)
+        self._joint.extend(other._joint)
         self._chunks.extend(other._chunks)
         self._chunk_kinds.extend(other._chunk_kinds)
         self._start, self._cur = other._start, other._cur
@@ -228,6 +233,7 @@ class Path:
             q._rec = [tuple(r) for r in tp(self._rec).reshape(-1, 8)]
         q._kind = list(self._kind)
         q._implicit = list(self._implicit)
+        q._joint = list(self._joint)
         q._sub_first = list(self._sub_first)
         q._sub_closed = list(self._sub_closed)
         q._sub_pt = [tuple(r) for r in tp(self._sub_pt)] if self._sub_pt else []
@@ -296,6 +302,32 @@ class Path:
         pts = np.asarray(self._sub_pt, np.float64).reshape(-1, 2)
         return rec[keep], kind[keep], sub[keep], closed, pts
 
+    def vertices(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, bool]]:
+        """Per subpath, for markers: (vertices (k, 2), incoming directions (k, 2), outgoing
+        directions (k, 2), closed). Vertices are the path data's: a subpath's start and the end of
+        each command (an arc's inner pieces are not vertices); a direction is (0, 0) where there is
+        none (a subpath's first incoming, last outgoing). Degenerate tangents fall back to the chord."""
+        self._close_implicit()
+        out = []
+        firsts = [*self._sub_first, len(self._rec)]
+        for si in range(len(self._sub_first)):
+            a, b = firsts[si], firsts[si + 1]
+            recs = [np.asarray(self._rec[i], np.float64).reshape(4, 2) for i in range(a, b) if not self._implicit[i]]
+            joints = [self._joint[i] for i in range(a, b) if not self._implicit[i]]
+            start = np.asarray(self._sub_pt[si], np.float64)
+            pts, d_in, d_out = [start], [np.zeros(2)], []
+            for r, j in zip(recs, joints, strict=True):
+                t0 = next((q - r[0] for q in (r[1], r[2], r[3]) if np.any(q != r[0])), np.zeros(2))
+                t1 = next((r[3] - q for q in (r[2], r[1], r[0]) if np.any(q != r[3])), np.zeros(2))
+                if len(d_out) < len(pts):
+                    d_out.append(t0)
+                if j:
+                    pts.append(r[3])
+                    d_in.append(t1)
+            d_out.append(np.zeros(2))
+            out.append((np.array(pts), np.array(d_in), np.array(d_out[:len(pts)]), bool(self._sub_closed[si])))
+        return out
+
     # ---------------------------------------------------------------- queries
     def records(self, transform=None, stroke: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """(cubic records float64 (n, 8), kinds uint8 (n,)), transformed; closed for filling, or
@@ -330,38 +362,63 @@ class Path:
         return len(self._rec) + sum(len(c) for c in self._chunks)
 
 
-def flatten(rec: np.ndarray, kind: np.ndarray, owner: np.ndarray, tol: float = TOLERANCE
-            ) -> tuple[np.ndarray, np.ndarray]:
+def flatten(rec: np.ndarray, kind: np.ndarray, owner: np.ndarray, tol: float = TOLERANCE,
+            dtype=np.float64) -> tuple[np.ndarray, np.ndarray]:
     """Flatten cubic records to line segments, all at once.
 
-    Returns (segments float64 (m, 4) as x0, y0, x1, y1; owner of each segment). The number of
-    pieces of a curve comes from Wang's formula: n = ceil(sqrt(3/4 * max|second difference| / tol)).
+    Returns (segments (m, 4) as x0, y0, x1, y1 in ``dtype`` (float32 or float64); owner of each
+    segment). The number of pieces of a curve comes from Wang's formula:
+    n = ceil(sqrt(3/4 * max|second difference| / tol)); lines are one segment.
+
+    Every record's points are written once, as whole points: the curves are grouped by their piece
+    count and evaluated as one matrix product per group (Bernstein weights times control points).
+
+    Examples
+    --------
+    >>> seg, owner = flatten(ellipse_records(0, 0, 10, 10).reshape(-1, 8), np.ones(4, np.uint8), np.zeros(4, int))
+    >>> seg.shape, bool(np.allclose(np.hypot(seg[:, 0], seg[:, 1]), 10, atol=0.1))
+    ((24, 4), True)
     """
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise InputError("flatten", f"dtype must be float32 or float64, got {dtype}")
+    rec = np.asarray(rec, np.float64).reshape(-1, 8)
+    owner = np.asarray(owner)
     if not len(rec):
-        return np.zeros((0, 4)), np.zeros(0, owner.dtype)
-    p = rec.reshape(-1, 4, 2)
-    dd1 = np.hypot(*(p[:, 0] - 2 * p[:, 1] + p[:, 2]).T)
-    dd2 = np.hypot(*(p[:, 1] - 2 * p[:, 2] + p[:, 3]).T)
-    n = np.ceil(np.sqrt(0.75 * np.maximum(dd1, dd2) / tol))
-    n = np.where(kind == 0, 1, np.clip(np.nan_to_num(n, nan=1.0), 1, _MAX_SUBDIV)).astype(np.int64)
-    total = int(n.sum())
-    # Points t = k / n, k = 0..n of every record, evaluated once (Horner on power-basis coefficients).
-    npts = n + 1
-    first_pt = np.cumsum(npts) - npts
-    prid = np.repeat(np.arange(len(rec)), npts)
-    k = np.arange(int(npts.sum())) - first_pt[prid]
-    t = (k / n[prid])[:, None]
-    c0 = p[:, 0]
-    c1 = 3 * (p[:, 1] - p[:, 0])
-    c2 = 3 * (p[:, 2] - 2 * p[:, 1] + p[:, 0])
-    c3 = p[:, 3] - 3 * p[:, 2] + 3 * p[:, 1] - p[:, 0]
-    pts = ((c3[prid] * t + c2[prid]) * t + c1[prid]) * t + c0[prid]
-    pts[first_pt] = p[:, 0]  # exact end points keep subpaths closed
-    pts[first_pt + n] = p[:, 3]
-    rid = np.repeat(np.arange(len(rec)), n)
-    j = np.arange(total) - (np.cumsum(n) - n)[rid] + first_pt[rid]
-    seg = np.concatenate([pts[j], pts[j + 1]], axis=1)
-    return seg, owner[rid]
+        return np.zeros((0, 4), dtype), np.zeros(0, owner.dtype)
+    point = np.int64 if dtype == np.float32 else np.complex128  # one (x, y) pair as one element
+    curve = np.nonzero(np.asarray(kind).reshape(-1))[0]
+    q = rec[curve]
+    with np.errstate(invalid="ignore", over="ignore"):
+        d1 = (q[:, 0] - 2 * q[:, 2] + q[:, 4]) ** 2 + (q[:, 1] - 2 * q[:, 3] + q[:, 5]) ** 2
+        d2 = (q[:, 2] - 2 * q[:, 4] + q[:, 6]) ** 2 + (q[:, 3] - 2 * q[:, 5] + q[:, 7]) ** 2
+        nc = np.ceil(np.sqrt(0.75 / tol * np.sqrt(np.maximum(d1, d2))))
+    n = np.ones(len(rec), np.int64)
+    n[curve] = np.clip(np.nan_to_num(nc, nan=1.0), 1, _MAX_SUBDIV)
+    end = np.cumsum(n)
+    start = end - n
+    total = int(end[-1])
+    seg = np.empty((total, 2), point)  # start and end point of each segment
+    ends = np.ascontiguousarray(rec[:, [0, 1, 6, 7]], dtype).view(point)  # (R, 2): each record's end points
+    seg[start, 0] = ends[:, 0]
+    seg[end - 1, 1] = ends[:, 1]
+    more = n[curve] > 1
+    big, qb = curve[more], q[more]
+    nb = n[big].astype(np.int16)  # <= _MAX_SUBDIV: a stable sort of int16 is a radix sort
+    order = np.argsort(nb, kind="stable")
+    hist = np.bincount(nb, minlength=2)
+    bounds = np.cumsum(hist) - hist
+    for v in np.nonzero(hist)[0].tolist():
+        sel = order[bounds[v]:bounds[v] + hist[v]]
+        t = np.arange(1, v) / v
+        s = 1 - t
+        weights = np.stack([s ** 3, 3 * s * s * t, 3 * s * t * t, t ** 3], axis=1)  # (v - 1, 4)
+        ctrl = qb[sel].reshape(-1, 4, 2).transpose(1, 0, 2).reshape(4, -1)  # (4, 2 m)
+        inner = np.ascontiguousarray((weights @ ctrl).astype(dtype, copy=False)).view(point)  # (v - 1, m)
+        rows = start[big[sel]] + np.arange(1, v)[:, None]
+        seg[rows, 0] = inner
+        seg[rows - 1, 1] = inner
+    return seg.view(dtype).reshape(total, 4), np.repeat(owner, n)
 
 
 # ---------------------------------------------------------------- many shapes at once (numpy)

@@ -39,7 +39,7 @@ class ScenePlan:
         self.background = np.array([background[0] / 255 * a, background[1] / 255 * a, background[2] / 255 * a, a],
                                    np.float32)
         if n_elements is None:
-            n_elements = sum(len(op[4]) if op[0] == "many" else 1 for op in ops)
+            n_elements = sum(len(op[4]) if op[0] == "many" else len(op[1]) if op[0] == "bulk" else 1 for op in ops)
         n = n_elements
         kinds = np.zeros(n, np.uint32)
         colors = np.zeros((n, 4), np.float32)
@@ -79,6 +79,24 @@ class ScenePlan:
                 newterm.append(np.ones(m, bool))
                 nrec.append(np.full(m, k, np.int64))
                 np_ += m
+                i += m
+                continue
+            if op[0] == "bulk":  # elements from numpy arrays, one part per fill or push
+                flush()
+                _, ok, rec, rk, cnt, prem, rl = op
+                m = len(ok)
+                has = ok != CLIP_END
+                lo = np_ + np.cumsum(has) - has
+                kinds[i:i + m] = ok
+                colors[i:i + m] = prem
+                part_lo[i:i + m] = lo
+                part_hi[i:i + m] = lo + has
+                recs.append(rec)
+                rkinds.append(rk)
+                rule.append(rl[has])
+                newterm.append(np.ones(int(has.sum()), bool))
+                nrec.append(cnt[has])
+                np_ += int(has.sum())
                 i += m
                 continue
             if op[0] == "pop":
@@ -131,8 +149,7 @@ class ScenePlan:
         rec = np.concatenate(recs) if recs else np.zeros((0, 8))
         rkind = np.concatenate(rkinds) if rkinds else np.zeros(0, np.uint8)
         owner = np.repeat(np.arange(np_), np.concatenate(nrec) if nrec else np.zeros(0, np.int64))
-        seg, seg_part = flatten(rec, rkind, owner)
-        seg = seg.astype(np.float32)
+        seg, seg_part = flatten(rec, rkind, owner, dtype=np.float32)
         self.max_depth = int(np.max(np.cumsum(np.where(kinds == CLIP_BEGIN, 1, np.where(kinds == CLIP_END, -1, 0))),
                                     initial=0))
         self.elem_of_part = np.repeat(np.arange(n), part_hi - part_lo)

@@ -10,9 +10,12 @@ caps, joins, miter limits, dashes, ``vector-effect: non-scaling-stroke``; :mod:`
 ``linearGradient`` / ``radialGradient`` (:mod:`.paint`); ``clip-path`` with ``clipPath`` in all its
 forms (reference cycles drop the cyclic link, as resvg does); ``opacity`` (a layer wherever more
 than one thing is painted, see :meth:`Scene.push_layer`); simple
-``text`` / ``tspan`` (:mod:`.text`); ``mask`` (luminance, a masked layer). Anything else (``filter``,
-``pattern``, ``marker``,
-``image``, ...) gives one warning per feature and element name.
+``text`` / ``tspan`` (:mod:`.text`); ``mask`` (luminance, a masked layer); ``marker``
+(:mod:`.svg_markers`); ``pattern`` (:mod:`.svg_pattern`); ``image`` and ``filter`` with
+``feGaussianBlur`` / ``feOffset`` / ``feFlood`` / ``feMerge`` / ``feColorMatrix`` /
+``feComposite`` (:mod:`.svg_raster`). Anything else
+(other filter primitives, CSS filter functions, ``foreignObject``, external images, ...) gives one
+warning per feature and element name.
 
 Hostile files are bounded: elements after ``use`` and clip expansion, path segments and nesting
 depth each have a budget (arguments of :func:`load_svg`); past it, :class:`~pywgpuprims.InputError`.
@@ -35,6 +38,9 @@ from .geometry import Path, compose, ellipse, polygon, rect, rounded_rect
 from .paint import Gradient
 from .pathdata import parse_path_d, parse_transform
 from .stroke import StrokeStyle, stroke_outline
+from .svg_markers import MARKED, draw_markers
+from .svg_pattern import draw_pattern, has_size
+from .svg_raster import draw_filtered, draw_image, filter_of
 
 _XLINK = "{http://www.w3.org/1999/xlink}href"
 _SHAPES = ("rect", "circle", "ellipse", "line", "polygon", "polyline", "path")
@@ -42,7 +48,6 @@ _GROUPS = ("g", "a")
 _QUIET = {"defs", "clipPath", "title", "desc", "metadata", "style", "linearGradient", "radialGradient", "symbol",
           "mask", "pattern", "marker", "filter", "script", "font", "font-face", "cursor", "view", "stop",
           "namedview", "sodipodi:namedview"}
-_UNSUPPORTED_PROPS = ("filter", "marker-start", "marker-mid", "marker-end")
 _ALIGN = {"none", "xMinYMin", "xMidYMin", "xMaxYMin", "xMinYMid", "xMidYMid", "xMaxYMid", "xMinYMax", "xMidYMax",
           "xMaxYMax"}
 MAX_SIZE = 1 << 20
@@ -131,6 +136,10 @@ class _Loader:
         self._doc_style: dict[int, dict] = {}
         self._weight: dict[int, int] = {}
         self._masks_open: set[int] = set()
+        self._markers_open: set[int] = set()
+        self._patterns_open: set[int] = set()
+        self.base_dir: str | None = None  # the SVG file's folder (images beside it), None for text
+        self.canvas = (1, 1)  # the canvas in pixels (filters render on it)
 
     # ---------------------------------------------------------------- helpers
     def warn(self, feature: str, element: str, effect: str = "is not supported; it is ignored") -> None:
@@ -411,10 +420,9 @@ class _Loader:
         if not _conditions_pass(el):
             return
         tr = compose(ctm, self.transform(el, st))
-        for prop in _UNSUPPORTED_PROPS:
-            if st.get(prop) not in (None, "none", "") and (prop in st and (prop not in parent_st
-                                                                           or parent_st[prop] != st[prop])):
-                self.warn(prop, t)
+        flt = filter_of(self, st, el)
+        if flt is False:
+            return  # a filter reference to nothing: the element is not drawn
         op = opacity
         own = parse_opacity(st.get("opacity"), 1.0)
         mask = None
@@ -441,34 +449,43 @@ class _Loader:
             self.scene.end_mask()
             layer = True
         try:
-            if t in _GROUPS:
-                for c in el:
-                    self.draw(c, tr, st, lengths, op, depth + 1, use_stack)
-            elif t == "switch":
-                for c in el:
-                    if isinstance(c.tag, str) and _is_svg(c) and _conditions_pass(c) and _local(c.tag) not in _QUIET:
-                        self.draw(c, tr, st, lengths, op, depth + 1, use_stack)
-                        break
-            elif t == "svg":
-                self.nested_svg(el, tr, st, lengths, op, depth, use_stack, None)
-            elif t == "use":
-                self.use(el, tr, st, lengths, op, depth, use_stack)
-            elif t in _SHAPES:
-                if st.get("visibility", "visible") == "visible":
-                    self.shape(el, tr, st, lengths, op)
-            elif t == "text":
-                from .text import draw_text  # noqa: PLC0415
-
-                draw_text(self, el, tr, st, lengths, op)
-            elif t in ("image", "foreignObject", "video", "audio", "iframe", "canvas"):
-                self.warn(f"<{t}>", t)
+            if flt is not None:
+                draw_filtered(self, flt, el, tr, st, lengths, op,
+                              lambda shift: self._content(el, t, compose(shift, tr), st, lengths, 1.0, depth,
+                                                          use_stack))
             else:
-                self.warn(f"<{t}>", t)
+                self._content(el, t, tr, st, lengths, op, depth, use_stack)
         finally:
             if layer:
                 self.scene.pop_layer()
             if pushed:
                 self.scene.pop_clip()
+
+    def _content(self, el, t, tr, st, lengths, op, depth, use_stack) -> None:
+        """Draw what ``el`` itself paints (its clip, mask and layer already pushed)."""
+        if t in _GROUPS:
+            for c in el:
+                self.draw(c, tr, st, lengths, op, depth + 1, use_stack)
+        elif t == "switch":
+            for c in el:
+                if isinstance(c.tag, str) and _is_svg(c) and _conditions_pass(c) and _local(c.tag) not in _QUIET:
+                    self.draw(c, tr, st, lengths, op, depth + 1, use_stack)
+                    break
+        elif t == "svg":
+            self.nested_svg(el, tr, st, lengths, op, depth, use_stack, None)
+        elif t == "use":
+            self.use(el, tr, st, lengths, op, depth, use_stack)
+        elif t in _SHAPES:
+            if st.get("visibility", "visible") == "visible":
+                self.shape(el, tr, st, lengths, op)
+        elif t == "text":
+            from .text import draw_text  # noqa: PLC0415
+
+            draw_text(self, el, tr, st, lengths, op)
+        elif t == "image":
+            draw_image(self, el, tr, st, lengths, op)
+        else:
+            self.warn(f"<{t}>", t)
 
     def draw_mask(self, mask, target, target_st, lengths, tr, depth) -> None:
         """Draw the content of ``mask`` for ``target`` (clipped to the mask's region)."""
@@ -592,7 +609,7 @@ class _Loader:
                 self.scene.pop_clip()
 
     def paint(self, value, st, what: str, el):
-        """None (no paint), ('color', rgba) or ('grad', Gradient)."""
+        """None (no paint), ('color', rgba), ('grad', Gradient) or ('pattern', element)."""
         if value is None or value == "none":
             return None
         ref = parse_url(value)
@@ -612,8 +629,8 @@ class _Loader:
                     c = g.colors[-1]
                     return ("color", tuple(c))
                 return ("grad", g)
-            if tgt is not None and _local(tgt.tag) == "pattern":
-                self.warn(f"pattern paint ({what})", _local(el.tag))
+            if tgt is not None and _local(tgt.tag) == "pattern" and has_size(self, tgt):
+                return ("pattern", tgt)
             if fallback and fallback != "none":
                 return self.paint(fallback, st, what, el)
             return None
@@ -703,16 +720,18 @@ class _Loader:
         if p is None:
             return
         t = _local(el.tag)
-        order = ["fill", "stroke"]
-        po = (st.get("paint-order") or "normal").split()
-        if po and po[0] == "stroke":
-            order = ["stroke", "fill"]
+        order = ["fill", "stroke", "markers"]
+        po = [w for w in (st.get("paint-order") or "normal").split() if w in order]
+        order = list(dict.fromkeys(po + order))  # the named ones first, the others in their usual order
         self.lengths = lengths
         for what in order:
             if what == "fill" and t != "line":
                 self.fill_shape(el, p, tr, st, lengths, op)
             elif what == "stroke":
                 self.stroke_shape(el, p, tr, st, lengths, op)
+            elif what == "markers" and t in MARKED:
+                draw_markers(self, el, p, tr, st, lengths, op, 0)
+                self.lengths = lengths
 
     def _paint_path(self, el, p: Path, rule: str, tr, paint, alpha: float, lengths, bbox_path: Path) -> None:
         kind, v = paint
@@ -722,6 +741,9 @@ class _Loader:
                 a = 255.0 * v[3] * alpha
                 if a > 0:
                     self.scene.fill(p, (v[0] * 255, v[1] * 255, v[2] * 255, a), fill_rule=rule, transform=tr)
+            elif kind == "pattern":
+                if alpha > 0:
+                    draw_pattern(self, el, p, rule, tr, v, min(1.0, alpha), lengths, bbox_path)
             else:
                 self.scene.fill(p, v, fill_rule=rule, transform=tr, opacity=min(1.0, max(0.0, alpha)),
                                 bbox=bbox_path.bbox())
@@ -783,8 +805,8 @@ class _Loader:
         if outline is None:
             return
         alpha = op * parse_opacity(st.get("stroke-opacity"), 1.0) * thin
-        if paint[0] == "grad" and non_scaling and tr is not None:
-            self.warn("gradient on a non-scaling stroke", _local(el.tag))
+        if paint[0] in ("grad", "pattern") and non_scaling and tr is not None:
+            self.warn(f"{'gradient' if paint[0] == 'grad' else 'pattern'} on a non-scaling stroke", _local(el.tag))
             return
         self._paint_path(el, outline, "nonzero", str_, paint, alpha, lengths, p)
 
@@ -920,6 +942,8 @@ def load_svg(source, *, scale: float | tuple[float, float] = 1.0, max_elements: 
             raise InputError("load_svg", f"elements nest deeper than max_depth={budget.depth}")
         stack.extend((c, d + 1) for c in el)
     ld = _Loader(root, budget)
+    if not (isinstance(source, str) and source.lstrip().startswith("<")) and not isinstance(source, bytes | bytearray):
+        ld.base_dir = str(FsPath(os.fspath(source)).resolve().parent)  # images may be read from beside the file
     if ld.weight(root) > budget.elements:
         raise InputError("load_svg", f"the document expands to more than max_elements={budget.elements} elements "
                          "(after use expansion); raise max_elements to render it")
@@ -960,6 +984,7 @@ def load_svg(source, *, scale: float | tuple[float, float] = 1.0, max_elements: 
         if not (0 < w <= MAX_SIZE and 0 < h <= MAX_SIZE):
             raise InputError("load_svg", f"the scaled canvas {w!r} x {h!r} is not in (0, {MAX_SIZE}] pixels a side")
     ld.lengths = lengths
+    ld.canvas = (int(math.ceil(w - 1e-9)), int(math.ceil(h - 1e-9)))
     op = parse_opacity(st0.get("opacity"), 1.0)
     pushed = ld.push_clip(st0, root, lengths, ctm)
     layer = op < 1 and ld._painted(root, st0, 0) > 1
