@@ -58,6 +58,7 @@ from ._errors import CorruptDataError
 from ._serial import serial as _gpu
 from .compaction import rle_decode as _rle_decode
 from .compaction import rle_encode as _rle_encode
+from .fse import _codec as _fse_codec
 
 __all__ = ["FSE", "RLE", "FSECodec", "RLECodec", "rle_pack", "rle_unpack"]
 
@@ -157,7 +158,7 @@ def rle_unpack(blob, max_items: int | None = None, expect_bytes: int | None = No
     return _gpu(_rle_decode, values.astype(dt.newbyteorder("="), copy=False), counts.astype(np.uint32))
 
 
-def _fse_check(blob: bytes, expect: int | None, cap: int | None) -> None:
+def _fse_check(blob, expect: int | None, cap: int | None) -> None:
     hdr, e = _fse.parse(blob)  # CorruptDataError on a malformed container
     size = hdr["size"]
     end = int((e["offset"].astype(np.int64) + e["csize"].astype(np.int64)).max()) if len(e) else len(blob)
@@ -206,7 +207,7 @@ class FSE(Codec):
 
     def decode(self, buf, out=None):
         """Decode; with ``out`` the container must hold exactly ``out.nbytes`` bytes."""
-        blob = ensure_contiguous_ndarray(buf).view(np.uint8).tobytes()
+        blob = memoryview(ensure_contiguous_ndarray(buf).view(np.uint8).reshape(-1))  # read in place, not copied
         expect = None if out is None else ensure_contiguous_ndarray(out).nbytes
         _fse_check(blob, expect, None)
         dec = _gpu(_fse.decompress, blob)
@@ -262,6 +263,9 @@ else:
     class FSECodec(BytesBytesCodec):
         """zarr v3 bytes-to-bytes codec (``compressors=[FSECodec()]``): :class:`FSE`'s coding.
 
+        ``mode``, ``table_log`` and ``block_size`` (bytes per FSE block; default the mode's) as
+        :func:`pywgpuprims.fse.compress`'s; they are stored in the array's metadata.
+
         Decoding refuses a container that claims more than ``5 B + 4096`` bytes for a chunk of
         ``B`` bytes (the serializer before it may be :class:`RLECodec`, whose worst case is 5 B,
         and a checksum codec may sit between them), before allocating anything.
@@ -279,11 +283,15 @@ else:
         is_fixed_size = False
         mode: str = "interleaved"
         table_log: int = 11
+        block_size: int | None = None
 
-        def __init__(self, *, mode: str = "interleaved", table_log: int = 11) -> None:
+        def __init__(self, *, mode: str = "interleaved", table_log: int = 11, block_size: int | None = None) -> None:
             FSE(mode, table_log)  # validates
+            if block_size is not None:  # InputError for a size the mode does not take
+                block_size = _fse_codec.check_args(mode, table_log, block_size, 256, "codecs.fse")[2]
             object.__setattr__(self, "mode", mode)
             object.__setattr__(self, "table_log", int(table_log))
+            object.__setattr__(self, "block_size", block_size)
 
         @classmethod
         def from_dict(cls, data):
@@ -291,17 +299,20 @@ else:
             return cls(**(cfg or {}))
 
         def to_dict(self):
-            return {"name": FSE_ID, "configuration": {"mode": self.mode, "table_log": self.table_log}}
+            cfg = {"mode": self.mode, "table_log": self.table_log}
+            if self.block_size is not None:
+                cfg["block_size"] = self.block_size
+            return {"name": FSE_ID, "configuration": cfg}
 
         def _decode_sync(self, chunk_bytes, chunk_spec):
-            blob = chunk_bytes.as_numpy_array().view(np.uint8).tobytes()
+            blob = memoryview(np.ascontiguousarray(chunk_bytes.as_numpy_array()).view(np.uint8).reshape(-1))
             _fse_check(blob, None, _FSE_CAP[0] * _chunk_nbytes(chunk_spec) + _FSE_CAP[1])
             dec = _gpu(_fse.decompress, blob)
             return chunk_spec.prototype.buffer.from_bytes(dec)
 
         def _encode_sync(self, chunk_bytes, chunk_spec):
             data = chunk_bytes.as_numpy_array().view(np.uint8).reshape(-1)
-            blob = _gpu(_fse.compress, data, table_log=self.table_log, mode=self.mode)
+            blob = _gpu(_fse.compress, data, table_log=self.table_log, block_size=self.block_size, mode=self.mode)
             return chunk_spec.prototype.buffer.from_bytes(blob)
 
         async def _decode_single(self, chunk_bytes, chunk_spec):

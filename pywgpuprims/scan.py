@@ -405,19 +405,31 @@ def _output_for(out, g: GpuArray, host, primitive: str) -> GpuArray:
     return out
 
 
-def record_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method: str | None = None) -> None:
-    """Record a scan of ``g`` into ``dst`` (last axis) in batch ``b``; for use by other primitives."""
+def record_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method: str | None = None,
+                carry_in=None, carry_out=None) -> None:
+    """Record a scan of ``g`` into ``dst`` (last axis) in batch ``b``; for use by other primitives.
+
+    1-D scans may continue another one: ``carry_in`` (a ``(buffer, byte offset)`` pair) holds the
+    value that enters before element 0, combined as the chunks of one long scan pass their carries
+    on (``pywgpuprims.stream.scan``); ``carry_out`` (the same kind of pair) receives the inclusive
+    total (the input's 4-byte dtype; needs ``carry_in``).
+    """
     dev = g.device
     method = method or "single_pass"
+    seeded = carry_in is not None
+    if seeded and len(g.shape) != 1:
+        raise InputError("scan", "a carry-in continues 1-D scans only")
     plan = dev.plan(("scan", g.shape, g.dtype, g.buffer.size, dst.buffer.size, op, exclusive, method,
-                     _vpt(dev, g.shape[-1])),
-                    lambda: _scan_plan(dev, g, dst, op, exclusive, method))
+                     _vpt(dev, g.shape[-1]), seeded),
+                    lambda: _scan_plan(dev, g, dst, op, exclusive, method, seeded))
     chunks, carry_bytes, scratch_bytes, max_tiles = plan
     # one scratch block: carries, then tile state (or partials); the repair's arguments apart (a
     # buffer read by an indirect dispatch may not be bound as storage in it)
     at_state = -(-carry_bytes // dev.storage_align) * dev.storage_align
     scratch = dev.alloc(at_state + scratch_bytes)
     carry = Binding(scratch, 0, carry_bytes)
+    if seeded:  # carry slot 0 is the incoming value; chunk ci reads slot ci and writes slot ci + 1
+        b.copy(carry_in[0], carry_in[1], scratch, 0, 4)
     partials = Binding(scratch, at_state, scratch_bytes) if method == "rts" else None  # single pass: for a repair
     state = Binding(scratch, at_state, scratch_bytes) if method == "single_pass" else None
     args = dev.alloc(32) if method == "single_pass" else None
@@ -438,10 +450,14 @@ def record_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
             if partials is None:
                 partials = dev.alloc(4 * max_tiles)
             _record_rts(b, dev, op, g.dtype, src, out, partials, carry, params, exclusive, indirect=args)
+    if carry_out is not None:
+        b.copy(scratch, carry_bytes - 4, carry_out[0], carry_out[1], 4)
 
 
-def _scan_plan(dev: Device, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method: str):
-    """Kernels, packed params and binding ranges of each chunk of a scan of this shape."""
+def _scan_plan(dev: Device, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method: str,
+               seeded: bool = False):
+    """Kernels, packed params and binding ranges of each chunk of a scan of this shape (``seeded``:
+    chunk 0 starts from carry slot 0 too, and chunk ci's carry slots move up by one)."""
     if method not in ("single_pass", "rts"):
         raise InputError("scan", f"unknown scan method {method!r}")
     rows, row_len = _as_2d(g.shape, -1)
@@ -458,8 +474,9 @@ def _scan_plan(dev: Device, g: GpuArray, dst: GpuArray, op: str, exclusive: bool
         n_tiles = tpr * nr
         src_range = (e0 * itemsize, _padded(ne * itemsize, g, e0))
         out_range = (e0 * itemsize, _padded(ne * itemsize, dst, e0))
-        params = {"row_len": seg, "tiles_per_row": tpr, "n_tiles": n_tiles, "carry_in": int(ci > 0 and rows == 1),
-                  "chunk": ci, "withhold_period": dev.hooks.scan_withhold_period,
+        params = {"row_len": seg, "tiles_per_row": tpr, "n_tiles": n_tiles,
+                  "carry_in": int((ci > 0 or seeded) and rows == 1), "chunk": ci + seeded,
+                  "withhold_period": dev.hooks.scan_withhold_period,
                   "max_steps": _steps(dev), "max_self": 0,
                   "n_groups": n_tiles}
         grid = dev.grid(n_tiles)

@@ -11,12 +11,14 @@ k+1 (its read-back mapping is requested at submission, so the wait covers that c
 
 What crosses a chunk boundary is carried exactly:
 
-- :func:`scan`: the previous chunk's inclusive total (on the GPU, never read back) is the first
-  element of the next chunk's scan, so it is combined by the kernel with the op in the result's
-  dtype, as the in-memory scan carries its tiles' prefixes (integers: identical results; float32:
-  a float32 running total, never a float64 sum on the host, equal to the in-memory scan's to
-  rounding: where the carry enters a tile's sum differs, as the in-memory scan's own float
-  results differ from run to run at tile boundaries). The result dtype is ``np.cumsum``'s (as
+- :func:`scan`: the previous chunk's inclusive total stays on the GPU (never read back). Where
+  the 32-bit kernels scan (int32, uint32, float32 in their own dtype) it enters the next chunk as
+  the kernels pass carries between the binding-sized chunks of one in-memory scan: the chunk's
+  tile prefixes start from it, so the result is bit for bit :func:`pywgpuprims.scan`'s with the
+  same chunks (``deterministic=True`` for floats, whose single-pass order varies from run to run
+  at tile boundaries in memory too; a float32 running total, never a float64 sum on the host).
+  Other dtypes (the typed kernels) take the carry as the chunk's first element (integers:
+  identical results; float64: equal to rounding). The result dtype is ``np.cumsum``'s (as
   :func:`pywgpuprims.scan`'s); a chunk of another dtype is converted to it on the host.
 - :func:`reduce`: one partial per chunk in the result's dtype (``np.sum``'s), reduced on the GPU
   by :func:`pywgpuprims.reduce`.
@@ -40,21 +42,18 @@ array([ 0,  1,  3,  6, 10, 15, 21, 28, 36, 45], dtype=uint32)
 from __future__ import annotations
 
 import os
-import struct
-import zlib
 
 import numpy as np
 
-from . import fse as _fse
 from ._array import GpuArray
-from ._device import Device, device, takes_device
+from ._device import Binding, Device, device, takes_device
 from ._dtypes import acc_dtype, exclusive_identity, host_array, result_dtype
 from ._errors import InputError
 from .compaction import compact as _compact
 from .compaction import nonzero as _nonzero
 from .compaction import rle_encode as _rle_encode
 from .fse import _codec as _fc
-from .scan import _gpu_can_read, _int_op
+from .scan import _FAST_OPS, _gpu_can_read, _int_op, record_scan
 from .scan import reduce as _reduce
 from .scan import scan as _scan
 
@@ -154,7 +153,7 @@ def _ring(dev: Device, n_chunks: int, shape, dtype) -> list[GpuArray]:
 
 # ----------------------------------------------------------------------------- scan, reduce
 @takes_device(name="stream.scan")
-def scan(x, op: str = "add", exclusive: bool = False, out=None, dtype=None, *,
+def scan(x, op: str = "add", exclusive: bool = False, out=None, dtype=None, deterministic: bool = False, *,
          chunk: int | None = None) -> np.ndarray:
     """Scan an array of any size (``np.memmap`` included) through the GPU chunk by chunk.
 
@@ -179,6 +178,9 @@ def scan(x, op: str = "add", exclusive: bool = False, out=None, dtype=None, *,
         input's for the other ops. Where it is the input's dtype (``dtype=x.dtype``, or ``out=x``),
         32-bit input takes the single-pass scan and moves 4 bytes per element each way; otherwise
         each chunk is converted to ``dtype`` on the host before its upload.
+    deterministic : bool
+        As :func:`pywgpuprims.scan`'s: float32 sums in a fixed order (the reduce-then-scan
+        kernels), so results repeat bit for bit.
     chunk : int, optional
         Elements per chunk (default: 64 MiB of them, within the device's largest binding). Host and
         GPU memory in use: about six chunks.
@@ -211,7 +213,6 @@ def scan(x, op: str = "add", exclusive: bool = False, out=None, dtype=None, *,
     if n == 0:
         return res
     n_chunks = -(-n // m)
-    ins, outs = _ring(dev, n_chunks, (m + 1,), gd), _ring(dev, n_chunks, (m + 1,), gd)
     ident = dev.constant(_identity(op, dt).astype(gd))
 
     def finish(r, s, c):
@@ -220,6 +221,27 @@ def scan(x, op: str = "add", exclusive: bool = False, out=None, dtype=None, *,
         else:
             flat[s:s + c] = r.numpy(gd).astype(dt)
 
+    if gop in _FAST_OPS.get(gd, ()):  # the 32-bit kernels: the carry enters as the kernels pass it on
+        ins, outs = _ring(dev, n_chunks, (m,), gd), _ring(dev, n_chunks, (m,), gd)
+        carries = dev.alloc(16)  # slots 0 and 1: chunk k reads slot k % 2, writes the other
+        method = "rts" if deterministic else None
+        b = dev.batch()
+        b.copy(ident, 0, carries, 0, isz)
+        b.submit()
+        with _Pipeline() as pipe:
+            for k, start in enumerate(range(0, n, m)):
+                c = min(m, n - start)
+                gin, gout = GpuArray(dev, ins[k % 2].buffer, (c,), gd), GpuArray(dev, outs[k % 2].buffer, (c,), gd)
+                piece = a[start:start + c]
+                dev.upload(gin, piece if piece.dtype == gd else piece.astype(dt, copy=False).astype(gd, copy=False))
+                b = dev.batch()
+                record_scan(b, gin, gout, gop, exclusive, method, carry_in=(carries, 4 * (k % 2)),
+                            carry_out=(carries, 4 * ((k + 1) % 2)))
+                rb = b.readback((gout, 0, c * isz))
+                b.submit()
+                pipe.push(rb, lambda r, s=start, c=c: finish(r, s, c))
+        return res
+    ins, outs = _ring(dev, n_chunks, (m + 1,), gd), _ring(dev, n_chunks, (m + 1,), gd)
     with _Pipeline() as pipe:
         prev = None  # (GpuArray, elements) of the chunk before
         for k, start in enumerate(range(0, n, m)):
@@ -525,12 +547,6 @@ def _fse_chunk(chunk, block_size: int, name: str) -> int:
     return max(1, int(chunk) // block_size) * block_size
 
 
-def _head(mode: int, table_log: int, lanes: int, block_size: int, n: int, entries: np.ndarray) -> bytes:
-    head = _fc.HEADER.pack(_fc.MAGIC, _fc.VERSION, mode, table_log, 0, lanes, 0, block_size, n, len(entries), 0)
-    table = entries.tobytes()
-    return head[:-4] + struct.pack("<I", zlib.crc32(table, zlib.crc32(head[:-4]))) + table
-
-
 @takes_device(name="stream.fse_compress")
 def fse_compress(data, out=None, *, chunk: int | None = None, table_log: int = 11, block_size: int | None = None,
                  mode: str = "reference", lanes: int = 256):
@@ -565,44 +581,45 @@ def fse_compress(data, out=None, *, chunk: int | None = None, table_log: int = 1
     a = _flat(data, name)
     if a.dtype != np.uint8:
         raise InputError(name, f"expected uint8 data, got {a.dtype}")
-    if mode not in _fc.MODES:
-        raise InputError(name, f"mode must be 'reference' or 'interleaved', got {mode!r}")
-    bs = int(block_size or _fc.DEFAULT_BLOCK[mode])
-    step = _fse_chunk(chunk, bs, name)
+    mode, table_log, bs, lanes = _fc.check_args(mode, table_log, block_size, lanes, name)
+    step = _fse_chunk(chunk, bs, name) // bs
+    dev = device()
     n, nb = a.size, -(-a.size // bs)
     entries = np.zeros(nb, _fc.ENTRY)
     tend = _fc.HEADER.size + _fc.ENTRY.itemsize * nb
+
+    def source(start: int, nbytes: int) -> Binding:
+        return Binding(_fc._upload(dev, a[start:start + nbytes]))
+
     own = isinstance(out, (str, os.PathLike))
     f = open(out, "wb") if own else out  # noqa: SIM115
     parts: list = []
     try:
         if f is not None:
             f.seek(tend)
-        pos, b0 = tend, 0
-        for start in range(0, n, step):
-            c = _fse.compress(a[start:start + step], table_log=table_log, block_size=bs, mode=mode, lanes=lanes)
-            _, e = _fc.parse(c)
-            first = _fc.HEADER.size + _fc.ENTRY.itemsize * len(e)
-            e = e.copy()
-            e["offset"] += pos - first
-            e["check"] = _fc.retie(e["check"], np.arange(len(e)), np.arange(b0, b0 + len(e)))  # global places
-            entries[b0:b0 + len(e)] = e
-            payload = memoryview(c)[first:]
-            pad = b"\0" * (-len(payload) % 4) if start + step < n else b""
+        pos = tend
+        # group k+1's upload and histograms run while group k's payload is copied out and written
+        for grp in _fc.encode_groups(dev, source, n, mode, table_log, bs, lanes, max_blocks=step):
+            e = entries[grp.first:grp.first + len(grp.csize)]
+            e["offset"] = pos + grp.rel
+            e["csize"], e["kind"], e["check"] = grp.csize, grp.kind, grp.check
+            buf = np.empty(grp.size, np.uint8)
+            _fc.copy_payload(dev, grp.payload, buf)
             if f is not None:
-                f.write(payload)
-                f.write(pad)
+                f.write(buf)
             else:
-                parts += [payload, pad]
-            pos += len(payload) + len(pad)
-            b0 += len(e)
-        head = _head(_fc.MODES[mode], int(table_log), lanes if mode == "interleaved" else 0, bs, n, entries)
+                parts.append(buf)
+            pos += grp.size
+        head = _fc.header(_fc.MODES[mode], table_log, lanes if mode == "interleaved" else 0, bs, n, entries)
         if f is None:
-            return head + b"".join(parts) if n else _fse.compress(b"", table_log=table_log, block_size=bs,
-                                                                   mode=mode, lanes=lanes)
-        if not n:
-            f.write(_fse.compress(b"", table_log=table_log, block_size=bs, mode=mode, lanes=lanes))
-            return f.tell()
+            blob, view = _fc._new_bytes(pos)
+            view[:tend] = np.frombuffer(head, np.uint8)
+            at = tend
+            for p in parts:
+                view[at:at + p.size] = p
+                at += p.size
+            del view
+            return blob if isinstance(blob, bytes) else bytes(blob)
         f.seek(0)
         f.write(head)
         return pos
@@ -647,33 +664,8 @@ def fse_decompress(blob, out=None, *, chunk: int | None = None) -> np.ndarray:
     if src.dtype != np.uint8:
         raise InputError(name, f"expected uint8 data, got {src.dtype}")
     hdr, e = _fc.parse(src)
-    n, bs, nb = hdr["size"], hdr["block_size"], hdr["blocks"]
+    n, bs = hdr["size"], hdr["block_size"]
     res, flat = _out(out, n, (n,), np.dtype(np.uint8), name)
-    step = _fse_chunk(chunk, bs, name) // bs
-    for b0 in range(0, nb, step):
-        b1 = min(nb, b0 + step)
-        ce = e[b0:b1].copy()
-        # the sub-container's blocks are numbered from 0 (and it is a current-version container)
-        local = np.arange(b1 - b0)
-        ce["check"] = (_fc._tie(ce["check"], local) if hdr["version"] == 1
-                       else _fc.retie(ce["check"], np.arange(b0, b1), local))
-        offs = ce["offset"].astype(np.int64)
-        ends = offs + ce["csize"].astype(np.int64)
-        lo, hi = int(offs.min()), int(ends.max())
-        sub_tend = _fc.HEADER.size + _fc.ENTRY.itemsize * (b1 - b0)
-        if hi - lo <= 2 * int(ce["csize"].sum()) + 4096:
-            payload = src[lo:hi].tobytes()
-            ce["offset"] = offs - lo + sub_tend
-        else:  # payloads scattered through the container (legal): gather this chunk's
-            pieces, at = [], sub_tend
-            for i in range(b1 - b0):
-                p = src[offs[i]:ends[i]].tobytes()
-                ce["offset"][i] = at
-                pieces.append(p + b"\0" * (-len(p) % 4))
-                at += len(pieces[-1])
-            payload = b"".join(pieces)
-        start = b0 * bs
-        size = min(n, b1 * bs) - start
-        sub = _head(hdr["mode"], hdr["table_log"], hdr["lanes"], bs, size, ce) + payload
-        flat[start:start + size] = np.frombuffer(_fse.decompress(sub), np.uint8)
+    if n:  # group k+1 is uploaded and decoded while group k is checked and copied out
+        _fc.decode_groups(device(), hdr, e, src, flat, max_blocks=_fse_chunk(chunk, bs, name) // bs)
     return res

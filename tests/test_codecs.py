@@ -201,4 +201,24 @@ def test_scale_benchmark_zarr_part_runs(tmp_path):
     assert scale.main(["--skip-dask", "--zarr-gib", "0.0005", "--zarr-chunk-mib", "0.125", "--repeats", "1",
                        "--zarr-dir", str(tmp_path), "--json", str(js)]) == 0
     rows = json.loads(js.read_text())["zarr"]
-    assert len(rows) == 4 and all(r["check"] == "ok" and r["ratio"] > 1 for r in rows)
+    assert len(rows) == 5 and all(r["check"] == "ok" and r["ratio"] > 1 for r in rows)
+
+
+def test_zarr_v3_fse_block_size_is_stored(tmp_path, rng):
+    """block_size reaches fse.compress (chunks of several blocks), is written to the metadata and
+    read back from it; a size the mode does not take is refused when the codec is made."""
+    x = data(rng, (300, 70), np.int32, True)
+    z = zarr.create_array(zarr.storage.LocalStore(tmp_path / "b.zarr"), shape=x.shape, chunks=(200, 70),
+                          dtype=x.dtype, fill_value=0, compressors=[codecs.FSECodec(block_size=4096)])
+    z[:] = x
+    back = zarr.open_array(zarr.storage.LocalStore(tmp_path / "b.zarr"))
+    assert back.metadata.codecs[-1].block_size == 4096
+    np.testing.assert_array_equal(back[:], x)
+    chunk = next(p for p in (tmp_path / "b.zarr" / "c").rglob("*") if p.is_file()).read_bytes()
+    hdr, _ = pp.fse.parse(chunk)
+    assert hdr["block_size"] == 4096 and hdr["blocks"] > 1
+    for bad in (100, 1 << 30):
+        with pytest.raises(pp.InputError, match="codecs.fse"):
+            codecs.FSECodec(block_size=bad)
+    assert codecs.FSECodec().to_dict() == {"name": "pywgpuprims.fse",
+                                           "configuration": {"mode": "interleaved", "table_log": 11}}

@@ -12,6 +12,7 @@ import pywgpuprims as pp
 from pywgpuprims import fse
 from pywgpuprims.fse import _codec as C
 from pywgpuprims.fse import _reference as R
+from pywgpuprims.fse import _tables as T
 
 needs_ref = pytest.mark.skipif(R.load() is None, reason=f"reference FSE symbols unavailable: {R.why_missing()}")
 
@@ -68,6 +69,36 @@ def test_tables_match_reference(rng):
             assert fse.build_ctable(norm, tl).reference_bytes() == R.ctable_bytes(norm, tl)
             d = fse.build_dtable(norm, tl).reference_bytes()
             assert d == R.dtable_bytes(norm, tl)[:len(d)]
+
+
+def test_normalize_many_is_normalize_counts_row_by_row(rng):
+    """The dense, vectorised normalisation (thousands of blocks per call) against the scalar one,
+    itself checked bit-exact with the reference above: skewed, Dirichlet, flat (the fallback
+    method), near-single-symbol rows, table logs 5..12, rows of different widths together."""
+    rows, tots, tls = [], [], []
+    while len(rows) < 400:
+        k, n = int(rng.integers(2, 257)), int(rng.integers(300, 100_000))
+        kind = int(rng.integers(0, 4))
+        if kind == 0:
+            x = np.minimum(rng.geometric(rng.uniform(0.01, 0.9), n), 255)
+        elif kind == 1:
+            x = rng.choice(k, n, p=rng.dirichlet(np.full(k, rng.uniform(0.05, 3))))
+        elif kind == 2:
+            x = rng.integers(0, k, n)
+        else:
+            x = np.where(rng.random(n) < 0.001, int(rng.integers(1, 256)), 0)
+        h = np.bincount(x, minlength=256).astype(np.uint32)
+        if (h > 0).sum() < 2:
+            continue
+        last = int(np.flatnonzero(h)[-1])
+        rows.append(h)
+        tots.append(n)
+        tls.append(T.optimal_table_log(int(rng.integers(5, 13)), n, last))
+    got = T.normalize_many(np.array(rows), np.array(tots), np.array(tls))
+    for h, n, tl, g in zip(rows, tots, tls, got, strict=True):
+        last = int(np.flatnonzero(h)[-1])
+        np.testing.assert_array_equal(g[:last + 1], T.normalize_counts(h[:last + 1], tl, n))
+        assert not g[last + 1:].any()
 
 
 def test_table_input_errors():
@@ -389,3 +420,96 @@ def test_garbage_payloads(rng, mode):
                 bad[o + k:o + n] = rng.integers(0, 256, n - k, dtype=np.uint8).tobytes()
         with pytest.raises(pp.CorruptDataError):
             fse.decompress(bytes(bad))
+
+
+# ----------------------------------------------------------------------------- chunks and transfers
+def _mixed(rng, n_blocks, bs, tail):
+    """Blocks of every kind side by side: skewed (FSE), single-symbol (RLE), random (raw,
+    incompressible), few-symbol; then a partial last block of ``tail`` bytes (0: none)."""
+    kinds = [lambda m: _skewed(rng, m), lambda m: np.full(m, int(rng.integers(0, 256)), np.uint8),
+             lambda m: rng.integers(0, 256, m, dtype=np.uint8), lambda m: _dist(rng, m, 3, 0.3)]
+    parts = [kinds[int(k)](bs) for k in rng.integers(0, 4, n_blocks)]
+    if tail:
+        parts.append(kinds[int(rng.integers(0, 4))](tail))
+    return np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+
+
+@pytest.mark.parametrize("mode", ["reference", "interleaved"])
+def test_chunked_past_binding(rng, mode):
+    """A binding limit of a few blocks: compress and decompress work by groups of blocks, with the
+    same container as one chunk; block counts around the chunk boundaries, a partial last block."""
+    bs = 1024
+    dev = pp.device()
+    per = {"reference": 5 * 1024, "interleaved": 4 * (C.HDR_WORDS + 32 + 32 * C._lane_cap(bs, 32, 11))}[mode]
+    limit = 3 * per + 100   # compress: 3 blocks a chunk; decompress: about 3 (interleaved) or 1 (tables)
+    for nblocks, tail in ((2, 0), (3, 0), (3, 77), (4, 0), (6, 1), (7, 1023), (13, 64)):
+        x = _mixed(rng, nblocks, bs, tail)
+        want = fse.compress(x, mode=mode, block_size=bs, lanes=32)
+        with dev.using(max_binding=limit):
+            assert C._chunk_blocks(dev, bs, per, 100) < nblocks + (tail > 0) or nblocks < 4
+            got = fse.compress(x, mode=mode, block_size=bs, lanes=32)
+            assert got == want, (nblocks, tail)
+            assert fse.compress(pp.asarray(x), mode=mode, block_size=bs, lanes=32) == want
+            assert fse.decompress(got) == x.tobytes()
+            _, e = fse.parse(got)
+            coded = np.flatnonzero(e["kind"] != C.RLE)
+            # a flip in the first group (the next one is in flight: its mapping is dropped) and a late one
+            for i in sorted({int(coded[0]), int(coded[-1])} if len(coded) else ()):  # (all single-symbol: none)
+                bad = bytearray(got)
+                o, cs = int(e[i]["offset"]), int(e[i]["csize"])
+                bad[o + cs // 2:o + cs] = bytes(v ^ 0xFF for v in bad[o + cs // 2:o + cs])  # (one flipped bit
+                # may decode to the same bytes: tANS states can resynchronise)
+                with pytest.raises(pp.CorruptDataError, match=f"block {i}"):
+                    fse.decompress(bytes(bad))
+                assert fse.decompress(got) == x.tobytes()  # nothing left mapped or pending
+        assert fse.decompress(got) == x.tobytes()
+
+
+def test_chunked_odd_limits(rng):
+    """Limits that are not multiples of anything: chunks still start aligned and cover every block."""
+    dev = pp.device()
+    x = _mixed(rng, 9, 4096, 555)
+    for mode in ("reference", "interleaved"):
+        want = fse.compress(x, mode=mode, block_size=4096, lanes=64)
+        for limit in (5 * 4096 + 3, 4096 * 16 + 1, 200_001):
+            with dev.using(max_binding=limit):
+                assert fse.compress(x, mode=mode, block_size=4096, lanes=64) == want
+                assert fse.decompress(want) == x.tobytes()
+
+
+@pytest.mark.parametrize("mode", ["reference", "interleaved"])
+def test_staged_downloads(rng, mode, monkeypatch):
+    """Payloads and outputs too large for the one-shot readback take the download path (forced by
+    a tiny ``one_shot``): same containers, same bytes."""
+    import dataclasses
+    x = _mixed(rng, 11, 4096, 999)
+    want = fse.compress(x, mode=mode, block_size=4096, lanes=32)
+    dev = pp.device()
+    monkeypatch.setattr(dev, "transfer", dataclasses.replace(dev.transfer, one_shot=64))
+    assert fse.compress(x, mode=mode, block_size=4096, lanes=32) == want
+    with dev.using(max_binding=3 * 4096 * 6):
+        assert fse.compress(x, mode=mode, block_size=4096, lanes=32) == want
+        assert fse.decompress(want) == x.tobytes()
+    assert fse.decompress(want) == x.tobytes()
+    # decoding groups of 3 blocks (one_shot output bytes each), every group in its one readback
+    monkeypatch.setattr(dev, "transfer", dataclasses.replace(dev.transfer, one_shot=3 * 4096 + 5))
+    assert fse.decompress(want) == x.tobytes()
+    assert fse.compress(x, mode=mode, block_size=4096, lanes=32) == want
+
+
+def test_block_kinds_and_result_types(rng):
+    """Incompressible and single-symbol inputs, bytes-like inputs of every kind; compress returns
+    bytes, decompress a bytearray, and neither depends on the input's type."""
+    for x in (rng.integers(0, 256, 10_000, dtype=np.uint8), np.full(10_000, 7, np.uint8),
+              np.full(1, 200, np.uint8), np.array([1, 2], np.uint8)):
+        for mode in ("reference", "interleaved"):
+            blob = fse.compress(x, mode=mode, block_size=4096, lanes=32)
+            assert type(blob) is bytes
+            _, e = fse.parse(blob)
+            want_kind = C.RLE if len(set(x.tolist())) == 1 and x.size > 1 else C.RAW
+            assert set(e["kind"].tolist()) == {want_kind}
+            for src in (blob, bytearray(blob), memoryview(blob), np.frombuffer(blob, np.uint8)[::1].data):
+                out = fse.decompress(src)
+                assert type(out) is bytearray and out == x.tobytes()
+            assert fse.compress(bytearray(x.tobytes()), mode=mode, block_size=4096, lanes=32) == blob
+            assert fse.compress(memoryview(x.tobytes()), mode=mode, block_size=4096, lanes=32) == blob

@@ -331,13 +331,16 @@ def test_stream_benchmark_runs_checked_and_cleans_up(dtype, tmp_path):
     from pywgpuprims.bench import stream as bench
 
     js = tmp_path / "s.json"
+    fse = ["--fse", "interleaved"] if dtype == "uint32" else []
     assert bench.main(["--size", "3MiB", "--chunks", "256KiB", "1MiB", "--repeats", "1", "--dtype", dtype,
-                       "--dir", str(tmp_path), "--json", str(js)]) == 0
+                       "--dir", str(tmp_path), "--json", str(js)] + fse) == 0
     import json
 
     rows = json.loads(js.read_text())["rows"]
     scans = [r for r in rows if r["what"].startswith("stream.scan")]
     assert len(scans) == 2 and all(r["GB/s"] > 0 and r["x memcpy"] > 0 for r in scans)
+    fses = [r for r in rows if r["what"].startswith("stream.fse")]
+    assert len(fses) == (4 if fse else 0) and all(r["GB/s"] > 0 for r in fses)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]  # the memmaps are gone
 
 
@@ -364,3 +367,70 @@ def test_scan_submits_the_next_chunk_before_copying_this_one_out(monkeypatch, rn
     np.testing.assert_array_equal(pp.stream.scan(x, chunk=M), np.cumsum(x, dtype=np.uint32))
     kinds = [k for k, n in events if n > 1]  # not the identity constant
     assert kinds == ["up", "up", "out", "up", "out", "up", "out", "up", "out", "out"], events
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_float_scan_is_the_in_memory_chunked_scan_bit_for_bit(exclusive, rng):
+    """float32: the carry enters each chunk as the in-memory scan passes it between its
+    binding-sized chunks, so with the same chunks (and the fixed-order kernels) the results are
+    identical, not only close."""
+    import importlib
+
+    S = importlib.import_module("pywgpuprims.scan")  # the module (pp.scan is the function)
+    dev = pp.device()
+    n0 = 3 * 4096 + 77
+    tile = S._wg(dev) * S._vpt(dev, n0) * 4
+    for n in (tile - 1, 2 * tile, 3 * tile + 77):
+        x = (rng.standard_normal(n) * 10).astype(np.float32)
+        per = tile * max(1, 4096 // tile)
+        got = pp.stream.scan(x, exclusive=exclusive, out=_poisoned(n, np.float32), chunk=per, deterministic=True)
+        with dev.using(max_binding=4 * per):
+            mem = pp.scan(x, exclusive=exclusive, deterministic=True)
+        np.testing.assert_array_equal(got, mem)
+        single = pp.stream.scan(x, exclusive=exclusive, dtype=np.float32, chunk=per)
+        np.testing.assert_allclose(single, _numpy_scan(x, "add", exclusive, np.dtype(np.float32)),
+                                   rtol=0, atol=1e-4 * np.abs(x).sum())
+
+
+@pytest.mark.parametrize("hooks", [{"scan_withhold_period": 3}, {"scan_max_steps": 0, "scan_max_self": 0}])
+def test_scan_carry_through_fallbacks_and_repairs(hooks, rng):
+    """The carry a chunk starts from reaches tiles whose lookback falls back or gives up (the
+    reduce-then-scan repair seeds its spine with it)."""
+    x = rng.integers(-1000, 1000, 200_003).astype(np.int32)
+    with pp.device().using(**hooks):
+        for exclusive in (False, True):
+            got = pp.stream.scan(x, exclusive=exclusive, dtype=np.int32, out=_poisoned(x.size, np.int32),
+                                 chunk=50_000)
+            np.testing.assert_array_equal(got, _numpy_scan(x, "add", exclusive, np.dtype(np.int32)))
+
+
+@pytest.mark.parametrize("mode", ["reference", "interleaved"])
+def test_fse_stream_overlaps_chunks(mode, monkeypatch, rng):
+    """As stream.scan: chunk k+1's input is uploaded (and its work submitted) before chunk k's
+    result is copied out, in both directions."""
+    from pywgpuprims import _device
+
+    bs = 4096
+    data = np.minimum(rng.geometric(0.2, 5 * bs + 99), 255).astype(np.uint8)
+    whole = pp.fse.compress(data, block_size=bs, mode=mode)
+    dev = pp.device()
+    events = []
+    upload, into = dev.upload, _device.Readback.into
+
+    def logged_upload(dst, d, offset=0):
+        if d.dtype == np.uint8 and d.size > 64:
+            events.append("up")
+        return upload(dst, d, offset)
+
+    def logged_into(self, *outs, **kw):
+        if outs[-1].dtype == np.uint8:
+            events.append("out")
+        return into(self, *outs, **kw)
+
+    monkeypatch.setattr(dev, "upload", logged_upload)
+    monkeypatch.setattr(_device.Readback, "into", logged_into)
+    assert pp.stream.fse_compress(data, chunk=bs, block_size=bs, mode=mode) == whole
+    assert events[:4] == ["up", "up", "out", "up"], events  # payload copies run through Readback.into
+    events.clear()
+    np.testing.assert_array_equal(pp.stream.fse_decompress(whole, chunk=bs), data)
+    assert events[:4] == ["up", "up", "out", "up"], events

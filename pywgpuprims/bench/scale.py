@@ -17,7 +17,8 @@ Both float32 results are checked against a float64 cumsum (largest error relativ
 
 (b) zarr: ``--zarr-gib`` GiB of int32 values with runs (a typical compressible array) written to
 and read back from a local store (``--zarr-dir``, default a temporary folder) with
-:class:`pywgpuprims.codecs.FSECodec` (interleaved and reference modes) and with zarr's ZstdCodec
+:class:`pywgpuprims.codecs.FSECodec` (interleaved and reference modes; interleaved with 256 KiB
+blocks too: more workgroups per 16 MiB chunk) and with zarr's ZstdCodec
 (numcodecs' Zstd on the CPU, levels 1 and 3), same data, same run; GB/s of the uncompressed
 bytes, compression ratio, read-back checked.
 
@@ -130,6 +131,7 @@ def _zarr_rows(nbytes: int, chunk_bytes: int, path: str, repeats: int) -> list[d
     chunks = (max(1, chunk_bytes // 4),)
     rows = []
     for label, comp in (("fse interleaved (GPU)", FSECodec()), ("fse reference (GPU)", FSECodec(mode="reference")),
+                        ("fse interleaved, 256 KiB blocks (GPU)", FSECodec(block_size=256 << 10)),
                         ("zstd level 1 (CPU, numcodecs)", ZstdCodec(level=1)),
                         ("zstd level 3 (CPU, numcodecs)", ZstdCodec(level=3))):
         w = r = float("inf")

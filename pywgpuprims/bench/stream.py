@@ -1,4 +1,4 @@
-"""Out-of-core benchmark: ``python -m pywgpuprims.bench --stream [--size 6GiB] [--chunks 64MiB ...]``.
+"""Out-of-core benchmark: ``python -m pywgpuprims.bench --stream [--size 6GiB] [--chunks 64MiB ...] [--fse MODE]``.
 
 Scans an ``np.memmap`` larger than the device's largest storage binding into another memmap
 with :func:`pywgpuprims.stream.scan` and reports the end-to-end rate (input bytes per second of
@@ -7,10 +7,13 @@ arrays in memory) and a memmap-to-memmap ``np.copyto`` over the same bytes (the 
 cannot beat on this host). Issue 41's target: >= 70% of host memcpy bandwidth.
 
 The input is written first (small random integers, or uniform floats), in the folder ``--dir``;
-both files are removed at the end. Each stream is run once to warm up (kernels, pools, the
+the files are removed at the end. Each stream is run once to warm up (kernels, pools, the
 output file's pages) and then ``--repeats`` times (the best and the median reported), and every
 result is checked: uint32 exactly (the last element against the input's sum, and random windows
-against numpy's cumsum), float32 to rounding. ``stream.reduce`` of the same memmap is timed too.
+against numpy's cumsum), float32 to rounding. ``stream.reduce`` of the same memmap is timed too,
+and with ``--fse`` :func:`pywgpuprims.stream.fse_compress` of its bytes into a file and
+:func:`~pywgpuprims.stream.fse_decompress` of that file into the output memmap (every byte checked;
+rates in input bytes per second).
 """
 
 from __future__ import annotations
@@ -80,7 +83,8 @@ def _memcpy_s(nbytes: int, repeats: int) -> float:
     return min(_timed(lambda: np.copyto(dst, src), max(3, repeats)))
 
 
-def run(size: int, dtype: str, chunks: Sequence[int | None], repeats: int, folder: str) -> list[dict]:
+def run(size: int, dtype: str, chunks: Sequence[int | None], repeats: int, folder: str,
+        fse_mode: str | None = None) -> list[dict]:
     dev = device()
     dt = np.dtype(dtype)
     n = size // dt.itemsize
@@ -98,8 +102,9 @@ def run(size: int, dtype: str, chunks: Sequence[int | None], repeats: int, folde
 
     fd_in, path_in = tempfile.mkstemp(prefix="pp-stream-in-", suffix=".bin", dir=folder)
     fd_out, path_out = tempfile.mkstemp(prefix="pp-stream-out-", suffix=".bin", dir=folder)
-    os.close(fd_in)
-    os.close(fd_out)
+    fd_c, path_c = tempfile.mkstemp(prefix="pp-stream-fse-", suffix=".fse", dir=folder)
+    for fd in (fd_in, fd_out, fd_c):
+        os.close(fd)
     try:
         t0 = time.perf_counter()
         x = _fill(path_in, n, dt, rng)
@@ -124,8 +129,22 @@ def run(size: int, dtype: str, chunks: Sequence[int | None], repeats: int, folde
             times = _timed(lambda e=elems: stream.reduce(x, chunk=e, dtype=x.dtype), repeats)
             row(f"stream.reduce memmap, chunk {label}", times, nbytes,
                 **{"x memcpy": nbytes / min(times) / 1e9 / memcpy_gbs})
+            if fse_mode is None:
+                continue
+            xb, ob = x.view(np.uint8), out.view(np.uint8)
+            stream.fse_compress(xb, path_c, chunk=chunk, mode=fse_mode)
+            times = _timed(lambda c=chunk, a=xb: stream.fse_compress(a, path_c, chunk=c, mode=fse_mode), repeats)
+            row(f"stream.fse_compress {fse_mode[:3]} -> file, {label}", times, nbytes,
+                **{"x memcpy": nbytes / min(times) / 1e9 / memcpy_gbs, "ratio": nbytes / os.path.getsize(path_c)})
+            blob = np.memmap(path_c, mode="r", dtype=np.uint8)
+            times = _timed(lambda c=chunk, b=blob, o=ob: stream.fse_decompress(b, out=o, chunk=c), repeats)
+            del blob
+            for s in range(0, nbytes, PIECE):  # every byte back
+                assert np.array_equal(ob[s:s + PIECE], xb[s:s + PIECE]), f"fse round trip differs at {s}"
+            row(f"stream.fse_decompress {fse_mode[:3]} -> memmap, {label}", times, nbytes,
+                **{"x memcpy": nbytes / min(times) / 1e9 / memcpy_gbs})
     finally:
-        for p in (path_in, path_out):
+        for p in (path_in, path_out, path_c):
             if os.path.exists(p):
                 os.remove(p)
     return rows
@@ -154,12 +173,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3, help="timed runs per row, after one warm-up")
     ap.add_argument("--dir", default=tempfile.gettempdir(), help="folder for the two memmap files")
     ap.add_argument("--json", help="write the rows as JSON to this file")
+    ap.add_argument("--fse", choices=["interleaved", "reference"], default=None,
+                    help="also stream.fse_compress the input memmap into a file and fse_decompress it back "
+                         "(checked), in this mode")
     args = ap.parse_args(argv)
     dev = device()
     size = parse_bytes(args.size) if args.size else max(2 * dev.max_binding, 1 << 30)
     chunks = [parse_bytes(c) for c in args.chunks] if args.chunks else [None]
     print(f"device: {dev.adapter_summary}", flush=True)
-    rows = run(size, args.dtype, chunks, max(1, args.repeats), args.dir)
+    rows = run(size, args.dtype, chunks, max(1, args.repeats), args.dir, args.fse)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": dev.adapter_summary, "rows": rows}, f, indent=1)

@@ -12,7 +12,8 @@ Building blocks: :func:`histogram` (GPU), :func:`normalize_counts`, :func:`write
 Command line: ``python -m pywgpuprims.fse compress|decompress IN OUT`` (``-`` for stdin/stdout;
 an existing OUT is kept unless ``--force``; ``--help``).
 
-GPU pipeline (``wgsl/fse/``), per chunk of blocks that fits the device's largest binding:
+GPU pipeline (``wgsl/fse/``), per group of blocks whose every binding fits ``dev.binding_limit``
+(blocks are independent: a large input is coded group by group, into the same container):
 
 - ``hist.wgsl``: one workgroup per block; byte histogram in workgroup memory (atomics over eight
   sub-histograms, 4 words per invocation and trip) and the block checksum.
@@ -32,6 +33,15 @@ GPU pipeline (``wgsl/fse/``), per chunk of blocks that fits the device's largest
   table built in parallel in workgroup memory, one invocation per lane decodes; reference mode:
   invocation 0 builds the table and decodes), then checksums of the output (``hist.wgsl``
   without counts) are compared with the stored ones.
+
+Host path: a group costs three submissions and three map round trips to encode (histograms;
+status words; payload) and one to decode (status words, checksums and, up to
+``dev.transfer.one_shot``, the output, in one readback). Group k+1 is uploaded and submitted
+before group k is copied out (``encode_groups`` / ``decode_groups``, shared with
+``pywgpuprims.stream``). Payloads go straight from the GPU's mappings into the returned
+``bytes`` (written once: made uninitialised through CPython's C API, as C code fills
+``PyBytes_FromStringAndSize(NULL, n)``) and outputs into a bytearray that is not zero-filled
+first; compressed input is uploaded from the caller's buffer without a copy.
 
 Reference-mode blocks are at most 128 KiB (default 32 KiB): one invocation codes a whole block,
 and lavapipe stops any invocation's loops after 65,535 trips in total.

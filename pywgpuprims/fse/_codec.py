@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import math
 import struct
 import zlib
 from dataclasses import dataclass
@@ -10,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .._array import GpuArray, as_input
-from .._device import Binding, Device, device, takes_device
+from .._device import Binding, Device, Readback, device, takes_device
 from .._errors import CorruptDataError, InputError
 from . import _tables as T
 
@@ -128,15 +130,23 @@ def _max_block_log(table_log: int) -> int:
 
 
 def _chunk_blocks(dev: Device, block_size: int, per_block_bytes: int, n_blocks: int) -> int:
+    """Blocks per chunk: as many as keep every per-chunk binding (``per_block_bytes`` a block, at
+    least the block itself) within ``dev.binding_limit``, a multiple of the count that keeps the
+    chunk's byte offset in its input aligned for binding; at least that count."""
     # chunks of up to 2 GiB: the reference-mode coders are latency-bound, and every block of a chunk
     # is a coder in flight
-    limit = min(dev.max_binding, dev.max_buffer, 2 << 30)
-    cb = max(4, (limit // max(per_block_bytes, block_size)) // 4 * 4)
-    return min(cb, max(4, -(-n_blocks // 4) * 4))
+    limit = min(dev.binding_limit, dev.max_buffer, 2 << 30)
+    step = dev.storage_align // math.gcd(block_size, dev.storage_align)
+    cb = max(step, (limit // max(per_block_bytes, block_size)) // step * step)
+    return min(cb, max(step, -(-n_blocks // step) * step))
 
 
-def _u32_view(data: bytes) -> np.ndarray:
-    return np.frombuffer(data + b"\0" * (-len(data) % 4), np.uint32)
+def _byte_view(data) -> bytes | memoryview:
+    """Bytes-like ``data`` as bytes or a flat byte memoryview (no copy unless it is not contiguous)."""
+    if isinstance(data, bytes):
+        return data
+    m = memoryview(data)
+    return m.cast("B") if m.c_contiguous else bytes(m)
 
 
 def _buffer(dev: Device, nbytes: int):
@@ -151,23 +161,15 @@ def _upload(dev: Device, data) -> Any:
     return buf
 
 
-def _read_u32(dev: Device, buf, count: int) -> np.ndarray:
-    if count == 0:
-        return np.zeros(0, np.uint32)
-    return np.frombuffer(dev.read(buf, 0, 4 * count), np.uint32).copy()
-
-
-def block_histograms(dev: Device, src: Binding, n_bytes: int, block_size: int, n_blocks: int,
-                     counts: bool = True) -> np.ndarray:
-    """(n_blocks, 257) uint32: byte counts per block (zeros when ``counts`` is false) and the
-    block checksum in column 256."""
+def block_histograms(dev: Device, src: Binding, n_bytes: int, block_size: int, n_blocks: int) -> np.ndarray:
+    """(n_blocks, 257) uint32: byte counts per block and the block checksum in column 256."""
     out = _buffer(dev, 4 * 257 * n_blocks)
     b = dev.batch()
-    k = dev.kernel("fse/hist.wgsl", defines={"HIST": counts})
-    b.dispatch(k, n_blocks, params={"n_bytes": n_bytes, "block_size": block_size, "n_blocks": n_blocks},
-               src=src, hist=out)
+    b.dispatch(dev.kernel("fse/hist.wgsl", defines={"HIST": True}), n_blocks,
+               params={"n_bytes": n_bytes, "block_size": block_size, "n_blocks": n_blocks}, src=src, hist=out)
+    rb = b.readback((out, 0, 4 * 257 * n_blocks))
     b.submit()
-    return _read_u32(dev, out, 257 * n_blocks).reshape(n_blocks, 257)
+    return rb.numpy(np.uint32).reshape(n_blocks, 257)
 
 
 def histogram(x, block_size: int = 1 << 16) -> np.ndarray:
@@ -221,16 +223,16 @@ def _int_arg(value, name: str, primitive: str = "fse.compress") -> int:
     return int(value)
 
 
-def _check_block_size(mode: str, block_size: int, lanes: int) -> None:
+def _check_block_size(mode: str, block_size: int, lanes: int, primitive: str = "fse.compress") -> None:
     if block_size <= 0 or block_size % 64:
-        raise InputError("fse.compress", f"block_size must be a positive multiple of 64, got {block_size}")
+        raise InputError(primitive, f"block_size must be a positive multiple of 64, got {block_size}")
     if mode == "reference" and block_size > MAX_REF_BLOCK:
-        raise InputError("fse.compress", f"reference-mode blocks are at most {MAX_REF_BLOCK} bytes")
+        raise InputError(primitive, f"reference-mode blocks are at most {MAX_REF_BLOCK} bytes")
     if mode == "interleaved":
         if block_size > MAX_IL_BLOCK:
-            raise InputError("fse.compress", f"interleaved blocks are at most {MAX_IL_BLOCK} bytes")
+            raise InputError(primitive, f"interleaved blocks are at most {MAX_IL_BLOCK} bytes")
         if block_size // 4 > 8192 * lanes:
-            raise InputError("fse.compress", f"block_size too large for {lanes} lanes (at most 8192 words a lane, "
+            raise InputError(primitive, f"block_size too large for {lanes} lanes (at most 8192 words a lane, "
                              "to keep each invocation's loop trips well under lavapipe's 65,535 cap)")
 
 
@@ -271,22 +273,10 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
     >>> len(blob) < len(x) // 2, fse.decompress(blob) == x.tobytes()
     (True, True)
     """
-    if not isinstance(mode, str) or mode not in MODES:
-        raise InputError("fse.compress", f"mode must be 'reference' or 'interleaved', got {mode!r}")
+    mode, table_log, block_size, lanes = check_args(mode, table_log, block_size, lanes, "fse.compress")
     _check_progress(progress, "fse.compress")
-    table_log = _int_arg(table_log, "table_log")
-    lanes = _int_arg(lanes, "lanes")
-    if block_size is not None:
-        block_size = _int_arg(block_size, "block_size")
-    if not T.MIN_TABLELOG <= int(table_log) <= T.MAX_TABLELOG:
-        raise InputError("fse.compress", f"table_log must be in {T.MIN_TABLELOG}..{T.MAX_TABLELOG}")
-    table_log = int(table_log)
-    if lanes not in LANES_ALLOWED:
-        raise InputError("fse.compress", f"lanes must be one of {LANES_ALLOWED}")
-    block_size = DEFAULT_BLOCK[mode] if block_size is None else block_size
-    _check_block_size(mode, block_size, lanes)
     if isinstance(data, (bytes, bytearray, memoryview)):
-        data = np.frombuffer(bytes(data), np.uint8)
+        data = np.frombuffer(_byte_view(data), np.uint8)
     if isinstance(data, GpuArray):
         if data.dtype != np.uint8:
             raise InputError("fse.compress", f"expected uint8 data, got {data.dtype}")
@@ -301,112 +291,244 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
     n = g.nbytes if g is not None else host.nbytes
     nb = -(-n // block_size)
     entries = np.zeros(nb, ENTRY)
-    payloads: list = []  # bytes-like
+
+    def source(start: int, nbytes: int) -> Binding:
+        if g is not None:
+            return Binding(g.buffer, g.byte_offset + start, (nbytes + 3) // 4 * 4)
+        return Binding(_upload(dev, host[start:start + nbytes]))
+
+    payloads: list = []  # per group: (byte offset in the container, bytes, Readback or Block)
     offset = HEADER.size + ENTRY.itemsize * nb
+    for grp in encode_groups(dev, source, n, mode, table_log, block_size, lanes):
+        e = entries[grp.first:grp.first + len(grp.csize)]
+        e["offset"] = offset + grp.rel
+        e["csize"], e["kind"], e["check"] = grp.csize, grp.kind, grp.check
+        payloads.append((offset, grp.size, grp.payload))
+        offset += grp.size
+        if progress is not None:
+            progress(grp.end, n)
+    head = header(MODES[mode], table_log, lanes if mode == "interleaved" else 0, block_size, n, entries)
+    end = payloads[-1][0] + payloads[-1][1] if payloads else offset
+    blob, view = _new_bytes(end)
+    view[:len(head)] = np.frombuffer(head, np.uint8)
+    for at, size, src in payloads:  # each payload straight from the GPU into its place
+        copy_payload(dev, src, view[at:at + size])
+    del view
+    return blob if isinstance(blob, bytes) else bytes(blob)
+
+
+def check_args(mode, table_log, block_size, lanes, primitive: str) -> tuple[str, int, int, int]:
+    """compress's arguments checked; ``block_size`` None becomes the mode's default."""
+    if not isinstance(mode, str) or mode not in MODES:
+        raise InputError(primitive, f"mode must be 'reference' or 'interleaved', got {mode!r}")
+    table_log = _int_arg(table_log, "table_log", primitive)
+    lanes = _int_arg(lanes, "lanes", primitive)
+    if block_size is not None:
+        block_size = _int_arg(block_size, "block_size", primitive)
+    if not T.MIN_TABLELOG <= table_log <= T.MAX_TABLELOG:
+        raise InputError(primitive, f"table_log must be in {T.MIN_TABLELOG}..{T.MAX_TABLELOG}")
+    if lanes not in LANES_ALLOWED:
+        raise InputError(primitive, f"lanes must be one of {LANES_ALLOWED}")
+    block_size = DEFAULT_BLOCK[mode] if block_size is None else block_size
+    _check_block_size(mode, block_size, lanes, primitive)
+    return mode, table_log, block_size, lanes
+
+
+def header(mode: int, table_log: int, lanes: int, block_size: int, n: int, entries: np.ndarray) -> bytes:
+    """The container's header and block table (its checksum filled in)."""
+    head = HEADER.pack(MAGIC, VERSION, mode, table_log, 0, lanes, 0, block_size, n, len(entries), 0)
+    table = entries.tobytes()
+    return head[:-4] + struct.pack("<I", zlib.crc32(table, zlib.crc32(head[:-4]))) + table
+
+
+def copy_payload(dev: Device, src, dst: np.ndarray) -> None:
+    """A group's payload (``EncodedGroup.payload``) into the uint8 array ``dst`` (its size)."""
+    if isinstance(src, Readback):
+        src.into(dst, tuning=dev.transfer)
+    elif dst.size:
+        dev.download(src, dst)
+
+
+@dataclass
+class EncodedGroup:
+    """What :func:`encode_groups` yields for a group of blocks: their table fields (``rel``: payload
+    offsets from the group's first, padded to 4 bytes; ``check``: tied to the global indices), the
+    payload's size (no padding after the input's last block) and where it waits: a prefetched
+    Readback (up to ``one_shot`` bytes) or a Block (downloaded by :func:`copy_payload`)."""
+
+    first: int
+    end: int  # input bytes done
+    rel: np.ndarray
+    csize: np.ndarray
+    kind: np.ndarray
+    check: np.ndarray
+    size: int
+    payload: Any
+
+
+def encode_groups(dev: Device, source, n: int, mode: str, table_log: int, block_size: int, lanes: int,
+                  max_blocks: int | None = None):
+    """Code ``n`` input bytes group by group of blocks (as many as the bindings allow, at most
+    ``max_blocks``), yielding an :class:`EncodedGroup` for each, in order.
+
+    ``source(start, nbytes)`` gives the Binding of input bytes ``[start, start + nbytes)`` (start
+    aligned for binding). Group k+1's input and histograms are submitted before group k is yielded,
+    so its upload and GPU work overlap the caller's copy of group k's payload.
+    """
+    nb = -(-n // block_size)
     stage_words = _stage_words(mode, block_size, lanes, table_log)
     lane_cap = _lane_cap(block_size, lanes, table_log) if mode == "interleaved" else 0
     tsize = 1 << _max_block_log(table_log)
     tw = 256 + tsize // 2
-    cb = _chunk_blocks(dev, block_size, max(4 * stage_words, 4 * tw if mode == "reference" else 0), nb)
+    cb = _chunk_blocks(dev, block_size, max(4 * stage_words, 4 * tw if mode == "reference" else 0, 4 * 257), nb)
+    if max_blocks is not None:
+        step = dev.storage_align // math.gcd(block_size, dev.storage_align)
+        cb = min(cb, max(step, max_blocks // step * step))
+    k_hist = dev.kernel("fse/hist.wgsl", defines={"HIST": True})
     if mode == "reference":
         k_tab = dev.kernel("fse/reftab.wgsl", defines={"WG": TABLE_WG, "TSIZE": tsize, "CTABLE_OUT": True})
         k_enc = dev.kernel("fse/refenc.wgsl", defines={"WG": REF_CODERS, "TSIZE": tsize, "WRITER_ONLY": True})
     else:
         k_enc = dev.kernel("fse/encode.wgsl", defines={"WG": lanes, "TSIZE": tsize})
     k_gat = dev.kernel("fse/gather.wgsl")
-    for c0 in range(0, nb, cb):
+
+    def start_group(c0: int):
+        """Upload (if the source does) and submit the histograms of the group from block c0."""
         c1 = min(nb, c0 + cb)
-        ncb = c1 - c0
         start = c0 * block_size
         nbytes = min(n, c1 * block_size) - start
-        if g is not None:
-            src = Binding(g.buffer, g.byte_offset + start, (nbytes + 3) // 4 * 4)
-            src_buf = None
-        else:
-            src_buf = _upload(dev, host[start:start + nbytes])
-            src = Binding(src_buf)
-        hist = block_histograms(dev, src, nbytes, block_size, ncb)
-        counts = hist[:, :256]
-        lens = np.minimum(block_size, nbytes - np.arange(ncb, dtype=np.int64) * block_size)
-        maxc = counts.max(axis=1).astype(np.int64)
-        kind = np.full(ncb, FSE_REF if mode == "reference" else FSE_IL, np.uint32)
-        kind[(lens <= 2) | (maxc == 1) | (maxc < (lens >> 7))] = RAW
-        kind[(maxc == lens) & (lens > 1)] = RLE
-        fse_rows = np.flatnonzero(kind >= FSE_REF)
-        plan = np.zeros((ncb, PLAN_WORDS), np.uint32)
-        if len(fse_rows):
-            cnt = counts[fse_rows]
-            msv = 255 - np.argmax(cnt[:, ::-1] > 0, axis=1)
-            tls = np.array([T.optimal_table_log(table_log, int(lens[r]), int(m))
-                            for r, m in zip(fse_rows, msv, strict=True)])
-            norm = T.normalize_many(cnt, lens[fse_rows], tls)
-            packed = (norm.astype(np.int32) + 1).astype(np.uint32)
-            plan[fse_rows, 0] = tls | (msv << 8)
-            plan[fse_rows, 1:] = packed[:, 0::2] | (packed[:, 1::2] << 16)
-        status = np.zeros((ncb, 2), np.uint32)
-        stage = None
-        if len(fse_rows):
-            plan_buf = _upload(dev, plan)
-            stage = _buffer(dev, 4 * stage_words * ncb)
-            status_buf = _buffer(dev, 8 * ncb)
-            b = dev.batch()
-            if mode == "reference":
-                tabs = _buffer(dev, 4 * tw * ncb)
-                b.dispatch(k_tab, ncb, params={"n_blocks": ncb, "stage_words": stage_words},
-                           plan=plan_buf, stage=stage, status=status_buf, tabs=tabs)
-                b.dispatch(k_enc, -(-ncb // REF_CODERS), params={"n_bytes": nbytes, "block_size": block_size,
-                                                           "n_blocks": ncb, "stage_words": stage_words},
-                           src=src, plan=plan_buf, tabs=tabs, stage=stage, status=status_buf)
-            else:
-                b.dispatch(k_enc, ncb, params={"n_bytes": nbytes, "block_size": block_size, "n_blocks": ncb,
-                                               "stage_words": stage_words, "lane_cap": lane_cap},
-                           src=src, plan=plan_buf, stage=stage, status=status_buf)
-            b.submit()
-            status = _read_u32(dev, status_buf, 2 * ncb).reshape(ncb, 2)
-        csize = np.where(kind == RAW, lens, 1).astype(np.int64)
-        aux = np.zeros(ncb, np.int64)
-        if mode == "reference":
-            fs = status[:, 1].astype(np.int64)
-            ok = (kind == FSE_REF) & (fs != 0xFFFFFFFF) & (fs < lens - 1)
-            csize[ok] = fs[ok]
-            aux[ok] = fs[ok]
-        else:
-            fs = status[:, 1].astype(np.int64)
-            ok = (kind == FSE_IL) & (fs != 0xFFFFFFFF) & (fs < lens)
-            csize[ok] = fs[ok]
-            aux[ok] = status[ok, 0]
-        kind[(kind >= FSE_REF) & ~ok] = RAW
-        csize[kind == RAW] = lens[kind == RAW]
-        aux[kind == RLE] = np.argmax(counts[kind == RLE], axis=1)
-        padded = (csize + 3) // 4 * 4
-        rel = np.concatenate([[0], np.cumsum(padded)])
-        gplan = np.stack([kind.astype(np.int64), rel[:-1] // 4, aux], axis=1).astype(np.uint32)
-        out_buf = _buffer(dev, int(rel[-1]))
-        if dev.hooks.fse_poison_outputs:  # tests: unwritten words show
-            dev.write(out_buf, np.full(out_buf.size // 4, 0xDEADBEEF, np.uint32).tobytes())
+        src = source(start, nbytes)
+        hist_buf = _buffer(dev, 4 * 257 * (c1 - c0))
         b = dev.batch()
-        b.dispatch(k_gat, ncb, params={"n_bytes": nbytes, "block_size": block_size, "n_blocks": ncb,
-                                       "stage_words": stage_words, "lane_cap": lane_cap, "lanes": lanes},
-                   src=src, stage=stage if stage is not None else _buffer(dev, 16), gplan=_upload(dev, gplan),
-                   dst=out_buf)
+        b.dispatch(k_hist, c1 - c0, params={"n_bytes": nbytes, "block_size": block_size, "n_blocks": c1 - c0},
+                   src=src, hist=hist_buf)
+        rb = b.readback((hist_buf, 0, 4 * 257 * (c1 - c0)))
         b.submit()
-        payloads.append(dev.read(out_buf, 0, int(rel[-1])) if rel[-1] else b"")
-        e = entries[c0:c1]
-        e["offset"] = offset + rel[:-1]
-        e["csize"] = csize
-        e["kind"] = kind
-        e["check"] = _tie(hist[:, 256], np.arange(c0, c1))
-        offset += int(rel[-1])
-        if progress is not None:
-            progress(start + nbytes, n)
-    head = HEADER.pack(MAGIC, VERSION, MODES[mode], table_log, 0, lanes if mode == "interleaved" else 0, 0,
-                       block_size, n, nb, 0)
-    table = entries.tobytes()
-    crc = zlib.crc32(table, zlib.crc32(head[:-4]))
-    blob = head[:-4] + struct.pack("<I", crc) + table + b"".join(payloads)
-    if nb:  # no padding after the last block
-        blob = blob[:int(entries[-1]["offset"]) + int(entries[-1]["csize"])]
-    return blob
+        return c0, c1, nbytes, src, rb.prefetch()
+
+    nxt = start_group(0) if nb else None
+    try:
+        while nxt is not None:
+            c0, c1, nbytes, src, rb = nxt
+            ncb = c1 - c0
+            hist = rb.numpy(np.uint32).reshape(ncb, 257)
+            counts = hist[:, :256]
+            # block kinds, table logs and normalised counts, vectorised over the group's blocks
+            lens = np.minimum(block_size, nbytes - np.arange(ncb, dtype=np.int64) * block_size)
+            maxc = counts.max(axis=1).astype(np.int64)
+            kind = np.full(ncb, FSE_REF if mode == "reference" else FSE_IL, np.uint32)
+            kind[(lens <= 2) | (maxc == 1) | (maxc < (lens >> 7))] = RAW
+            kind[(maxc == lens) & (lens > 1)] = RLE
+            fse_rows = np.flatnonzero(kind >= FSE_REF)
+            status = np.zeros((ncb, 2), np.uint32)
+            stage = None
+            if len(fse_rows):
+                cnt = counts[fse_rows]
+                msv = 255 - np.argmax(cnt[:, ::-1] > 0, axis=1)
+                tls = T.optimal_table_logs(table_log, lens[fse_rows], msv)
+                norm = T.normalize_many(cnt, lens[fse_rows], tls)
+                packed = (norm.astype(np.int32) + 1).astype(np.uint32)
+                plan = np.zeros((ncb, PLAN_WORDS), np.uint32)
+                plan[fse_rows, 0] = tls | (msv << 8)
+                plan[fse_rows, 1:] = packed[:, 0::2] | (packed[:, 1::2] << 16)
+                # tables and coding; the status words come back in one map round trip
+                plan_buf = _upload(dev, plan)
+                stage = _buffer(dev, 4 * stage_words * ncb)
+                status_buf = _buffer(dev, 8 * ncb)
+                b = dev.batch()
+                if mode == "reference":
+                    tabs = _buffer(dev, 4 * tw * ncb)
+                    b.dispatch(k_tab, ncb, params={"n_blocks": ncb, "stage_words": stage_words},
+                               plan=plan_buf, stage=stage, status=status_buf, tabs=tabs)
+                    b.dispatch(k_enc, -(-ncb // REF_CODERS), params={"n_bytes": nbytes, "block_size": block_size,
+                                                               "n_blocks": ncb, "stage_words": stage_words},
+                               src=src, plan=plan_buf, tabs=tabs, stage=stage, status=status_buf)
+                else:
+                    b.dispatch(k_enc, ncb, params={"n_bytes": nbytes, "block_size": block_size, "n_blocks": ncb,
+                                                   "stage_words": stage_words, "lane_cap": lane_cap},
+                               src=src, plan=plan_buf, stage=stage, status=status_buf)
+                rb = b.readback((status_buf, 0, 8 * ncb))
+                b.submit()
+                status = rb.numpy(np.uint32).reshape(ncb, 2)
+            csize = np.where(kind == RAW, lens, 1).astype(np.int64)
+            aux = np.zeros(ncb, np.int64)
+            fs = status[:, 1].astype(np.int64)
+            if mode == "reference":
+                ok = (kind == FSE_REF) & (fs != 0xFFFFFFFF) & (fs < lens - 1)
+                csize[ok] = fs[ok]
+                aux[ok] = fs[ok]
+            else:
+                ok = (kind == FSE_IL) & (fs != 0xFFFFFFFF) & (fs < lens)
+                csize[ok] = fs[ok]
+                aux[ok] = status[ok, 0]
+            kind[(kind >= FSE_REF) & ~ok] = RAW
+            csize[kind == RAW] = lens[kind == RAW]
+            aux[kind == RLE] = np.argmax(counts[kind == RLE], axis=1)
+            padded = (csize + 3) // 4 * 4
+            rel = np.zeros(ncb + 1, np.int64)
+            np.cumsum(padded, out=rel[1:])
+            gplan = np.stack([kind.astype(np.int64), rel[:-1] // 4, aux], axis=1).astype(np.uint32)
+            # payloads gathered to their places; small ones come back in the same submission
+            out_buf = _buffer(dev, int(rel[-1]))
+            if dev.hooks.fse_poison_outputs:  # tests: unwritten words show
+                dev.write(out_buf, np.full(out_buf.size // 4, 0xDEADBEEF, np.uint32).tobytes())
+            b = dev.batch()
+            b.dispatch(k_gat, ncb, params={"n_bytes": nbytes, "block_size": block_size, "n_blocks": ncb,
+                                           "stage_words": stage_words, "lane_cap": lane_cap, "lanes": lanes},
+                       src=src, stage=stage if stage is not None else _buffer(dev, 16), gplan=_upload(dev, gplan),
+                       dst=out_buf)
+            keep = int(rel[-1]) if c1 < nb else int(rel[-2] + csize[-1])  # no padding after the last block
+            payload = b.readback((out_buf, 0, keep)) if keep <= dev.transfer.one_shot else out_buf
+            b.submit()
+            if isinstance(payload, Readback):
+                payload.prefetch()
+            nxt = start_group(c1) if c1 < nb else None  # overlaps the caller's copy of this group
+            yield EncodedGroup(c0, c0 * block_size + nbytes, rel[:-1], csize, kind,
+                               _tie(hist[:, 256], np.arange(c0, c1)), keep, payload)
+    finally:  # closed early (an error downstream): no mapping left pending
+        if nxt is not None:
+            nxt[4].discard()
+
+
+def _new_bytes(n: int) -> tuple[bytes | np.ndarray, np.ndarray]:
+    """A new ``bytes`` object of ``n`` (> 0) uninitialised bytes and a writable uint8 view of it, to
+    be filled before the object is handed out (what C code does with
+    ``PyBytes_FromStringAndSize(NULL, n)``): the container is written once, straight from the GPU's
+    mappings, instead of assembled and copied. Without CPython's C API: a numpy array (copied to
+    bytes once filled)."""
+    if _CAPI is None:
+        arr = np.empty(n, np.uint8)
+        return arr, arr
+    obj = _CAPI.PyBytes_FromStringAndSize(None, n)
+    return obj, np.frombuffer(_CAPI.PyMemoryView_FromMemory(_CAPI.PyBytes_AsString(obj), n, _PYBUF_WRITE), np.uint8)
+
+
+def _new_bytearray(n: int) -> bytearray:
+    """A new bytearray of ``n`` bytes, not zero-filled (``bytearray(n)`` writes every byte once
+    more, on one thread, before the download fills it)."""
+    return bytearray(n) if _CAPI is None else _CAPI.PyByteArray_FromStringAndSize(None, n)
+
+
+_PYBUF_WRITE = 0x200
+
+
+def _c_api():
+    try:
+        api = ctypes.PyDLL(None)  # the interpreter's own symbols (CPython), apart from ctypes.pythonapi
+        sized = (ctypes.c_char_p, ctypes.c_ssize_t)
+        for name, res, args in (("PyBytes_FromStringAndSize", ctypes.py_object, sized),
+                                ("PyBytes_AsString", ctypes.c_void_p, (ctypes.py_object,)),
+                                ("PyByteArray_FromStringAndSize", ctypes.py_object, sized),
+                                ("PyMemoryView_FromMemory", ctypes.py_object,
+                                 (ctypes.c_void_p, ctypes.c_ssize_t, ctypes.c_int))):
+            f = getattr(api, name)
+            f.restype, f.argtypes = res, args
+        return api
+    except (AttributeError, OSError, TypeError):  # not CPython, or no process symbol table
+        return None
+
+
+_CAPI = _c_api()
 
 
 # ----------------------------------------------------------------------------- decompress
@@ -499,20 +621,31 @@ def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX
         blob = blob.numpy().tobytes()
     elif not isinstance(blob, (bytes, bytearray, memoryview)):
         raise InputError("fse.decompress", f"expected a bytes-like container, got {type(blob).__name__}")
-    blob = bytes(blob)
+    blob = _byte_view(blob)
     hdr, e = parse(blob)
-    n, bs, nb, tl = hdr["size"], hdr["block_size"], hdr["blocks"], hdr["table_log"]
-    mode, lanes = hdr["mode"], hdr["lanes"]
+    n = hdr["size"]
     if limit is not None and n > limit:
         raise InputError("fse.decompress", f"the container claims {n} bytes of output, more than "
                          f"max_output_size={limit} (pass a larger max_output_size, or None, to allow it)")
     if n == 0:
         return bytearray()
     try:
-        out = bytearray(n)
+        out = _new_bytearray(n)
     except MemoryError:
         raise InputError("fse.decompress", f"cannot allocate the {n} bytes of output the container claims") from None
-    dev = device()
+    decode_groups(device(), hdr, e, np.frombuffer(blob, np.uint8), np.frombuffer(out, np.uint8), progress=progress)
+    return out
+
+
+def decode_groups(dev: Device, hdr: dict, e: np.ndarray, whole: np.ndarray, result: np.ndarray,
+                  max_blocks: int | None = None, progress=None) -> None:
+    """Decode every block of a container checked by :func:`parse` (``whole``: its bytes, uint8)
+    into ``result`` (uint8, the original size; a memmap is fine), group by group of blocks (as
+    many as the bindings allow, up to ``dev.transfer.one_shot`` output bytes, at most
+    ``max_blocks``). Group k+1 is uploaded and submitted before group k's status and checksums
+    are checked and its bytes copied out."""
+    n, bs, nb, tl = hdr["size"], hdr["block_size"], hdr["blocks"], hdr["table_log"]
+    mode, lanes = hdr["mode"], hdr["lanes"]
     wg = REF_CODERS if mode == 0 else lanes
     mtl = _max_block_log(tl)
     # TABLES: the entry builds tables (interleaved: main; reference: ref_tables, not main)
@@ -521,9 +654,19 @@ def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX
         k_tab = dev.kernel("fse/decode.wgsl", entry="ref_tables", defines={**defs, "WG": TABLE_WG, "TABLES": True})
     k_dec = dev.kernel("fse/decode.wgsl", defines=defs)
     k_raw = dev.kernel("fse/decode.wgsl", entry="copy", defines=defs)
+    k_check = dev.kernel("fse/hist.wgsl", defines={"HIST": False})
     lens = np.minimum(bs, n - np.arange(nb, dtype=np.int64) * bs)
-    cb = _chunk_blocks(dev, bs, bs, nb)
-    for c0 in range(0, nb, cb):
+    # every per-group binding within the limit: output, compressed input (raw blocks: as large as
+    # their output; interleaved ones may exceed it a little), reference-mode tables
+    comp_cap = bs if mode == 0 else max(bs, 4 * (lanes // 2 + 129) + lanes * 4 * _lane_cap(bs, lanes, tl))
+    cb = _chunk_blocks(dev, bs, max(comp_cap, 4 << mtl if mode == 0 else 0), nb)
+    # groups of at most one_shot output bytes: each comes back in its own submission's readback,
+    # and group k+1's upload and decoding overlap group k's copy-out
+    cap = max(1, dev.transfer.one_shot // bs)
+    step = dev.storage_align // math.gcd(bs, dev.storage_align)
+    cb = min(cb, max(step, min(cap, max_blocks or cap) // step * step))
+
+    def submit(c0: int):
         c1 = min(nb, c0 + cb)
         ncb = c1 - c0
         ce = e[c0:c1]
@@ -531,17 +674,15 @@ def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX
         ends = offs + ce["csize"].astype(np.int64)
         lo, hi = int(offs.min()), int(ends.max())
         if hi - lo <= max(2 * int(ce["csize"].sum()) + 4096, 1 << 20):
-            comp = blob[lo:hi]
+            comp = whole[lo:hi]  # a view: uploaded straight from the caller's bytes
             rel = offs - lo
         else:  # scattered offsets (legal but odd): gather the payloads on the host
-            parts, rel, pos = [], np.zeros(ncb, np.int64), 0
+            padded = (ends - offs + 3) // 4 * 4
+            rel = np.zeros(ncb, np.int64)
+            np.cumsum(padded[:-1], out=rel[1:])
+            comp = np.zeros(int(rel[-1] + padded[-1]), np.uint8)
             for i in range(ncb):
-                rel[i] = pos
-                p = blob[offs[i]:ends[i]]
-                p += b"\0" * (-len(p) % 4)
-                parts.append(p)
-                pos += len(p)
-            comp = b"".join(parts)
+                comp[rel[i]:rel[i] + ends[i] - offs[i]] = whole[offs[i]:ends[i]]
         plan = np.stack([ce["kind"].astype(np.int64), rel // 4, ce["csize"].astype(np.int64)], axis=1).astype(np.uint32)
         start = c0 * bs
         nbytes = int(lens[c0:c1].sum())
@@ -550,11 +691,14 @@ def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX
         out_buf = _buffer(dev, (nbytes + 3) // 4 * 4)
         if dev.hooks.fse_poison_outputs:  # tests: unwritten words show
             dev.write(out_buf, np.full(out_buf.size // 4, 0xDEADBEEF, np.uint32).tobytes())
-        status_buf = _buffer(dev, 4 * ncb)
+        # status words and output checksums side by side: one map round trip decides the group
+        at = -(-4 * ncb // dev.storage_align) * dev.storage_align
+        flags = _buffer(dev, at + 4 * ncb)
         params = {"n_bytes": nbytes, "block_size": bs, "n_blocks": ncb, "comp_words": len(comp) // 4 + 1}
         b = dev.batch()
-        b.clear(status_buf)
-        io = {"params": params, "comp": comp_buf, "plan": plan_buf, "dst": out_buf, "status": status_buf}
+        b.clear(flags, 0, 4 * ncb)
+        io = {"params": params, "comp": comp_buf, "plan": plan_buf, "dst": out_buf,
+              "status": Binding(flags, 0, 4 * ncb)}
         if mode == 0:
             io.update(rec=_buffer(dev, 16 * ncb), dtabs=_buffer(dev, 4 * (1 << mtl) * ncb))
             b.dispatch(k_tab, ncb, **io)
@@ -562,21 +706,42 @@ def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX
         else:
             b.dispatch(k_dec, ncb, **io)
         b.dispatch(k_raw, ncb, **io)
+        b.dispatch(k_check, ncb, params={"n_bytes": nbytes, "block_size": bs, "n_blocks": ncb},
+                   src=out_buf, hist=Binding(flags, at, 4 * ncb))
+        small = nbytes <= dev.transfer.one_shot
+        rb = b.readback((flags, 0, at + 4 * ncb), *([(out_buf, 0, nbytes)] if small else []))
         b.submit()
-        status = _read_u32(dev, status_buf, ncb)
+        return c0, c1, start, nbytes, at, out_buf if not small else None, rb.prefetch()
+
+    def finish(c0, c1, start, nbytes, at, out_buf, rb) -> None:
+        words = np.empty((at + 4 * (c1 - c0)) // 4, np.uint32)
+        dst = result[start:start + nbytes]
+        rb.into(words, *([dst] if out_buf is None else []), tuning=dev.transfer)  # small: straight into the result
+        status, checks = words[:c1 - c0], words[at // 4:]
         bad = np.flatnonzero(status != 0)
         if len(bad):
             i = int(bad[0])
             raise CorruptDataError("fse", f"block {c0 + i}: corrupt stream (code {int(status[i])})")
-        hist = block_histograms(dev, Binding(out_buf), nbytes, bs, ncb, counts=False)
-        checks = hist[:, 256] if hdr["version"] == 1 else _tie(hist[:, 256], np.arange(c0, c1))
-        badc = np.flatnonzero(checks != ce["check"])
+        checks = checks if hdr["version"] == 1 else _tie(checks, np.arange(c0, c1))
+        badc = np.flatnonzero(checks != e["check"][c0:c1])
         if len(badc):
             raise CorruptDataError("fse", f"block {c0 + int(badc[0])}: checksum mismatch")
-        dev.download(out_buf, np.frombuffer(out, np.uint8)[start:start + nbytes])  # straight into the result
+        if out_buf is not None:
+            dev.download(out_buf, dst)  # straight into the result
         if progress is not None:
             progress(start + nbytes, n)
-    return out
+
+    pending: list = []
+    try:
+        for c0 in range(0, nb, cb):
+            pending.append(submit(c0))
+            if len(pending) > 1:
+                finish(*pending.pop(0))
+        while pending:
+            finish(*pending.pop(0))
+    finally:  # an error: mappings still pending are dropped unread
+        for p in pending:
+            p[-1].discard()
 
 
 def _check_progress(progress, primitive: str) -> None:

@@ -25,6 +25,7 @@ NCOUNT_BOUND = 512         # bytes an NCount header can take at most (256 symbol
 
 # Rounding thresholds for small probabilities (the reference's "rest to beat" table, in 2^-20 units).
 _RTB = np.array([0, 473195, 504333, 520860, 550000, 700000, 750000, 830000], dtype=np.uint64)
+_RTB_I64 = _RTB.astype(np.int64)
 
 
 def _highbit(x: int) -> int:
@@ -46,6 +47,22 @@ def optimal_table_log(max_table_log: int, n: int, max_symbol: int) -> int:
     if mb > tl:
         tl = mb
     return max(MIN_TABLELOG, min(MAX_TABLELOG, tl))
+
+
+def _highbits(x: np.ndarray) -> np.ndarray:
+    """``int(v).bit_length() - 1`` for each v of a non-negative integer array (below 2**53)."""
+    return np.frexp(np.asarray(x, np.float64))[1].astype(np.int64) - 1
+
+
+def optimal_table_logs(max_table_log: int, n: np.ndarray, max_symbol: np.ndarray) -> np.ndarray:
+    """:func:`optimal_table_log` over arrays of block sizes and largest symbols (int64)."""
+    n = np.asarray(n, np.int64)
+    tl = np.full(n.shape, max_table_log or DEFAULT_TABLELOG, np.int64)
+    mbs = _highbits(n - 1) - 2   # negative (below 4 symbols): the reference's u32 wraps, never lowering tl
+    tl = np.where((mbs >= 0) & (mbs < tl), mbs, tl)
+    mb = np.minimum(_highbits(n) + 1, _highbits(max_symbol) + 2)
+    tl = np.maximum(tl, mb)
+    return np.clip(tl, MIN_TABLELOG, MAX_TABLELOG)
 
 
 def normalize_counts(counts, table_log: int, total: int | None = None, low_prob: bool = True) -> np.ndarray:
@@ -175,47 +192,40 @@ def normalize_many(hist: np.ndarray, totals: np.ndarray, table_logs: np.ndarray)
     """Vectorised :func:`normalize_counts` over rows of ``hist`` (blocks x 256), low-prob rule on.
 
     Rows must be FSE-able (no single-symbol row, total > 0). Returns int16 (blocks x 256); symbols
-    past each row's last nonzero count are 0. Works on the nonzero counts only; rows needing the
-    fallback method are done one by one.
+    past each row's last nonzero count are 0. Dense over the 256 columns (no gathers: a few
+    thousand blocks in tens of milliseconds); rows needing the fallback method are done one by one.
     """
     hist = np.asarray(hist)
     nb = hist.shape[0]
-    out = np.zeros((nb, 256), np.int16)
     if nb == 0:
-        return out
-    rows, cols = np.nonzero(hist)                  # row-major: grouped by row, columns ascending
-    c = hist[rows, cols].astype(np.uint64)
-    totals = np.asarray(totals, dtype=np.uint64)
-    tl = np.asarray(table_logs, dtype=np.uint64)
-    tle = tl[rows]
-    scale = np.uint64(62) - tle
-    prod = c * (np.uint64(1 << 62) // totals)[rows]
-    proba = (prod >> scale).astype(np.int64)
-    small = np.flatnonzero(proba < 8)
-    if len(small):
-        ps = proba[small]
-        rest = (np.uint64(1) << (scale[small] - np.uint64(20))) * _RTB[ps]
-        ps += (prod[small] - (ps.astype(np.uint64) << scale[small])) > rest
-        proba[small] = ps
-    low = c <= (totals >> tl)[rows]
-    val = np.where(low, -1, proba)
-    starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
-    row_ids = rows[starts]
-    cand = np.where(low, -1, proba)
-    rowmax = np.maximum.reduceat(cand, starts)
-    is_max = np.flatnonzero(cand == rowmax[np.searchsorted(row_ids, rows)])
-    first = is_max[np.r_[True, rows[is_max][1:] != rows[is_max][:-1]]]   # first maximum per row
-    spent = np.add.reduceat(np.where(low, 1, proba), starts)
-    still = (np.int64(1) << tl[row_ids].astype(np.int64)) - spent
-    lv = val[first]
+        return np.zeros((0, 256), np.int16)
+    width = int(np.flatnonzero(hist.any(axis=0))[-1]) + 1   # columns past every row's last symbol stay 0
+    c = hist[:, :width].astype(np.int64)
+    totals = np.asarray(totals, dtype=np.int64)[:, None]
+    tl = np.asarray(table_logs, dtype=np.int64)[:, None]
+    scale = 62 - tl
+    prod = c * ((1 << 62) // totals)                 # at most 2**62: exact in int64
+    proba = prod >> scale
+    # the reference's rounding of small probabilities (dense: cheaper than gathering them)
+    rest = (np.int64(1) << (scale - 20)) * _RTB_I64[np.minimum(proba, 7)]
+    proba += (proba < 8) & (prod - (proba << scale) > rest)
+    present = c > 0
+    low = present & (c <= (totals >> tl))
+    cand = np.where(present & ~low, proba, -1)
+    largest = np.argmax(cand, axis=1)               # the first largest, as the reference keeps it
+    val = np.where(low, -1, np.where(present, proba, 0))
+    still = (np.int64(1) << tl[:, 0]) - np.where(low, 1, val).sum(axis=1)
+    r = np.arange(nb)
+    lv = val[r, largest]
     m2 = -still >= (lv >> 1)
-    val[first] = lv + still
-    out[rows, cols] = val
-    for r in row_ids[m2]:
-        n = int(totals[r])
-        last = int(np.flatnonzero(hist[r])[-1])
-        out[r, :] = 0
-        out[r, :last + 1] = normalize_counts(hist[r, :last + 1], int(tl[r]), n)
+    val[r, largest] = lv + still
+    out = np.zeros((nb, 256), np.int16)
+    out[:, :width] = val
+    for i in np.flatnonzero(m2):
+        n = int(totals[i, 0])
+        last = int(np.flatnonzero(hist[i])[-1])
+        out[i, :] = 0
+        out[i, :last + 1] = normalize_counts(hist[i, :last + 1], int(tl[i, 0]), n)
     return out
 
 

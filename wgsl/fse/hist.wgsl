@@ -2,7 +2,8 @@
 // NSUB sub-histograms to spread contention) and a per-block checksum. One workgroup per block;
 // block b covers bytes [b * block_size, min((b + 1) * block_size, n_bytes)) of src (bytes packed
 // 4 per u32 word). Each invocation loads 4 words per trip (independent loads in flight).
-// out[b * 257 + s] = count of byte s; out[b * 257 + 256] = checksum (see fse/__init__.py).
+// HIST: out[b * 257 + s] = count of byte s, out[b * 257 + 256] = checksum (see fse/__init__.py);
+// otherwise out[b] = checksum (a compact array, read back beside decoding's status words).
 
 struct Params {
     n_bytes: u32,
@@ -89,6 +90,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     atomicAdd(&ck, c);
     workgroupBarrier();
+#if HIST
     for (var s = lid; s < 256u; s += WG) {
         var t = 0u;
         for (var q = 0u; q < NSUB; q++) {
@@ -99,4 +101,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (lid == 0u) {
         hist[b * 257u + 256u] = fmix(atomicLoad(&ck) + len);
     }
+#else
+    if (lid == 0u) {
+        hist[b] = fmix(atomicLoad(&ck) + len);
+    }
+#endif
 }
