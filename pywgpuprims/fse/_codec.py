@@ -641,9 +641,8 @@ def decode_groups(dev: Device, hdr: dict, e: np.ndarray, whole: np.ndarray, resu
                   max_blocks: int | None = None, progress=None) -> None:
     """Decode every block of a container checked by :func:`parse` (``whole``: its bytes, uint8)
     into ``result`` (uint8, the original size; a memmap is fine), group by group of blocks (as
-    many as the bindings allow, up to ``dev.transfer.one_shot`` output bytes, at most
-    ``max_blocks``). Group k+1 is uploaded and submitted before group k's status and checksums
-    are checked and its bytes copied out."""
+    many as the bindings allow, at most ``max_blocks``). Group k+1 is uploaded and submitted
+    before group k's status and checksums are checked and its bytes copied out."""
     n, bs, nb, tl = hdr["size"], hdr["block_size"], hdr["blocks"], hdr["table_log"]
     mode, lanes = hdr["mode"], hdr["lanes"]
     wg = REF_CODERS if mode == 0 else lanes
@@ -660,11 +659,9 @@ def decode_groups(dev: Device, hdr: dict, e: np.ndarray, whole: np.ndarray, resu
     # their output; interleaved ones may exceed it a little), reference-mode tables
     comp_cap = bs if mode == 0 else max(bs, 4 * (lanes // 2 + 129) + lanes * 4 * _lane_cap(bs, lanes, tl))
     cb = _chunk_blocks(dev, bs, max(comp_cap, 4 << mtl if mode == 0 else 0), nb)
-    # groups of at most one_shot output bytes: each comes back in its own submission's readback,
-    # and group k+1's upload and decoding overlap group k's copy-out
-    cap = max(1, dev.transfer.one_shot // bs)
-    step = dev.storage_align // math.gcd(bs, dev.storage_align)
-    cb = min(cb, max(step, min(cap, max_blocks or cap) // step * step))
+    if max_blocks is not None:
+        step = dev.storage_align // math.gcd(bs, dev.storage_align)
+        cb = min(cb, max(step, max_blocks // step * step))
 
     def submit(c0: int):
         c1 = min(nb, c0 + cb)
