@@ -12,6 +12,8 @@ from .._array import GpuArray, asarray
 from .._device import Device, device
 from .._errors import DeviceLimitError, InputError, ShaderError
 from ..scan import record_scan
+from .geometry import _MAX_SUBDIV as MAX_PIECES
+from .geometry import TOLERANCE
 from .plan import CLIP_BEGIN, CLIP_END, ScenePlan
 
 #: Loop trips one fine invocation may spend per round (lavapipe cuts loops at 65,535).
@@ -75,10 +77,18 @@ class GpuScene:
         self.paints = _up(dev, np.ascontiguousarray(plan.paints, np.float32))
         self.kind_bits = _up(dev, _u32(kind_bits))
         if self.gpu_layout:
-            self.n_segs = len(plan.gpu_segments)
-            self.segs = _up(dev, plan.gpu_segments)
-            self.seg_part = _up(dev, _u32(plan.gpu_seg_part))
-            self.part_info = _up(dev, _u32(flags | (plan.part_right.astype(np.uint32) << 2)))
+            R = self.n_records = len(plan.records)
+            if 32 * R > dev.binding_limit or P >= 1 << 31:
+                raise DeviceLimitError("scene", f"{R} path records ({32 * R} bytes) exceed the device's largest "
+                                       f"storage binding ({dev.binding_limit} bytes)")
+            self.recs = _up(dev, plan.records.astype(np.float32))
+            curve = (np.asarray(plan.record_kinds) != 0).astype(np.uint32) << np.uint32(31)
+            self.rec_info = _up(dev, _u32(plan.record_part.astype(np.uint32) | curve))
+            self.rec_count = GpuArray.empty(R + 1, np.uint32, dev)
+            self.rec_off = GpuArray.empty(R + 1, np.uint32, dev)
+            self.n_segs = 0
+            self.segs = self.seg_part = None
+            self.part_info = _up(dev, _u32(flags))  # the flatten stage sets the "right" flags
             head = np.stack([plan.kinds, plan.part_lo, plan.part_hi, plan.match], axis=1)
             self.elem_head = _up(dev, _u32(head))
             self.kinds_gpu = GpuArray(dev, _up(dev, _u32(plan.kinds)).buffer, (n,), np.uint32)
@@ -139,6 +149,39 @@ class GpuScene:
         return {"n": count, "width": float(p.width), "tiles_x": p.tiles_x, "tiles_y": p.tiles_y}
 
     # ---------------------------------------------------------------- GPU layout stages
+    def flatten_stage(self) -> None:
+        """Path records to line segments (``scene/flatten.wgsl``): pieces per record, a scan into
+        offsets, then each record writes its pieces; one readback (the total) sizes the segments."""
+        if not self.gpu_layout:
+            return
+        dev, R = self.dev, self.n_records
+        params = {"n": R, "width": float(self.plan.width), "scale": 0.75 / TOLERANCE, "max_pieces": MAX_PIECES}
+        b = dev.batch()
+        b.clear(self.rec_count)
+        if R:
+            b.dispatch(dev.kernel("scene/flatten.wgsl", defines={"COUNT": True}), -(-R // 256), params=params,
+                       recs=self.recs, info=self.rec_info, counts=self.rec_count, part_info=self.part_info)
+        record_scan(b, self.rec_count, self.rec_off, "add", exclusive=True)
+        b.submit()
+        total = _read_u32(dev, self.rec_off, R)
+        if 16 * total > dev.binding_limit:
+            raise DeviceLimitError("scene", f"{total} line segments after flattening ({16 * total} bytes) exceed "
+                                   f"the device's largest storage binding ({dev.binding_limit} bytes)")
+        if dev.info.get("adapter_type") == "CPU" and R:
+            counts = np.frombuffer(dev.read(self.rec_count.buffer, 0, 4 * R), np.uint32)
+            _check_loop_cap(self.plan, dev, np.bincount(self.plan.record_part, weights=counts,
+                                                        minlength=self.n_parts))
+        self.n_segs = total
+        if self.segs is None or self.segs.size < 4 * max(total, 1):
+            self.segs = GpuArray.empty((max(total, 1), 4), np.float32, dev)
+            self.seg_part = GpuArray.empty(max(total, 1), np.uint32, dev)
+        if total:
+            b = dev.batch()
+            b.dispatch(dev.kernel("scene/flatten.wgsl", defines={"COUNT": False}), -(-R // 256), params=params,
+                       recs=self.recs, info=self.rec_info, offsets=self.rec_off, segs=self.segs,
+                       seg_part=self.seg_part)
+            b.submit()
+
     def bboxes_stage(self) -> None:
         """Part boxes from the segments (atomics on ordered keys), element boxes as their union."""
         if not self.gpu_layout:
@@ -313,8 +356,8 @@ class GpuScene:
                    image=self.image)
         b.submit()
 
-    STAGES = ("bboxes_stage", "clip_stage", "layout_stage", "bin_segments", "bin_tiles", "depth_bounds", "fine",
-              "resolve")
+    STAGES = ("flatten_stage", "bboxes_stage", "clip_stage", "layout_stage", "bin_segments", "bin_tiles",
+              "depth_bounds", "fine", "resolve")
 
     def run(self, timings: dict | None = None) -> np.ndarray:
         for name in self.STAGES:
@@ -346,10 +389,12 @@ def _timed(dev: Device, timings: dict | None, name: str):
 CPU_MAX_SEGMENTS_PER_ELEMENT = 48_000
 
 
-def _check_loop_cap(plan: ScenePlan, dev: Device) -> None:
-    if dev.info.get("adapter_type") != "CPU" or not len(plan.gpu_seg_part):
+def _check_loop_cap(plan: ScenePlan, dev: Device, part_segments: np.ndarray) -> None:
+    """Refuse, on a CPU adapter, an element with more segments than one loop may walk
+    (``part_segments``: segments per part)."""
+    if dev.info.get("adapter_type") != "CPU" or not plan.n_parts:
         return
-    per_element = np.bincount(plan.elem_of_part[plan.gpu_seg_part], minlength=plan.n_elements)
+    per_element = np.bincount(plan.elem_of_part, weights=part_segments, minlength=plan.n_elements)
     worst = int(per_element.argmax())
     if per_element[worst] > CPU_MAX_SEGMENTS_PER_ELEMENT:
         raise InputError("scene.render", f"element {worst} has {int(per_element[worst])} line segments after "
@@ -366,8 +411,9 @@ def render_plan(plan: ScenePlan, dev: Device | None = None, timings: dict | None
     choose by memory (None).
     """
     t0 = time.perf_counter()
-    _check_loop_cap(plan, dev or device())
     g = GpuScene(plan, dev, budget, stack, gpu_layout)
+    if not g.gpu_layout:  # else the flatten stage checks
+        _check_loop_cap(plan, g.dev, np.bincount(plan.seg_part, minlength=plan.n_parts))
     if timings is not None:
         timings["host: upload"] = time.perf_counter() - t0
     return g.run(timings)
