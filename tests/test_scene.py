@@ -621,8 +621,10 @@ def _bezier_oracle(rec: np.ndarray, n: np.ndarray) -> np.ndarray:
     return out
 
 
-def check_gpu_flatten(seed: int, width: int = 200) -> None:
-    """GPU flattening (scene/flatten.wgsl) against Wang's rule in float64 and scipy's Bezier values."""
+def check_gpu_flatten(seed: int, width: int = 200, host_bound: bool = True) -> None:
+    """GPU flattening (scene/flatten.wgsl) against Wang's rule in float64 and scipy's Bezier values;
+    segments sized by the host bound (one batch) or by the total read back."""
+    import pywgpuprims.scene.gpu as sg  # noqa: PLC0415
     from pywgpuprims.scene.geometry import _MAX_SUBDIV, TOLERANCE  # noqa: PLC0415
 
     rng = np.random.default_rng(seed)
@@ -636,9 +638,15 @@ def check_gpu_flatten(seed: int, width: int = 200) -> None:
     rec32 = plan.records.astype(np.float32).astype(np.float64)
     R = len(rec32)
     g = GpuScene(plan, dev, gpu_layout=True)
-    cap = 1100 * 20 + 8 * R
+    bound = sg.piece_bound(plan.records, plan.record_kinds)
+    cap = bound + 64
     g.segs, g.seg_part = poisoned((cap, 4), np.float32, dev), poisoned(cap, np.uint32, dev)
-    g.flatten_stage()
+    keep = sg.HOST_BOUND_RECORDS
+    sg.HOST_BOUND_RECORDS = R if host_bound else 0
+    try:
+        g.flatten_stage()
+    finally:
+        sg.HOST_BOUND_RECORDS = keep
     assert g.segs.size == 4 * cap  # the poisoned buffers were used
     counts = g.rec_count.numpy()[:R].astype(np.int64)
     # the rule, in float64 on the float32 records
@@ -662,7 +670,8 @@ def check_gpu_flatten(seed: int, width: int = 200) -> None:
     assert np.array_equal((info & 4) != 0, has_right)
     # the segments: chained pieces at t = j / n, exact end points, each record's part
     total = int(counts.sum())
-    assert g.n_segs == total
+    assert int(g.seg_count.numpy()[0]) == total and bound >= total
+    assert g.n_segs == (bound if host_bound else total)
     segs = g.segs.numpy().reshape(-1, 4)
     assert (segs[total:].view(np.uint32) == POISON_U32).all()  # nothing written past the end
     segs = segs[:total].astype(np.float64)
@@ -685,15 +694,17 @@ def check_gpu_flatten(seed: int, width: int = 200) -> None:
     assert np.array_equal(segs[ends, 2:], rec32[used][:, 6:])
 
 
-def test_gpu_flatten_matches_wang_and_scipy(rng):
-    check_gpu_flatten(int(rng.integers(1 << 31)))
+@pytest.mark.parametrize("host_bound", [True, False])
+def test_gpu_flatten_matches_wang_and_scipy(rng, host_bound):
+    check_gpu_flatten(int(rng.integers(1 << 31)), host_bound=host_bound)
 
 
 @pytest.mark.parametrize("threads", ["1", "8"])
 def test_gpu_flatten_lavapipe_threads(threads, rng):
     seed = int(rng.integers(1 << 31))
-    run_with_lavapipe_threads(f"import sys; sys.path.insert(0, 'tests'); import test_scene; "
-                              f"test_scene.check_gpu_flatten({seed}); print('ok')", threads)
+    script = (f"import sys; sys.path.insert(0, 'tests'); import test_scene; "
+              f"test_scene.check_gpu_flatten({seed}, host_bound={threads == '1'}); print('ok')")
+    run_with_lavapipe_threads(script, threads)
 
 
 def test_gpu_flatten_renders_like_the_host_flatten(rng):
@@ -712,3 +723,21 @@ def test_gpu_flatten_renders_like_the_host_flatten(rng):
         else:
             s.fill(Path.from_records(r, k), tuple(int(v) for v in rng.integers(0, 256, 4)), fill_rule="evenodd")
     assert_close(s.render(W, H), s.render_reference(W, H))
+
+
+@pytest.mark.parametrize("W,H", [(15, 17), (100, 64)])
+def test_sizes_read_back_match_host_bounds(rng, W, H, monkeypatch):
+    """The stages that size their buffers by host bounds (one batch, no readback) and the same
+    stages reading the exact sizes back (what large scenes do) draw the same frame as the reference."""
+    import pywgpuprims.scene.gpu as sg
+
+    s = random_scene(rng, W, H, 80)
+    ref = s.render_reference(W, H)
+    plan = s.plan(W, H, layout=False)
+    assert_close(render_plan(plan), ref)
+    for name in ("HOST_BOUND_RECORDS", "BIN_BOUND_BYTES", "STACK_BOUND_BYTES"):
+        monkeypatch.setattr(sg, name, 0)
+    g = GpuScene(plan, gpu_layout=True)
+    img = g.run()
+    assert g.n_segs == int(g.seg_count.numpy()[0])  # the exact count was read back
+    assert_close(img, ref)

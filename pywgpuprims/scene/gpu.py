@@ -16,8 +16,29 @@ from .geometry import _MAX_SUBDIV as MAX_PIECES
 from .geometry import TOLERANCE
 from .plan import CLIP_BEGIN, CLIP_END, ScenePlan
 
+#: Stack bytes allocated from the host's bound (tiles x clip depth) without reading the exact need back.
+STACK_BOUND_BYTES = 32 << 20
+
+#: Binned segments sized by the bound (segments x tile rows) without reading the exact count back.
+BIN_BOUND_BYTES = 16 << 20
+
+#: Scenes of at most this many path records size their segments by :func:`piece_bound` (no readback).
+HOST_BOUND_RECORDS = 1 << 16
+
 #: Loop trips one fine invocation may spend per round (lavapipe cuts loops at 65,535).
 FINE_BUDGET = 16384
+
+
+def piece_bound(records: np.ndarray, kinds: np.ndarray) -> int:
+    """An upper bound of the segments ``scene/flatten.wgsl`` writes for ``records``: Wang's count in
+    float64 plus one per curve (the GPU's float32 may round a count up at a boundary)."""
+    q = np.asarray(records, np.float64).reshape(-1, 8)[np.asarray(kinds).reshape(-1) != 0]
+    with np.errstate(invalid="ignore", over="ignore"):
+        d1 = (q[:, 0] - 2 * q[:, 2] + q[:, 4]) ** 2 + (q[:, 1] - 2 * q[:, 3] + q[:, 5]) ** 2
+        d2 = (q[:, 2] - 2 * q[:, 4] + q[:, 6]) ** 2 + (q[:, 3] - 2 * q[:, 5] + q[:, 7]) ** 2
+        nc = np.ceil(np.sqrt(0.75 / TOLERANCE * np.sqrt(np.maximum(d1, d2)))) + 1
+    nc = np.clip(np.nan_to_num(nc, nan=MAX_PIECES, posinf=MAX_PIECES), 1, MAX_PIECES)
+    return int(nc.sum()) + len(records) - len(q)
 
 
 def _u32(a) -> np.ndarray:
@@ -86,7 +107,8 @@ class GpuScene:
             self.rec_info = _up(dev, _u32(plan.record_part.astype(np.uint32) | curve))
             self.rec_count = GpuArray.empty(R + 1, np.uint32, dev)
             self.rec_off = GpuArray.empty(R + 1, np.uint32, dev)
-            self.n_segs = 0
+            self.n_segs = 0  # segments written, or (HOST_BOUND_RECORDS) a bound: seg_count holds the count
+            self.seg_count = GpuArray.empty(1, np.uint32, dev)
             self.segs = self.seg_part = None
             self.part_info = _up(dev, _u32(flags))  # the flatten stage sets the "right" flags
             head = np.stack([plan.kinds, plan.part_lo, plan.part_hi, plan.match], axis=1)
@@ -104,6 +126,7 @@ class GpuScene:
             self.parts = GpuArray.empty(4 * max(P, 1), np.uint32, dev)
             self.pairs = None
             self.n_pairs = self.n_cells = 0
+            self.totals = GpuArray.empty(2, np.uint32, dev)
         else:
             plan.layout()
             parts = np.stack([plan.part_cell, plan.part_band0, plan.part_nbands, flags], axis=1) if P else np.zeros(
@@ -114,6 +137,7 @@ class GpuScene:
             row = np.arange(int(rows.sum())) - np.repeat(np.cumsum(rows) - rows, rows) + rect[eid, 1]
             self.n_pairs = len(eid)
             self.n_segs = len(plan.segments)
+            self.seg_count = _up(dev, np.array([self.n_segs], np.uint32))
             self.segs = _up(dev, plan.segments)
             self.seg_part = _up(dev, _u32(plan.seg_part))
             self.parts = _up(dev, _u32(parts))
@@ -151,7 +175,8 @@ class GpuScene:
     # ---------------------------------------------------------------- GPU layout stages
     def flatten_stage(self) -> None:
         """Path records to line segments (``scene/flatten.wgsl``): pieces per record, a scan into
-        offsets, then each record writes its pieces; one readback (the total) sizes the segments."""
+        offsets, then each record writes its pieces. Up to ``HOST_BOUND_RECORDS`` records the
+        segments are sized by a host bound and all is one batch; above, the total is read back."""
         if not self.gpu_layout:
             return
         dev, R = self.dev, self.n_records
@@ -162,25 +187,29 @@ class GpuScene:
             b.dispatch(dev.kernel("scene/flatten.wgsl", defines={"COUNT": True}), -(-R // 256), params=params,
                        recs=self.recs, info=self.rec_info, counts=self.rec_count, part_info=self.part_info)
         record_scan(b, self.rec_count, self.rec_off, "add", exclusive=True)
-        b.submit()
-        total = _read_u32(dev, self.rec_off, R)
+        b.copy(self.rec_off, 4 * R, self.seg_count, 0, 4)
+        if R <= HOST_BOUND_RECORDS:
+            total = piece_bound(self.plan.records, self.plan.record_kinds)
+        else:
+            b.submit()
+            b = dev.batch()
+            total = _read_u32(dev, self.seg_count, 0)
         if 16 * total > dev.binding_limit:
             raise DeviceLimitError("scene", f"{total} line segments after flattening ({16 * total} bytes) exceed "
                                    f"the device's largest storage binding ({dev.binding_limit} bytes)")
-        if dev.info.get("adapter_type") == "CPU" and R:
-            counts = np.frombuffer(dev.read(self.rec_count.buffer, 0, 4 * R), np.uint32)
-            _check_loop_cap(self.plan, dev, np.bincount(self.plan.record_part, weights=counts,
-                                                        minlength=self.n_parts))
         self.n_segs = total
         if self.segs is None or self.segs.size < 4 * max(total, 1):
             self.segs = GpuArray.empty((max(total, 1), 4), np.float32, dev)
             self.seg_part = GpuArray.empty(max(total, 1), np.uint32, dev)
         if total:
-            b = dev.batch()
             b.dispatch(dev.kernel("scene/flatten.wgsl", defines={"COUNT": False}), -(-R // 256), params=params,
                        recs=self.recs, info=self.rec_info, offsets=self.rec_off, segs=self.segs,
                        seg_part=self.seg_part)
-            b.submit()
+        b.submit()
+        if dev.info.get("adapter_type") == "CPU" and R:
+            counts = np.frombuffer(dev.read(self.rec_count.buffer, 0, 4 * R), np.uint32)
+            _check_loop_cap(self.plan, dev, np.bincount(self.plan.record_part, weights=counts,
+                                                        minlength=self.n_parts))
 
     def bboxes_stage(self) -> None:
         """Part boxes from the segments (atomics on ordered keys), element boxes as their union."""
@@ -192,7 +221,7 @@ class GpuScene:
             b.dispatch(self._layout_kernel("PART_BBOX_INIT"), -(-P // 256), params=self._lparams(P), pbb=self.pbb)
         if self.n_segs:
             b.dispatch(self._layout_kernel("PART_BBOX"), -(-self.n_segs // 256), params=self._lparams(self.n_segs),
-                       pbb=self.pbb, segs=self.segs, seg_part=self.seg_part)
+                       pbb=self.pbb, segs=self.segs, seg_part=self.seg_part, seg_count=self.seg_count)
         if n:
             b.dispatch(self._layout_kernel("ELEM_BBOX"), -(-n // 256), params=self._lparams(n), pbb=self.pbb,
                        elems=self.elem_head, part_info=self.part_info, bboxes=self.bboxes)
@@ -231,9 +260,10 @@ class GpuScene:
         # timestamp writes without indices for the middle passes, which wgpu rejects.
         b = dev.batch()
         record_scan(b, self.part_rows, self.part_cell, "add", exclusive=True)
+        b.copy(self.pair_off, 4 * n, self.totals, 0, 4)  # both totals in one readback
+        b.copy(self.part_cell, 4 * P, self.totals, 4, 4)
         b.submit()
-        self.n_pairs = _read_u32(dev, self.pair_off, n)
-        n_cells = _read_u32(dev, self.part_cell, P)
+        self.n_pairs, n_cells = (int(v) for v in np.frombuffer(dev.read(self.totals.buffer, 0, 8), np.uint32))
         if n_cells != self.n_cells or not hasattr(self, "counts"):
             self.n_cells = n_cells
             self._alloc_cells()
@@ -251,31 +281,35 @@ class GpuScene:
 
     # ---------------------------------------------------------------- stages
     def bin_segments(self) -> None:
-        """Count segments per cell, scan, scatter into cells."""
+        """Count segments per cell, scan, scatter into cells. A segment lands in at most every tile
+        row: when that bound fits in ``BIN_BOUND_BYTES`` it sizes the cells' buffer and all is one
+        batch; else the total is read back first."""
         dev = self.dev
-        total = None
         b = dev.batch()
         b.clear(self.counts)
         groups = -(-self.n_segs // 256)
         if groups:
             k = dev.kernel("scene/band.wgsl", defines={"SCATTER": False})
             b.dispatch(k, groups, params={"n_segs": self.n_segs}, segs=self.segs, seg_part=self.seg_part,
-                       parts=self.parts, counts=self.counts)
+                       seg_count=self.seg_count, parts=self.parts, counts=self.counts)
         record_scan(b, self.counts, self.cell_off, "add", exclusive=True)
-        b.submit()
-        total = _read_u32(dev, self.cell_off, self.n_cells) if self.n_cells else 0
+        total = self.n_segs * self.plan.tiles_y
+        if 16 * total > BIN_BOUND_BYTES:
+            b.submit()
+            b = dev.batch()
+            total = _read_u32(dev, self.cell_off, self.n_cells) if self.n_cells else 0
         nbytes = 16 * max(total, 1)
         if nbytes > dev.max_binding:
             raise DeviceLimitError("scene", f"{total} binned segments exceed the device's largest storage binding")
         if self.binned is None or self.binned.size < 4 * max(total, 1):
             self.binned = GpuArray.empty((max(total, 1), 4), np.float32, dev)
         if groups:
-            b = dev.batch()
             b.clear(self.counts)
             k = dev.kernel("scene/band.wgsl", defines={"SCATTER": True})
             b.dispatch(k, groups, params={"n_segs": self.n_segs}, segs=self.segs, seg_part=self.seg_part,
-                       parts=self.parts, counts=self.counts, cell_off=self.cell_off, binned=self.binned)
-            b.submit()
+                       seg_count=self.seg_count, parts=self.parts, counts=self.counts, cell_off=self.cell_off,
+                       binned=self.binned)
+        b.submit()
 
     def bin_tiles(self) -> None:
         """Set one bit per (tile, element) over each element's tile rectangle."""
@@ -301,9 +335,13 @@ class GpuScene:
                    masks=self.masks, kind_bits=self.kind_bits, need=self.need)
         record_scan(b, self.need, self.spill_off, "add", exclusive=True)
         b.submit()
-        levels = _read_u32(dev, self.spill_off, self.n_tiles)
-        nbytes = 4 * 256 * max(levels, 1) * self.stride
         limit = min(dev.max_binding, dev.max_buffer, dev.hooks.scene_stack_bytes or 1 << 30)
+        # A tile needs at most the scene's clip depth: when that bound fits, it sizes the stacks
+        # with no readback (no clips: no levels at all); else the exact count is read back.
+        levels = self.n_tiles * self.plan.max_depth
+        if 4 * 256 * max(levels, 1) * self.stride > min(limit, STACK_BOUND_BYTES):
+            levels = _read_u32(dev, self.spill_off, self.n_tiles)
+        nbytes = 4 * 256 * max(levels, 1) * self.stride
         self.no_stack = self.stack is False or (self.stack is None and nbytes > limit)
         if self.no_stack and self.plan.has_layers:
             raise DeviceLimitError("scene", f"the layer stacks need {nbytes} bytes, more than the device's largest "
