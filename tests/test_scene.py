@@ -735,9 +735,10 @@ def test_sizes_read_back_match_host_bounds(rng, W, H, monkeypatch):
     ref = s.render_reference(W, H)
     plan = s.plan(W, H, layout=False)
     assert_close(render_plan(plan), ref)
-    for name in ("HOST_BOUND_RECORDS", "BIN_BOUND_BYTES", "STACK_BOUND_BYTES"):
+    for name in ("HOST_BOUND_RECORDS", "LAYOUT_BOUND_BYTES", "BIN_BOUND_BYTES", "STACK_BOUND_BYTES"):
         monkeypatch.setattr(sg, name, 0)
     g = GpuScene(plan, gpu_layout=True)
     img = g.run()
-    assert g.n_segs == int(g.seg_count.numpy()[0])  # the exact count was read back
+    assert g.n_segs == int(g.seg_count.numpy()[0])  # the exact counts were read back
+    assert [g.n_pairs, g.n_cells] == g.totals.numpy()[:2].tolist()
     assert_close(img, ref)

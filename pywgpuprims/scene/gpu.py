@@ -19,6 +19,10 @@ from .plan import CLIP_BEGIN, CLIP_END, ScenePlan
 #: Stack bytes allocated from the host's bound (tiles x clip depth) without reading the exact need back.
 STACK_BOUND_BYTES = 32 << 20
 
+#: (Element, tile row) pairs and cells sized by the bounds (elements or parts x tile rows) without
+#: reading the exact counts back.
+LAYOUT_BOUND_BYTES = 16 << 20
+
 #: Binned segments sized by the bound (segments x tile rows) without reading the exact count back.
 BIN_BOUND_BYTES = 16 << 20
 
@@ -144,6 +148,7 @@ class GpuScene:
             self.rects = _up(dev, _u32(rect))
             self.pairs = _up(dev, _u32(np.stack([eid, row], axis=1)))
             self.n_cells = plan.n_cells
+            self.totals = _up(dev, np.array([self.n_pairs, self.n_cells], np.uint32))
             self._alloc_cells()
         mask_bytes = 4 * self.n_tiles * max(self.n_words, 1)
         if mask_bytes > dev.max_binding:
@@ -243,7 +248,8 @@ class GpuScene:
         self.clipped = clip_bboxes(self.kinds_gpu, boxes, vp, max_depth=self.plan.max_depth)
 
     def layout_stage(self) -> None:
-        """Tile rectangles, cells and (element, tile row) pairs from the clip boxes."""
+        """Tile rectangles, cells and (element, tile row) pairs from the clip boxes; sized by host
+        bounds (``LAYOUT_BOUND_BYTES``) or by the totals read back."""
         if not self.gpu_layout:
             return
         dev, P, n = self.dev, self.n_parts, self.n_elements
@@ -260,16 +266,19 @@ class GpuScene:
         # timestamp writes without indices for the middle passes, which wgpu rejects.
         b = dev.batch()
         record_scan(b, self.part_rows, self.part_cell, "add", exclusive=True)
-        b.copy(self.pair_off, 4 * n, self.totals, 0, 4)  # both totals in one readback
+        b.copy(self.pair_off, 4 * n, self.totals, 0, 4)  # both totals, for the GPU and for one readback
         b.copy(self.part_cell, 4 * P, self.totals, 4, 4)
-        b.submit()
-        self.n_pairs, n_cells = (int(v) for v in np.frombuffer(dev.read(self.totals.buffer, 0, 8), np.uint32))
+        # An element has at most every tile row: when those bounds fit, they size the pairs and cells
+        self.n_pairs, n_cells = n * self.plan.tiles_y, P * self.plan.tiles_y
+        if 8 * (self.n_pairs + n_cells) > LAYOUT_BOUND_BYTES:
+            b.submit()
+            b = dev.batch()
+            self.n_pairs, n_cells = (int(v) for v in np.frombuffer(dev.read(self.totals.buffer, 0, 8), np.uint32))
         if n_cells != self.n_cells or not hasattr(self, "counts"):
             self.n_cells = n_cells
             self._alloc_cells()
         if self.pairs is None or self.pairs.size < 2 * max(self.n_pairs, 1):
             self.pairs = GpuArray.empty(2 * max(self.n_pairs, 1), np.uint32, dev)
-        b = dev.batch()
         if P:
             b.dispatch(self._layout_kernel("PARTS_OUT"), -(-P // 256), params=self._lparams(P),
                        part_cell=self.part_cell, part_rows=self.part_rows, part_band0=self.part_band0,
@@ -321,7 +330,8 @@ class GpuScene:
             k = dev.kernel("scene/tiles.wgsl")
             b.dispatch(k, -(-self.n_pairs // 256), params={"n_pairs": self.n_pairs, "n_words": self.n_words,
                                                            "tiles_x": self.plan.tiles_x, "n_sum": self.n_sum},
-                       pairs=self.pairs, rects=self.rects, masks=self.masks, summary=self.summary)
+                       pairs=self.pairs, rects=self.rects, masks=self.masks, summary=self.summary,
+                       totals=self.totals)
         b.submit()
 
     def depth_bounds(self) -> None:
