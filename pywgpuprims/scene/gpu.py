@@ -106,9 +106,9 @@ class GpuScene:
             if 32 * R > dev.binding_limit or P >= 1 << 31:
                 raise DeviceLimitError("scene", f"{R} path records ({32 * R} bytes) exceed the device's largest "
                                        f"storage binding ({dev.binding_limit} bytes)")
-            self.recs = _up(dev, plan.records.astype(np.float32))
+            self.recs = _up(dev, np.asarray(plan.records, np.float32))
             curve = (np.asarray(plan.record_kinds) != 0).astype(np.uint32) << np.uint32(31)
-            self.rec_info = _up(dev, _u32(plan.record_part.astype(np.uint32) | curve))
+            self.rec_info = _up(dev, _u32(plan.record_part | curve))
             self.rec_count = GpuArray.empty(R + 1, np.uint32, dev)
             self.rec_off = GpuArray.empty(R + 1, np.uint32, dev)
             self.n_segs = 0  # segments written, or (HOST_BOUND_RECORDS) a bound: seg_count holds the count

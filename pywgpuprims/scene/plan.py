@@ -147,12 +147,14 @@ class ScenePlan:
         self.part_lo, self.part_hi = part_lo, part_hi
         self.part_rule = np.concatenate(rule).astype(np.uint32) if rule else np.zeros(0, np.uint32)
         self.part_newterm = np.concatenate(newterm).astype(bool) if newterm else np.zeros(0, bool)
-        rec = np.concatenate(recs) if recs else np.zeros((0, 8))
+        # float32 from the start: what the GPU reads (and the host flatten, in float64, starts from)
+        rec = np.concatenate(recs, dtype=np.float32) if recs else np.zeros((0, 8), np.float32)
         rkind = np.concatenate(rkinds) if rkinds else np.zeros(0, np.uint8)
-        #: Path records (cubic, transformed) with their kinds (0 line, 1 curve) and parts: the GPU
+        #: Path records (cubic, transformed, float32) with their kinds (0 line, 1 curve) and parts: the GPU
         #: flattens them (``scene/flatten.wgsl``); :meth:`layout` flattens them on the host.
         self.records, self.record_kinds = rec, rkind
-        self.record_part = np.repeat(np.arange(np_), np.concatenate(nrec) if nrec else np.zeros(0, np.int64))
+        self.record_part = np.repeat(np.arange(np_, dtype=np.uint32),
+                                     np.concatenate(nrec) if nrec else np.zeros(0, np.int64))
         self.max_depth = int(np.max(np.cumsum(np.where(kinds == CLIP_BEGIN, 1, np.where(kinds == CLIP_END, -1, 0))),
                                     initial=0))
         self.elem_of_part = np.repeat(np.arange(n), part_hi - part_lo)
