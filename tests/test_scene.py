@@ -742,3 +742,25 @@ def test_sizes_read_back_match_host_bounds(rng, W, H, monkeypatch):
     assert g.n_segs == int(g.seg_count.numpy()[0])  # the exact counts were read back
     assert [g.n_pairs, g.n_cells] == g.totals.numpy()[:2].tolist()
     assert_close(img, ref)
+
+
+def test_timed_render_matches_the_one_wait_render(rng, monkeypatch):
+    """Untimed, fine rounds resolve as they go and the pixels come back with the progress word;
+    timed, every stage is its own batch: the same frame, several rounds or one."""
+    W, H = 70, 45
+    s = random_scene(rng, W, H, 120, max_depth=6)
+    ref = s.render_reference(W, H)
+    plan = s.plan(W, H, layout=False)
+    for budget in (64, 100_000):
+        g = GpuScene(plan, budget=budget)
+        img = g.run()
+        assert img.shape == (H, W, 4) and img.dtype == np.uint8
+        assert_close(img, ref)
+        assert (g.rounds > 1) == (budget == 64)
+        timings: dict = {}
+        assert np.array_equal(GpuScene(plan, budget=budget).run(timings), img)
+        assert any(k.startswith("gpu: fine") for k in timings) and any(k.startswith("gpu: resolve") for k in timings)
+        with monkeypatch.context() as m:  # a large frame: fine, then resolve, then the pixels
+            m.setattr("pywgpuprims.scene.gpu.RESOLVE_EACH_ROUND_BYTES", 0)
+            g = GpuScene(plan, budget=budget)
+            assert np.array_equal(g.run(), img) and g.pixels is None

@@ -23,6 +23,10 @@ STACK_BOUND_BYTES = 32 << 20
 #: reading the exact counts back.
 LAYOUT_BOUND_BYTES = 16 << 20
 
+#: Frames up to this many bytes resolve in every fine round (a larger frame would read its pixels
+#: back after each round of a scene that needs several).
+RESOLVE_EACH_ROUND_BYTES = 4 << 20
+
 #: Binned segments sized by the bound (segments x tile rows) without reading the exact count back.
 BIN_BOUND_BYTES = 16 << 20
 
@@ -161,7 +165,10 @@ class GpuScene:
         self.spill_off = GpuArray.empty(self.n_tiles + 1, np.uint32, dev)
         self.pix = GpuArray.empty((self.n_tiles * 256 * 2, 4), np.float32, dev)
         self.state = [GpuArray.empty(2 * self.n_tiles + 4, np.uint32, dev) for _ in range(2)]
-        self.image = GpuArray.empty((plan.height, plan.width, 4), np.uint8, dev)
+        # The pixels, then one word: fine's progress word, copied there when a round resolves too
+        self.n_pixel_bytes = 4 * plan.width * plan.height
+        self.image = GpuArray(dev, dev.alloc(self.n_pixel_bytes + 4), (plan.height, plan.width, 4), np.uint8)
+        self.pixels = None
         self.spill = None
         self.binned = None
         self.rounds = 0
@@ -364,8 +371,11 @@ class GpuScene:
         if self.spill is None or self.spill.size < 256 * max(levels, 1) * self.stride:
             self.spill = GpuArray.empty(256 * max(levels, 1) * self.stride, np.float32, dev)
 
-    def fine(self) -> int:
-        """Fine rasterisation in rounds until every tile is done; returns the number of rounds."""
+    def fine(self, resolve: bool = False) -> int:
+        """Fine rasterisation in rounds until every tile is done; returns the number of rounds.
+
+        With ``resolve``, every round also resolves the image and the pixels come back with the
+        progress word (one wait for a scene done in one round): :attr:`pixels` holds them."""
         dev = self.dev
         k = dev.kernel("scene/fine.wgsl", defines={"NO_STACK": self.no_stack,
                                                    "NO_STACK_BOOL": "true" if self.no_stack else "false",
@@ -373,6 +383,7 @@ class GpuScene:
         bg = self.plan.background
         rounds = 0
         src, dst = self.state
+        self.pixels = None
         while True:
             b = dev.batch()
             b.clear(dst, 8 * self.n_tiles, 16)
@@ -384,33 +395,50 @@ class GpuScene:
                        masks=self.masks, elems=self.elems, parts=self.parts, cell_off=self.cell_off,
                        binned=self.binned, spill_off=self.spill_off, spill=self.spill, pix=self.pix,
                        state_in=src, state_out=dst, summary=self.summary, paints=self.paints)
+            if resolve:
+                self._record_resolve(b)
+                b.copy(dst, 8 * self.n_tiles, self.image, self.n_pixel_bytes, 4)
             b.submit()
             rounds += 1
-            unfinished = int(np.frombuffer(dev.read(dst.buffer, 8 * self.n_tiles, 4), np.uint32)[0])
+            if resolve:
+                out = np.frombuffer(dev.read(self.image.buffer, 0, self.n_pixel_bytes + 4), np.uint8)
+                unfinished = int(out[self.n_pixel_bytes:].view(np.uint32)[0])
+            else:
+                unfinished = int(np.frombuffer(dev.read(dst.buffer, 8 * self.n_tiles, 4), np.uint32)[0])
             src, dst = dst, src
             if unfinished == 0:
+                if resolve:
+                    self.pixels = out[:self.n_pixel_bytes].reshape(self.plan.height, self.plan.width, 4)
                 break
             if rounds > self.plan.n_elements + self.n_words + self.n_sum + 2:  # every round makes progress
                 raise ShaderError("scene/fine.wgsl", f"no progress after {rounds} rounds")
         self.rounds = rounds
         return rounds
 
-    def resolve(self) -> None:
-        dev = self.dev
+    def _record_resolve(self, b) -> None:
         p = self.plan
-        b = dev.batch()
-        b.dispatch(dev.kernel("scene/resolve.wgsl"), -(-p.width * p.height // 256),
+        b.dispatch(self.dev.kernel("scene/resolve.wgsl"), -(-p.width * p.height // 256),
                    params={"width": p.width, "height": p.height, "tiles_x": p.tiles_x}, pix=self.pix,
                    image=self.image)
+
+    def resolve(self) -> None:
+        b = self.dev.batch()
+        self._record_resolve(b)
         b.submit()
 
     STAGES = ("flatten_stage", "bboxes_stage", "clip_stage", "layout_stage", "bin_segments", "bin_tiles",
               "depth_bounds", "fine", "resolve")
 
     def run(self, timings: dict | None = None) -> np.ndarray:
+        """All stages. Untimed and up to ``RESOLVE_EACH_ROUND_BYTES`` of pixels, each fine round
+        resolves too and the pixels come back with the progress word (one wait when one round is
+        enough); else (larger frames, or timed) fine, then resolve, then the pixels."""
         for name in self.STAGES:
             if name.endswith("_stage") and not self.gpu_layout:
                 continue
+            if timings is None and name == "fine" and self.n_pixel_bytes <= RESOLVE_EACH_ROUND_BYTES:
+                self.fine(resolve=True)
+                return self.pixels
             with _timed(self.dev, timings, f"gpu: {name}"):
                 getattr(self, name)()
         return self.image.numpy()
