@@ -764,3 +764,15 @@ def test_timed_render_matches_the_one_wait_render(rng, monkeypatch):
             m.setattr("pywgpuprims.scene.gpu.RESOLVE_EACH_ROUND_BYTES", 0)
             g = GpuScene(plan, budget=budget)
             assert np.array_equal(g.run(), img) and g.pixels is None
+
+
+def test_flatten_beyond_one_binding_raises(dev):
+    """Records or segments past the storage binding limit: the library's DeviceLimitError, not a
+    wrong picture (the flatten stage does not chunk)."""
+    s = Scene()
+    s.fill(circle(20, 20, 15), (255, 0, 0, 255))  # 4 records (128 bytes), about 30 segments (480 bytes)
+    assert_close(s.render(40, 40), s.render_reference(40, 40))
+    with dev.using(max_binding=64), pytest.raises(pp.DeviceLimitError, match="path records"):
+        s.render(40, 40)
+    with dev.using(max_binding=256), pytest.raises(pp.DeviceLimitError, match="line segments"):
+        s.render(40, 40)
