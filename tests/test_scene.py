@@ -7,6 +7,7 @@ within 1 (of 255) on all but a handful of pixels, where a sample exactly on an e
 
 import numpy as np
 import pytest
+from conftest import POISON_U32, poisoned, run_with_lavapipe_threads
 
 import pywgpuprims as pp
 from pywgpuprims import scene as sc
@@ -567,3 +568,211 @@ def test_flatten_points_lie_on_the_curves(rng, dtype):
             j += 1
     assert (seg[np.cumsum(pieces) - pieces, :2] == rec[:, :2].astype(dtype)).all()  # exact end points
     assert (seg[np.cumsum(pieces) - 1, 2:] == rec[:, 6:].astype(dtype)).all()
+
+
+# ---------------------------------------------------------------- flattening on the GPU
+def _random_records(rng, width: float) -> tuple[np.ndarray, np.ndarray]:
+    """Random lines and cubics of every size, plus degenerate ones: zero length, collinear
+    controls, horizontal, wholly right of the canvas, huge coordinates, piece-count boundaries."""
+    R = 3000
+    c = rng.uniform(-60, width + 60, (R, 1, 2))
+    size = 10.0 ** rng.uniform(-2, 2.5, (R, 1, 1))
+    rec = (c + size * rng.normal(size=(R, 4, 2))).reshape(R, 8)
+    kinds = rng.random(R) < 0.7
+    extra, ek = [], []
+    p = rng.uniform(0, width, 2)
+    extra += [np.tile(p, 4), np.tile(p, 4)]  # zero length, as a line and as a curve
+    ek += [0, 1]
+    d = rng.normal(size=2)
+    extra.append(np.concatenate([p, p + d, p + 3 * d, p + 2 * d]))  # collinear controls, doubling back
+    ek.append(1)
+    extra += [np.array([1, 7, 50, 7, 60, 7, 90, 7.0]), np.array([1, 7, 1, 7, 90, 7, 90, 7.0])]  # horizontal
+    ek += [1, 0]
+    extra += [np.array([width, 1, width + 5, 3, width + 1, 9, width + 2, 4.0])] * 2  # right of the canvas
+    ek += [1, 0]
+    extra.append(np.array([width - 1, 1, width + 5, 3, width + 1, 9, width + 2, 4.0]))  # reaches into it
+    ek.append(1)
+    for scale in (1e4, 1e6, 1e7):  # huge: the most pieces, far from the origin
+        extra.append(rng.uniform(-scale, scale, 8))
+        ek.append(1)
+    for k in (1, 2, 3, 7, 64, 1024, 1025):  # max second difference D: ceil(sqrt(7.5 D)) = k at the boundary
+        for f in (1 - 1e-3, 1.0, 1 + 1e-3):
+            D = k * k / 7.5 * f
+            x0, y0 = rng.uniform(0, width, 2)
+            extra.append(np.array([x0, y0, x0, y0, x0 + 0.5 * D, y0, x0 + 1.5 * D, y0 + 1]))
+            ek.append(1)
+    rec = np.concatenate([rec, np.array(extra)])
+    kinds = np.concatenate([kinds, np.array(ek, bool)])
+    order = rng.permutation(len(rec))
+    return rec[order], kinds[order]
+
+
+def _bezier_oracle(rec: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Points at t = j / n (j = 0..n) of each cubic record, by scipy's Bernstein polynomials."""
+    from scipy.interpolate import BPoly  # noqa: PLC0415
+
+    out = np.zeros((int(n.sum() + len(n)), 2))
+    start = np.cumsum(n + 1) - (n + 1)
+    for v in np.unique(n):
+        sel = np.nonzero(n == v)[0]
+        ctrl = rec[sel].reshape(-1, 4, 2).transpose(1, 0, 2).reshape(4, 1, -1)  # (4 coefficients, 1 interval, 2m)
+        pts = BPoly(ctrl, [0.0, 1.0])(np.arange(v + 1) / v).reshape(v + 1, len(sel), 2)
+        out[start[sel][None, :] + np.arange(v + 1)[:, None]] = pts
+    return out
+
+
+def check_gpu_flatten(seed: int, width: int = 200, host_bound: bool = True) -> None:
+    """GPU flattening (scene/flatten.wgsl) against Wang's rule in float64 and scipy's Bezier values;
+    segments sized by the host bound (one batch) or by the total read back."""
+    import pywgpuprims.scene.gpu as sg  # noqa: PLC0415
+    from pywgpuprims.scene.geometry import _MAX_SUBDIV, TOLERANCE  # noqa: PLC0415
+
+    rng = np.random.default_rng(seed)
+    dev = pp.device()
+    rec, kinds = _random_records(rng, width)
+    cuts = np.sort(rng.choice(np.arange(1, len(rec)), 40, replace=False))
+    s = Scene()
+    for r, k in zip(np.split(rec, cuts), np.split(kinds, cuts), strict=True):
+        s.fill(Path.from_records(r, k), (255, 0, 0, 255))
+    plan = s.plan(width, 100, layout=False)
+    rec32 = plan.records.astype(np.float32).astype(np.float64)
+    R = len(rec32)
+    g = GpuScene(plan, dev, gpu_layout=True)
+    bound = sg.piece_bound(plan.records, plan.record_kinds)
+    cap = bound + 64
+    g.segs, g.seg_part = poisoned((cap, 4), np.float32, dev), poisoned(cap, np.uint32, dev)
+    keep = sg.HOST_BOUND_RECORDS
+    sg.HOST_BOUND_RECORDS = R if host_bound else 0
+    try:
+        g.flatten_stage()
+    finally:
+        sg.HOST_BOUND_RECORDS = keep
+    assert g.segs.size == 4 * cap  # the poisoned buffers were used
+    counts = g.rec_count.numpy()[:R].astype(np.int64)
+    # the rule, in float64 on the float32 records
+    q = rec32
+    curve = plan.record_kinds != 0
+    d1 = (q[:, 0] - 2 * q[:, 2] + q[:, 4]) ** 2 + (q[:, 1] - 2 * q[:, 3] + q[:, 5]) ** 2
+    d2 = (q[:, 2] - 2 * q[:, 4] + q[:, 6]) ** 2 + (q[:, 3] - 2 * q[:, 5] + q[:, 7]) ** 2
+    wang = np.sqrt(0.75 / TOLERANCE * np.sqrt(np.maximum(d1, d2)))
+    want = np.where(curve, np.clip(np.ceil(wang), 1, _MAX_SUBDIV), 1).astype(np.int64)
+    xmin = np.where(curve, q[:, 0::2].min(axis=1), np.minimum(q[:, 0], q[:, 6]))
+    right = xmin >= width
+    flat = np.where(curve, (q[:, 1::2] == q[:, 1:2]).all(axis=1), q[:, 1] == q[:, 7])
+    want[right | flat] = 0
+    near = np.abs(wang - np.round(wang)) < 1e-4 * np.maximum(wang, 1)  # float32 may round either way
+    assert np.array_equal(counts[~near], want[~near])
+    assert np.all(np.abs(counts - want) <= 1)
+    assert counts.max() == _MAX_SUBDIV and (counts == 0).any()
+    # the "right" flags of parts with a record wholly right of the canvas
+    info = g.part_info.numpy()[:plan.n_parts]
+    has_right = np.bincount(plan.record_part[right], minlength=plan.n_parts) > 0
+    assert np.array_equal((info & 4) != 0, has_right)
+    # the segments: chained pieces at t = j / n, exact end points, each record's part
+    total = int(counts.sum())
+    assert int(g.seg_count.numpy()[0]) == total and bound >= total
+    assert g.n_segs == (bound if host_bound else total)
+    segs = g.segs.numpy().reshape(-1, 4)
+    assert (segs[total:].view(np.uint32) == POISON_U32).all()  # nothing written past the end
+    segs = segs[:total].astype(np.float64)
+    seg_part = g.seg_part.numpy()
+    assert np.array_equal(seg_part[:total], np.repeat(plan.record_part, counts))
+    assert (seg_part[total:] == POISON_U32).all()
+    used = counts > 0
+    pts = _bezier_oracle(rec32[used], counts[used])
+    n1 = counts[used] + 1
+    first = np.cumsum(n1) - n1
+    is_start = np.zeros(len(pts), bool)
+    is_start[first] = True
+    a, b = pts[~np.roll(is_start, -1)], pts[~is_start]  # each piece's start and end
+    scale = np.repeat(np.abs(rec32[used]).max(axis=1), counts[used])
+    err = np.maximum(np.abs(segs[:, :2] - a).max(axis=1), np.abs(segs[:, 2:] - b).max(axis=1))
+    assert np.all(err <= 4e-6 * scale + 1e-5), err.max()
+    ends = np.cumsum(counts[used]) - 1
+    starts = ends - counts[used] + 1
+    assert np.array_equal(segs[starts, :2], rec32[used][:, :2])  # end points exactly
+    assert np.array_equal(segs[ends, 2:], rec32[used][:, 6:])
+
+
+@pytest.mark.parametrize("host_bound", [True, False])
+def test_gpu_flatten_matches_wang_and_scipy(rng, host_bound):
+    check_gpu_flatten(int(rng.integers(1 << 31)), host_bound=host_bound)
+
+
+@pytest.mark.parametrize("threads", ["1", "8"])
+def test_gpu_flatten_lavapipe_threads(threads, rng):
+    seed = int(rng.integers(1 << 31))
+    script = (f"import sys; sys.path.insert(0, 'tests'); import test_scene; "
+              f"test_scene.check_gpu_flatten({seed}, host_bound={threads == '1'}); print('ok')")
+    run_with_lavapipe_threads(script, threads)
+
+
+def test_gpu_flatten_renders_like_the_host_flatten(rng):
+    """Curves of every size and degenerate ones, filled and used as clips: the frame (GPU flatten)
+    matches the CPU reference (host flatten) within the scene tolerance."""
+    W, H = 203, 131
+    rec, kinds = _random_records(rng, W)
+    keep = np.abs(rec).max(axis=1) < 1e5
+    rec, kinds = rec[keep], kinds[keep]
+    s = Scene()
+    for i, (r, k) in enumerate(zip(np.array_split(rec, 30), np.array_split(kinds, 30), strict=True)):
+        if i % 7 == 3:
+            s.push_clip(Path.from_records(r, k), fill_rule="evenodd")
+            s.fill(rect(0, 0, W, H), (0, 0, 255, 90))
+            s.pop_clip()
+        else:
+            s.fill(Path.from_records(r, k), tuple(int(v) for v in rng.integers(0, 256, 4)), fill_rule="evenodd")
+    assert_close(s.render(W, H), s.render_reference(W, H))
+
+
+@pytest.mark.parametrize("W,H", [(15, 17), (100, 64)])
+def test_sizes_read_back_match_host_bounds(rng, W, H, monkeypatch):
+    """The stages that size their buffers by host bounds (one batch, no readback) and the same
+    stages reading the exact sizes back (what large scenes do) draw the same frame as the reference."""
+    import pywgpuprims.scene.gpu as sg
+
+    s = random_scene(rng, W, H, 80)
+    ref = s.render_reference(W, H)
+    plan = s.plan(W, H, layout=False)
+    assert_close(render_plan(plan), ref)
+    for name in ("HOST_BOUND_RECORDS", "LAYOUT_BOUND_BYTES", "BIN_BOUND_BYTES", "STACK_BOUND_BYTES"):
+        monkeypatch.setattr(sg, name, 0)
+    g = GpuScene(plan, gpu_layout=True)
+    img = g.run()
+    assert g.n_segs == int(g.seg_count.numpy()[0])  # the exact counts were read back
+    assert [g.n_pairs, g.n_cells] == g.totals.numpy()[:2].tolist()
+    assert_close(img, ref)
+
+
+def test_timed_render_matches_the_one_wait_render(rng, monkeypatch):
+    """Untimed, fine rounds resolve as they go and the pixels come back with the progress word;
+    timed, every stage is its own batch: the same frame, several rounds or one."""
+    W, H = 70, 45
+    s = random_scene(rng, W, H, 120, max_depth=6)
+    ref = s.render_reference(W, H)
+    plan = s.plan(W, H, layout=False)
+    for budget in (64, 100_000):
+        g = GpuScene(plan, budget=budget)
+        img = g.run()
+        assert img.shape == (H, W, 4) and img.dtype == np.uint8
+        assert_close(img, ref)
+        assert (g.rounds > 1) == (budget == 64)
+        timings: dict = {}
+        assert np.array_equal(GpuScene(plan, budget=budget).run(timings), img)
+        assert any(k.startswith("gpu: fine") for k in timings) and any(k.startswith("gpu: resolve") for k in timings)
+        with monkeypatch.context() as m:  # a large frame: fine, then resolve, then the pixels
+            m.setattr("pywgpuprims.scene.gpu.RESOLVE_EACH_ROUND_BYTES", 0)
+            g = GpuScene(plan, budget=budget)
+            assert np.array_equal(g.run(), img) and g.pixels is None
+
+
+def test_flatten_beyond_one_binding_raises(dev):
+    """Records or segments past the storage binding limit: the library's DeviceLimitError, not a
+    wrong picture (the flatten stage does not chunk)."""
+    s = Scene()
+    s.fill(circle(20, 20, 15), (255, 0, 0, 255))  # 4 records (128 bytes), about 30 segments (480 bytes)
+    assert_close(s.render(40, 40), s.render_reference(40, 40))
+    with dev.using(max_binding=64), pytest.raises(pp.DeviceLimitError, match="path records"):
+        s.render(40, 40)
+    with dev.using(max_binding=256), pytest.raises(pp.DeviceLimitError, match="line segments"):
+        s.render(40, 40)

@@ -346,7 +346,7 @@ class Scene:
         host_layout = device().hooks.scene_layout != "gpu"
         plan = self.plan(width, height, background, layout=host_layout)
         if timings is not None:
-            timings["host: flatten" + (" + layout" if host_layout else "")] = time.perf_counter() - t0
+            timings["host: plan" + (" + flatten + layout" if host_layout else "")] = time.perf_counter() - t0
         return render_plan(plan, timings=timings)
 
     def render_reference(self, width: int, height: int, background=(255, 255, 255, 255)) -> np.ndarray:

@@ -12,10 +12,41 @@ from .._array import GpuArray, asarray
 from .._device import Device, device
 from .._errors import DeviceLimitError, InputError, ShaderError
 from ..scan import record_scan
+from .geometry import _MAX_SUBDIV as MAX_PIECES
+from .geometry import TOLERANCE
 from .plan import CLIP_BEGIN, CLIP_END, ScenePlan
+
+#: Stack bytes allocated from the host's bound (tiles x clip depth) without reading the exact need back.
+STACK_BOUND_BYTES = 32 << 20
+
+#: (Element, tile row) pairs and cells sized by the bounds (elements or parts x tile rows) without
+#: reading the exact counts back.
+LAYOUT_BOUND_BYTES = 16 << 20
+
+#: Frames up to this many bytes resolve in every fine round (a larger frame would read its pixels
+#: back after each round of a scene that needs several).
+RESOLVE_EACH_ROUND_BYTES = 4 << 20
+
+#: Binned segments sized by the bound (segments x tile rows) without reading the exact count back.
+BIN_BOUND_BYTES = 16 << 20
+
+#: Scenes of at most this many path records size their segments by :func:`piece_bound` (no readback).
+HOST_BOUND_RECORDS = 1 << 16
 
 #: Loop trips one fine invocation may spend per round (lavapipe cuts loops at 65,535).
 FINE_BUDGET = 16384
+
+
+def piece_bound(records: np.ndarray, kinds: np.ndarray) -> int:
+    """An upper bound of the segments ``scene/flatten.wgsl`` writes for ``records``: Wang's count in
+    float64 plus one per curve (the GPU's float32 may round a count up at a boundary)."""
+    q = np.asarray(records, np.float64).reshape(-1, 8)[np.asarray(kinds).reshape(-1) != 0]
+    with np.errstate(invalid="ignore", over="ignore"):
+        d1 = (q[:, 0] - 2 * q[:, 2] + q[:, 4]) ** 2 + (q[:, 1] - 2 * q[:, 3] + q[:, 5]) ** 2
+        d2 = (q[:, 2] - 2 * q[:, 4] + q[:, 6]) ** 2 + (q[:, 3] - 2 * q[:, 5] + q[:, 7]) ** 2
+        nc = np.ceil(np.sqrt(0.75 / TOLERANCE * np.sqrt(np.maximum(d1, d2)))) + 1
+    nc = np.clip(np.nan_to_num(nc, nan=MAX_PIECES, posinf=MAX_PIECES), 1, MAX_PIECES)
+    return int(nc.sum()) + len(records) - len(q)
 
 
 def _u32(a) -> np.ndarray:
@@ -75,10 +106,19 @@ class GpuScene:
         self.paints = _up(dev, np.ascontiguousarray(plan.paints, np.float32))
         self.kind_bits = _up(dev, _u32(kind_bits))
         if self.gpu_layout:
-            self.n_segs = len(plan.gpu_segments)
-            self.segs = _up(dev, plan.gpu_segments)
-            self.seg_part = _up(dev, _u32(plan.gpu_seg_part))
-            self.part_info = _up(dev, _u32(flags | (plan.part_right.astype(np.uint32) << 2)))
+            R = self.n_records = len(plan.records)
+            if 32 * R > dev.binding_limit or P >= 1 << 31:
+                raise DeviceLimitError("scene", f"{R} path records ({32 * R} bytes) exceed the device's largest "
+                                       f"storage binding ({dev.binding_limit} bytes)")
+            self.recs = _up(dev, np.asarray(plan.records, np.float32))
+            curve = (np.asarray(plan.record_kinds) != 0).astype(np.uint32) << np.uint32(31)
+            self.rec_info = _up(dev, _u32(plan.record_part | curve))
+            self.rec_count = GpuArray.empty(R + 1, np.uint32, dev)
+            self.rec_off = GpuArray.empty(R + 1, np.uint32, dev)
+            self.n_segs = 0  # segments written, or (HOST_BOUND_RECORDS) a bound: seg_count holds the count
+            self.seg_count = GpuArray.empty(1, np.uint32, dev)
+            self.segs = self.seg_part = None
+            self.part_info = _up(dev, _u32(flags))  # the flatten stage sets the "right" flags
             head = np.stack([plan.kinds, plan.part_lo, plan.part_hi, plan.match], axis=1)
             self.elem_head = _up(dev, _u32(head))
             self.kinds_gpu = GpuArray(dev, _up(dev, _u32(plan.kinds)).buffer, (n,), np.uint32)
@@ -94,6 +134,7 @@ class GpuScene:
             self.parts = GpuArray.empty(4 * max(P, 1), np.uint32, dev)
             self.pairs = None
             self.n_pairs = self.n_cells = 0
+            self.totals = GpuArray.empty(2, np.uint32, dev)
         else:
             plan.layout()
             parts = np.stack([plan.part_cell, plan.part_band0, plan.part_nbands, flags], axis=1) if P else np.zeros(
@@ -104,12 +145,14 @@ class GpuScene:
             row = np.arange(int(rows.sum())) - np.repeat(np.cumsum(rows) - rows, rows) + rect[eid, 1]
             self.n_pairs = len(eid)
             self.n_segs = len(plan.segments)
+            self.seg_count = _up(dev, np.array([self.n_segs], np.uint32))
             self.segs = _up(dev, plan.segments)
             self.seg_part = _up(dev, _u32(plan.seg_part))
             self.parts = _up(dev, _u32(parts))
             self.rects = _up(dev, _u32(rect))
             self.pairs = _up(dev, _u32(np.stack([eid, row], axis=1)))
             self.n_cells = plan.n_cells
+            self.totals = _up(dev, np.array([self.n_pairs, self.n_cells], np.uint32))
             self._alloc_cells()
         mask_bytes = 4 * self.n_tiles * max(self.n_words, 1)
         if mask_bytes > dev.max_binding:
@@ -122,7 +165,10 @@ class GpuScene:
         self.spill_off = GpuArray.empty(self.n_tiles + 1, np.uint32, dev)
         self.pix = GpuArray.empty((self.n_tiles * 256 * 2, 4), np.float32, dev)
         self.state = [GpuArray.empty(2 * self.n_tiles + 4, np.uint32, dev) for _ in range(2)]
-        self.image = GpuArray.empty((plan.height, plan.width, 4), np.uint8, dev)
+        # The pixels, then one word: fine's progress word, copied there when a round resolves too
+        self.n_pixel_bytes = 4 * plan.width * plan.height
+        self.image = GpuArray(dev, dev.alloc(self.n_pixel_bytes + 4), (plan.height, plan.width, 4), np.uint8)
+        self.pixels = None
         self.spill = None
         self.binned = None
         self.rounds = 0
@@ -139,6 +185,44 @@ class GpuScene:
         return {"n": count, "width": float(p.width), "tiles_x": p.tiles_x, "tiles_y": p.tiles_y}
 
     # ---------------------------------------------------------------- GPU layout stages
+    def flatten_stage(self) -> None:
+        """Path records to line segments (``scene/flatten.wgsl``): pieces per record, a scan into
+        offsets, then each record writes its pieces. Up to ``HOST_BOUND_RECORDS`` records the
+        segments are sized by a host bound and all is one batch; above, the total is read back."""
+        if not self.gpu_layout:
+            return
+        dev, R = self.dev, self.n_records
+        params = {"n": R, "width": float(self.plan.width), "scale": 0.75 / TOLERANCE, "max_pieces": MAX_PIECES}
+        b = dev.batch()
+        b.clear(self.rec_count)
+        if R:
+            b.dispatch(dev.kernel("scene/flatten.wgsl", defines={"COUNT": True}), -(-R // 256), params=params,
+                       recs=self.recs, info=self.rec_info, counts=self.rec_count, part_info=self.part_info)
+        record_scan(b, self.rec_count, self.rec_off, "add", exclusive=True)
+        b.copy(self.rec_off, 4 * R, self.seg_count, 0, 4)
+        if R <= HOST_BOUND_RECORDS:
+            total = piece_bound(self.plan.records, self.plan.record_kinds)
+        else:
+            b.submit()
+            b = dev.batch()
+            total = _read_u32(dev, self.seg_count, 0)
+        if 16 * total > dev.binding_limit:
+            raise DeviceLimitError("scene", f"{total} line segments after flattening ({16 * total} bytes) exceed "
+                                   f"the device's largest storage binding ({dev.binding_limit} bytes)")
+        self.n_segs = total
+        if self.segs is None or self.segs.size < 4 * max(total, 1):
+            self.segs = GpuArray.empty((max(total, 1), 4), np.float32, dev)
+            self.seg_part = GpuArray.empty(max(total, 1), np.uint32, dev)
+        if total:
+            b.dispatch(dev.kernel("scene/flatten.wgsl", defines={"COUNT": False}), -(-R // 256), params=params,
+                       recs=self.recs, info=self.rec_info, offsets=self.rec_off, segs=self.segs,
+                       seg_part=self.seg_part)
+        b.submit()
+        if dev.info.get("adapter_type") == "CPU" and R:
+            counts = np.frombuffer(dev.read(self.rec_count.buffer, 0, 4 * R), np.uint32)
+            _check_loop_cap(self.plan, dev, np.bincount(self.plan.record_part, weights=counts,
+                                                        minlength=self.n_parts))
+
     def bboxes_stage(self) -> None:
         """Part boxes from the segments (atomics on ordered keys), element boxes as their union."""
         if not self.gpu_layout:
@@ -149,7 +233,7 @@ class GpuScene:
             b.dispatch(self._layout_kernel("PART_BBOX_INIT"), -(-P // 256), params=self._lparams(P), pbb=self.pbb)
         if self.n_segs:
             b.dispatch(self._layout_kernel("PART_BBOX"), -(-self.n_segs // 256), params=self._lparams(self.n_segs),
-                       pbb=self.pbb, segs=self.segs, seg_part=self.seg_part)
+                       pbb=self.pbb, segs=self.segs, seg_part=self.seg_part, seg_count=self.seg_count)
         if n:
             b.dispatch(self._layout_kernel("ELEM_BBOX"), -(-n // 256), params=self._lparams(n), pbb=self.pbb,
                        elems=self.elem_head, part_info=self.part_info, bboxes=self.bboxes)
@@ -171,7 +255,8 @@ class GpuScene:
         self.clipped = clip_bboxes(self.kinds_gpu, boxes, vp, max_depth=self.plan.max_depth)
 
     def layout_stage(self) -> None:
-        """Tile rectangles, cells and (element, tile row) pairs from the clip boxes."""
+        """Tile rectangles, cells and (element, tile row) pairs from the clip boxes; sized by host
+        bounds (``LAYOUT_BOUND_BYTES``) or by the totals read back."""
         if not self.gpu_layout:
             return
         dev, P, n = self.dev, self.n_parts, self.n_elements
@@ -188,15 +273,19 @@ class GpuScene:
         # timestamp writes without indices for the middle passes, which wgpu rejects.
         b = dev.batch()
         record_scan(b, self.part_rows, self.part_cell, "add", exclusive=True)
-        b.submit()
-        self.n_pairs = _read_u32(dev, self.pair_off, n)
-        n_cells = _read_u32(dev, self.part_cell, P)
+        b.copy(self.pair_off, 4 * n, self.totals, 0, 4)  # both totals, for the GPU and for one readback
+        b.copy(self.part_cell, 4 * P, self.totals, 4, 4)
+        # An element has at most every tile row: when those bounds fit, they size the pairs and cells
+        self.n_pairs, n_cells = n * self.plan.tiles_y, P * self.plan.tiles_y
+        if 8 * (self.n_pairs + n_cells) > LAYOUT_BOUND_BYTES:
+            b.submit()
+            b = dev.batch()
+            self.n_pairs, n_cells = (int(v) for v in np.frombuffer(dev.read(self.totals.buffer, 0, 8), np.uint32))
         if n_cells != self.n_cells or not hasattr(self, "counts"):
             self.n_cells = n_cells
             self._alloc_cells()
         if self.pairs is None or self.pairs.size < 2 * max(self.n_pairs, 1):
             self.pairs = GpuArray.empty(2 * max(self.n_pairs, 1), np.uint32, dev)
-        b = dev.batch()
         if P:
             b.dispatch(self._layout_kernel("PARTS_OUT"), -(-P // 256), params=self._lparams(P),
                        part_cell=self.part_cell, part_rows=self.part_rows, part_band0=self.part_band0,
@@ -208,31 +297,35 @@ class GpuScene:
 
     # ---------------------------------------------------------------- stages
     def bin_segments(self) -> None:
-        """Count segments per cell, scan, scatter into cells."""
+        """Count segments per cell, scan, scatter into cells. A segment lands in at most every tile
+        row: when that bound fits in ``BIN_BOUND_BYTES`` it sizes the cells' buffer and all is one
+        batch; else the total is read back first."""
         dev = self.dev
-        total = None
         b = dev.batch()
         b.clear(self.counts)
         groups = -(-self.n_segs // 256)
         if groups:
             k = dev.kernel("scene/band.wgsl", defines={"SCATTER": False})
             b.dispatch(k, groups, params={"n_segs": self.n_segs}, segs=self.segs, seg_part=self.seg_part,
-                       parts=self.parts, counts=self.counts)
+                       seg_count=self.seg_count, parts=self.parts, counts=self.counts)
         record_scan(b, self.counts, self.cell_off, "add", exclusive=True)
-        b.submit()
-        total = _read_u32(dev, self.cell_off, self.n_cells) if self.n_cells else 0
+        total = self.n_segs * self.plan.tiles_y
+        if 16 * total > BIN_BOUND_BYTES:
+            b.submit()
+            b = dev.batch()
+            total = _read_u32(dev, self.cell_off, self.n_cells) if self.n_cells else 0
         nbytes = 16 * max(total, 1)
         if nbytes > dev.max_binding:
             raise DeviceLimitError("scene", f"{total} binned segments exceed the device's largest storage binding")
         if self.binned is None or self.binned.size < 4 * max(total, 1):
             self.binned = GpuArray.empty((max(total, 1), 4), np.float32, dev)
         if groups:
-            b = dev.batch()
             b.clear(self.counts)
             k = dev.kernel("scene/band.wgsl", defines={"SCATTER": True})
             b.dispatch(k, groups, params={"n_segs": self.n_segs}, segs=self.segs, seg_part=self.seg_part,
-                       parts=self.parts, counts=self.counts, cell_off=self.cell_off, binned=self.binned)
-            b.submit()
+                       seg_count=self.seg_count, parts=self.parts, counts=self.counts, cell_off=self.cell_off,
+                       binned=self.binned)
+        b.submit()
 
     def bin_tiles(self) -> None:
         """Set one bit per (tile, element) over each element's tile rectangle."""
@@ -244,7 +337,8 @@ class GpuScene:
             k = dev.kernel("scene/tiles.wgsl")
             b.dispatch(k, -(-self.n_pairs // 256), params={"n_pairs": self.n_pairs, "n_words": self.n_words,
                                                            "tiles_x": self.plan.tiles_x, "n_sum": self.n_sum},
-                       pairs=self.pairs, rects=self.rects, masks=self.masks, summary=self.summary)
+                       pairs=self.pairs, rects=self.rects, masks=self.masks, summary=self.summary,
+                       totals=self.totals)
         b.submit()
 
     def depth_bounds(self) -> None:
@@ -258,9 +352,13 @@ class GpuScene:
                    masks=self.masks, kind_bits=self.kind_bits, need=self.need)
         record_scan(b, self.need, self.spill_off, "add", exclusive=True)
         b.submit()
-        levels = _read_u32(dev, self.spill_off, self.n_tiles)
-        nbytes = 4 * 256 * max(levels, 1) * self.stride
         limit = min(dev.max_binding, dev.max_buffer, dev.hooks.scene_stack_bytes or 1 << 30)
+        # A tile needs at most the scene's clip depth: when that bound fits, it sizes the stacks
+        # with no readback (no clips: no levels at all); else the exact count is read back.
+        levels = self.n_tiles * self.plan.max_depth
+        if 4 * 256 * max(levels, 1) * self.stride > min(limit, STACK_BOUND_BYTES):
+            levels = _read_u32(dev, self.spill_off, self.n_tiles)
+        nbytes = 4 * 256 * max(levels, 1) * self.stride
         self.no_stack = self.stack is False or (self.stack is None and nbytes > limit)
         if self.no_stack and self.plan.has_layers:
             raise DeviceLimitError("scene", f"the layer stacks need {nbytes} bytes, more than the device's largest "
@@ -273,8 +371,11 @@ class GpuScene:
         if self.spill is None or self.spill.size < 256 * max(levels, 1) * self.stride:
             self.spill = GpuArray.empty(256 * max(levels, 1) * self.stride, np.float32, dev)
 
-    def fine(self) -> int:
-        """Fine rasterisation in rounds until every tile is done; returns the number of rounds."""
+    def fine(self, resolve: bool = False) -> int:
+        """Fine rasterisation in rounds until every tile is done; returns the number of rounds.
+
+        With ``resolve``, every round also resolves the image and the pixels come back with the
+        progress word (one wait for a scene done in one round): :attr:`pixels` holds them."""
         dev = self.dev
         k = dev.kernel("scene/fine.wgsl", defines={"NO_STACK": self.no_stack,
                                                    "NO_STACK_BOOL": "true" if self.no_stack else "false",
@@ -282,6 +383,7 @@ class GpuScene:
         bg = self.plan.background
         rounds = 0
         src, dst = self.state
+        self.pixels = None
         while True:
             b = dev.batch()
             b.clear(dst, 8 * self.n_tiles, 16)
@@ -293,33 +395,50 @@ class GpuScene:
                        masks=self.masks, elems=self.elems, parts=self.parts, cell_off=self.cell_off,
                        binned=self.binned, spill_off=self.spill_off, spill=self.spill, pix=self.pix,
                        state_in=src, state_out=dst, summary=self.summary, paints=self.paints)
+            if resolve:
+                self._record_resolve(b)
+                b.copy(dst, 8 * self.n_tiles, self.image, self.n_pixel_bytes, 4)
             b.submit()
             rounds += 1
-            unfinished = int(np.frombuffer(dev.read(dst.buffer, 8 * self.n_tiles, 4), np.uint32)[0])
+            if resolve:
+                out = np.frombuffer(dev.read(self.image.buffer, 0, self.n_pixel_bytes + 4), np.uint8)
+                unfinished = int(out[self.n_pixel_bytes:].view(np.uint32)[0])
+            else:
+                unfinished = int(np.frombuffer(dev.read(dst.buffer, 8 * self.n_tiles, 4), np.uint32)[0])
             src, dst = dst, src
             if unfinished == 0:
+                if resolve:
+                    self.pixels = out[:self.n_pixel_bytes].reshape(self.plan.height, self.plan.width, 4)
                 break
             if rounds > self.plan.n_elements + self.n_words + self.n_sum + 2:  # every round makes progress
                 raise ShaderError("scene/fine.wgsl", f"no progress after {rounds} rounds")
         self.rounds = rounds
         return rounds
 
-    def resolve(self) -> None:
-        dev = self.dev
+    def _record_resolve(self, b) -> None:
         p = self.plan
-        b = dev.batch()
-        b.dispatch(dev.kernel("scene/resolve.wgsl"), -(-p.width * p.height // 256),
+        b.dispatch(self.dev.kernel("scene/resolve.wgsl"), -(-p.width * p.height // 256),
                    params={"width": p.width, "height": p.height, "tiles_x": p.tiles_x}, pix=self.pix,
                    image=self.image)
+
+    def resolve(self) -> None:
+        b = self.dev.batch()
+        self._record_resolve(b)
         b.submit()
 
-    STAGES = ("bboxes_stage", "clip_stage", "layout_stage", "bin_segments", "bin_tiles", "depth_bounds", "fine",
-              "resolve")
+    STAGES = ("flatten_stage", "bboxes_stage", "clip_stage", "layout_stage", "bin_segments", "bin_tiles",
+              "depth_bounds", "fine", "resolve")
 
     def run(self, timings: dict | None = None) -> np.ndarray:
+        """All stages. Untimed and up to ``RESOLVE_EACH_ROUND_BYTES`` of pixels, each fine round
+        resolves too and the pixels come back with the progress word (one wait when one round is
+        enough); else (larger frames, or timed) fine, then resolve, then the pixels."""
         for name in self.STAGES:
             if name.endswith("_stage") and not self.gpu_layout:
                 continue
+            if timings is None and name == "fine" and self.n_pixel_bytes <= RESOLVE_EACH_ROUND_BYTES:
+                self.fine(resolve=True)
+                return self.pixels
             with _timed(self.dev, timings, f"gpu: {name}"):
                 getattr(self, name)()
         return self.image.numpy()
@@ -346,10 +465,12 @@ def _timed(dev: Device, timings: dict | None, name: str):
 CPU_MAX_SEGMENTS_PER_ELEMENT = 48_000
 
 
-def _check_loop_cap(plan: ScenePlan, dev: Device) -> None:
-    if dev.info.get("adapter_type") != "CPU" or not len(plan.gpu_seg_part):
+def _check_loop_cap(plan: ScenePlan, dev: Device, part_segments: np.ndarray) -> None:
+    """Refuse, on a CPU adapter, an element with more segments than one loop may walk
+    (``part_segments``: segments per part)."""
+    if dev.info.get("adapter_type") != "CPU" or not plan.n_parts:
         return
-    per_element = np.bincount(plan.elem_of_part[plan.gpu_seg_part], minlength=plan.n_elements)
+    per_element = np.bincount(plan.elem_of_part, weights=part_segments, minlength=plan.n_elements)
     worst = int(per_element.argmax())
     if per_element[worst] > CPU_MAX_SEGMENTS_PER_ELEMENT:
         raise InputError("scene.render", f"element {worst} has {int(per_element[worst])} line segments after "
@@ -366,8 +487,9 @@ def render_plan(plan: ScenePlan, dev: Device | None = None, timings: dict | None
     choose by memory (None).
     """
     t0 = time.perf_counter()
-    _check_loop_cap(plan, dev or device())
     g = GpuScene(plan, dev, budget, stack, gpu_layout)
+    if not g.gpu_layout:  # else the flatten stage checks
+        _check_loop_cap(plan, g.dev, np.bincount(plan.seg_part, minlength=plan.n_parts))
     if timings is not None:
         timings["host: upload"] = time.perf_counter() - t0
     return g.run(timings)

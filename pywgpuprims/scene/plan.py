@@ -28,8 +28,9 @@ class ScenePlan:
     Elements (one per fill, push, pop) carry a kind, a part range, a premultiplied colour and a
     tile rectangle (their clipped bbox in tiles). Parts (the paths: one per fill, one or more per
     clip) carry a rule, a product-term flag and their cell range: one cell per tile row that the
-    element's tile rectangle spans. Segments are the flattened lines of every part, filtered to
-    those that can cross a sample row in those tile rows left of the canvas' right edge.
+    element's tile rectangle spans. Records are the paths' cubic records (lines and curves), which the
+    GPU flattens; :meth:`layout` flattens them on the host (the CPU reference) into segments, filtered
+    to those that can cross a sample row in those tile rows left of the canvas' right edge.
     """
 
     def __init__(self, ops, width: int, height: int, background, layout: bool = True, n_elements: int | None = None):
@@ -146,25 +147,18 @@ class ScenePlan:
         self.part_lo, self.part_hi = part_lo, part_hi
         self.part_rule = np.concatenate(rule).astype(np.uint32) if rule else np.zeros(0, np.uint32)
         self.part_newterm = np.concatenate(newterm).astype(bool) if newterm else np.zeros(0, bool)
-        rec = np.concatenate(recs) if recs else np.zeros((0, 8))
+        # float32 from the start: what the GPU reads (and the host flatten, in float64, starts from)
+        rec = np.concatenate(recs, dtype=np.float32) if recs else np.zeros((0, 8), np.float32)
         rkind = np.concatenate(rkinds) if rkinds else np.zeros(0, np.uint8)
-        owner = np.repeat(np.arange(np_), np.concatenate(nrec) if nrec else np.zeros(0, np.int64))
-        seg, seg_part = flatten(rec, rkind, owner, dtype=np.float32)
+        #: Path records (cubic, transformed, float32) with their kinds (0 line, 1 curve) and parts: the GPU
+        #: flattens them (``scene/flatten.wgsl``); :meth:`layout` flattens them on the host.
+        self.records, self.record_kinds = rec, rkind
+        self.record_part = np.repeat(np.arange(np_, dtype=np.uint32),
+                                     np.concatenate(nrec) if nrec else np.zeros(0, np.int64))
         self.max_depth = int(np.max(np.cumsum(np.where(kinds == CLIP_BEGIN, 1, np.where(kinds == CLIP_END, -1, 0))),
                                     initial=0))
         self.elem_of_part = np.repeat(np.arange(n), part_hi - part_lo)
         self.viewport = np.array([0, 0, width, height], np.float32)
-        # Segments that can matter anywhere: not horizontal, not right of the canvas.
-        #: Parts with segments right of the canvas: their box extends to the right edge.
-        self.part_right = np.zeros(np_, bool)
-        if len(seg):
-            right = np.minimum(seg[:, 0], seg[:, 2]) >= width
-            self.part_right[seg_part[right]] = True
-            keep = (seg[:, 1] != seg[:, 3]) & ~right
-            seg, seg_part = seg[keep], seg_part[keep]
-        #: Segments for the GPU layout (which computes bboxes, clip boxes and cells itself).
-        self.gpu_segments = np.ascontiguousarray(seg, np.float32)
-        self.gpu_seg_part = seg_part.astype(np.uint32)
         self._layout_done = False
         if layout:
             self.layout()
@@ -179,7 +173,16 @@ class ScenePlan:
             return
         self._layout_done = True
         n, np_ = self.n_elements, self.n_parts
-        kinds, seg, seg_part = self.kinds, self.gpu_segments, self.gpu_seg_part.astype(np.int64)
+        seg, seg_part = flatten(self.records, self.record_kinds, self.record_part, dtype=np.float32)
+        # Segments that can matter anywhere: not horizontal, not right of the canvas.
+        #: Parts with segments right of the canvas: their box extends to the right edge.
+        self.part_right = np.zeros(np_, bool)
+        if len(seg):
+            right = np.minimum(seg[:, 0], seg[:, 2]) >= self.width
+            self.part_right[seg_part[right]] = True
+            keep = (seg[:, 1] != seg[:, 3]) & ~right
+            seg, seg_part = seg[keep], seg_part[keep]
+        kinds = self.kinds
         elem_of_part = self.elem_of_part
         pbb = np.zeros((np_, 4), np.float64)
         pbb[:, :2], pbb[:, 2:] = np.inf, -np.inf

@@ -4,7 +4,7 @@
 // Order inside a cell does not matter: winding numbers are integer sums.
 
 struct Params {
-    n_segs: u32,
+    n_segs: u32,     // a bound; seg_count[0] segments were written
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -12,6 +12,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> seg_part: array<u32>;
 @group(0) @binding(3) var<storage, read> parts: array<vec4<u32>>;   // cell, band0, nbands, flags
 @group(0) @binding(4) var<storage, read_write> counts: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read> seg_count: array<u32>;
 #if SCATTER
 @group(0) @binding(5) var<storage, read> cell_off: array<u32>;
 @group(0) @binding(6) var<storage, read_write> binned: array<vec4<f32>>;
@@ -21,7 +22,7 @@ struct Params {
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let i = (wid.x + wid.y * nwg.x) * 256u + lid;
-    if (i >= params.n_segs) {
+    if (i >= min(params.n_segs, seg_count[0])) {
         return;
     }
     let s = segs[i];

@@ -25,6 +25,7 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> pbb: array<atomic<u32>>;
 @group(0) @binding(2) var<storage, read> segs: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> seg_part: array<u32>;
+@group(0) @binding(4) var<storage, read> seg_count: array<u32>;  // segments written (params.n: a bound)
 #endif
 #if ELEM_BBOX
 @group(0) @binding(1) var<storage, read> pbb: array<vec4<u32>>;
@@ -74,6 +75,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     pbb[i] = vec4<u32>(0xffffffffu, 0xffffffffu, 0u, 0u);
 #endif
 #if PART_BBOX
+    if (i >= seg_count[0]) {
+        return;
+    }
     let s = segs[i];
     let q = seg_part[i];
     atomicMin(&pbb[4u * q], key(min(s.x, s.z)));

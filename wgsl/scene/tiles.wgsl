@@ -4,7 +4,7 @@
 // One invocation per (element, tile row) pair: at most tiles_x trips each.
 
 struct Params {
-    n_pairs: u32,
+    n_pairs: u32,    // a bound; totals[0] pairs were written
     n_words: u32,
     tiles_x: u32,
     n_sum: u32,
@@ -15,12 +15,13 @@ struct Params {
 @group(0) @binding(2) var<storage, read> rects: array<vec4<u32>>;       // tx0, ty0, tx1, ty1
 @group(0) @binding(3) var<storage, read_write> masks: array<atomic<u32>>;
 @group(0) @binding(4) var<storage, read_write> summary: array<atomic<u32>>;
+@group(0) @binding(5) var<storage, read> totals: array<u32>;            // pairs, cells
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
     let i = (wid.x + wid.y * nwg.x) * 256u + lid;
-    if (i >= params.n_pairs) {
+    if (i >= min(params.n_pairs, totals[0])) {
         return;
     }
     let pr = pairs[i];
