@@ -649,6 +649,8 @@ def _record_bands(b, g: GpuArray, jobs: list, mode: str, method: str, primitive:
             except DeviceLimitError:
                 per = 0  # no whole block fits beside the overlap: the copied bands below
             if per:
+                nb = -(-H // per)
+                per = -(-H // (nb * gb)) * gb  # as many bands, of even heights (no thin last band)
                 for y0 in range(0, H, per):
                     y1 = min(H, y0 + per)
                     lo, hi = max(0, y0 - top), min(H, y1 + L)
