@@ -55,7 +55,7 @@ import wgpu
 from . import _ndimage as _nd
 from ._array import GpuArray, asarray
 from ._device import takes_device
-from ._errors import InputError
+from ._errors import DeviceLimitError, InputError
 
 _B = 64  # block length (wgsl/filters/recfilter_tiles.wgsl)
 _MODES = {"zero": 0, "nearest": 1, "reflect": 2, "mirror": 3, "wrap": 4}
@@ -353,7 +353,8 @@ def _axis_plan(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: b
     p = {**geo, "K": K, "mode": _MODES[mode], "padlen": L, "causal": int(causal), "anti": int(anti),
          "lo_L": 0, "hi_L": 0, "lo_R": 0, "hi_R": 0, "K2": 0, "lo_L2": 0, "hi_L2": 0, "lo_R2": 0, "hi_R2": 0,
          "woff2": 0, "b0": b0, "a1": a[0], "a2": a[1], "a3": a[2], "gain": 1.0,
-         "fr_w": 0, "fr_h": 0, "fr_llo": 0, "fr_lhi": 0, "fr_klo": 0, "fr_khi": 0}
+         "fr_w": 0, "fr_h": 0, "fr_llo": 0, "fr_lhi": 0, "fr_klo": 0, "fr_khi": 0,
+         "kc0": 0}
     if method == "rt":
         if 2 * N + 2 * L > _LOOP_CAP:
             raise InputError("recursive_filter", f"method='rt' handles lines up to {_LOOP_CAP // 2 - L} samples "
@@ -428,19 +429,30 @@ def _record_fix(b, dev, st: dict) -> None:
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 
 
-def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
-    p = st["p"]
+def _window(p: dict, grid: tuple, win: tuple[int, int] | None) -> tuple[dict, tuple]:
+    """Params and grid of a pass C down the columns run only on position blocks ``win`` = (k0, k1)
+    (a band of rows writing only its own rows: ``kc0``, wgsl/filters/recfilter_tiles.wgsl tile_k)."""
+    if win is None:
+        return p, grid
+    k0 = win[0]
+    return dict(p, kc0=k0), (grid[0], max(0, min(grid[1], win[1]) - k0), grid[2])
+
+
+def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray, win: tuple[int, int] | None = None) -> None:
+    p, tiles = _window(st["p"], st["tiles"], win)
     defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst, "VEC4": st["vec4"],
                **_tile_defines(st)}
     binds = {"dst": _nd.bound(dst), "carry": st["carry"], **_tile_binds(st)}
     if src is not dst:
         binds["src"] = _nd.bound(src)
-    b.dispatch(dev.kernel("filters/recfilter_pass_c.wgsl", defines=defines), st["tiles"], params=p, **binds)
+    b.dispatch(dev.kernel("filters/recfilter_pass_c.wgsl", defines=defines), tiles, params=p, **binds)
 
 
-def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray, job: tuple) -> None:
+def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray, job: tuple,
+                       win: tuple[int, int] | None = None) -> None:
     """A column pass then a row pass of the same filter, overlapped (Nehab et al. 2011, Alg. 5):
-    the image is read twice (stage A, stage C) and written once."""
+    the image is read twice (stage A, stage C) and written once (``win``: only the rows of those
+    position blocks, see :func:`_window`)."""
     _, _, a, _, causal, anti = job
     p = dict(st["p"])
     q = st2["p"]
@@ -490,14 +502,16 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     b.dispatch(kern("filters/recfilter_row_corr.wgsl", defines={"ROW_CORR": True, **_filter_defines(st)}), st["tiles"],
                params=p, carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
     _record_fix(b, dev, st2)
-    if reg:
-        b.dispatch(kern("filters/recfilter_reg.wgsl", defines={"PASS_C": True, "IN_PLACE": src is dst, **rd}), full,
-                   params=p, **io, carry=st["carry"], carry2=st2["carry"])
+    pc, full_c = _window(p, full, win)
+    if reg and full_c[1] > 0:
+        b.dispatch(kern("filters/recfilter_reg.wgsl", defines={"PASS_C": True, "IN_PLACE": src is dst, **rd}), full_c,
+                   params=pc, **io, carry=st["carry"], carry2=st2["carry"])
     for groups in edge_grids:
+        pc, groups_c = _window(p, groups, win)
         b.dispatch(kern("filters/recfilter_pass_c.wgsl", defines={"BLOCK_C": True, "OVERLAP": True,
                                                                   "IN_PLACE": src is dst, "VEC4": st["vec4"],
                                                                   "EDGES": reg, **td}),
-                   groups, params=p, **io, carry=st["carry"], carry2=st2["carry"], **_tile_binds(st))
+                   groups_c, params=pc, **io, carry=st["carry"], carry2=st2["carry"], **_tile_binds(st))
 
 
 def _frame(full: tuple, rows: tuple, cols: tuple) -> dict:
@@ -540,8 +554,11 @@ def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primiti
     return out
 
 
-def _record_jobs(b, g: GpuArray, jobs: list, mode: str, method: str, out: GpuArray) -> None:
-    """Record ``jobs`` = [(axis, b0, a, rho, causal, anti), ...] on ``g`` (bound whole) into ``out``."""
+def _record_jobs(b, g: GpuArray, jobs: list, mode: str, method: str, out: GpuArray,
+                 win: tuple[int, int] | None = None) -> None:
+    """Record ``jobs`` = [(axis, b0, a, rho, causal, anti), ...] on ``g`` (bound whole) into ``out``
+    (``win``: block method, one column pass or one overlapped pair, writing only the rows of those
+    position blocks)."""
     dev = g.device
     sts = [_axis_setup(dev, g.shape, ax, b0, a, rho, causal, anti, mode, method)
            for ax, b0, a, rho, causal, anti in jobs]
@@ -565,44 +582,86 @@ def _record_jobs(b, g: GpuArray, jobs: list, mode: str, method: str, out: GpuArr
             # Row-column overlap: a column pass followed by a row pass with the same filter.
             if (i + 1 < len(sts) and jobs[i][0] == 0 and jobs[i + 1][0] == 1
                     and jobs[i][1:] == jobs[i + 1][1:]):
-                _record_overlapped(b, dev, sts[i], sts[i + 1], cur, out, jobs[i])
+                _record_overlapped(b, dev, sts[i], sts[i + 1], cur, out, jobs[i], win)
                 i += 2
             else:
                 _record_a_fix(b, dev, sts[i], cur)
-                _record_c(b, dev, sts[i], cur, out)
+                _record_c(b, dev, sts[i], cur, out, win)
                 i += 1
             cur = out
 
 
+def _job_groups(jobs: list, method: str) -> list[list]:
+    """``jobs`` as :func:`_record_jobs` runs them: a column pass followed by a row pass of the same
+    filter (block method) one overlapped group, every other job alone."""
+    groups, i = [], 0
+    while i < len(jobs):
+        if (method != "rt" and i + 1 < len(jobs) and jobs[i][0] == 0 and jobs[i + 1][0] == 1
+                and jobs[i][1:] == jobs[i + 1][1:]):
+            groups.append(jobs[i:i + 2])
+            i += 2
+        else:
+            groups.append(jobs[i:i + 1])
+            i += 1
+    return groups
+
+
 def _record_bands(b, g: GpuArray, jobs: list, mode: str, method: str, primitive: str, out: GpuArray) -> None:
-    """``jobs`` on an image past one storage binding: each job a pass over bands of rows, each band
-    filtered alone by the in-binding path and its own rows kept.
+    """``jobs`` on an image past one storage binding: each group of :func:`_job_groups` (a pass, or
+    the overlapped column-row pair) over bands of rows, each band filtered alone by the in-binding
+    path and its own rows kept.
 
     Along the rows (axis 1) a band holds whole lines: the result is the unchunked one. Down the
     columns (axis 0) a band is read with ``L`` more rows on either side, ``L`` the boundary
     padding of :func:`_padlen` (where the impulse response's remaining tail is below 2**-27 of its
     total): what lies past a band's cut reaches its own rows attenuated below float32 rounding,
-    so the result equals the unchunked one to rounding (an exact overlap from the response's
+    so the result equals the unchunked one to float32 rounding (an exact overlap from the response's
     decay, not the block algorithm's carries). At the image's own edges a band keeps the mode's
     boundary (its first ``L`` rows hold every sample the extension folds in); ``wrap`` reads its
-    overlap across the opposite edge instead. Bands are bound in place where their offsets keep
-    the storage alignment (along the rows also written in place), else copied."""
+    overlap across the opposite edge instead.
+
+    Bands are bound in place where their offsets keep the storage alignment: along the rows read
+    and written in place; down the columns (block method) bands of a multiple of 64 rows, the
+    overlap above rounded up to 64 rows, read in place and written in place by pass C's blocks of
+    the band's own rows alone (``kc0``, :func:`_window`). Otherwise (``wrap``, the RT method,
+    unaligned offsets) a band is copied in and filtered into a scratch, its own rows copied out."""
     dev = g.device
     H = g.shape[0]
     W, C = (g.shape[1], g.shape[2] if g.ndim == 3 else 1)
     row = 4 * W * C
     align = dev.storage_align
     vs = align // math.gcd(row, align)  # bands bound in place start at multiples of vs rows
-    tmp = GpuArray.empty(g.shape, np.float32, dev) if len(jobs) > 1 else None
+    gb = _B * vs // math.gcd(_B, vs)  # ... and of whole 64-row blocks down the columns
+    # wrap: a band's cut down the columns runs as zero extension, so its row pass cannot join it
+    groups = _job_groups(jobs, method) if mode != "wrap" else [[job] for job in jobs]
+    tmp = GpuArray.empty(g.shape, np.float32, dev) if len(groups) > 1 else None
     cur = g
-    for i, job in enumerate(jobs):
-        target = out if (len(jobs) - 1 - i) % 2 == 0 else tmp
-        ax, b0, a, rho = job[:4]
+    for i, grp in enumerate(groups):
+        target = out if (len(groups) - 1 - i) % 2 == 0 else tmp
+        ax, b0, a, rho = grp[0][:4]
         L = min(_padlen(b0, a, rho), 1 << 30) if ax == 0 else 0
-        fit = _nd.band_rows(dev, row, 2 * L, primitive, f"(the filter's decay down the columns: {L} rows) ")
+        what = f"(the filter's decay down the columns: {L} rows) "
+        aligned = cur.byte_offset % align == 0 and target.byte_offset % align == 0
+        if L and aligned and method != "rt" and mode != "wrap":
+            top = -(-L // gb) * gb
+            try:
+                per = _nd.band_rows(dev, row, top + L, primitive, what) // gb * gb
+            except DeviceLimitError:
+                per = 0  # no whole block fits beside the overlap: the copied bands below
+            if per:
+                nb = -(-H // per)
+                per = -(-H // (nb * gb)) * gb  # as many bands, of even heights (no thin last band)
+                for y0 in range(0, H, per):
+                    y1 = min(H, y0 + per)
+                    lo, hi = max(0, y0 - top), min(H, y1 + L)
+                    band = GpuArray(dev, cur.buffer, (hi - lo, W, C), np.float32, cur.byte_offset + lo * row)
+                    res = GpuArray(dev, target.buffer, (hi - lo, W, C), np.float32, target.byte_offset + lo * row)
+                    _record_jobs(b, band, grp, mode, method, res, ((y0 - lo) // _B, -(-(y1 - lo) // _B)))
+                cur = target
+                continue
+        fit = _nd.band_rows(dev, row, 2 * L, primitive, what)
         slack = vs - 1 if L else 0  # a band's first row read is rounded down to a multiple of vs
-        views = (cur.byte_offset % align == 0 and target.byte_offset % align == 0
-                 and not (L and mode == "wrap") and fit - slack >= vs)
+        views = aligned and not (L and mode == "wrap") and fit - slack >= vs
         per = (fit - slack) // vs * vs if views else fit
         bmode = "zero" if (L and mode == "wrap") else mode  # wrap: every band edge is a cut
         for y0 in range(0, H, per):
@@ -610,7 +669,7 @@ def _record_bands(b, g: GpuArray, jobs: list, mode: str, method: str, primitive:
             if views and not L:  # whole lines: the band filtered in place, from cur into target
                 band = GpuArray(dev, cur.buffer, (y1 - y0, W, C), np.float32, cur.byte_offset + y0 * row)
                 res = GpuArray(dev, target.buffer, (y1 - y0, W, C), np.float32, target.byte_offset + y0 * row)
-                _record_jobs(b, band, [job], mode, method, res)
+                _record_jobs(b, band, grp, mode, method, res)
                 continue
             lo, hi = (y0 - L, y1 + L) if mode == "wrap" else (max(0, y0 - L), min(H, y1 + L))
             if views:
@@ -626,7 +685,7 @@ def _record_bands(b, g: GpuArray, jobs: list, mode: str, method: str, primitive:
                     r += n
             # the band's kernels write all its rows, the overlap too: into a scratch, its own rows kept
             res = GpuArray.empty(band.shape, np.float32, dev)
-            _record_jobs(b, band, [job], bmode, method, res)
+            _record_jobs(b, band, grp, bmode, method, res)
             _nd.copy_rows(b, res, row, y0 - lo, y1 - lo, target, y0)
         cur = target
 

@@ -33,6 +33,7 @@ struct Params {
     fr_lhi: u32,
     fr_klo: u32,
     fr_khi: u32,
+    kc0: u32,          // BLOCK_C / PASS_C down the columns: the first block (of positions) run; grid y counts from it
 }
 
 @group(0) @binding(0) var<uniform> params: Params;

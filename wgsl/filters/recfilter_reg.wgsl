@@ -302,7 +302,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let k = ft.y;
 #else
     let lb = wid.x;
-    let k = wid.y;
+    let k = wid.y + params.kc0;  // 0 but in PASS_C of a band of rows
 #endif
     let ch = wid.z;
     let c = t % B;
