@@ -530,12 +530,10 @@ def _run_bands(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape
                out: GpuArray, cfg: Config, valid: bool) -> None:
     """:func:`_run` for volumes whose planes pass one storage binding: bands of output rows, each
     read with the rows its kernel window reaches (``kh - 1`` more; none past the volume's own
-    edges, where the boundary is read as in the unchunked call), correlated by :func:`_run` into
-    a scratch (one, reused by every band) and its rows copied into ``out``; every band recorded
-    into one batch. A 2-D image at an aligned offset binds each band's input rows in place (their
-    first row rounded down to keep the storage alignment); a volume of several planes copies
-    them into a sub-volume of its own. Each output is the same sum of the same products as
-    unchunked (bit for bit where the launch configuration is the same)."""
+    edges, where the boundary is read as in the unchunked call) into a sub-volume of its own,
+    correlated there by :func:`_run` and its rows copied into ``out``. Each output is the same
+    sum of the same products as unchunked (bit for bit where the launch configuration is the
+    same)."""
     nz, ny, nx = vol_shape
     kd, kh, kw = ksize
     oz, oy, ox = oshape
@@ -547,24 +545,17 @@ def _run_bands(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape
         raise DeviceLimitError(_NAME, f"planes of {ny} x {nx} uint8 are not whole 4-byte words and pass the "
                                f"device's largest storage binding ({dev.binding_limit} bytes)")
     lim, align = dev.binding_limit, dev.storage_align
-    # 2-D: bands bound in place start on multiples of vs rows (a multiple of step), unless the
-    # rounding leaves no room: then copied, as the planes of a volume are
-    for in_place in ([True, False] if nz == 1 and g.byte_offset % align == 0 else [False]):
-        vs = align // math.gcd(row_in, align) if in_place else step
-        halo = kh - 1 + (vs - 1) + (step - 1)
-        kb = cfg.kb
-        while True:  # a pass binds one output plane of each of kb kernels: fewer kernels, taller bands
-            per = min((lim - align - 4) // (kd * row_in), (lim - align) // (((kb - 1) * oz + 1) * row_out)) - halo
-            if kb == 1 or per >= min(oy, 64):
-                break
-            kb = kb // 2 if kb > 4 else 1
-        if per >= 1:
+    halo = kh - 1 + 2 * (step - 1)
+    kb = cfg.kb
+    while True:  # a pass binds one output plane of each of kb kernels: fewer kernels, taller bands
+        per = min((lim - align - 4) // (kd * row_in), (lim - align) // (((kb - 1) * oz + 1) * row_out)) - halo
+        if kb == 1 or per >= min(oy, 64):
             break
+        kb = kb // 2 if kb > 4 else 1
     cfg = replace(cfg, uz=1, kb=kb)
     if per < 1:
         raise DeviceLimitError(_NAME, f"a band of one output row with the kernel's {kh - 1} rows of overlap needs "
                                f"more than the device's largest storage binding ({lim} bytes)")
-    spans = []
     for y0 in range(0, oy, per):
         y1 = min(oy, y0 + per)
         if valid:
@@ -574,32 +565,24 @@ def _run_bands(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape
             if hi - lo < kh:  # a band at an edge reads at least kh rows, so that its boundary folds as the volume's
                 lo = max(0, min(lo, hi - kh))
                 hi = min(ny, max(hi, lo + kh))
-        lo, hi = lo // vs * vs, min(ny, -(-hi // step) * step)
-        spans.append((y0, y1, lo, hi))
-    hmax = max(hi - lo for _, _, lo, hi in spans)
-    res_buf = GpuArray.empty((k * oz * hmax * ox,), np.float32, dev)
-    sub_buf = None if in_place else GpuArray.empty((nz * hmax * nx,), g.dtype, dev)
-    b = dev.batch()
-    for y0, y1, lo, hi in spans:
+        lo, hi = lo // step * step, min(ny, -(-hi // step) * step)
         hs = hi - lo
         oys = hs - kh + 1 if valid else hs
-        if in_place:
-            sub = GpuArray(dev, g.buffer, (nz, hs, nx), g.dtype, g.byte_offset + lo * row_in)
-        else:
-            sub = GpuArray(dev, sub_buf.buffer, (nz, hs, nx), g.dtype, 0)
-            for z in range(nz):
-                _nd.copy_rows(b, g, row_in, z * ny + lo, z * ny + hi, sub, z * hs)
-        res = GpuArray(dev, res_buf.buffer, (k, oz, oys, ox), np.float32, 0)
-        _run(dev, sub, w, (nz, hs, nx), ksize, (oz, oys, ox), off, boundary, res, cfg, b)
+        sub = GpuArray.empty((nz, hs, nx), g.dtype, dev)
+        b = dev.batch()
+        for z in range(nz):
+            _nd.copy_rows(b, g, row_in, z * ny + lo, z * ny + hi, sub, z * hs)
+        b.submit()
+        res = GpuArray.empty((k, oz, oys, ox), np.float32, dev)
+        _run(dev, sub, w, (nz, hs, nx), ksize, (oz, oys, ox), off, boundary, res, cfg)
+        b = dev.batch()
         for plane in range(k * oz):
             _nd.copy_rows(b, res, row_out, plane * oys + y0 - lo, plane * oys + y1 - lo, out, plane * oy + y0)
-    b.submit()
+        b.submit()
 
 
 def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off, boundary: str,
-         out: GpuArray, cfg: Config, batch=None) -> None:
-    """Record the correlation of ``g`` into ``out`` (into ``batch`` when given, else a batch of its
-    own, submitted)."""
+         out: GpuArray, cfg: Config) -> None:
     nz, ny, nx = vol_shape
     kd, kh, kw = ksize
     oz, oy, ox = oshape
@@ -648,7 +631,7 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
         hi = out.byte_offset + (((k1 - 1) * oz + ze) * plane_out) * 4
         return lo - lo % align, hi
 
-    b = dev.batch() if batch is None else batch
+    b = dev.batch()
     for blk in range(nkb):
         k0, k1 = blk * kb, min(k, blk * kb + kb)
         zs = 0
@@ -676,8 +659,7 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
                        volume=Binding(g.buffer, ilo, ihi - ilo), weights=Binding(wbuf, blk * wblock, wblock),
                        result=Binding(out.buffer, olo, ohi - olo))
             zs += zc
-    if batch is None:
-        b.submit()
+    b.submit()
 
 
 # ------------------------------------------------------------------ tuning and benchmark
