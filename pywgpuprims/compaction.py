@@ -78,7 +78,7 @@ import numpy as np
 
 from . import _dtypes as _dt
 from ._array import GpuArray, _bool_as_uint8, as_input, asarray, submit_counted_to_host, submit_to_host
-from ._device import Device, takes_device
+from ._device import Binding, Device, takes_device
 from ._errors import DeviceLimitError, InputError
 from ._monoid import monoid_defines
 from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lookback_steps, lookback_walk_tiles, record_scan
@@ -227,6 +227,14 @@ def _check_size(primitive: str, n: int, dev: Device, itemsize_bytes: int) -> Non
                                f"({dev.max_binding} bytes)")
 
 
+def _needs_chunks(primitive: str, n: int, dev: Device, itemsize_bytes: int) -> bool:
+    """Whether a call of ``n`` elements whose widest array has ``itemsize_bytes`` bytes needs more
+    than one storage binding (:attr:`Device.binding_limit`): then it runs in chunks."""
+    if n >= MAX_ELEMENTS:
+        raise InputError(primitive, f"{n} elements: at most {MAX_ELEMENTS - 1} are supported")
+    return itemsize_bytes > dev.binding_limit
+
+
 def _or(value, default):
     """A hook's value, or ``default`` where the hook is unset (None)."""
     return default if value is None else value
@@ -242,17 +250,20 @@ def _method(dev: Device, method: str | None, primitive: str) -> str:
 # ------------------------------------------------------------------------- recording
 def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray | None, meta: GpuArray,
                   idx: GpuArray | None, val: GpuArray | None, method: str,
-                  counts: GpuArray | None = None, head: GpuArray | None = None) -> None:
+                  counts: GpuArray | None = None, head: GpuArray | None = None, xb=None, mb=None) -> None:
     """Record the compaction of flagged items of ``x`` (mode 'rle', 'compact' or 'nonzero').
 
     Writes ``meta[0]`` (item count) and the finishing pass's grid at ``meta[4..6]``; item indices
     to ``idx`` and/or 32-bit values to ``val``; with ``counts`` (fused RLE of 32-bit values) the
     run lengths directly, finished by the per-tile fix-up pass. Scratch blocks live as long as the
-    batch holds them.
+    batch holds them. ``xb`` / ``mb``: the bindings of ``x`` / ``mask`` where they are a chunk of
+    a larger buffer (a :class:`Binding` of the chunk's bytes), else the arrays themselves.
     """
+    xb = x if xb is None else xb
+    mb = mask if mb is None else mb
     if method == "parle":
         b.clear(meta)
-        _record_parle(b, dev, _flags(mode, x, mask), x, n, mask, meta, idx)
+        _record_parle(b, dev, _flags(mode, x, mask), xb, n, mb, meta, idx)
         return
     p = dev.plan(("rle items", mode, x.dtype, n, None if mask is None else mask.dtype, idx is not None,
                   val is not None, counts is not None),
@@ -261,9 +272,9 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     rargs = dev.alloc(32)
     if counts is not None and head is None:
         head = dev.alloc(8 * p.n_tiles)
-    io = {"x": x}
+    io = {"x": xb}
     if mask is not None:
-        io["mask"] = mask
+        io["mask"] = mb
     outs = {"info": meta}
     if idx is not None:
         outs["out_idx"] = idx
@@ -272,7 +283,7 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     if counts is not None:
         outs.update(counts=counts, head=head)
     if p.bitmask:
-        io["x_u32"] = x  # the run values, read again at the store
+        io["x_u32"] = xb  # the run values, read again at the store
     if p.vec4:
         outs.update(out_vec=val, counts_vec=counts)
     b.clear(meta)
@@ -398,13 +409,13 @@ def _record_parle(b, dev: Device, flags: dict, x: GpuArray, n: int, mask, meta, 
 
 
 def _record_finish(b, dev: Device, meta: GpuArray, idx: GpuArray, x: GpuArray | None, values: GpuArray | None,
-                   counts: GpuArray | None) -> None:
+                   counts: GpuArray | None, xb=None) -> None:
     defs = {"COUNTS": counts is not None, "GATHER": values is not None,
             "EB8": x is not None and x.dtype == np.uint8}
     k = dev.kernel("rle/finish.wgsl", defines=defs)
     binds = {"info": meta, "idx": idx}
     if values is not None:
-        binds.update(x=x, values=values)
+        binds.update(x=x if xb is None else xb, values=values)
     if counts is not None:
         binds["counts"] = counts
     b.dispatch_indirect(k, meta, 16, params={"dummy": 0}, **binds)
@@ -441,7 +452,7 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
     n = g.size
     m = _method(dev, method, primitive)
     out_dtype = np.dtype(np.uint32) if mode == "nonzero" else g.dtype
-    _check_size(primitive, n, dev, 4 * n)
+    chunked = _needs_chunks(primitive, n, dev, 4 * n)
     if n == 0:
         empty = np.empty(0, out_dtype)
         if host is not None:
@@ -449,7 +460,12 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
         meta = asarray(np.zeros(16, np.uint32), dev=dev)
         return Compacted(GpuArray.empty((0,), out_dtype, dev), _count_view(meta))
     res = Compacted(GpuArray.empty((n,), out_dtype, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
-    b = _record(dev, lambda b: _record_compact(b, mode, g.reshape(-1), gmask, res, m))
+    if chunked:
+        per = _chunk_len(dev, 4)
+        b = _record(dev, lambda b: _record_compact_chunked(b, mode, g.reshape(-1), None if gmask is None
+                                                           else gmask.reshape(-1), res, m, per))
+    else:
+        b = _record(dev, lambda b: _record_compact(b, mode, g.reshape(-1), gmask, res, m))
     if host is not None:
         return submit_counted_to_host(b, res.count, res.data)[0]
     b.submit()
@@ -486,6 +502,100 @@ def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Com
         _record_finish(b, dev, meta, idx, g1, data, None)
     else:
         _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, None, data, m)
+
+
+# ------------------------------------------------------------------------- chunks
+def _chunk_len(dev: Device, itemsize: int) -> int:
+    """Elements per chunk past one binding: the widest per-element array of a chunk (``itemsize``
+    bytes, plus a sentinel word) fits :attr:`Device.binding_limit`, and every chunk's offset in
+    every array is a multiple of the storage-offset alignment (at least one alignment's worth)."""
+    align = dev.storage_align
+    return max(1, (dev.binding_limit - 16) // itemsize // align) * align
+
+
+def _sub(arr: GpuArray, e0: int, ne: int) -> Binding:
+    """Elements ``e0 .. e0 + ne`` of ``arr`` as a binding of their own bytes (whole 16-byte words,
+    within the buffer)."""
+    start = arr.byte_offset + e0 * arr.dtype.itemsize
+    return Binding(arr.buffer, start, min(arr.buffer.size - start, -(-ne * arr.dtype.itemsize // 16) * 16))
+
+
+def _view(arr: GpuArray, e0: int, ne: int) -> GpuArray:
+    return GpuArray(arr.device, arr.buffer, (ne,), arr.dtype, arr.byte_offset + e0 * arr.dtype.itemsize)
+
+
+class _Placer:
+    """Joins the results of chunks (each compacted into scratch at 0) into the final arrays on the
+    GPU (``wgsl/rle/place.wgsl``): the running item count and the last value are carried in a
+    record per chunk; RLE (``counts``) joins a run that crosses a chunk boundary. The outputs are
+    bound in windows of :attr:`Device.binding_limit` at aligned offsets (they may exceed one
+    binding), each window's share of a chunk dispatched indirectly."""
+
+    def __init__(self, b, n_chunks: int, out_values: GpuArray, out_counts: GpuArray | None = None, vw: int = 1):
+        dev = out_values.device
+        self.dev, self.n_chunks = dev, n_chunks
+        self.out_values, self.out_counts = out_values, out_counts
+        eb8 = out_values.dtype == np.uint8
+        itemsize = max(4, out_values.dtype.itemsize)
+        align = dev.storage_align
+        self.wi = max(1, dev.binding_limit // itemsize // align) * align  # items per window
+        self.wu = self.wi // 4 if eb8 else self.wi  # units per window (EB8: words)
+        self.n_win = -(-out_values.size // self.wi)
+        self.rec = dev.alloc(32 * (n_chunks + 1))
+        self.args = dev.alloc(16 * n_chunks * self.n_win)
+        b.clear(self.rec)
+        defs = {"COUNTS": out_counts is not None, "EB8": eb8, "VW": vw}
+        self.k_adv = dev.kernel("rle/place.wgsl", defines=dict(defs, ADVANCE=True))
+        self.k_place = dev.kernel("rle/place.wgsl", defines=dict(defs, ADVANCE=False))
+
+    def record(self, b, k: int, e_end: int, info: GpuArray, src_values: GpuArray,
+               src_counts: GpuArray | None = None, add: int = 0) -> None:
+        """Record chunk ``k``'s placement (its items end at or before output item ``e_end``)."""
+        dev = self.dev
+        params = {"chunk": k, "n_win": self.n_win, "win_units": self.wu, "win": 0, "add": add,
+                  "max_groups": dev.max_groups}
+        b.dispatch(self.k_adv, 1, params=params, info=info, src_values=src_values, rec=self.rec, args=self.args)
+        n = self.out_values.size
+        for w in range(min(self.n_win, -(-e_end // self.wi))):
+            e0, ne = w * self.wi, min(self.wi, n - w * self.wi)
+            binds = {"out_values": _sub(self.out_values, e0, ne)}
+            if self.out_counts is not None:
+                binds.update(src_counts=src_counts, out_counts=_sub(self.out_counts, e0, ne))
+            b.dispatch_indirect(self.k_place, self.args, 16 * (k * self.n_win + w), params=dict(params, win=w),
+                                info=info, src_values=src_values, rec=self.rec, args=self.args, **binds)
+
+    def finish(self, b, count: GpuArray) -> None:
+        """Copy the total into ``count`` (the result's count word)."""
+        b.copy(self.rec, 32 * self.n_chunks, count.buffer, count.byte_offset, 4)
+
+
+def _record_compact_chunked(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Compacted, m: str,
+                            per: int) -> None:
+    """Compaction / nonzero of an input past one binding: chunks of ``per`` elements compacted into
+    scratch, then placed at the running offset (nonzero: indices made global)."""
+    dev = g1.device
+    n = g1.size
+    bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
+    data = res.data
+    scratch = GpuArray.empty((per,), data.dtype, dev)
+    idx = GpuArray.empty((per,), np.uint32, dev) if mode == "compact" and (g1.dtype == np.uint8 or m == "parle") \
+        else None
+    placer = _Placer(b, len(bounds), data)
+    for k, (e0, ne) in enumerate(bounds):
+        meta = GpuArray.empty((16,), np.uint32, dev)
+        xk, xb = _view(g1, e0, ne), _sub(g1, e0, ne)
+        sk = _view(scratch, 0, ne)
+        if mode == "nonzero":
+            _record_items(b, dev, "nonzero", xk, ne, None, meta, sk, None, m, xb=xb)
+        else:
+            mk, mb = _view(gmask, e0, ne), _sub(gmask, e0, ne)
+            if idx is not None:
+                _record_items(b, dev, "compact", xk, ne, mk, meta, _view(idx, 0, ne), None, m, xb=xb, mb=mb)
+                _record_finish(b, dev, meta, _view(idx, 0, ne), xk, sk, None, xb=xb)
+            else:
+                _record_items(b, dev, "compact", xk, ne, mk, meta, None, sk, m, xb=xb, mb=mb)
+        placer.record(b, k, e0 + ne, meta, scratch, add=e0 if mode == "nonzero" else 0)
+    placer.finish(b, res.count)
 
 
 @takes_device
@@ -637,16 +747,16 @@ def _rle_encode(x, method):
     return res
 
 
-def _record_rle(b, g: GpuArray, res: RunLengths, m: str) -> None:
+def _record_rle(b, g: GpuArray, res: RunLengths, m: str, xb=None) -> None:
     dev = g.device
     meta = _meta_of(res.n_runs)
     if m == "fused" and g.dtype != np.uint8:
         # values and run lengths straight from the fused pass (no start positions written)
         _record_items(b, dev, "rle", g, g.size, None, meta, None, res.values, m, counts=res.counts,
-                      head=res._head)
+                      head=res._head, xb=xb)
         return
-    _record_items(b, dev, "rle", g, g.size, None, meta, res.starts, None, m)
-    _record_finish(b, dev, meta, res.starts, g, res.values, res.counts)
+    _record_items(b, dev, "rle", g, g.size, None, meta, res.starts, None, m, xb=xb)
+    _record_finish(b, dev, meta, res.starts, g, res.values, res.counts, xb=xb)
 
 
 def _counts_total(c: np.ndarray, primitive: str) -> int:
