@@ -79,7 +79,7 @@ import numpy as np
 from . import _dtypes as _dt
 from ._array import GpuArray, _bool_as_uint8, as_input, asarray, submit_counted_to_host, submit_to_host
 from ._device import Binding, Device, takes_device
-from ._errors import DeviceLimitError, InputError
+from ._errors import InputError
 from ._monoid import monoid_defines
 from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lookback_steps, lookback_walk_tiles, record_scan
 
@@ -217,14 +217,6 @@ def _count_view(meta: GpuArray) -> GpuArray:
 
 def _words(n: int, dtype) -> int:
     return -(-n // 4) if np.dtype(dtype) == np.uint8 else n
-
-
-def _check_size(primitive: str, n: int, dev: Device, itemsize_bytes: int) -> None:
-    if n >= MAX_ELEMENTS:
-        raise InputError(primitive, f"{n} elements: at most {MAX_ELEMENTS - 1} are supported")
-    if itemsize_bytes > dev.max_binding:
-        raise DeviceLimitError(primitive, f"{itemsize_bytes} bytes exceed the device's largest storage binding "
-                               f"({dev.max_binding} bytes)")
 
 
 def _needs_chunks(primitive: str, n: int, dev: Device, itemsize_bytes: int) -> bool:
@@ -727,19 +719,25 @@ def _rle_encode(x, method):
     n = g.size
     m = _method(dev, method, "rle_encode")
     need_starts = m == "parle" or g.dtype == np.uint8
-    _check_size("rle_encode", n, dev, 4 * (n + 1) if need_starts else 4 * n)
+    chunked = _needs_chunks("rle_encode", n, dev, 4 * (n + 1) if need_starts else 4 * n)
     if n == 0:
         if host is not None:
             return np.empty(0, g.dtype), np.empty(0, np.uint32)
         meta = asarray(np.zeros(16, np.uint32), dev=dev)
         return RunLengths(GpuArray.empty((0,), g.dtype, dev), GpuArray.empty((0,), np.uint32, dev),
                           _count_view(meta), asarray(np.zeros(1, np.uint32), dev=dev), 0)
-    res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
-                     _count_view(GpuArray.empty((16,), np.uint32, dev)),
-                     GpuArray.empty((n + 1,), np.uint32, dev) if need_starts else None, n,
-                     None if need_starts else GpuArray.empty((2 * -(-n // _tile(dev, g.dtype)),), np.uint32, dev),
-                     _tile(dev, g.dtype))
-    b = _record(dev, lambda b: _record_rle(b, g, res, m))
+    if chunked:
+        res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
+                         _count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
+        b = _record(dev, lambda b: _record_rle_chunked(b, g, res, m, _chunk_len(dev, 4)))
+    else:
+        res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
+                         _count_view(GpuArray.empty((16,), np.uint32, dev)),
+                         GpuArray.empty((n + 1,), np.uint32, dev) if need_starts else None, n,
+                         None if need_starts else GpuArray.empty((2 * -(-n // _tile(dev, g.dtype)),), np.uint32,
+                                                                 dev),
+                         _tile(dev, g.dtype))
+        b = _record(dev, lambda b: _record_rle(b, g, res, m))
     if host is not None:
         values, counts = submit_counted_to_host(b, res.n_runs, res.values, res.counts)
         return values, counts
@@ -757,6 +755,29 @@ def _record_rle(b, g: GpuArray, res: RunLengths, m: str, xb=None) -> None:
         return
     _record_items(b, dev, "rle", g, g.size, None, meta, res.starts, None, m, xb=xb)
     _record_finish(b, dev, meta, res.starts, g, res.values, res.counts, xb=xb)
+
+
+def _record_rle_chunked(b, g: GpuArray, res: RunLengths, m: str, per: int) -> None:
+    """Run-length encoding of an input past one binding: chunks of ``per`` elements encoded into
+    scratch, then placed after the runs so far, a chunk's first run joining the last run so far
+    where their values are equal (a run across the boundary)."""
+    dev = g.device
+    n = g.size
+    bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
+    need_starts = m == "parle" or g.dtype == np.uint8
+    tile = _tile(dev, g.dtype)
+    sv = GpuArray.empty((per,), g.dtype, dev)
+    sc = GpuArray.empty((per,), np.uint32, dev)
+    starts = GpuArray.empty((per + 1,), np.uint32, dev) if need_starts else None
+    head = None if need_starts else GpuArray.empty((2 * -(-per // tile),), np.uint32, dev)
+    placer = _Placer(b, len(bounds), res.values, res.counts)
+    for k, (e0, ne) in enumerate(bounds):
+        meta = GpuArray.empty((16,), np.uint32, dev)
+        rk = RunLengths(_view(sv, 0, ne), _view(sc, 0, ne), _count_view(meta),
+                        None if starts is None else _view(starts, 0, ne + 1), ne, head, tile)
+        _record_rle(b, _view(g, e0, ne), rk, m, xb=_sub(g, e0, ne))
+        placer.record(b, k, e0 + ne, meta, sv, sc)
+    placer.finish(b, res.n_runs)
 
 
 def _counts_total(c: np.ndarray, primitive: str) -> int:
@@ -824,9 +845,12 @@ def _rle_decode(values, counts=None, *, size: int | None = None):
         if counts is not None:
             raise InputError("rle_decode", "give either a RunLengths or values and counts")
         rl = values
-        out = GpuArray.empty((rl.size,), rl.values.dtype, rl.values.device)
+        dev = rl.values.device
+        if rl.size and not _runs_fit(dev, rl.size):
+            return _decode_runlengths_chunked(rl)
+        out = GpuArray.empty((rl.size,), rl.values.dtype, dev)
         if rl.size:
-            _run(rl.values.device, lambda b: _record_decode_runlengths(b, rl, out))
+            _run(dev, lambda b: _record_decode_runlengths(b, rl, out))
         return out
     if counts is None:
         raise InputError("rle_decode", "counts is missing")
@@ -842,6 +866,8 @@ def _rle_decode(values, counts=None, *, size: int | None = None):
         _check_host_size(size, total)
         if total == 0:
             return np.empty(0, gv.dtype)
+        if not _runs_fit(dev, gv.size):
+            return _decode_split(dev, host, c, total).numpy()
         gc = asarray(c.astype(np.uint32, copy=False), dev=dev)
         meta = asarray(np.array([gv.size, 0, 0, 0], np.uint32), dev=dev)
         ends = GpuArray.empty((gv.size,), np.uint32, dev)
@@ -858,6 +884,14 @@ def _rle_decode(values, counts=None, *, size: int | None = None):
     meta = asarray(np.array([r, 0, 0, 0], np.uint32), dev=dev)
     if r == 0:
         return _zeros(dev, int(size or 0), gv.dtype)
+    if not _runs_fit(dev, r):  # runs past one binding: split on the host (the runs are read back)
+        c = counts.numpy()
+        if c.dtype == np.int32 and c.size and int(c.min()) < 0:
+            raise InputError("rle_decode", "counts must be non-negative integers")
+        total = _counts_total(c.view(np.uint32), "rle_decode")
+        if size is not None and not 0 <= int(size) < MAX_ELEMENTS:
+            raise InputError("rle_decode", f"size {size} is out of range")
+        return _decode_split(dev, gv.numpy(), c.view(np.uint32), total if size is None else int(size))
     ends = GpuArray.empty((r,), np.uint32, dev)
     cu = GpuArray(dev, counts.buffer, counts.shape, np.uint32, counts.byte_offset)
     b = dev.batch()
@@ -910,16 +944,90 @@ def _zeros(dev, n, dtype):
     return asarray(np.zeros(n, dtype), dev=dev) if n else GpuArray.empty((0,), dtype, dev)
 
 
+def _runs_fit(dev: Device, r: int) -> bool:
+    """Whether ``r`` runs (values, ends and a sentinel word) fit one storage binding."""
+    return 4 * (r + 1) <= dev.binding_limit
+
+
 def _record_decode_new(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, size: int) -> GpuArray:
-    """Record the expansion into a new array of ``size`` elements (returned)."""
+    """Record the expansion into a new array of ``size`` elements (returned); the runs fit one
+    binding, the output may not (then it is decoded window by window)."""
     out = GpuArray.empty((size,), values.dtype, values.device)
     if size:
-        _check_size("rle_decode", size, values.device, 4 * _words(size, values.dtype))
-        _record_decode(b, values, ends, shift, meta, out)
+        if _needs_chunks("rle_decode", size, values.device, 4 * _words(size, values.dtype)):
+            _record_decode_windows(b, values, ends, shift, meta, out, values.size)
+        else:
+            _record_decode(b, values, ends, shift, meta, out)
     return out
 
 
-def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, out: GpuArray) -> None:
+def _record_decode_windows(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, out: GpuArray,
+                           n_runs: int) -> None:
+    """Decode into an output past one binding, window by window (each bound at an aligned offset):
+    the first ``n_runs`` run ends (they fit one binding) clamped to the window
+    (``wgsl/rle/window.wgsl``), then the unchunked decoder on the window."""
+    dev = values.device
+    align = dev.storage_align
+    wo = max(1, dev.binding_limit // values.dtype.itemsize // align) * align
+    k = dev.kernel("rle/window.wgsl")
+    we = GpuArray.empty((n_runs,), np.uint32, dev)
+    eb, vb = _sub(ends, 0, n_runs + shift), _sub(values, 0, n_runs)
+    for o0 in range(0, out.size, wo):
+        m = min(wo, out.size - o0)
+        b.dispatch(k, -(-n_runs // 256), params={"n": n_runs, "shift": shift, "lo": o0, "len": m}, ends=eb, out=we)
+        _record_decode(b, values, we, 0, meta, _view(out, o0, m), vb=vb, ob=_sub(out, o0, m))
+
+
+def _decode_split(dev: Device, values: np.ndarray, counts: np.ndarray, size: int) -> GpuArray:
+    """Decode runs past one binding, split on the host: per output window (at most a binding's
+    worth of runs, zero-length runs dropped) its runs, their ends clamped to the window, uploaded
+    and decoded into the window. Elements past the counts' sum are 0."""
+    out = GpuArray.empty((size,), values.dtype, dev)
+    if not size:
+        return out
+    keep = counts != 0
+    v, ends = values[keep], np.cumsum(counts[keep], dtype=np.int64)
+    align = dev.storage_align
+    wo = max(1, (dev.binding_limit - 16) // 4 // align) * align  # each run in a window has an element there
+    b = dev.batch()
+    for o0 in range(0, size, wo):
+        o1 = min(size, o0 + wo)
+        ra, rb = np.searchsorted(ends, [o0, o1 - 1], side="right")
+        rb = min(int(rb), v.size - 1)
+        n_r = max(0, rb + 1 - int(ra))
+        pe = (np.minimum(ends[ra:ra + n_r], o1) - o0).astype(np.uint32) if n_r else np.zeros(1, np.uint32)
+        pv = v[ra:ra + n_r] if n_r else np.zeros(1, v.dtype)
+        meta = asarray(np.array([n_r, 0, 0, 0], np.uint32), dev=dev)
+        _record_decode(b, asarray(np.ascontiguousarray(pv), dev=dev), asarray(pe, dev=dev), 0, meta,
+                       _view(out, o0, o1 - o0), ob=_sub(out, o0, o1 - o0))
+    b.submit()
+    return out
+
+
+def _decode_runlengths_chunked(rl: RunLengths) -> GpuArray:
+    """Decode a RunLengths past one binding (from a chunked encode): the number of runs is read
+    back; runs that fit one binding are decoded window by window on the GPU, more are split on the
+    host (their prefix read back)."""
+    dev = rl.values.device
+    r = int(rl.n_runs.numpy()[0])
+    if not _runs_fit(dev, r):
+        values, counts = rl.numpy()
+        return _decode_split(dev, values, counts, rl.size)
+    out = GpuArray.empty((rl.size,), rl.values.dtype, dev)
+    b = dev.batch()
+    meta = _meta_of(rl.n_runs)
+    if rl.starts is not None:
+        _record_decode_windows(b, rl.values, rl.starts, 1, meta, out, r)
+    else:
+        ends = GpuArray.empty((r,), np.uint32, dev)
+        record_scan(b, _view(rl.counts, 0, r), ends, "add", False)
+        _record_decode_windows(b, rl.values, ends, 0, meta, out, r)
+    b.submit()
+    return out
+
+
+def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, out: GpuArray,
+                   vb=None, ob=None) -> None:
     dev = values.device
     size = out.size
     eb8 = values.dtype == np.uint8
@@ -940,4 +1048,5 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     parts = dev.alloc(4 * (groups + 1))
     params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups}
     b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)
-    b.dispatch(k, groups, params=params, info=meta, ends=ends, values=values, output=out, parts=parts)
+    b.dispatch(k, groups, params=params, info=meta, ends=ends, values=values if vb is None else vb,
+               output=out if ob is None else ob, parts=parts)
