@@ -79,6 +79,7 @@ import numpy as np
 from . import _dtypes as _dt
 from ._array import GpuArray, _bool_as_uint8, as_input, asarray, submit_counted_to_host, submit_to_host
 from ._device import Binding, Device, takes_device
+from ._device import device as _default_device
 from ._errors import InputError
 from ._monoid import monoid_defines
 from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lookback_steps, lookback_walk_tiles, record_scan
@@ -224,7 +225,7 @@ def _needs_chunks(primitive: str, n: int, dev: Device, itemsize_bytes: int) -> b
     than one storage binding (:attr:`Device.binding_limit`): then it runs in chunks."""
     if n >= MAX_ELEMENTS:
         raise InputError(primitive, f"{n} elements: at most {MAX_ELEMENTS - 1} are supported")
-    return itemsize_bytes > dev.binding_limit
+    return -(-itemsize_bytes // 16) * 16 > dev.binding_limit  # buffers come in 16-byte words
 
 
 def _or(value, default):
@@ -619,6 +620,8 @@ def compact(x, mask, *, method: str | None = None):
     on the host; 64-bit values as word pairs (numpy input; the mask repeated per word on the host);
     masks of any dtype (``mask != 0`` on the host).
     """
+    if isinstance(x, GpuArray) and _is_pairs(x.dtype):
+        return _compact_pairs(x, _dt.mask_carrier(mask, "compact"), method)
     xc, restore, words = _dt.bit_carrier(x, "compact", pairs=True)
     mask = _dt.mask_carrier(mask, "compact")
     if words == 2:
@@ -705,7 +708,10 @@ def rle_encode(x, *, method: str | None = None):
     bool / int8 values travel as uint8 views, 16-bit ones widened on the host; 64-bit values are
     not supported yet (InputError).
     """
-    x, restore, _ = _dt.bit_carrier(x, "rle_encode")
+    a = x if isinstance(x, GpuArray) else _dt.host_array(x, "rle_encode")
+    if _is_pairs(a.dtype):
+        return _rle_encode_pairs(a, method)
+    x, restore, _ = _dt.bit_carrier(a, "rle_encode")
     res = _rle_encode(x, method)
     if isinstance(res, RunLengths):
         res.values = restore(res.values)
@@ -835,8 +841,13 @@ def rle_decode(values, counts=None, *, size: int | None = None):
     array([7, 7, 7, 2, 9, 9], dtype=int32)
     """
     if not isinstance(values, RunLengths):
-        values, restore, _ = _dt.bit_carrier(values, "rle_decode")
+        a = values if isinstance(values, GpuArray) else _dt.host_array(values, "rle_decode")
+        if _is_pairs(a.dtype):
+            return _rle_decode_pairs(a, counts, size)
+        values, restore, _ = _dt.bit_carrier(a, "rle_decode")
         return restore(_rle_decode(values, counts, size=size))
+    if _is_pairs(values.values.dtype):
+        return _rle_decode_pairs(values, counts, size)
     return _rle_decode(values, counts, size=size)
 
 
@@ -946,7 +957,7 @@ def _zeros(dev, n, dtype):
 
 def _runs_fit(dev: Device, r: int) -> bool:
     """Whether ``r`` runs (values, ends and a sentinel word) fit one storage binding."""
-    return 4 * (r + 1) <= dev.binding_limit
+    return -(-4 * (r + 1) // 16) * 16 <= dev.binding_limit
 
 
 def _record_decode_new(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, size: int) -> GpuArray:
@@ -1050,3 +1061,162 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)
     b.dispatch(k, groups, params=params, info=meta, ends=ends, values=values if vb is None else vb,
                output=out if ob is None else ob, parts=parts)
+
+
+# ------------------------------------------------------------------------- 64-bit values
+def _is_pairs(dtype) -> bool:
+    """64-bit integers and floats: carried as pairs of 32-bit words (``wgsl/rle/pairs.wgsl``)."""
+    d = np.dtype(dtype)
+    return d.itemsize == 8 and d.kind in "iuf"
+
+
+def _record_pairs(b, mode: str, x64: GpuArray, lo: GpuArray, hi: GpuArray) -> None:
+    """SPLIT ``x64`` into its low and high words, or MERGE them back, window by window."""
+    dev = x64.device
+    align = dev.storage_align
+    w = max(1, dev.binding_limit // 8 // align) * align
+    k = dev.kernel("rle/pairs.wgsl", defines={mode: True})
+    n = x64.size
+    for e0 in range(0, n, w):
+        ne = min(w, n - e0)
+        b.dispatch(k, -(-ne // 256), params={"n": ne}, x=_sub(x64, e0, ne), lo=_sub(lo, e0, ne), hi=_sub(hi, e0, ne))
+
+
+def _split(g: GpuArray) -> tuple[GpuArray, GpuArray]:
+    lo, hi = GpuArray.empty(g.shape, np.uint32, g.device), GpuArray.empty(g.shape, np.uint32, g.device)
+    if g.size:
+        _run(g.device, lambda b: _record_pairs(b, "SPLIT", g.reshape(-1), lo.reshape(-1), hi.reshape(-1)))
+    return lo, hi
+
+
+def _merge(lo: GpuArray, hi: GpuArray, dtype) -> GpuArray:
+    out = GpuArray.empty(lo.shape, dtype, lo.device)
+    if out.size:
+        _run(lo.device, lambda b: _record_pairs(b, "MERGE", out, lo, hi))
+    return out
+
+
+def _compact_pairs(x: GpuArray, mask, method: str | None) -> Compacted:
+    """compact of a GpuArray of 64-bit values: the kept indices (``nonzero`` of the mask), then both
+    words of each kept value gathered; past one binding in chunks placed as 32-bit compaction's."""
+    if not isinstance(mask, GpuArray):
+        raise InputError("compact", "x and mask must both be numpy arrays or both GpuArrays")
+    gmask = _bool_as_uint8(mask)
+    if tuple(gmask.shape) != tuple(x.shape):
+        raise InputError("compact", f"mask has shape {tuple(gmask.shape)}, x has shape {tuple(x.shape)}")
+    if np.dtype(gmask.dtype) not in MASK_DTYPES:
+        raise InputError("compact", f"mask dtype {gmask.dtype} is not supported (expected bool, uint8, uint32 "
+                         "or int32)")
+    dev, n = x.device, x.size
+    m = _method(dev, method, "compact")
+    chunked = _needs_chunks("compact", n, dev, 8 * n)
+    res = Compacted(GpuArray.empty((n,), x.dtype, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
+    if n == 0:
+        _run(dev, lambda b: b.clear(_meta_of(res.count)))
+        return res
+    g, gm = x.reshape(-1), gmask.reshape(-1)
+    per = _chunk_len(dev, 8) if chunked else n
+    bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
+    idx = GpuArray.empty((per,), np.uint32, dev)
+    scratch = GpuArray.empty((per,), x.dtype, dev) if chunked else res.data
+    k_gather = dev.kernel("rle/pairs.wgsl", defines={"GATHER": True, "COUNTS": False})
+    b = dev.batch()
+    placer = _Placer(b, len(bounds), res.data, vw=2) if chunked else None
+    for k, (e0, ne) in enumerate(bounds):
+        meta = GpuArray.empty((16,), np.uint32, dev) if chunked else _meta_of(res.count)
+        xb = _sub(g, e0, ne)
+        _record_items(b, dev, "nonzero", _view(gm, e0, ne), ne, None, meta, _view(idx, 0, ne), None, m,
+                      xb=_sub(gm, e0, ne))
+        b.dispatch_indirect(k_gather, meta.buffer, meta.byte_offset + 16, params={"n": ne}, x=xb, info=meta,
+                            idx=idx, values=scratch)
+        if placer is not None:
+            placer.record(b, k, e0 + ne, meta, scratch)
+    if placer is not None:
+        placer.finish(b, res.count)
+    b.submit()
+    return res
+
+
+def _rle_encode_pairs(a, method: str | None):
+    """rle_encode of 64-bit values: run-start flags comparing both words, the starts compacted as
+    nonzero, then values and lengths gathered; past one binding in chunks joined as 32-bit
+    encoding's."""
+    g, host = as_input(a, "rle_encode", dtypes=(a.dtype,), ndims=(1,))
+    dev, n = g.device, g.size
+    m = _method(dev, method, "rle_encode")
+    chunked = _needs_chunks("rle_encode", n, dev, 8 * n)
+    if n == 0:
+        if host is not None:
+            return np.empty(0, g.dtype), np.empty(0, np.uint32)
+        meta = asarray(np.zeros(16, np.uint32), dev=dev)
+        return RunLengths(GpuArray.empty((0,), g.dtype, dev), GpuArray.empty((0,), np.uint32, dev),
+                          _count_view(meta), None, 0)
+    res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
+                     _count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
+    per = _chunk_len(dev, 8) if chunked else n
+    bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
+    flags = GpuArray.empty((per,), np.uint32, dev)
+    idx = GpuArray.empty((per,), np.uint32, dev)
+    sv = GpuArray.empty((per,), g.dtype, dev) if chunked else res.values
+    sc = GpuArray.empty((per,), np.uint32, dev) if chunked else res.counts
+    k_flags = dev.kernel("rle/pairs.wgsl", defines={"FLAGS": True})
+    k_gather = dev.kernel("rle/pairs.wgsl", defines={"GATHER": True, "COUNTS": True})
+    b = dev.batch()
+    placer = _Placer(b, len(bounds), res.values, res.counts, vw=2) if chunked else None
+    for k, (e0, ne) in enumerate(bounds):
+        meta = GpuArray.empty((16,), np.uint32, dev) if chunked else _meta_of(res.n_runs)
+        xb = _sub(g, e0, ne)
+        b.dispatch(k_flags, -(-ne // 256), params={"n": ne}, x=xb, flags=flags)
+        _record_items(b, dev, "nonzero", _view(flags, 0, ne), ne, None, meta, _view(idx, 0, ne), None, m)
+        b.dispatch_indirect(k_gather, meta.buffer, meta.byte_offset + 16, params={"n": ne}, x=xb, info=meta,
+                            idx=idx, values=sv, counts=sc)
+        if placer is not None:
+            placer.record(b, k, e0 + ne, meta, sv, sc)
+    if placer is not None:
+        placer.finish(b, res.n_runs)
+    if host is not None:
+        return tuple(submit_counted_to_host(b, res.n_runs, res.values, res.counts))
+    b.submit()
+    return res
+
+
+def _rle_decode_pairs(values, counts, size):
+    """rle_decode of 64-bit values: the low and the high words decoded as two 32-bit decodings
+    (sharing the counts), then merged."""
+    if isinstance(values, RunLengths):
+        if counts is not None:
+            raise InputError("rle_decode", "give either a RunLengths or values and counts")
+        rl = values
+        lo, hi = _split(rl.values)
+        out_lo = _rle_decode(RunLengths(lo, rl.counts, rl.n_runs, rl.starts, rl.size, rl._head, rl._tile_elems))
+        out_hi = _rle_decode(RunLengths(hi, rl.counts, rl.n_runs, rl.starts, rl.size, rl._head, rl._tile_elems))
+        return _merge(out_lo, out_hi, rl.values.dtype)
+    if counts is None:
+        raise InputError("rle_decode", "counts is missing")
+    if isinstance(values, GpuArray):
+        if values.ndim != 1:
+            raise InputError("rle_decode", f"expected an array of 1 dimensions, got shape {values.shape}")
+        if not isinstance(counts, GpuArray):
+            raise InputError("rle_decode", "values and counts must both be numpy arrays or both GpuArrays")
+        lo, hi = _split(values)
+        out_lo = _rle_decode(lo, counts, size=size)
+        out_hi = _rle_decode(hi, counts, size=out_lo.size)
+        return _merge(out_lo, out_hi, values.dtype)
+    if isinstance(counts, GpuArray):
+        raise InputError("rle_decode", "values and counts must both be numpy arrays or both GpuArrays")
+    v = values
+    if v.ndim != 1:
+        raise InputError("rle_decode", f"expected an array of 1 dimensions, got shape {v.shape}")
+    c = np.asarray(counts)
+    if c.ndim != 1 or c.shape != v.shape:
+        raise InputError("rle_decode", f"values has shape {v.shape} but counts has shape {c.shape}")
+    total = _counts_total(c, "rle_decode")
+    _check_host_size(size, total)
+    if total == 0:
+        return np.empty(0, v.dtype)
+    w = np.ascontiguousarray(v).view(np.uint32).reshape(-1, 2)
+    dev = _default_device()
+    gc = asarray(c.astype(np.uint32, copy=False), dev=dev)
+    out_lo = _rle_decode(asarray(np.ascontiguousarray(w[:, 0]), dev=dev), gc, size=total)
+    out_hi = _rle_decode(asarray(np.ascontiguousarray(w[:, 1]), dev=dev), gc, size=total)
+    return _merge(out_lo, out_hi, v.dtype).numpy()

@@ -486,3 +486,125 @@ def test_stress(rng):
         x = runs_input(rng, n, dtype, max_len=int(rng.integers(1, 2000)))
         with options(rle_withhold_period=int(i % 3)):
             check_rle(x, pp.rle_encode(x))
+
+
+# ------------------------------------------------------------------------- past one binding
+CHUNK_LIMITS = [256, 1000, 4096]  # bytes per binding (the max_binding hook); 1000 is no multiple of the alignment
+
+
+@pytest.fixture
+def binding_guard(monkeypatch):
+    """Every storage binding a dispatch makes must fit ``dev.binding_limit`` (the hook in force)."""
+    dev = pp.device()
+    inner = dev._bind_group
+    seen = []
+
+    def checked(d, pbuf):
+        for _, name, storage in d.kernel._storage:
+            res = d.bindings[name]
+            if res.__class__ is pp._device.Binding:
+                size = res.size if res.size is not None else res.buffer.size - res.offset
+            else:
+                buf = getattr(res, "buffer", res)
+                size = getattr(buf, "buffer", buf).size - getattr(res, "byte_offset", 0)
+            seen.append(d.kernel.path)
+            assert not storage or size <= dev.binding_limit, (d.kernel.path, name, size, dev.binding_limit)
+        return inner(d, pbuf)
+
+    monkeypatch.setattr(dev, "_bind_group", checked)
+    yield seen
+
+
+def chunk_sizes(limit, itemsize=4):
+    """Element counts around the chunk boundaries of a call at ``limit`` bytes per binding."""
+    with options(max_binding=limit):
+        per = rle._chunk_len(pp.device(), itemsize)
+    return sorted({limit // itemsize, limit // itemsize + 1, per - 1, per, per + 1, 2 * per, 3 * per + 5})
+
+
+@pytest.mark.parametrize("limit", CHUNK_LIMITS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_chunked_compact_and_nonzero(dtype, limit, rng, poison_alloc, binding_guard):
+    for n in chunk_sizes(limit):
+        x = distinct_input(rng, n, dtype)
+        sparse = np.zeros(n, bool)
+        sparse[rng.integers(0, n, 3)] = True  # most chunks keep nothing
+        for mask in (rng.random(n) < 0.5, sparse, np.ones(n, bool), np.zeros(n, bool),
+                     rng.integers(0, 3, n).astype(np.uint8) * 7):
+            for method in METHODS:
+                with options(max_binding=limit):
+                    got = pp.compact(x, mask, method=method)
+                    res = pp.compact(pp.asarray(x), pp.asarray(mask), method=method)
+                    idx = pp.nonzero(mask, method=method)
+                    gidx = pp.nonzero(pp.asarray(mask), method=method)
+                want = x[mask != 0]
+                np.testing.assert_array_equal(bits(got), bits(want))
+                assert int(res.count.numpy()[0]) == want.size
+                np.testing.assert_array_equal(bits(res.numpy()), bits(want))
+                np.testing.assert_array_equal(idx, np.flatnonzero(mask))
+                np.testing.assert_array_equal(gidx.numpy(), np.flatnonzero(mask))
+    assert "rle/place.wgsl" in binding_guard
+
+
+@pytest.mark.parametrize("limit", CHUNK_LIMITS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_chunked_rle_round_trip(dtype, limit, rng, poison_alloc, binding_guard):
+    for n in chunk_sizes(limit):
+        with options(max_binding=limit):
+            per = rle._chunk_len(pp.device(), 4)
+        across = random_values(rng, n, dtype, high=50)
+        for b in range(per, n, per):  # runs ending at, just before and just after each chunk boundary
+            across[max(0, b - 3):b] = across[max(0, b - 4)]
+            across[b:b + 2] = across[b - 1]
+        for x in (np.full(n, 3, dtype), across, distinct_input(rng, n, dtype),
+                  runs_input(rng, n, dtype, max_len=2 * per), runs_input(rng, n, dtype, max_len=3, high=2)):
+            for method in METHODS:
+                with options(max_binding=limit):
+                    got = pp.rle_encode(x, method=method)
+                    res = pp.rle_encode(pp.asarray(x), method=method)
+                    back = pp.rle_decode(res).numpy()
+                    dec = pp.rle_decode(*ref_rle(x))
+                check_rle(x, got)
+                check_rle(x, res.numpy())
+                np.testing.assert_array_equal(bits(back), bits(x))
+                np.testing.assert_array_equal(bits(dec), bits(x))
+
+
+@pytest.mark.parametrize("limit", CHUNK_LIMITS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_chunked_decode(dtype, limit, rng, poison_alloc, binding_guard):
+    max_runs = limit // 4 - 1  # runs that fit one binding
+    for r in (1, 7, max_runs, max_runs + 1, 3 * max_runs):
+        for high in (0, 3, 2 * limit):
+            values = random_values(rng, r, dtype, high=200)
+            counts = rng.integers(0, high + 1, r).astype(np.uint32)
+            counts[rng.random(r) < 0.2] = 0
+            want = np.repeat(values, counts)
+            gv, gc = pp.asarray(values), pp.asarray(counts)
+            with options(max_binding=limit):
+                got = pp.rle_decode(values, counts)
+                g = pp.rle_decode(gv, gc).numpy()
+                extra = pp.rle_decode(gv, gc, size=want.size + 41).numpy()
+            np.testing.assert_array_equal(bits(got), bits(want))
+            np.testing.assert_array_equal(bits(g), bits(want))
+            np.testing.assert_array_equal(bits(extra[:want.size]), bits(want))
+            assert not extra[want.size:].any()
+
+
+def test_one_chunk_records_no_placement(rng, monkeypatch):
+    """Within one binding the unchunked kernels run alone (no placement or window pass)."""
+    dev = pp.device()
+    paths = []
+    inner = dev.kernel
+    monkeypatch.setattr(dev, "kernel", lambda path, *a, **k: paths.append(path) or inner(path, *a, **k))
+    n = 4096
+    x = runs_input(rng, n, "int32", max_len=20)
+    with options(max_binding=4 * (n + 1)):
+        pp.compact(x, rng.random(n) < 0.5)
+        pp.nonzero(x)
+        pp.rle_decode(*pp.rle_encode(x))
+        pp.rle_decode(pp.rle_encode(pp.asarray(x)))
+    assert not {"rle/place.wgsl", "rle/window.wgsl"} & set(paths)
+    with options(max_binding=4 * n - 32):
+        pp.compact(x, rng.random(n) < 0.5)
+    assert "rle/place.wgsl" in paths
