@@ -67,7 +67,25 @@ finished), ``rle_wg`` / ``rle_vec4_per_thread`` / ``rle_compact_vec4_per_thread`
 (other tiles and staging sizes), ``rle_decode_cap`` (runs in an expand tile's range past which it
 searches per element: small values force that path).
 
-Inputs must fit one storage binding (no chunking; ``DeviceLimitError`` otherwise).
+Past one storage binding (:attr:`Device.binding_limit`; the ``max_binding`` test hook forces it
+on small inputs) every call runs in chunks whose offsets are aligned for every array, all
+recorded into one submission and joined on the GPU with no read-back per chunk
+(``wgsl/rle/place.wgsl``): each chunk runs the unchunked pipeline into scratch, then a
+one-invocation pass advances a per-chunk record (items so far, the last value) and writes the
+indirect grids of the placement, which moves the chunk's items to the running offset through
+windows of the output (which may exceed one binding) at aligned offsets. ``nonzero``'s indices
+are made global there; ``rle_encode`` joins a chunk's first run to the last run so far when
+their values are equal (a run across the boundary). ``rle_decode`` into an output past one
+binding decodes window by window with the run ends clamped to the window
+(``wgsl/rle/window.wgsl``); runs that themselves exceed a binding are split on the host (GpuArray
+runs are then read back). Within one binding nothing of this is recorded.
+
+64-bit values (int64, uint64, float64) travel as pairs of 32-bit words on any adapter
+(``wgsl/rle/pairs.wgsl``; ``shader-int64`` is not needed: a value is only compared, as both
+words, and moved): ``rle_encode`` flags run starts comparing both words, compacts them as
+``nonzero`` and gathers values and lengths; ``compact`` of a GpuArray compacts the mask's
+indices and gathers both words (numpy input repeats the mask per word instead); ``rle_decode``
+decodes the low and the high words as two 32-bit decodings and merges them.
 """
 
 from __future__ import annotations
@@ -598,7 +616,8 @@ def compact(x, mask, *, method: str | None = None):
     Parameters
     ----------
     x : numpy.ndarray or GpuArray
-        Any shape; uint8, uint32, int32 or float32.
+        Any shape; 8- to 64-bit integers, bool, float16 to float64 (numpy); uint8 / int8 / bool,
+        32-bit and 64-bit dtypes (GpuArray). Past one storage binding in chunks.
     mask : numpy.ndarray or GpuArray
         The same shape; bool, uint8, uint32 or int32 (nonzero keeps). Both numpy or both GpuArray.
     method : {"fused", "parle"}, optional
@@ -617,8 +636,9 @@ def compact(x, mask, *, method: str | None = None):
     array([5, 7, 8], dtype=int32)
 
     Other dtypes (see ``_dtypes.bit_carrier``): bool / int8 as uint8 views; 16-bit values widened
-    on the host; 64-bit values as word pairs (numpy input; the mask repeated per word on the host);
-    masks of any dtype (``mask != 0`` on the host).
+    on the host; 64-bit values as word pairs (numpy input: the mask repeated per word on the host;
+    GpuArray: the kept indices, then both words gathered); masks of any dtype (``mask != 0`` on the
+    host).
     """
     if isinstance(x, GpuArray) and _is_pairs(x.dtype):
         return _compact_pairs(x, _dt.mask_carrier(mask, "compact"), method)
@@ -687,8 +707,8 @@ def rle_encode(x, *, method: str | None = None):
 
     Parameters
     ----------
-    x : numpy.ndarray or GpuArray
-        1-D; uint8, uint32, int32 or float32.
+    x : array_like or GpuArray
+        1-D; bool, 8-, 16-, 32- or 64-bit integers, float16, float32 or float64.
     method : {"fused", "parle"}, optional
         The single-pass kernel (default) or the multi-pass PARLE reference.
 
@@ -705,8 +725,9 @@ def rle_encode(x, *, method: str | None = None):
     >>> v, c
     (array([7, 2, 9], dtype=int32), array([3, 1, 2], dtype=uint32))
 
-    bool / int8 values travel as uint8 views, 16-bit ones widened on the host; 64-bit values are
-    not supported yet (InputError).
+    bool / int8 values travel as uint8 views, 16-bit ones widened on the host, 64-bit ones as
+    pairs of 32-bit words (equal means both words equal). Inputs past one storage binding run in
+    chunks, a run across a chunk boundary joined.
     """
     a = x if isinstance(x, GpuArray) else _dt.host_array(x, "rle_encode")
     if _is_pairs(a.dtype):
@@ -819,7 +840,7 @@ def rle_decode(values, counts=None, *, size: int | None = None):
     Parameters
     ----------
     values : numpy.ndarray, GpuArray or RunLengths
-        The run values (uint8, uint32, int32 or float32), or a :class:`RunLengths` from
+        The run values (the dtypes of :func:`rle_encode`), or a :class:`RunLengths` from
         :func:`rle_encode` (then ``counts`` is omitted and nothing is read back).
     counts : numpy.ndarray or GpuArray
         Same length as ``values``; non-negative integers (GpuArray: uint32) whose sum is below
