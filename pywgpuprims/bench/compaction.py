@@ -173,7 +173,7 @@ def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
     x = ctx.rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
     mask = ctx.rng.integers(0, 2, n, dtype=np.uint8).astype(bool)
     g = asarray(x, dev=dev)
-    gm = asarray(mask, dev=dev)
+    gm = asarray(mask.view(np.uint8), dev=dev)  # the kernels take bool masks as uint8
     res = Compacted(GpuArray.empty((n,), np.int32, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
     idx = Compacted(GpuArray.empty((n,), np.uint32, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
     copy_ns = ctx.copy_ns(4 * n, g, res.data)  # over this primitive's own buffers
