@@ -431,6 +431,18 @@ _THREAD_SCRIPT = textwrap.dedent("""
                     b = (x % 256).astype(np.uint8)
                     v8, c8 = pp.rle_encode(b)
                     assert (np.repeat(v8, c8) == b).all(), (opts, n)
+    with dev.using(max_binding=4096):  # chunks past a binding, and 64-bit values
+        for n in (3000, 10_000):
+            x = np.repeat(rng.integers(0, 3, n), rng.integers(1, 900, n))[:n].astype(np.int32)
+            v, c = pp.rle_encode(x)
+            assert (np.repeat(v, c) == x).all() and (v[1:] != v[:-1]).all(), n
+            assert (pp.rle_decode(v, c) == x).all(), n
+            m = rng.random(n) < 0.5
+            assert (pp.compact(x, m) == x[m]).all() and (pp.nonzero(m) == np.flatnonzero(m)).all(), n
+            w = x.astype(np.int64) << 35
+            v, c = pp.rle_encode(w)
+            assert (np.repeat(v, c) == w).all() and (v[1:] != v[:-1]).all(), n
+            assert (pp.compact(pp.asarray(w), pp.asarray(m)).numpy() == w[m]).all(), n
     print("ok")
 """)
 
@@ -599,7 +611,7 @@ def test_one_chunk_records_no_placement(rng, monkeypatch):
     monkeypatch.setattr(dev, "kernel", lambda path, *a, **k: paths.append(path) or inner(path, *a, **k))
     n = 4096
     x = runs_input(rng, n, "int32", max_len=20)
-    with options(max_binding=4 * (n + 1)):
+    with options(max_binding=4 * n + 16):
         pp.compact(x, rng.random(n) < 0.5)
         pp.nonzero(x)
         pp.rle_decode(*pp.rle_encode(x))
