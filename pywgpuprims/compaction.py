@@ -67,7 +67,25 @@ finished), ``rle_wg`` / ``rle_vec4_per_thread`` / ``rle_compact_vec4_per_thread`
 (other tiles and staging sizes), ``rle_decode_cap`` (runs in an expand tile's range past which it
 searches per element: small values force that path).
 
-Inputs must fit one storage binding (no chunking; ``DeviceLimitError`` otherwise).
+Past one storage binding (:attr:`Device.binding_limit`; the ``max_binding`` test hook forces it
+on small inputs) every call runs in chunks whose offsets are aligned for every array, all
+recorded into one submission and joined on the GPU with no read-back per chunk
+(``wgsl/rle/place.wgsl``): each chunk runs the unchunked pipeline into scratch, then a
+one-invocation pass advances a per-chunk record (items so far, the last value) and writes the
+indirect grids of the placement, which moves the chunk's items to the running offset through
+windows of the output (which may exceed one binding) at aligned offsets. ``nonzero``'s indices
+are made global there; ``rle_encode`` joins a chunk's first run to the last run so far when
+their values are equal (a run across the boundary). ``rle_decode`` into an output past one
+binding decodes window by window with the run ends clamped to the window
+(``wgsl/rle/window.wgsl``); runs that themselves exceed a binding are split on the host (GpuArray
+runs are then read back). Within one binding nothing of this is recorded.
+
+64-bit values (int64, uint64, float64) travel as pairs of 32-bit words on any adapter
+(``wgsl/rle/pairs.wgsl``; ``shader-int64`` is not needed: a value is only compared, as both
+words, and moved): ``rle_encode`` flags run starts comparing both words, compacts them as
+``nonzero`` and gathers values and lengths; ``compact`` of a GpuArray compacts the mask's
+indices and gathers both words (numpy input repeats the mask per word instead); ``rle_decode``
+decodes the low and the high words as two 32-bit decodings and merges them.
 """
 
 from __future__ import annotations
@@ -78,8 +96,9 @@ import numpy as np
 
 from . import _dtypes as _dt
 from ._array import GpuArray, _bool_as_uint8, as_input, asarray, submit_counted_to_host, submit_to_host
-from ._device import Device, takes_device
-from ._errors import DeviceLimitError, InputError
+from ._device import Binding, Device, takes_device
+from ._device import device as _default_device
+from ._errors import InputError
 from ._monoid import monoid_defines
 from .scan import LOOKBACK_WINDOW, SPIN_LIMIT, lookback_steps, lookback_walk_tiles, record_scan
 
@@ -219,12 +238,12 @@ def _words(n: int, dtype) -> int:
     return -(-n // 4) if np.dtype(dtype) == np.uint8 else n
 
 
-def _check_size(primitive: str, n: int, dev: Device, itemsize_bytes: int) -> None:
+def _needs_chunks(primitive: str, n: int, dev: Device, itemsize_bytes: int) -> bool:
+    """Whether a call of ``n`` elements whose widest array has ``itemsize_bytes`` bytes needs more
+    than one storage binding (:attr:`Device.binding_limit`): then it runs in chunks."""
     if n >= MAX_ELEMENTS:
         raise InputError(primitive, f"{n} elements: at most {MAX_ELEMENTS - 1} are supported")
-    if itemsize_bytes > dev.max_binding:
-        raise DeviceLimitError(primitive, f"{itemsize_bytes} bytes exceed the device's largest storage binding "
-                               f"({dev.max_binding} bytes)")
+    return -(-itemsize_bytes // 16) * 16 > dev.binding_limit  # buffers come in 16-byte words
 
 
 def _or(value, default):
@@ -242,17 +261,20 @@ def _method(dev: Device, method: str | None, primitive: str) -> str:
 # ------------------------------------------------------------------------- recording
 def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray | None, meta: GpuArray,
                   idx: GpuArray | None, val: GpuArray | None, method: str,
-                  counts: GpuArray | None = None, head: GpuArray | None = None) -> None:
+                  counts: GpuArray | None = None, head: GpuArray | None = None, xb=None, mb=None) -> None:
     """Record the compaction of flagged items of ``x`` (mode 'rle', 'compact' or 'nonzero').
 
     Writes ``meta[0]`` (item count) and the finishing pass's grid at ``meta[4..6]``; item indices
     to ``idx`` and/or 32-bit values to ``val``; with ``counts`` (fused RLE of 32-bit values) the
     run lengths directly, finished by the per-tile fix-up pass. Scratch blocks live as long as the
-    batch holds them.
+    batch holds them. ``xb`` / ``mb``: the bindings of ``x`` / ``mask`` where they are a chunk of
+    a larger buffer (a :class:`Binding` of the chunk's bytes), else the arrays themselves.
     """
+    xb = x if xb is None else xb
+    mb = mask if mb is None else mb
     if method == "parle":
         b.clear(meta)
-        _record_parle(b, dev, _flags(mode, x, mask), x, n, mask, meta, idx)
+        _record_parle(b, dev, _flags(mode, x, mask), xb, n, mb, meta, idx)
         return
     p = dev.plan(("rle items", mode, x.dtype, n, None if mask is None else mask.dtype, idx is not None,
                   val is not None, counts is not None),
@@ -261,9 +283,9 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     rargs = dev.alloc(32)
     if counts is not None and head is None:
         head = dev.alloc(8 * p.n_tiles)
-    io = {"x": x}
+    io = {"x": xb}
     if mask is not None:
-        io["mask"] = mask
+        io["mask"] = mb
     outs = {"info": meta}
     if idx is not None:
         outs["out_idx"] = idx
@@ -272,7 +294,7 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     if counts is not None:
         outs.update(counts=counts, head=head)
     if p.bitmask:
-        io["x_u32"] = x  # the run values, read again at the store
+        io["x_u32"] = xb  # the run values, read again at the store
     if p.vec4:
         outs.update(out_vec=val, counts_vec=counts)
     b.clear(meta)
@@ -398,13 +420,13 @@ def _record_parle(b, dev: Device, flags: dict, x: GpuArray, n: int, mask, meta, 
 
 
 def _record_finish(b, dev: Device, meta: GpuArray, idx: GpuArray, x: GpuArray | None, values: GpuArray | None,
-                   counts: GpuArray | None) -> None:
+                   counts: GpuArray | None, xb=None) -> None:
     defs = {"COUNTS": counts is not None, "GATHER": values is not None,
             "EB8": x is not None and x.dtype == np.uint8}
     k = dev.kernel("rle/finish.wgsl", defines=defs)
     binds = {"info": meta, "idx": idx}
     if values is not None:
-        binds.update(x=x, values=values)
+        binds.update(x=x if xb is None else xb, values=values)
     if counts is not None:
         binds["counts"] = counts
     b.dispatch_indirect(k, meta, 16, params={"dummy": 0}, **binds)
@@ -441,7 +463,7 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
     n = g.size
     m = _method(dev, method, primitive)
     out_dtype = np.dtype(np.uint32) if mode == "nonzero" else g.dtype
-    _check_size(primitive, n, dev, 4 * n)
+    chunked = _needs_chunks(primitive, n, dev, 4 * n)
     if n == 0:
         empty = np.empty(0, out_dtype)
         if host is not None:
@@ -449,7 +471,12 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
         meta = asarray(np.zeros(16, np.uint32), dev=dev)
         return Compacted(GpuArray.empty((0,), out_dtype, dev), _count_view(meta))
     res = Compacted(GpuArray.empty((n,), out_dtype, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
-    b = _record(dev, lambda b: _record_compact(b, mode, g.reshape(-1), gmask, res, m))
+    if chunked:
+        per = _chunk_len(dev, 4)
+        b = _record(dev, lambda b: _record_compact_chunked(b, mode, g.reshape(-1), None if gmask is None
+                                                           else gmask.reshape(-1), res, m, per))
+    else:
+        b = _record(dev, lambda b: _record_compact(b, mode, g.reshape(-1), gmask, res, m))
     if host is not None:
         return submit_counted_to_host(b, res.count, res.data)[0]
     b.submit()
@@ -488,6 +515,100 @@ def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Com
         _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, None, data, m)
 
 
+# ------------------------------------------------------------------------- chunks
+def _chunk_len(dev: Device, itemsize: int) -> int:
+    """Elements per chunk past one binding: the widest per-element array of a chunk (``itemsize``
+    bytes, plus a sentinel word) fits :attr:`Device.binding_limit`, and every chunk's offset in
+    every array is a multiple of the storage-offset alignment (at least one alignment's worth)."""
+    align = dev.storage_align
+    return max(1, (dev.binding_limit - 16) // itemsize // align) * align
+
+
+def _sub(arr: GpuArray, e0: int, ne: int) -> Binding:
+    """Elements ``e0 .. e0 + ne`` of ``arr`` as a binding of their own bytes (whole 16-byte words,
+    within the buffer)."""
+    start = arr.byte_offset + e0 * arr.dtype.itemsize
+    return Binding(arr.buffer, start, min(arr.buffer.size - start, -(-ne * arr.dtype.itemsize // 16) * 16))
+
+
+def _view(arr: GpuArray, e0: int, ne: int) -> GpuArray:
+    return GpuArray(arr.device, arr.buffer, (ne,), arr.dtype, arr.byte_offset + e0 * arr.dtype.itemsize)
+
+
+class _Placer:
+    """Joins the results of chunks (each compacted into scratch at 0) into the final arrays on the
+    GPU (``wgsl/rle/place.wgsl``): the running item count and the last value are carried in a
+    record per chunk; RLE (``counts``) joins a run that crosses a chunk boundary. The outputs are
+    bound in windows of :attr:`Device.binding_limit` at aligned offsets (they may exceed one
+    binding), each window's share of a chunk dispatched indirectly."""
+
+    def __init__(self, b, n_chunks: int, out_values: GpuArray, out_counts: GpuArray | None = None, vw: int = 1):
+        dev = out_values.device
+        self.dev, self.n_chunks = dev, n_chunks
+        self.out_values, self.out_counts = out_values, out_counts
+        eb8 = out_values.dtype == np.uint8
+        itemsize = max(4, out_values.dtype.itemsize)
+        align = dev.storage_align
+        self.wi = max(1, dev.binding_limit // itemsize // align) * align  # items per window
+        self.wu = self.wi // 4 if eb8 else self.wi  # units per window (EB8: words)
+        self.n_win = -(-out_values.size // self.wi)
+        self.rec = dev.alloc(32 * (n_chunks + 1))
+        self.args = dev.alloc(16 * n_chunks * self.n_win)
+        b.clear(self.rec)
+        defs = {"COUNTS": out_counts is not None, "EB8": eb8, "VW": vw}
+        self.k_adv = dev.kernel("rle/place.wgsl", defines=dict(defs, ADVANCE=True))
+        self.k_place = dev.kernel("rle/place.wgsl", defines=dict(defs, ADVANCE=False))
+
+    def record(self, b, k: int, e_end: int, info: GpuArray, src_values: GpuArray,
+               src_counts: GpuArray | None = None, add: int = 0) -> None:
+        """Record chunk ``k``'s placement (its items end at or before output item ``e_end``)."""
+        dev = self.dev
+        params = {"chunk": k, "n_win": self.n_win, "win_units": self.wu, "win": 0, "add": add,
+                  "max_groups": dev.max_groups}
+        b.dispatch(self.k_adv, 1, params=params, info=info, src_values=src_values, rec=self.rec, args=self.args)
+        n = self.out_values.size
+        for w in range(min(self.n_win, -(-e_end // self.wi))):
+            e0, ne = w * self.wi, min(self.wi, n - w * self.wi)
+            binds = {"out_values": _sub(self.out_values, e0, ne)}
+            if self.out_counts is not None:
+                binds.update(src_counts=src_counts, out_counts=_sub(self.out_counts, e0, ne))
+            b.dispatch_indirect(self.k_place, self.args, 16 * (k * self.n_win + w), params=dict(params, win=w),
+                                info=info, src_values=src_values, rec=self.rec, args=self.args, **binds)
+
+    def finish(self, b, count: GpuArray) -> None:
+        """Copy the total into ``count`` (the result's count word)."""
+        b.copy(self.rec, 32 * self.n_chunks, count.buffer, count.byte_offset, 4)
+
+
+def _record_compact_chunked(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Compacted, m: str,
+                            per: int) -> None:
+    """Compaction / nonzero of an input past one binding: chunks of ``per`` elements compacted into
+    scratch, then placed at the running offset (nonzero: indices made global)."""
+    dev = g1.device
+    n = g1.size
+    bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
+    data = res.data
+    scratch = GpuArray.empty((per,), data.dtype, dev)
+    idx = GpuArray.empty((per,), np.uint32, dev) if mode == "compact" and (g1.dtype == np.uint8 or m == "parle") \
+        else None
+    placer = _Placer(b, len(bounds), data)
+    for k, (e0, ne) in enumerate(bounds):
+        meta = GpuArray.empty((16,), np.uint32, dev)
+        xk, xb = _view(g1, e0, ne), _sub(g1, e0, ne)
+        sk = _view(scratch, 0, ne)
+        if mode == "nonzero":
+            _record_items(b, dev, "nonzero", xk, ne, None, meta, sk, None, m, xb=xb)
+        else:
+            mk, mb = _view(gmask, e0, ne), _sub(gmask, e0, ne)
+            if idx is not None:
+                _record_items(b, dev, "compact", xk, ne, mk, meta, _view(idx, 0, ne), None, m, xb=xb, mb=mb)
+                _record_finish(b, dev, meta, _view(idx, 0, ne), xk, sk, None, xb=xb)
+            else:
+                _record_items(b, dev, "compact", xk, ne, mk, meta, None, sk, m, xb=xb, mb=mb)
+        placer.record(b, k, e0 + ne, meta, scratch, add=e0 if mode == "nonzero" else 0)
+    placer.finish(b, res.count)
+
+
 @takes_device
 def compact(x, mask, *, method: str | None = None):
     """The elements of ``x`` where ``mask`` is true, in order (``x[mask]`` flattened).
@@ -495,7 +616,8 @@ def compact(x, mask, *, method: str | None = None):
     Parameters
     ----------
     x : numpy.ndarray or GpuArray
-        Any shape; uint8, uint32, int32 or float32.
+        Any shape; 8- to 64-bit integers, bool, float16 to float64 (numpy); uint8 / int8 / bool,
+        32-bit and 64-bit dtypes (GpuArray). Past one storage binding in chunks.
     mask : numpy.ndarray or GpuArray
         The same shape; bool, uint8, uint32 or int32 (nonzero keeps). Both numpy or both GpuArray.
     method : {"fused", "parle"}, optional
@@ -514,9 +636,12 @@ def compact(x, mask, *, method: str | None = None):
     array([5, 7, 8], dtype=int32)
 
     Other dtypes (see ``_dtypes.bit_carrier``): bool / int8 as uint8 views; 16-bit values widened
-    on the host; 64-bit values as word pairs (numpy input; the mask repeated per word on the host);
-    masks of any dtype (``mask != 0`` on the host).
+    on the host; 64-bit values as word pairs (numpy input: the mask repeated per word on the host;
+    GpuArray: the kept indices, then both words gathered); masks of any dtype (``mask != 0`` on the
+    host).
     """
+    if isinstance(x, GpuArray) and _is_pairs(x.dtype):
+        return _compact_pairs(x, _dt.mask_carrier(mask, "compact"), method)
     xc, restore, words = _dt.bit_carrier(x, "compact", pairs=True)
     mask = _dt.mask_carrier(mask, "compact")
     if words == 2:
@@ -582,8 +707,8 @@ def rle_encode(x, *, method: str | None = None):
 
     Parameters
     ----------
-    x : numpy.ndarray or GpuArray
-        1-D; uint8, uint32, int32 or float32.
+    x : array_like or GpuArray
+        1-D; bool, 8-, 16-, 32- or 64-bit integers, float16, float32 or float64.
     method : {"fused", "parle"}, optional
         The single-pass kernel (default) or the multi-pass PARLE reference.
 
@@ -600,10 +725,14 @@ def rle_encode(x, *, method: str | None = None):
     >>> v, c
     (array([7, 2, 9], dtype=int32), array([3, 1, 2], dtype=uint32))
 
-    bool / int8 values travel as uint8 views, 16-bit ones widened on the host; 64-bit values are
-    not supported yet (InputError).
+    bool / int8 values travel as uint8 views, 16-bit ones widened on the host, 64-bit ones as
+    pairs of 32-bit words (equal means both words equal). Inputs past one storage binding run in
+    chunks, a run across a chunk boundary joined.
     """
-    x, restore, _ = _dt.bit_carrier(x, "rle_encode")
+    a = x if isinstance(x, GpuArray) else _dt.host_array(x, "rle_encode")
+    if _is_pairs(a.dtype):
+        return _rle_encode_pairs(a, method)
+    x, restore, _ = _dt.bit_carrier(a, "rle_encode")
     res = _rle_encode(x, method)
     if isinstance(res, RunLengths):
         res.values = restore(res.values)
@@ -617,19 +746,25 @@ def _rle_encode(x, method):
     n = g.size
     m = _method(dev, method, "rle_encode")
     need_starts = m == "parle" or g.dtype == np.uint8
-    _check_size("rle_encode", n, dev, 4 * (n + 1) if need_starts else 4 * n)
+    chunked = _needs_chunks("rle_encode", n, dev, 4 * (n + 1) if need_starts else 4 * n)
     if n == 0:
         if host is not None:
             return np.empty(0, g.dtype), np.empty(0, np.uint32)
         meta = asarray(np.zeros(16, np.uint32), dev=dev)
         return RunLengths(GpuArray.empty((0,), g.dtype, dev), GpuArray.empty((0,), np.uint32, dev),
                           _count_view(meta), asarray(np.zeros(1, np.uint32), dev=dev), 0)
-    res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
-                     _count_view(GpuArray.empty((16,), np.uint32, dev)),
-                     GpuArray.empty((n + 1,), np.uint32, dev) if need_starts else None, n,
-                     None if need_starts else GpuArray.empty((2 * -(-n // _tile(dev, g.dtype)),), np.uint32, dev),
-                     _tile(dev, g.dtype))
-    b = _record(dev, lambda b: _record_rle(b, g, res, m))
+    if chunked:
+        res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
+                         _count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
+        b = _record(dev, lambda b: _record_rle_chunked(b, g, res, m, _chunk_len(dev, 4)))
+    else:
+        res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
+                         _count_view(GpuArray.empty((16,), np.uint32, dev)),
+                         GpuArray.empty((n + 1,), np.uint32, dev) if need_starts else None, n,
+                         None if need_starts else GpuArray.empty((2 * -(-n // _tile(dev, g.dtype)),), np.uint32,
+                                                                 dev),
+                         _tile(dev, g.dtype))
+        b = _record(dev, lambda b: _record_rle(b, g, res, m))
     if host is not None:
         values, counts = submit_counted_to_host(b, res.n_runs, res.values, res.counts)
         return values, counts
@@ -637,16 +772,39 @@ def _rle_encode(x, method):
     return res
 
 
-def _record_rle(b, g: GpuArray, res: RunLengths, m: str) -> None:
+def _record_rle(b, g: GpuArray, res: RunLengths, m: str, xb=None) -> None:
     dev = g.device
     meta = _meta_of(res.n_runs)
     if m == "fused" and g.dtype != np.uint8:
         # values and run lengths straight from the fused pass (no start positions written)
         _record_items(b, dev, "rle", g, g.size, None, meta, None, res.values, m, counts=res.counts,
-                      head=res._head)
+                      head=res._head, xb=xb)
         return
-    _record_items(b, dev, "rle", g, g.size, None, meta, res.starts, None, m)
-    _record_finish(b, dev, meta, res.starts, g, res.values, res.counts)
+    _record_items(b, dev, "rle", g, g.size, None, meta, res.starts, None, m, xb=xb)
+    _record_finish(b, dev, meta, res.starts, g, res.values, res.counts, xb=xb)
+
+
+def _record_rle_chunked(b, g: GpuArray, res: RunLengths, m: str, per: int) -> None:
+    """Run-length encoding of an input past one binding: chunks of ``per`` elements encoded into
+    scratch, then placed after the runs so far, a chunk's first run joining the last run so far
+    where their values are equal (a run across the boundary)."""
+    dev = g.device
+    n = g.size
+    bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
+    need_starts = m == "parle" or g.dtype == np.uint8
+    tile = _tile(dev, g.dtype)
+    sv = GpuArray.empty((per,), g.dtype, dev)
+    sc = GpuArray.empty((per,), np.uint32, dev)
+    starts = GpuArray.empty((per + 1,), np.uint32, dev) if need_starts else None
+    head = None if need_starts else GpuArray.empty((2 * -(-per // tile),), np.uint32, dev)
+    placer = _Placer(b, len(bounds), res.values, res.counts)
+    for k, (e0, ne) in enumerate(bounds):
+        meta = GpuArray.empty((16,), np.uint32, dev)
+        rk = RunLengths(_view(sv, 0, ne), _view(sc, 0, ne), _count_view(meta),
+                        None if starts is None else _view(starts, 0, ne + 1), ne, head, tile)
+        _record_rle(b, _view(g, e0, ne), rk, m, xb=_sub(g, e0, ne))
+        placer.record(b, k, e0 + ne, meta, sv, sc)
+    placer.finish(b, res.n_runs)
 
 
 def _counts_total(c: np.ndarray, primitive: str) -> int:
@@ -682,7 +840,7 @@ def rle_decode(values, counts=None, *, size: int | None = None):
     Parameters
     ----------
     values : numpy.ndarray, GpuArray or RunLengths
-        The run values (uint8, uint32, int32 or float32), or a :class:`RunLengths` from
+        The run values (the dtypes of :func:`rle_encode`), or a :class:`RunLengths` from
         :func:`rle_encode` (then ``counts`` is omitted and nothing is read back).
     counts : numpy.ndarray or GpuArray
         Same length as ``values``; non-negative integers (GpuArray: uint32) whose sum is below
@@ -704,8 +862,13 @@ def rle_decode(values, counts=None, *, size: int | None = None):
     array([7, 7, 7, 2, 9, 9], dtype=int32)
     """
     if not isinstance(values, RunLengths):
-        values, restore, _ = _dt.bit_carrier(values, "rle_decode")
+        a = values if isinstance(values, GpuArray) else _dt.host_array(values, "rle_decode")
+        if _is_pairs(a.dtype):
+            return _rle_decode_pairs(a, counts, size)
+        values, restore, _ = _dt.bit_carrier(a, "rle_decode")
         return restore(_rle_decode(values, counts, size=size))
+    if _is_pairs(values.values.dtype):
+        return _rle_decode_pairs(values, counts, size)
     return _rle_decode(values, counts, size=size)
 
 
@@ -714,9 +877,12 @@ def _rle_decode(values, counts=None, *, size: int | None = None):
         if counts is not None:
             raise InputError("rle_decode", "give either a RunLengths or values and counts")
         rl = values
-        out = GpuArray.empty((rl.size,), rl.values.dtype, rl.values.device)
+        dev = rl.values.device
+        if rl.size and not _runs_fit(dev, rl.size):
+            return _decode_runlengths_chunked(rl)
+        out = GpuArray.empty((rl.size,), rl.values.dtype, dev)
         if rl.size:
-            _run(rl.values.device, lambda b: _record_decode_runlengths(b, rl, out))
+            _run(dev, lambda b: _record_decode_runlengths(b, rl, out))
         return out
     if counts is None:
         raise InputError("rle_decode", "counts is missing")
@@ -732,6 +898,8 @@ def _rle_decode(values, counts=None, *, size: int | None = None):
         _check_host_size(size, total)
         if total == 0:
             return np.empty(0, gv.dtype)
+        if not _runs_fit(dev, gv.size):
+            return _decode_split(dev, host, c, total).numpy()
         gc = asarray(c.astype(np.uint32, copy=False), dev=dev)
         meta = asarray(np.array([gv.size, 0, 0, 0], np.uint32), dev=dev)
         ends = GpuArray.empty((gv.size,), np.uint32, dev)
@@ -748,6 +916,14 @@ def _rle_decode(values, counts=None, *, size: int | None = None):
     meta = asarray(np.array([r, 0, 0, 0], np.uint32), dev=dev)
     if r == 0:
         return _zeros(dev, int(size or 0), gv.dtype)
+    if not _runs_fit(dev, r):  # runs past one binding: split on the host (the runs are read back)
+        c = counts.numpy()
+        if c.dtype == np.int32 and c.size and int(c.min()) < 0:
+            raise InputError("rle_decode", "counts must be non-negative integers")
+        total = _counts_total(c.view(np.uint32), "rle_decode")
+        if size is not None and not 0 <= int(size) < MAX_ELEMENTS:
+            raise InputError("rle_decode", f"size {size} is out of range")
+        return _decode_split(dev, gv.numpy(), c.view(np.uint32), total if size is None else int(size))
     ends = GpuArray.empty((r,), np.uint32, dev)
     cu = GpuArray(dev, counts.buffer, counts.shape, np.uint32, counts.byte_offset)
     b = dev.batch()
@@ -800,16 +976,90 @@ def _zeros(dev, n, dtype):
     return asarray(np.zeros(n, dtype), dev=dev) if n else GpuArray.empty((0,), dtype, dev)
 
 
+def _runs_fit(dev: Device, r: int) -> bool:
+    """Whether ``r`` runs (values, ends and a sentinel word) fit one storage binding."""
+    return -(-4 * (r + 1) // 16) * 16 <= dev.binding_limit
+
+
 def _record_decode_new(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, size: int) -> GpuArray:
-    """Record the expansion into a new array of ``size`` elements (returned)."""
+    """Record the expansion into a new array of ``size`` elements (returned); the runs fit one
+    binding, the output may not (then it is decoded window by window)."""
     out = GpuArray.empty((size,), values.dtype, values.device)
     if size:
-        _check_size("rle_decode", size, values.device, 4 * _words(size, values.dtype))
-        _record_decode(b, values, ends, shift, meta, out)
+        if _needs_chunks("rle_decode", size, values.device, 4 * _words(size, values.dtype)):
+            _record_decode_windows(b, values, ends, shift, meta, out, values.size)
+        else:
+            _record_decode(b, values, ends, shift, meta, out)
     return out
 
 
-def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, out: GpuArray) -> None:
+def _record_decode_windows(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, out: GpuArray,
+                           n_runs: int) -> None:
+    """Decode into an output past one binding, window by window (each bound at an aligned offset):
+    the first ``n_runs`` run ends (they fit one binding) clamped to the window
+    (``wgsl/rle/window.wgsl``), then the unchunked decoder on the window."""
+    dev = values.device
+    align = dev.storage_align
+    wo = max(1, dev.binding_limit // values.dtype.itemsize // align) * align
+    k = dev.kernel("rle/window.wgsl")
+    we = GpuArray.empty((n_runs,), np.uint32, dev)
+    eb, vb = _sub(ends, 0, n_runs + shift), _sub(values, 0, n_runs)
+    for o0 in range(0, out.size, wo):
+        m = min(wo, out.size - o0)
+        b.dispatch(k, -(-n_runs // 256), params={"n": n_runs, "shift": shift, "lo": o0, "len": m}, ends=eb, out=we)
+        _record_decode(b, values, we, 0, meta, _view(out, o0, m), vb=vb, ob=_sub(out, o0, m))
+
+
+def _decode_split(dev: Device, values: np.ndarray, counts: np.ndarray, size: int) -> GpuArray:
+    """Decode runs past one binding, split on the host: per output window (at most a binding's
+    worth of runs, zero-length runs dropped) its runs, their ends clamped to the window, uploaded
+    and decoded into the window. Elements past the counts' sum are 0."""
+    out = GpuArray.empty((size,), values.dtype, dev)
+    if not size:
+        return out
+    keep = counts != 0
+    v, ends = values[keep], np.cumsum(counts[keep], dtype=np.int64)
+    align = dev.storage_align
+    wo = max(1, (dev.binding_limit - 16) // 4 // align) * align  # each run in a window has an element there
+    b = dev.batch()
+    for o0 in range(0, size, wo):
+        o1 = min(size, o0 + wo)
+        ra, rb = np.searchsorted(ends, [o0, o1 - 1], side="right")
+        rb = min(int(rb), v.size - 1)
+        n_r = max(0, rb + 1 - int(ra))
+        pe = (np.minimum(ends[ra:ra + n_r], o1) - o0).astype(np.uint32) if n_r else np.zeros(1, np.uint32)
+        pv = v[ra:ra + n_r] if n_r else np.zeros(1, v.dtype)
+        meta = asarray(np.array([n_r, 0, 0, 0], np.uint32), dev=dev)
+        _record_decode(b, asarray(np.ascontiguousarray(pv), dev=dev), asarray(pe, dev=dev), 0, meta,
+                       _view(out, o0, o1 - o0), ob=_sub(out, o0, o1 - o0))
+    b.submit()
+    return out
+
+
+def _decode_runlengths_chunked(rl: RunLengths) -> GpuArray:
+    """Decode a RunLengths past one binding (from a chunked encode): the number of runs is read
+    back; runs that fit one binding are decoded window by window on the GPU, more are split on the
+    host (their prefix read back)."""
+    dev = rl.values.device
+    r = int(rl.n_runs.numpy()[0])
+    if not _runs_fit(dev, r):
+        values, counts = rl.numpy()
+        return _decode_split(dev, values, counts, rl.size)
+    out = GpuArray.empty((rl.size,), rl.values.dtype, dev)
+    b = dev.batch()
+    meta = _meta_of(rl.n_runs)
+    if rl.starts is not None:
+        _record_decode_windows(b, rl.values, rl.starts, 1, meta, out, r)
+    else:
+        ends = GpuArray.empty((r,), np.uint32, dev)
+        record_scan(b, _view(rl.counts, 0, r), ends, "add", False)
+        _record_decode_windows(b, rl.values, ends, 0, meta, out, r)
+    b.submit()
+    return out
+
+
+def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, out: GpuArray,
+                   vb=None, ob=None) -> None:
     dev = values.device
     size = out.size
     eb8 = values.dtype == np.uint8
@@ -830,4 +1080,164 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     parts = dev.alloc(4 * (groups + 1))
     params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups}
     b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)
-    b.dispatch(k, groups, params=params, info=meta, ends=ends, values=values, output=out, parts=parts)
+    b.dispatch(k, groups, params=params, info=meta, ends=ends, values=values if vb is None else vb,
+               output=out if ob is None else ob, parts=parts)
+
+
+# ------------------------------------------------------------------------- 64-bit values
+def _is_pairs(dtype) -> bool:
+    """64-bit integers and floats: carried as pairs of 32-bit words (``wgsl/rle/pairs.wgsl``)."""
+    d = np.dtype(dtype)
+    return d.itemsize == 8 and d.kind in "iuf"
+
+
+def _record_pairs(b, mode: str, x64: GpuArray, lo: GpuArray, hi: GpuArray) -> None:
+    """SPLIT ``x64`` into its low and high words, or MERGE them back, window by window."""
+    dev = x64.device
+    align = dev.storage_align
+    w = max(1, dev.binding_limit // 8 // align) * align
+    k = dev.kernel("rle/pairs.wgsl", defines={mode: True})
+    n = x64.size
+    for e0 in range(0, n, w):
+        ne = min(w, n - e0)
+        b.dispatch(k, -(-ne // 256), params={"n": ne}, x=_sub(x64, e0, ne), lo=_sub(lo, e0, ne), hi=_sub(hi, e0, ne))
+
+
+def _split(g: GpuArray) -> tuple[GpuArray, GpuArray]:
+    lo, hi = GpuArray.empty(g.shape, np.uint32, g.device), GpuArray.empty(g.shape, np.uint32, g.device)
+    if g.size:
+        _run(g.device, lambda b: _record_pairs(b, "SPLIT", g.reshape(-1), lo.reshape(-1), hi.reshape(-1)))
+    return lo, hi
+
+
+def _merge(lo: GpuArray, hi: GpuArray, dtype) -> GpuArray:
+    out = GpuArray.empty(lo.shape, dtype, lo.device)
+    if out.size:
+        _run(lo.device, lambda b: _record_pairs(b, "MERGE", out, lo, hi))
+    return out
+
+
+def _compact_pairs(x: GpuArray, mask, method: str | None) -> Compacted:
+    """compact of a GpuArray of 64-bit values: the kept indices (``nonzero`` of the mask), then both
+    words of each kept value gathered; past one binding in chunks placed as 32-bit compaction's."""
+    if not isinstance(mask, GpuArray):
+        raise InputError("compact", "x and mask must both be numpy arrays or both GpuArrays")
+    gmask = _bool_as_uint8(mask)
+    if tuple(gmask.shape) != tuple(x.shape):
+        raise InputError("compact", f"mask has shape {tuple(gmask.shape)}, x has shape {tuple(x.shape)}")
+    if np.dtype(gmask.dtype) not in MASK_DTYPES:
+        raise InputError("compact", f"mask dtype {gmask.dtype} is not supported (expected bool, uint8, uint32 "
+                         "or int32)")
+    dev, n = x.device, x.size
+    m = _method(dev, method, "compact")
+    chunked = _needs_chunks("compact", n, dev, 8 * n)
+    res = Compacted(GpuArray.empty((n,), x.dtype, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
+    if n == 0:
+        _run(dev, lambda b: b.clear(_meta_of(res.count)))
+        return res
+    g, gm = x.reshape(-1), gmask.reshape(-1)
+    per = _chunk_len(dev, 8) if chunked else n
+    bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
+    idx = GpuArray.empty((per,), np.uint32, dev)
+    scratch = GpuArray.empty((per,), x.dtype, dev) if chunked else res.data
+    k_gather = dev.kernel("rle/pairs.wgsl", defines={"GATHER": True, "COUNTS": False})
+    b = dev.batch()
+    placer = _Placer(b, len(bounds), res.data, vw=2) if chunked else None
+    for k, (e0, ne) in enumerate(bounds):
+        meta = GpuArray.empty((16,), np.uint32, dev) if chunked else _meta_of(res.count)
+        xb = _sub(g, e0, ne)
+        _record_items(b, dev, "nonzero", _view(gm, e0, ne), ne, None, meta, _view(idx, 0, ne), None, m,
+                      xb=_sub(gm, e0, ne))
+        b.dispatch_indirect(k_gather, meta.buffer, meta.byte_offset + 16, params={"n": ne}, x=xb, info=meta,
+                            idx=idx, values=scratch)
+        if placer is not None:
+            placer.record(b, k, e0 + ne, meta, scratch)
+    if placer is not None:
+        placer.finish(b, res.count)
+    b.submit()
+    return res
+
+
+def _rle_encode_pairs(a, method: str | None):
+    """rle_encode of 64-bit values: run-start flags comparing both words, the starts compacted as
+    nonzero, then values and lengths gathered; past one binding in chunks joined as 32-bit
+    encoding's."""
+    g, host = as_input(a, "rle_encode", dtypes=(a.dtype,), ndims=(1,))
+    dev, n = g.device, g.size
+    m = _method(dev, method, "rle_encode")
+    chunked = _needs_chunks("rle_encode", n, dev, 8 * n)
+    if n == 0:
+        if host is not None:
+            return np.empty(0, g.dtype), np.empty(0, np.uint32)
+        meta = asarray(np.zeros(16, np.uint32), dev=dev)
+        return RunLengths(GpuArray.empty((0,), g.dtype, dev), GpuArray.empty((0,), np.uint32, dev),
+                          _count_view(meta), None, 0)
+    res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
+                     _count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
+    per = _chunk_len(dev, 8) if chunked else n
+    bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
+    flags = GpuArray.empty((per,), np.uint32, dev)
+    idx = GpuArray.empty((per,), np.uint32, dev)
+    sv = GpuArray.empty((per,), g.dtype, dev) if chunked else res.values
+    sc = GpuArray.empty((per,), np.uint32, dev) if chunked else res.counts
+    k_flags = dev.kernel("rle/pairs.wgsl", defines={"FLAGS": True})
+    k_gather = dev.kernel("rle/pairs.wgsl", defines={"GATHER": True, "COUNTS": True})
+    b = dev.batch()
+    placer = _Placer(b, len(bounds), res.values, res.counts, vw=2) if chunked else None
+    for k, (e0, ne) in enumerate(bounds):
+        meta = GpuArray.empty((16,), np.uint32, dev) if chunked else _meta_of(res.n_runs)
+        xb = _sub(g, e0, ne)
+        b.dispatch(k_flags, -(-ne // 256), params={"n": ne}, x=xb, flags=flags)
+        _record_items(b, dev, "nonzero", _view(flags, 0, ne), ne, None, meta, _view(idx, 0, ne), None, m)
+        b.dispatch_indirect(k_gather, meta.buffer, meta.byte_offset + 16, params={"n": ne}, x=xb, info=meta,
+                            idx=idx, values=sv, counts=sc)
+        if placer is not None:
+            placer.record(b, k, e0 + ne, meta, sv, sc)
+    if placer is not None:
+        placer.finish(b, res.n_runs)
+    if host is not None:
+        return tuple(submit_counted_to_host(b, res.n_runs, res.values, res.counts))
+    b.submit()
+    return res
+
+
+def _rle_decode_pairs(values, counts, size):
+    """rle_decode of 64-bit values: the low and the high words decoded as two 32-bit decodings
+    (sharing the counts), then merged."""
+    if isinstance(values, RunLengths):
+        if counts is not None:
+            raise InputError("rle_decode", "give either a RunLengths or values and counts")
+        rl = values
+        lo, hi = _split(rl.values)
+        out_lo = _rle_decode(RunLengths(lo, rl.counts, rl.n_runs, rl.starts, rl.size, rl._head, rl._tile_elems))
+        out_hi = _rle_decode(RunLengths(hi, rl.counts, rl.n_runs, rl.starts, rl.size, rl._head, rl._tile_elems))
+        return _merge(out_lo, out_hi, rl.values.dtype)
+    if counts is None:
+        raise InputError("rle_decode", "counts is missing")
+    if isinstance(values, GpuArray):
+        if values.ndim != 1:
+            raise InputError("rle_decode", f"expected an array of 1 dimensions, got shape {values.shape}")
+        if not isinstance(counts, GpuArray):
+            raise InputError("rle_decode", "values and counts must both be numpy arrays or both GpuArrays")
+        lo, hi = _split(values)
+        out_lo = _rle_decode(lo, counts, size=size)
+        out_hi = _rle_decode(hi, counts, size=out_lo.size)
+        return _merge(out_lo, out_hi, values.dtype)
+    if isinstance(counts, GpuArray):
+        raise InputError("rle_decode", "values and counts must both be numpy arrays or both GpuArrays")
+    v = values
+    if v.ndim != 1:
+        raise InputError("rle_decode", f"expected an array of 1 dimensions, got shape {v.shape}")
+    c = np.asarray(counts)
+    if c.ndim != 1 or c.shape != v.shape:
+        raise InputError("rle_decode", f"values has shape {v.shape} but counts has shape {c.shape}")
+    total = _counts_total(c, "rle_decode")
+    _check_host_size(size, total)
+    if total == 0:
+        return np.empty(0, v.dtype)
+    w = np.ascontiguousarray(v).view(np.uint32).reshape(-1, 2)
+    dev = _default_device()
+    gc = asarray(c.astype(np.uint32, copy=False), dev=dev)
+    out_lo = _rle_decode(asarray(np.ascontiguousarray(w[:, 0]), dev=dev), gc, size=total)
+    out_hi = _rle_decode(asarray(np.ascontiguousarray(w[:, 1]), dev=dev), gc, size=total)
+    return _merge(out_lo, out_hi, v.dtype).numpy()

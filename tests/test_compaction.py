@@ -387,8 +387,8 @@ def test_errors(rng):
     np.testing.assert_array_equal(pp.compact(x, fmask), x[fmask != 0])
     with pytest.raises(pp.InputError, match="numpy arrays or both GpuArrays"):
         pp.compact(pp.asarray(x), np.ones(10, bool))
-    with pytest.raises(pp.InputError, match="dtype float64"):
-        pp.rle_encode(np.ones(4))
+    with pytest.raises(pp.InputError, match="dtype complex128"):
+        pp.rle_encode(np.ones(4, complex))
     with pytest.raises(pp.InputError, match="dimensions"):
         pp.rle_encode(np.ones((2, 2), np.int32))
     with pytest.raises(pp.InputError, match="method"):
@@ -431,6 +431,18 @@ _THREAD_SCRIPT = textwrap.dedent("""
                     b = (x % 256).astype(np.uint8)
                     v8, c8 = pp.rle_encode(b)
                     assert (np.repeat(v8, c8) == b).all(), (opts, n)
+    with dev.using(max_binding=4096):  # chunks past a binding, and 64-bit values
+        for n in (3000, 10_000):
+            x = np.repeat(rng.integers(0, 3, n), rng.integers(1, 900, n))[:n].astype(np.int32)
+            v, c = pp.rle_encode(x)
+            assert (np.repeat(v, c) == x).all() and (v[1:] != v[:-1]).all(), n
+            assert (pp.rle_decode(v, c) == x).all(), n
+            m = rng.random(n) < 0.5
+            assert (pp.compact(x, m) == x[m]).all() and (pp.nonzero(m) == np.flatnonzero(m)).all(), n
+            w = x.astype(np.int64) << 35
+            v, c = pp.rle_encode(w)
+            assert (np.repeat(v, c) == w).all() and (v[1:] != v[:-1]).all(), n
+            assert (pp.compact(pp.asarray(w), pp.asarray(m)).numpy() == w[m]).all(), n
     print("ok")
 """)
 
@@ -486,3 +498,176 @@ def test_stress(rng):
         x = runs_input(rng, n, dtype, max_len=int(rng.integers(1, 2000)))
         with options(rle_withhold_period=int(i % 3)):
             check_rle(x, pp.rle_encode(x))
+
+
+# ------------------------------------------------------------------------- past one binding
+CHUNK_LIMITS = [256, 1000, 4096]  # bytes per binding (the max_binding hook); 1000 is no multiple of the alignment
+
+
+@pytest.fixture
+def binding_guard(monkeypatch):
+    """Every storage binding a dispatch makes must fit ``dev.binding_limit`` (the hook in force)."""
+    dev = pp.device()
+    inner = dev._bind_group
+    seen = []
+
+    def checked(d, pbuf):
+        for _, name, storage in d.kernel._storage:
+            res = d.bindings[name]
+            if res.__class__ is pp._device.Binding:
+                size = res.size if res.size is not None else res.buffer.size - res.offset
+            else:
+                buf = getattr(res, "buffer", res)
+                size = getattr(buf, "buffer", buf).size - getattr(res, "byte_offset", 0)
+            seen.append(d.kernel.path)
+            if d.kernel.path == "rle/place.wgsl" and name in ("rec", "args"):
+                continue  # 32 bytes per chunk and 16 per chunk and window: tiny at real limits
+            assert not storage or size <= dev.binding_limit, (d.kernel.path, name, size, dev.binding_limit)
+        return inner(d, pbuf)
+
+    monkeypatch.setattr(dev, "_bind_group", checked)
+    yield seen
+
+
+def chunk_sizes(limit, itemsize=4):
+    """Element counts around the chunk boundaries of a call at ``limit`` bytes per binding: the
+    largest in one binding, one past it, and one, two and three chunks and a bit."""
+    with options(max_binding=limit):
+        per = rle._chunk_len(pp.device(), itemsize)
+    return [limit // itemsize - 1, limit // itemsize + 1, per + 1, 2 * per, 3 * per + 5]
+
+
+@pytest.mark.parametrize("limit", CHUNK_LIMITS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_chunked_compact_and_nonzero(dtype, limit, rng, poison_alloc, binding_guard):
+    for i, n in enumerate(chunk_sizes(limit)):
+        x = distinct_input(rng, n, dtype)
+        sparse = np.zeros(n, bool)
+        sparse[rng.integers(0, n, 3)] = True  # most chunks keep nothing
+        masks = [rng.random(n) < 0.5, sparse] + ([np.ones(n, bool), np.zeros(n, bool),
+                                                  rng.integers(0, 3, n).astype(np.uint8) * 7] if i == 3 else [])
+        method = METHODS[i % 2]
+        for mask in masks:
+            with options(max_binding=limit):
+                got = pp.compact(x, mask, method=method)
+                res = pp.compact(pp.asarray(x), pp.asarray(mask), method=method)
+                gidx = pp.nonzero(pp.asarray(mask), method=method)
+            want = x[mask != 0]
+            np.testing.assert_array_equal(bits(got), bits(want))
+            assert int(res.count.numpy()[0]) == want.size
+            np.testing.assert_array_equal(bits(res.numpy()), bits(want))
+            np.testing.assert_array_equal(gidx.numpy(), np.flatnonzero(mask))
+    assert "rle/place.wgsl" in binding_guard
+
+
+@pytest.mark.parametrize("limit", CHUNK_LIMITS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_chunked_rle_round_trip(dtype, limit, rng, poison_alloc, binding_guard):
+    for i, n in enumerate(chunk_sizes(limit)):
+        with options(max_binding=limit):
+            per = rle._chunk_len(pp.device(), 4)
+        across = random_values(rng, n, dtype, high=50)
+        for b in range(per, n, per):  # runs ending at, just before and just after each chunk boundary
+            across[max(0, b - 3):b] = across[max(0, b - 4)]
+            across[b:b + 2] = across[b - 1]
+        inputs = [across, runs_input(rng, n, dtype, max_len=2 * per)]
+        if i == 3:
+            inputs += [np.full(n, 3, dtype), distinct_input(rng, n, dtype), runs_input(rng, n, dtype, 3, high=2)]
+        method = METHODS[i % 2]
+        for x in inputs:
+            with options(max_binding=limit):
+                got = pp.rle_encode(x, method=method)
+                res = pp.rle_encode(pp.asarray(x), method=method)
+                back = pp.rle_decode(res).numpy()
+            check_rle(x, got)
+            check_rle(x, res.numpy())
+            np.testing.assert_array_equal(bits(back), bits(x))
+
+
+@pytest.mark.parametrize("limit", CHUNK_LIMITS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_chunked_decode(dtype, limit, rng, poison_alloc, binding_guard):
+    max_runs = limit // 4 - 4  # runs that fit one binding
+    for r, high in ((7, 3 * limit), (max_runs, 3), (max_runs + 5, limit // 16), (3 * max_runs, 3), (50, 0)):
+        values = random_values(rng, r, dtype, high=200)
+        counts = rng.integers(0, high + 1, r).astype(np.uint32)
+        counts[rng.random(r) < 0.2] = 0
+        want = np.repeat(values, counts)
+        gv, gc = pp.asarray(values), pp.asarray(counts)
+        with options(max_binding=limit):
+            got = pp.rle_decode(values, counts)
+            g = pp.rle_decode(gv, gc).numpy()
+            extra = pp.rle_decode(gv, gc, size=want.size + 41).numpy()
+        np.testing.assert_array_equal(bits(got), bits(want))
+        np.testing.assert_array_equal(bits(g), bits(want))
+        np.testing.assert_array_equal(bits(extra[:want.size]), bits(want))
+        assert not extra[want.size:].any()
+    assert "rle/window.wgsl" in binding_guard
+
+
+def test_one_chunk_records_no_placement(rng, monkeypatch):
+    """Within one binding the unchunked kernels run alone (no placement or window pass)."""
+    dev = pp.device()
+    paths = []
+    inner = dev.kernel
+    monkeypatch.setattr(dev, "kernel", lambda path, *a, **k: paths.append(path) or inner(path, *a, **k))
+    n = 4096
+    x = runs_input(rng, n, "int32", max_len=20)
+    with options(max_binding=4 * n + 16):
+        pp.compact(x, rng.random(n) < 0.5)
+        pp.nonzero(x)
+        pp.rle_decode(*pp.rle_encode(x))
+        pp.rle_decode(pp.rle_encode(pp.asarray(x)))
+    assert not {"rle/place.wgsl", "rle/window.wgsl"} & set(paths)
+    with options(max_binding=4 * n - 32):
+        pp.compact(x, rng.random(n) < 0.5)
+    assert "rle/place.wgsl" in paths
+
+
+# ------------------------------------------------------------------------- 64-bit values
+DTYPES64 = ["int64", "uint64", "float64"]
+
+
+def values64(rng, n, dtype, max_len=9):
+    """Runs of 64-bit values that differ in the high word only, or in the low word only."""
+    base = rng.integers(-2, 3, n) * (1 << 40) + rng.integers(0, 2, n)
+    x = np.repeat(base, rng.integers(1, max_len + 1, n))[:n]
+    return x.astype(dtype) if dtype != "float64" else x.view(np.float64).copy()
+
+
+def check_rle64(x, got):
+    v, c = got
+    b = x.view(np.uint64)
+    st = np.concatenate([[0], np.flatnonzero(b[1:] != b[:-1]) + 1]) if x.size else np.zeros(0, int)
+    assert v.dtype == x.dtype and c.dtype == np.uint32
+    np.testing.assert_array_equal(v.view(np.uint64), b[st])
+    np.testing.assert_array_equal(c, np.diff(np.append(st, x.size)))
+
+
+@pytest.mark.parametrize("hooks", [{}, {"hide_shader_int64": True}, {"max_binding": 256}, {"max_binding": 1000}])
+@pytest.mark.parametrize("dtype", DTYPES64)
+def test_64bit_values(dtype, hooks, rng, poison_alloc, binding_guard):
+    for i, n in enumerate([0, 1, 2, 33, 127, 1500]):
+        x = values64(rng, n, dtype, max_len=int(rng.integers(1, 300)))
+        m = rng.random(n) < 0.5
+        method = METHODS[i % 2]
+        with options(**hooks):
+            got = pp.rle_encode(x, method=method)
+            res = pp.rle_encode(pp.asarray(x), method=method)
+            back = pp.rle_decode(res).numpy()
+            dec = pp.rle_decode(*got)
+            gdec = pp.rle_decode(pp.asarray(got[0]), pp.asarray(got[1])).numpy()
+            comp = pp.compact(pp.asarray(x), pp.asarray(m), method=method)
+            hcomp = pp.compact(x, m, method=method)
+        check_rle64(x, got)
+        check_rle64(x, res.numpy())
+        for y in (back, dec, gdec):
+            assert y.dtype == x.dtype
+            np.testing.assert_array_equal(y.view(np.uint64), x.view(np.uint64))
+        assert int(comp.count.numpy()[0]) == m.sum()
+        np.testing.assert_array_equal(comp.numpy().view(np.uint64), x[m].view(np.uint64))
+        np.testing.assert_array_equal(hcomp.view(np.uint64), x[m].view(np.uint64))
+    nan = np.array([np.nan, np.nan, -0.0, 0.0, 0.0], np.float64)  # equal bits make a run
+    if dtype == "float64":
+        np.testing.assert_array_equal(pp.rle_encode(nan)[1], [2, 1, 2])
+    assert pp.rle_encode([5, 5, 7])[1].tolist() == [2, 1]  # a list of Python ints is int64

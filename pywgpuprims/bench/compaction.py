@@ -1,4 +1,9 @@
-"""Benchmark entries ``rle`` (``rle_encode``, ``rle_decode``) and ``compact`` (``compact``, ``nonzero``)."""
+"""Benchmark entries ``rle`` (``rle_encode``, ``rle_decode``) and ``compact`` (``compact``, ``nonzero``).
+
+Rows "2 chunks" force the chunked path past one storage binding on the same input (the
+``max_binding`` hook at about half the input's bytes): issue 41's target is >= 90% of the
+in-binding rate. Rows "int64" run 64-bit values (pairs of 32-bit words) through the public calls.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,21 @@ from .._device import Device
 from ..compaction import (
     Compacted,
     RunLengths,
+    _chunk_len,
     _count_view,
     _record_compact,
+    _record_compact_chunked,
     _record_decode,
     _record_decode_runlengths,
+    _record_decode_windows,
     _record_rle,
+    _record_rle_chunked,
     _run,
+    _runs_fit,
     _tile,
+    compact,
+    rle_decode,
+    rle_encode,
 )
 from ..scan import record_scan
 from ._harness import BenchContext, benchmark
@@ -117,7 +130,40 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
     rows.append(ctx.row("rle_decode", f"int32 {label} (from RunLengths)", n, ns, bytes_moved=4 * n,
                         baseline_ns=dec_copy_ns, cuda_ns=cuda_dec_ns, cuda_name="torch.repeat_interleave"))
     assert np.array_equal(out.numpy(), x), "rle_decode (RunLengths) bench result is wrong"
+    # the same past one binding: two chunks joined, and decoding in two windows
+    with dev.using(max_binding=_two_chunks(n)):
+        chunked = RunLengths(res.values, res.counts, res.n_runs, None, n)
+        per = _chunk_len(dev, 4)
+        ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_rle_chunked(b, g, chunked, "fused", per)))
+        rows.append(ctx.row("rle_encode", f"fused int32 {label}, 2 chunks", n, ns, bytes_moved=4 * n,
+                            baseline_ns=copy_ns))
+        vals, cnts = chunked.numpy()
+        assert np.array_equal(np.repeat(vals, cnts), x), "rle_encode (2 chunks) bench result is wrong"
+        if _runs_fit(dev, k):  # else rle_decode splits the runs on the host
+            ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_decode_windows(b, gv, ends, 0, kmeta, out, k)))
+            rows.append(ctx.row("rle_decode", f"int32 {label} (expand only), 2 windows", n, ns, bytes_moved=4 * n,
+                                baseline_ns=dec_copy_ns))
+            assert np.array_equal(out.numpy(), x), "rle_decode (2 windows) bench result is wrong"
+    ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_decode(b, gv, ends, 0, kmeta, out)))
+    rows.append(ctx.row("rle_decode", f"int32 {label} (expand only)", n, ns, bytes_moved=4 * n,
+                        baseline_ns=dec_copy_ns))
+    # 64-bit values through the public calls (pairs of 32-bit words)
+    x64 = x.astype(np.int64) << 33 | 5
+    g64 = asarray(x64, dev=dev)
+    ns = ctx.gpu_ns(lambda i: rle_encode(g64))
+    rows.append(ctx.row("rle_encode", f"fused int64 {label}", n, ns, bytes_moved=8 * n, baseline_ns=2 * copy_ns))
+    rl64 = rle_encode(g64)
+    assert np.array_equal(np.repeat(*rl64.numpy()), x64), "rle_encode (int64) bench result is wrong"
+    ns = ctx.gpu_ns(lambda i: rle_decode(rl64))
+    rows.append(ctx.row("rle_decode", f"int64 {label} (from RunLengths)", n, ns, bytes_moved=8 * n,
+                        baseline_ns=2 * dec_copy_ns))
+    assert np.array_equal(rle_decode(rl64).numpy(), x64), "rle_decode (int64) bench result is wrong"
     return rows
+
+
+def _two_chunks(n: int) -> int:
+    """A max_binding hook that splits an int32 input of ``n`` elements into two chunks."""
+    return 2 * n + 4096
 
 
 def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
@@ -127,7 +173,7 @@ def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
     x = ctx.rng.integers(-(2**31), 2**31, n, dtype=np.int64).astype(np.int32)
     mask = ctx.rng.integers(0, 2, n, dtype=np.uint8).astype(bool)
     g = asarray(x, dev=dev)
-    gm = asarray(mask, dev=dev)
+    gm = asarray(mask.view(np.uint8), dev=dev)  # the kernels take bool masks as uint8
     res = Compacted(GpuArray.empty((n,), np.int32, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
     idx = Compacted(GpuArray.empty((n,), np.uint32, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
     copy_ns = ctx.copy_ns(4 * n, g, res.data)  # over this primitive's own buffers
@@ -154,6 +200,24 @@ def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
                         cuda_ns=cuda_nz_ns, cuda_name="torch.nonzero", cpu_ns=ctx.cpu_ns(lambda: np.flatnonzero(mask)),
                         cpu_name="numpy flatnonzero"))
     assert np.array_equal(idx.numpy(), np.flatnonzero(mask)), "nonzero bench result is wrong"
+    # the same past one binding: two chunks placed at the running offset
+    with dev.using(max_binding=_two_chunks(n)):
+        per = _chunk_len(dev, 4)
+        ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_compact_chunked(b, "compact", g, gm, res, "fused", per)))
+        rows.append(ctx.row("compact", "fused int32 half kept, 2 chunks", n, ns, bytes_moved=5 * n + 2 * n,
+                            baseline_ns=copy_ns))
+        assert np.array_equal(res.numpy(), x[mask]), "compact (2 chunks) bench result is wrong"
+        ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_compact_chunked(b, "nonzero", gm, None, idx, "fused",
+                                                                             per)))
+        rows.append(ctx.row("nonzero", "fused bool half set, 2 chunks", n, ns, bytes_moved=n + 2 * n,
+                            baseline_ns=copy_ns))
+        assert np.array_equal(idx.numpy(), np.flatnonzero(mask)), "nonzero (2 chunks) bench result is wrong"
+    # 64-bit values through the public call (kept indices, then both words gathered)
+    x64 = x.astype(np.int64) << 32 | 3
+    g64 = asarray(x64, dev=dev)
+    ns = ctx.gpu_ns(lambda i: compact(g64, gm))
+    rows.append(ctx.row("compact", "fused int64 half kept", n, ns, bytes_moved=9 * n + 4 * n, baseline_ns=2 * copy_ns))
+    assert np.array_equal(compact(g64, gm).numpy(), x64[mask]), "compact (int64) bench result is wrong"
     return rows
 
 
