@@ -896,11 +896,17 @@ class Device:
                 if d.indirect is not None:
                     touched.add(id(_span(d.indirect.buffer)[0]))
             elif kind == "clear":
-                touched.add(id(_span(c[1])[0]))
+                raw, base = _span(c[1])
+                _check_range("Batch.clear", raw, base + c[2], c[3])
+                touched.add(id(raw))
                 nbytes += c[3]
             else:
-                touched.add(id(_span(c[1])[0]))
-                touched.add(id(_span(c[3])[0]))
+                src, sbase = _span(c[1])
+                dst, dbase = _span(c[3])
+                _check_range("Batch.copy", src, sbase + c[2], c[5])
+                _check_range("Batch.copy", dst, dbase + c[4], c[5])
+                touched.add(id(src))
+                touched.add(id(dst))
                 nbytes += c[5]
         return nbytes
 
@@ -928,8 +934,9 @@ class Device:
             else:
                 self._record(enc, commands, pbuf)
             self.queue.submit([enc.finish()])
-        except wgpu.GPUError as exc:
-            raise ShaderError(_names(commands), f"the GPU rejected the work: {exc}") from exc
+        except (wgpu.GPUError, ValueError) as exc:
+            raise ShaderError(_names(commands), f"the GPU rejected the work: {exc} (the work of every call "
+                              "recorded since the last submission was dropped)") from exc
 
     def _record(self, enc, commands, pbuf) -> None:
         cpass = None
@@ -1116,6 +1123,14 @@ def _check_exclusive(k: Kernel, ranges) -> None:
             raise PrimitiveError(k.name, f"the input {name!r} and an output share one buffer (views of one "
                                  "array?), which a dispatch cannot both read and write; write into another "
                                  "array")
+
+
+def _check_range(what: str, raw, offset: int, size: int) -> None:
+    """A copy or clear must start and end on 4-byte words inside its buffer (WebGPU's rules, checked
+    when the batch is submitted, so that a bad command never reaches the open batch)."""
+    if offset % 4 or size % 4 or offset < 0 or size < 0 or offset + size > raw.size:
+        raise PrimitiveError(what, f"{size} bytes at byte {offset} of a buffer of {raw.size}: a copy or clear "
+                             "must cover whole 4-byte words inside its buffer")
 
 
 def _names(commands: list) -> str:
