@@ -7,7 +7,8 @@ the last reference to a block goes (a GpuArray deleted or collected, a batch sub
 returns to the pool.
 
 Reuse is safe under the queue's order: a block is referenced by every batch that records it until
-that batch is submitted, and whatever the next owner does with the buffer (a queue write, a copy, a
+that batch is submitted (a primitive's batch, then the device's open batch of deferred work until
+``Device.flush``), and whatever the next owner does with the buffer (a queue write, a copy, a
 dispatch) is queued after the work that used it before.
 """
 
