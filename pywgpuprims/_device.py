@@ -1091,7 +1091,7 @@ class Device:
         return group
 
     def sync(self) -> None:
-        """Wait until the GPU has finished all submitted work."""
+        """Submit the open batch (:meth:`flush`) and wait until the GPU has finished all work."""
         b = self.batch()
         rb = b.readback((self._sync_block(), 0, 4))
         b.submit()

@@ -195,3 +195,24 @@ def test_test_hooks_are_typed_and_scoped():
         assert dev.hooks.scan_withhold_period == 2 and dev.hooks.recfilter_fix_seg == (16, 4, 2)
         assert dev.plan(("hooks test",), lambda: built.append(1) or len(built)) != before
     assert dev.hooks.scan_withhold_period == 0 and dev.hooks.recfilter_fix_seg is None
+
+
+def test_open_work_at_device_loss_and_destruction(rng):
+    """Work left in a device's open batch: a lost device raises at the flush that would submit it;
+    a Device dropped with work open goes away cleanly."""
+    import gc
+
+    x = rng.integers(0, 9, 1000).astype(np.uint32)
+    dev = pp.Device()
+    a = pp.asarray(x, dev=dev)
+    c = copy(a)
+    assert dev._open
+    dev.raw.destroy()
+    with pytest.raises(pp.ShaderError, match="lost"):
+        c.numpy()
+    dev2 = pp.Device()
+    g = copy(pp.asarray(x, dev=dev2))
+    assert dev2._open
+    np.testing.assert_array_equal(copy(pp.asarray(x)).numpy(), x)  # the default device is unaffected
+    del dev2, g
+    gc.collect()
