@@ -212,6 +212,14 @@ class _Dispatch:
         self.ranges: list = []  # (buffer, offset, size) of each storage binding, set when the batch is submitted
         self.key: tuple | None = None  # the bind-group cache key of those ranges (None: not cached)
 
+    def release(self) -> None:
+        """Name wgpu buffers instead of blocks (done once the dispatch is in the open batch)."""
+        self.bindings = None
+        self.ranges = [(getattr(buf, "raw", buf), off, size) for buf, off, size in self.ranges]
+        if self.indirect is not None:
+            raw, base = _span(self.indirect.buffer)
+            self.indirect = Binding(raw, base + self.indirect.offset)
+
 
 def _span(buffer) -> tuple[Any, int]:
     """``(wgpu buffer, byte offset)`` where a Block, BlockView, GpuArray's buffer or wgpu buffer
@@ -304,7 +312,9 @@ class Batch:
 
     Dispatches in one compute pass see each other's writes (WebGPU orders them), so a chain of
     kernels needs no host round trip. The batch holds every block it records until it is
-    submitted, so no buffer it uses can go back to the pool before that.
+    submitted, so no buffer it uses can go back to the pool before that; from then on the open
+    batch names wgpu buffers, and a buffer freed goes to work recorded after it (docs/architecture.md,
+    "Freeing").
 
     :meth:`submit` checks the bindings and hands the commands to the device's open batch
     (deferred submission, :meth:`Device.flush`): they reach the GPU with the work of later calls,
@@ -504,7 +514,7 @@ class Device:
         self._lock = threading.RLock()
         self._bind_groups = _BindGroups()
         #: the caching allocator every buffer comes from (:class:`MemoryPool`)
-        self.memory = MemoryPool(self.raw, self._bind_groups.forget, memory_limit)
+        self.memory = MemoryPool(self.raw, self._bind_groups.forget, memory_limit, busy=self._uses_open)
         self._params: Block | None = None   # the uniform buffer every batch's params go to
         # two upload staging buffers, kept mapped for writing between uploads: [block, pending map]
         self._upload_ring: list = []
@@ -620,7 +630,7 @@ class Device:
         except DeviceLimitError:
             if not self._open:
                 raise
-        self.flush()  # the open batch holds blocks freed since: submitted, they go back to the pool
+        self.flush()  # cached buffers the open batch uses may be destroyed once it is submitted
         return self.memory.alloc(nbytes, usage, label)
 
     def upload(self, dst, data: np.ndarray, offset: int = 0) -> None:
@@ -637,7 +647,7 @@ class Device:
         if n == 0:
             return
         self._check_alive("upload")
-        if self._open and self._uses_open(raw):
+        if self._uses_open(raw):
             # the queue's writes and staged copies run before the open batch's commands: submit
             # those first, so that work recorded earlier reads the old contents
             self.flush()
@@ -837,16 +847,22 @@ class Device:
         if self.lost is not None:
             self._check_alive(_names(commands))
         touched: set = set()
-        nbytes = self._prepare(commands, touched)
+        lowered, nbytes = self._prepare(commands, touched)
         with self._lock:
             if self._timers:  # timed work goes alone, one submission per batch
                 self._flush_locked()
-                if commands:
-                    self._submit(commands, self._timers[-1])
+                if lowered:
+                    self._submit(lowered, self._timers[-1])
                 return
-            self._open.extend(commands)
+            self._open.extend(lowered)
             self._open_touched |= touched
-            self._open_dispatches += sum(1 for c in commands if c[0] == "dispatch")
+            # Only now, with the commands in the open batch, let go of the blocks they name: a block
+            # freed from here on may serve work recorded after this (the GPU runs the open batch in
+            # order), and a queue write into it submits the open batch first (upload).
+            for c in lowered:
+                if c[0] == "dispatch":
+                    c[1].release()
+            self._open_dispatches += sum(1 for c in lowered if c[0] == "dispatch")
             self._open_bytes += nbytes
             if now or self._open_dispatches >= OPEN_DISPATCHES or self._open_bytes >= OPEN_BYTES:
                 self._flush_locked()
@@ -864,27 +880,31 @@ class Device:
         >>> s = pp.scan(pp.asarray(np.ones(4, np.float32)))  # recorded, not yet submitted
         >>> pp.device().flush()  # on its way to the GPU; s.numpy() would have done the same
         """
-        if self._open:
-            with self._lock:
-                self._flush_locked()
+        with self._lock:  # always: another thread may be submitting the open batch right now
+            self._flush_locked()
 
     def _flush_locked(self) -> None:
         commands = self._open
         if not commands:
             return
         self._open = []
-        self._open_touched = set()
         self._open_dispatches = self._open_bytes = 0
-        self._submit(commands)
+        try:
+            self._submit(commands)
+        finally:
+            # only now: until the submission, a queue write into these buffers must wait (upload)
+            self._open_touched = set()
 
     def _uses_open(self, raw) -> bool:
         """Whether work in the open batch binds, clears or copies the wgpu buffer ``raw``."""
         return id(raw) in self._open_touched
 
-    def _prepare(self, commands: list, touched: set) -> int:
-        """Resolve and check every dispatch's bindings (raising before anything is queued); note
-        the wgpu buffers used in ``touched``; return the bytes bound, cleared and copied."""
+    def _prepare(self, commands: list, touched: set) -> tuple[list, int]:
+        """Resolve and check every command (raising before anything is queued); note the wgpu
+        buffers used in ``touched``. Returns the commands with clears and copies naming wgpu
+        buffers (so that the open batch holds no block), and the bytes bound, cleared and copied."""
         nbytes = 0
+        lowered = []
         for c in commands:
             kind = c[0]
             if kind == "dispatch":
@@ -895,11 +915,13 @@ class Device:
                     nbytes += size
                 if d.indirect is not None:
                     touched.add(id(_span(d.indirect.buffer)[0]))
+                lowered.append(c)
             elif kind == "clear":
                 raw, base = _span(c[1])
                 _check_range("Batch.clear", raw, base + c[2], c[3])
                 touched.add(id(raw))
                 nbytes += c[3]
+                lowered.append(("clear", raw, base + c[2], c[3]))
             else:
                 src, sbase = _span(c[1])
                 dst, dbase = _span(c[3])
@@ -908,7 +930,8 @@ class Device:
                 touched.add(id(src))
                 touched.add(id(dst))
                 nbytes += c[5]
-        return nbytes
+                lowered.append(("copy", src, sbase + c[2], dst, dbase + c[4], c[5]))
+        return lowered, nbytes
 
     def _submit(self, commands: list, timer: _Timer | None = None) -> None:
         """Record ``commands`` into one command encoder and submit it (device lock held)."""
@@ -1085,9 +1108,8 @@ class Device:
             entries.append({"binding": k._params_binding,
                             "resource": {"buffer": pbuf.raw, "offset": 0, "size": k.param_size}})
         group = self.raw.create_bind_group(layout=k.bind_group_layout, entries=entries)
-        if key is not None:
-            serials = [buf.serial for buf, _, _ in d.ranges] + ([pbuf.serial] if pbuf is not None else [])
-            self._bind_groups.put(key, group, serials)
+        if key is not None:  # (kernel, serial, offset, size, ..., params serial)
+            self._bind_groups.put(key, group, key[1:-1:3] + key[-1:])
         return group
 
     def sync(self) -> None:

@@ -321,20 +321,37 @@ def test_a_write_after_a_deferred_read_lands_after_it(dev, rng, staged, request)
     np.testing.assert_array_equal(out.numpy(), x)
 
 
-def test_a_buffer_freed_while_its_work_is_open_is_not_reused_before_submission(dev, rng):
+def test_a_buffer_freed_while_its_work_is_open_serves_later_work_in_order(dev, rng):
+    """A block freed while the open batch still reads it goes back to the pool at once: work recorded
+    later may write it (the GPU runs the open batch in order), an upload into it submits the open
+    batch first, and the cache keeps it (no destroy) while the open batch names it."""
     n = 1 << 14
     x = rng.integers(0, 2**32, n, dtype=np.uint32)
-    a = pp.asarray(x)
-    out = poisoned((n,), np.uint32)
-    copy_pass(dev, a, out, n // 4, times=3)  # recorded into the open batch
-    serial = a.buffer.serial
-    assert dev._open
-    del a
-    gc.collect()
-    b = pp.asarray(np.full(n, 0xDEADBEEF, np.uint32))  # must not take a's buffer: the open batch reads it
-    assert b.buffer.serial != serial
-    np.testing.assert_array_equal(out.numpy(), x)
-    np.testing.assert_array_equal(b.numpy(), np.full(n, 0xDEADBEEF, np.uint32))
+    y = rng.integers(0, 2**32, n, dtype=np.uint32)
+    gy = pp.asarray(y)
+    for write in ("dispatch", "upload", "free_cache"):
+        dev.flush()
+        a = pp.asarray(x)
+        out = poisoned((n,), np.uint32)
+        copy_pass(dev, a, out, n // 4, times=3)  # recorded into the open batch: reads a
+        serial = a.buffer.serial
+        assert dev._open
+        del a
+        gc.collect()
+        if write == "dispatch":
+            b = copy(gy)  # its output takes a's buffer and is written after the reads above
+            assert b.buffer.serial == serial and dev._open
+            want = y
+        elif write == "upload":
+            b = pp.asarray(np.full(n, 0xDEADBEEF, np.uint32))  # takes a's buffer: the open batch goes first
+            assert b.buffer.serial == serial
+            want = np.full(n, 0xDEADBEEF, np.uint32)
+        else:
+            dev.memory.free_cache()  # must not destroy a's buffer: the open batch still reads it
+            assert dev._open
+            b, want = gy, y
+        np.testing.assert_array_equal(out.numpy(), x)
+        np.testing.assert_array_equal(b.numpy(), want)
 
 
 def test_the_open_batch_is_bounded(dev, rng):
