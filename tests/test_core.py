@@ -216,3 +216,21 @@ def test_open_work_at_device_loss_and_destruction(rng):
     np.testing.assert_array_equal(copy(pp.asarray(x)).numpy(), x)  # the default device is unaffected
     del dev2, g
     gc.collect()
+
+
+def test_an_error_at_a_flush_names_the_kernels_and_the_device_goes_on(dev, rng, monkeypatch):
+    x = rng.integers(0, 9, 1000).astype(np.uint32)
+    a = pp.asarray(x)
+    dev.flush()
+    copy(a)  # open
+    assert dev._open
+
+    def reject(*args, **kwargs):
+        raise ValueError("rejected by the test")
+
+    with monkeypatch.context() as m:
+        m.setattr(dev, "_record", reject)
+        with pytest.raises(pp.ShaderError, match=r"bench/copy.wgsl:main.*rejected by the test.*dropped"):
+            dev.flush()
+    assert not dev._open and not dev._open_touched
+    np.testing.assert_array_equal(copy(a).numpy(), x)
