@@ -137,11 +137,6 @@ def _parallel_copy(dst: np.ndarray, src: np.ndarray, tuning: TransferTuning) -> 
         f.result()
 
 _PARAM_FMT = {"u32": "I", "i32": "i", "f32": "f"}
-#: the open batch is submitted once it holds this many dispatches (Device.flush) ...
-OPEN_DISPATCHES = 128
-#: ... or binds, clears and copies this many bytes in all: large work goes to the GPU at once, and
-#: blocks freed while recorded are held back from the pool no longer than that
-OPEN_BYTES = 256 << 20
 CONSTANTS_KEPT = 64 << 20  # bytes of Device.constant buffers kept before the plans are dropped
 
 
@@ -200,7 +195,7 @@ class Kernel:
 
 
 class _Dispatch:
-    __slots__ = ("kernel", "groups", "bindings", "params", "indirect", "param_offset", "ranges", "key")
+    __slots__ = ("kernel", "groups", "bindings", "params", "indirect", "param_offset")
 
     def __init__(self, kernel: Kernel, groups, bindings: dict, params: bytes | None, indirect=None):
         self.kernel = kernel
@@ -209,16 +204,6 @@ class _Dispatch:
         self.params = params
         self.indirect = indirect
         self.param_offset = 0
-        self.ranges: list = []  # (buffer, offset, size) of each storage binding, set when the batch is submitted
-        self.key: tuple | None = None  # the bind-group cache key of those ranges (None: not cached)
-
-    def release(self) -> None:
-        """Name wgpu buffers instead of blocks (done once the dispatch is in the open batch)."""
-        self.bindings = None
-        self.ranges = [(getattr(buf, "raw", buf), off, size) for buf, off, size in self.ranges]
-        if self.indirect is not None:
-            raw, base = _span(self.indirect.buffer)
-            self.indirect = Binding(raw, base + self.indirect.offset)
 
 
 def _span(buffer) -> tuple[Any, int]:
@@ -312,20 +297,11 @@ class Batch:
 
     Dispatches in one compute pass see each other's writes (WebGPU orders them), so a chain of
     kernels needs no host round trip. The batch holds every block it records until it is
-    submitted, so no buffer it uses can go back to the pool before that; from then on the open
-    batch names wgpu buffers, and a buffer freed goes to work recorded after it (docs/architecture.md,
-    "Freeing").
-
-    :meth:`submit` checks the bindings and hands the commands to the device's open batch
-    (deferred submission, :meth:`Device.flush`): they reach the GPU with the work of later calls,
-    in one command encoder and one queue submission, when a result is needed on the host or the
-    open batch grows past its bound. A batch with a :meth:`readback` is submitted at once.
+    submitted, so no buffer it uses can go back to the pool before that.
     """
 
     device: Device
     commands: list = field(default_factory=list)
-    #: submit at once, with the device's open batch (a readback was recorded)
-    now: bool = False
 
     def clear(self, buffer, offset: int = 0, size: int | None = None) -> None:
         buffer = getattr(buffer, "buffer", buffer)
@@ -375,17 +351,11 @@ class Batch:
             n4 = -(-int(nbytes) // 4) * 4
             if n4:
                 self.copy(src, offset, staging, at, n4)
-        self.now = True
         return Readback(staging, parts)
 
     def submit(self) -> None:
-        """Hand the recorded work to the device (see the class's note on deferred submission).
-
-        Binding errors (a missing or unknown name, an unaligned or oversized range, an output
-        sharing a buffer with an input) raise here, before any of the work joins the open batch."""
-        commands, now = self.commands, self.now
-        self.commands, self.now = [], False
-        self.device._enqueue(commands, now)
+        self.device._submit(self)
+        self.commands = []
 
 
 _READ_USAGE = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
@@ -514,7 +484,7 @@ class Device:
         self._lock = threading.RLock()
         self._bind_groups = _BindGroups()
         #: the caching allocator every buffer comes from (:class:`MemoryPool`)
-        self.memory = MemoryPool(self.raw, self._bind_groups.forget, memory_limit, busy=self._uses_open)
+        self.memory = MemoryPool(self.raw, self._bind_groups.forget, memory_limit)
         self._params: Block | None = None   # the uniform buffer every batch's params go to
         # two upload staging buffers, kept mapped for writing between uploads: [block, pending map]
         self._upload_ring: list = []
@@ -527,13 +497,6 @@ class Device:
         self._hooks_version = 0  # plans are keyed on it: rebuilt after any change of the hooks
         self._plans: dict = {}
         self._constant_bytes = 0  # held by plans through Device.constant
-        # the open batch (deferred submission): commands of calls not yet submitted, the ids of
-        # the wgpu buffers they use, their dispatches and bytes (the bounds that submit it)
-        self._open: list = []
-        self._open_touched: set = set()
-        self._open_dispatches = 0
-        self._open_bytes = 0
-        self._checked: set = set()  # bind-group keys whose ranges passed the checks
 
     def __repr__(self) -> str:
         return f"<pywgpuprims.Device {self.name}>"
@@ -625,12 +588,6 @@ class Device:
                                    f"({self.max_buffer} bytes)")
         if self.lost is not None:
             self._check_alive(label or "buffer")
-        try:
-            return self.memory.alloc(nbytes, usage, label)
-        except DeviceLimitError:
-            if not self._open:
-                raise
-        self.flush()  # cached buffers the open batch uses may be destroyed once it is submitted
         return self.memory.alloc(nbytes, usage, label)
 
     def upload(self, dst, data: np.ndarray, offset: int = 0) -> None:
@@ -647,10 +604,6 @@ class Device:
         if n == 0:
             return
         self._check_alive("upload")
-        if self._uses_open(raw):
-            # the queue's writes and staged copies run before the open batch's commands: submit
-            # those first, so that work recorded earlier reads the old contents
-            self.flush()
         whole = n & ~3
         tail = None
         if whole != n:
@@ -707,19 +660,6 @@ class Device:
         if n == 0:
             return out
         self._check_alive("download")
-        at = offset - base
-        if n <= self.transfer.one_shot and at % 4 == 0:
-            # one submission with the open batch, one map round trip
-            b = self.batch()
-            rb = b.readback((getattr(src, "buffer", src), at, n))
-            b.submit()
-            try:
-                rb.into(dst, tuning=self.transfer)
-            except Exception as exc:
-                self._check_alive("download")
-                raise ShaderError("download", f"reading a result back failed: {exc}") from exc
-            return out
-        self.flush()  # the copies below are submitted on their own: after the work recorded before
         chunk = self.transfer.chunk
         starts = list(range(0, n, chunk))
         stages = [self.memory.alloc(min(chunk, -(-n // 4) * 4), _READ_USAGE, "download")
@@ -839,104 +779,10 @@ class Device:
             self._params_written = blob
         return pb
 
-    # ---------------------------------------------------------------- deferred submission
-    def _enqueue(self, commands: list, now: bool = False) -> None:
-        """Check ``commands`` (a batch's) and add them to the open batch; submit it when ``now``,
-        under a timer, or when it holds :data:`OPEN_DISPATCHES` dispatches or binds
-        :data:`OPEN_BYTES` bytes in all (so that the GPU never waits long for work recorded)."""
+    def _submit(self, batch: Batch) -> None:
         if self.lost is not None:
-            self._check_alive(_names(commands))
-        touched: set = set()
-        lowered, nbytes = self._prepare(commands, touched)
-        with self._lock:
-            if self._timers:  # timed work goes alone, one submission per batch
-                self._flush_locked()
-                if lowered:
-                    self._submit(lowered, self._timers[-1])
-                return
-            self._open.extend(lowered)
-            self._open_touched |= touched
-            # Only now, with the commands in the open batch, let go of the blocks they name: a block
-            # freed from here on may serve work recorded after this (the GPU runs the open batch in
-            # order), and a queue write into it submits the open batch first (upload).
-            for c in lowered:
-                if c[0] == "dispatch":
-                    c[1].release()
-            self._open_dispatches += sum(1 for c in lowered if c[0] == "dispatch")
-            self._open_bytes += nbytes
-            if now or self._open_dispatches >= OPEN_DISPATCHES or self._open_bytes >= OPEN_BYTES:
-                self._flush_locked()
-
-    def flush(self) -> None:
-        """Submit the open batch: the work recorded by earlier calls that returned GpuArrays.
-
-        Calls that bring results to the host (``.numpy()``, ``float()``, :meth:`sync`, numpy
-        results) and uploads into buffers that recorded work uses do this themselves; it does not
-        wait for the GPU.
-
-        Examples
-        --------
-        >>> import numpy as np, pywgpuprims as pp
-        >>> s = pp.scan(pp.asarray(np.ones(4, np.float32)))  # recorded, not yet submitted
-        >>> pp.device().flush()  # on its way to the GPU; s.numpy() would have done the same
-        """
-        with self._lock:  # always: another thread may be submitting the open batch right now
-            self._flush_locked()
-
-    def _flush_locked(self) -> None:
-        commands = self._open
-        if not commands:
-            return
-        self._open = []
-        self._open_dispatches = self._open_bytes = 0
-        try:
-            self._submit(commands)
-        finally:
-            # only now: until the submission, a queue write into these buffers must wait (upload)
-            self._open_touched = set()
-
-    def _uses_open(self, raw) -> bool:
-        """Whether work in the open batch binds, clears or copies the wgpu buffer ``raw``."""
-        return id(raw) in self._open_touched
-
-    def _prepare(self, commands: list, touched: set) -> tuple[list, int]:
-        """Resolve and check every command (raising before anything is queued); note the wgpu
-        buffers used in ``touched``. Returns the commands with clears and copies naming wgpu
-        buffers (so that the open batch holds no block), and the bytes bound, cleared and copied."""
-        nbytes = 0
-        lowered = []
-        for c in commands:
-            kind = c[0]
-            if kind == "dispatch":
-                d = c[1]
-                self._bind_ranges(d)
-                for buf, _, size in d.ranges:
-                    touched.add(id(getattr(buf, "raw", buf)))
-                    nbytes += size
-                if d.indirect is not None:
-                    touched.add(id(_span(d.indirect.buffer)[0]))
-                lowered.append(c)
-            elif kind == "clear":
-                raw, base = _span(c[1])
-                _check_range("Batch.clear", raw, base + c[2], c[3])
-                touched.add(id(raw))
-                nbytes += c[3]
-                lowered.append(("clear", raw, base + c[2], c[3]))
-            else:
-                src, sbase = _span(c[1])
-                dst, dbase = _span(c[3])
-                _check_range("Batch.copy", src, sbase + c[2], c[5])
-                _check_range("Batch.copy", dst, dbase + c[4], c[5])
-                touched.add(id(src))
-                touched.add(id(dst))
-                nbytes += c[5]
-                lowered.append(("copy", src, sbase + c[2], dst, dbase + c[4], c[5]))
-        return lowered, nbytes
-
-    def _submit(self, commands: list, timer: _Timer | None = None) -> None:
-        """Record ``commands`` into one command encoder and submit it (device lock held)."""
-        if self.lost is not None:
-            self._check_alive(_names(commands))
+            self._check_alive(_names(batch))
+        commands = batch.commands
         stride = max(self.uniform_align, 16)
         parts = []
         off = 0
@@ -949,17 +795,17 @@ class Device:
                 if pad:
                     parts.append(bytes(pad))
                 off += len(d.params) + pad
-        pbuf = self._param_buffer(b"".join(parts)) if parts else None  # shared: written and submitted together
-        try:
-            enc = self.raw.create_command_encoder()
-            if timer is not None:
-                self._record_timed(enc, commands, pbuf, timer)
-            else:
-                self._record(enc, commands, pbuf)
-            self.queue.submit([enc.finish()])
-        except (wgpu.GPUError, ValueError) as exc:
-            raise ShaderError(_names(commands), f"the GPU rejected the work: {exc} (the work of every call "
-                              "recorded since the last submission was dropped)") from exc
+        with self._lock:  # the params buffer is shared: write and submit together
+            pbuf = self._param_buffer(b"".join(parts)) if parts else None
+            try:
+                enc = self.raw.create_command_encoder()
+                if self._timers:
+                    self._record_timed(enc, commands, pbuf, self._timers[-1])
+                else:
+                    self._record(enc, commands, pbuf)
+                self.queue.submit([enc.finish()])
+            except wgpu.GPUError as exc:
+                raise ShaderError(_names(batch), f"the GPU rejected the work: {exc}") from exc
 
     def _record(self, enc, commands, pbuf) -> None:
         cpass = None
@@ -1042,8 +888,7 @@ class Device:
         enc.copy_buffer_to_buffer(qbuf.raw, 0, staging.raw, 0, 16)
         timer.pending.append((Readback(staging, [(0, 16)]), timer.replays, key))
 
-    def _bind_ranges(self, d: _Dispatch) -> None:
-        """Resolve ``d``'s bindings to ``d.ranges`` and its cache key ``d.key``, checked once per key."""
+    def _bind_group(self, d: _Dispatch, pbuf):
         k = d.kernel
         bound = d.bindings
         if len(bound) != len(k._storage):
@@ -1052,7 +897,7 @@ class Device:
             raise TypeError(f"{k.name}: binding {sorted(missing)} not given" if missing
                             else f"{k.name}: no binding named {sorted(extra)}")
         ranges = []
-        key = [k]
+        key = [k, pbuf.serial if pbuf is not None else 0]
         for _, name, _ in k._storage:
             res = bound.get(name)
             if res is None:
@@ -1068,14 +913,15 @@ class Device:
             off += getattr(buf, "base", 0)  # a view: its range of the block, not the block's start
             ranges.append((buf, off, size))
             key += (getattr(buf, "serial", None), off, size)
-        d.ranges = ranges
         key = tuple(key) if None not in key else None  # only pool buffers (serials never reused) are cached
-        d.key = key
-        if key is not None and key in self._checked:
-            return
+        if key is not None:
+            group = self._bind_groups.get(key)
+            if group is not None:
+                return group
         if k._written:
             _check_exclusive(k, ranges)
-        for (_, name, storage), (buf, off, size) in zip(k._storage, ranges, strict=True):
+        entries = []
+        for (num, name, storage), (buf, off, size) in zip(k._storage, ranges, strict=True):
             if storage and size > self.max_binding:
                 raise DeviceLimitError(k.name, f"binding {name!r} of {size} bytes exceeds the device's "
                                        f"largest storage binding ({self.max_binding} bytes)")
@@ -1088,32 +934,19 @@ class Device:
             if off % align:
                 raise PrimitiveError(k.name, f"binding {name!r} starts at byte {off} of its buffer, not a "
                                      f"multiple of the device's offset alignment ({align}); copy the array first")
-        if key is not None:
-            if len(self._checked) >= _BindGroups.LIMIT:
-                self._checked.clear()
-            self._checked.add(key)
-
-    def _bind_group(self, d: _Dispatch, pbuf):
-        """The bind group of ``d``'s checked ranges (:meth:`_bind_ranges`) and the params buffer."""
-        k = d.kernel
-        key = d.key
-        if key is not None:
-            key = (*key, pbuf.serial if pbuf is not None else 0)
-            group = self._bind_groups.get(key)
-            if group is not None:
-                return group
-        entries = [{"binding": num, "resource": {"buffer": getattr(buf, "raw", buf), "offset": off, "size": size}}
-                   for (num, _, _), (buf, off, size) in zip(k._storage, d.ranges, strict=True)]
+            entries.append({"binding": num, "resource": {"buffer": getattr(buf, "raw", buf), "offset": off,
+                                                         "size": size}})
         if k._params_binding is not None:
             entries.append({"binding": k._params_binding,
                             "resource": {"buffer": pbuf.raw, "offset": 0, "size": k.param_size}})
         group = self.raw.create_bind_group(layout=k.bind_group_layout, entries=entries)
-        if key is not None:  # (kernel, serial, offset, size, ..., params serial)
-            self._bind_groups.put(key, group, key[1:-1:3] + key[-1:])
+        if key is not None:
+            serials = [buf.serial for buf, _, _ in ranges] + ([pbuf.serial] if pbuf is not None else [])
+            self._bind_groups.put(key, group, serials)
         return group
 
     def sync(self) -> None:
-        """Submit the open batch (:meth:`flush`) and wait until the GPU has finished all work."""
+        """Wait until the GPU has finished all submitted work."""
         b = self.batch()
         rb = b.readback((self._sync_block(), 0, 4))
         b.submit()
@@ -1147,16 +980,8 @@ def _check_exclusive(k: Kernel, ranges) -> None:
                                  "array")
 
 
-def _check_range(what: str, raw, offset: int, size: int) -> None:
-    """A copy or clear must start and end on 4-byte words inside its buffer (WebGPU's rules, checked
-    when the batch is submitted, so that a bad command never reaches the open batch)."""
-    if offset % 4 or size % 4 or offset < 0 or size < 0 or offset + size > raw.size:
-        raise PrimitiveError(what, f"{size} bytes at byte {offset} of a buffer of {raw.size}: a copy or clear "
-                             "must cover whole 4-byte words inside its buffer")
-
-
-def _names(commands: list) -> str:
-    return ", ".join(sorted({c[1].kernel.name for c in commands if c[0] == "dispatch"})) or "batch"
+def _names(batch: Batch) -> str:
+    return ", ".join(sorted({c[1].kernel.name for c in batch.commands if c[0] == "dispatch"})) or "batch"
 
 
 class _LostWatcher(logging.Handler):

@@ -6,12 +6,9 @@ allocator do. A :class:`Block` is what a caller holds: a wgpu buffer and the siz
 the last reference to a block goes (a GpuArray deleted or collected, a batch submitted), its buffer
 returns to the pool.
 
-Reuse is safe under the queue's order: a block is referenced by the batch that records it until
-that batch is submitted to the device, and whatever the next owner does with the buffer is ordered
-after the work that used it before: a copy or dispatch is recorded after it (into the device's open
-batch of deferred work, which the GPU runs in order, or a later submission), and a queue write or
-staged upload into a buffer the open batch uses submits that batch first (``Device.upload``). A
-cached buffer that the open batch uses is never destroyed (``busy``).
+Reuse is safe under the queue's order: a block is referenced by every batch that records it until
+that batch is submitted, and whatever the next owner does with the buffer (a queue write, a copy, a
+dispatch) is queued after the work that used it before.
 """
 
 from __future__ import annotations
@@ -156,13 +153,9 @@ class MemoryPool:
     >>> mem.free_cache()  # give every cached buffer back to the driver
     """
 
-    def __init__(self, raw_device, on_destroy=None, limit: int | str | None = None, busy=None):
+    def __init__(self, raw_device, on_destroy=None, limit: int | str | None = None):
         self._raw = raw_device
         self._on_destroy = on_destroy  # called with a slot's serial before its buffer is destroyed
-        # busy(raw): whether recorded, unsubmitted work names this buffer (the device's open batch);
-        # such a cached buffer may be handed out again (its next use is recorded after that work)
-        # but not destroyed
-        self._busy = busy
         self._lock = threading.Lock()
         self._free: dict[tuple[int, int], list[_Slot]] = {}
         # every buffer the pool owns, in use or cached: so that a buffer is never garbage itself,
@@ -251,22 +244,16 @@ class MemoryPool:
         """Destroy cached buffers, largest first, until ``nbytes`` are freed (lock held)."""
         if nbytes <= 0 or not self._cached:
             return
-        busy = self._busy
         for key in sorted(self._free, key=lambda k: -k[1]):
             slots = self._free[key]
-            kept = []
             while slots and nbytes > 0:
                 slot = slots.pop(0)  # oldest first
-                if busy is not None and busy(slot.raw):
-                    kept.append(slot)
-                    continue
                 self._cached -= slot.size
                 nbytes -= slot.size
                 if self._on_destroy is not None:
                     self._on_destroy(slot.serial)
                 del self._slots[slot.serial]
                 slot.raw.destroy()
-            slots[:0] = kept
             if not slots:
                 del self._free[key]
             if nbytes <= 0:

@@ -127,9 +127,8 @@ def test_many_calls_do_not_grow_memory(dev, rng):
     a = pp.asarray(rng.integers(0, 9, 1000).astype(np.uint32))
     x = rng.integers(0, 9, 5000).astype(np.uint32)
     for _ in range(2):  # the first sync keeps a small block of its own
-        for _ in range(300):  # more than the open batch holds: its blocks are part of the steady state
-            copy(a)
         for _ in range(100):
+            copy(a)
             pp.scan(x)
             pp.scan(a)
         dev.sync()
@@ -195,42 +194,3 @@ def test_test_hooks_are_typed_and_scoped():
         assert dev.hooks.scan_withhold_period == 2 and dev.hooks.recfilter_fix_seg == (16, 4, 2)
         assert dev.plan(("hooks test",), lambda: built.append(1) or len(built)) != before
     assert dev.hooks.scan_withhold_period == 0 and dev.hooks.recfilter_fix_seg is None
-
-
-def test_open_work_at_device_loss_and_destruction(rng):
-    """Work left in a device's open batch: a lost device raises at the flush that would submit it;
-    a Device dropped with work open goes away cleanly."""
-    import gc
-
-    x = rng.integers(0, 9, 1000).astype(np.uint32)
-    dev = pp.Device()
-    a = pp.asarray(x, dev=dev)
-    c = copy(a)
-    assert dev._open
-    dev.raw.destroy()
-    with pytest.raises(pp.ShaderError, match="lost"):
-        c.numpy()
-    dev2 = pp.Device()
-    g = copy(pp.asarray(x, dev=dev2))
-    assert dev2._open
-    np.testing.assert_array_equal(copy(pp.asarray(x)).numpy(), x)  # the default device is unaffected
-    del dev2, g
-    gc.collect()
-
-
-def test_an_error_at_a_flush_names_the_kernels_and_the_device_goes_on(dev, rng, monkeypatch):
-    x = rng.integers(0, 9, 1000).astype(np.uint32)
-    a = pp.asarray(x)
-    dev.flush()
-    copy(a)  # open
-    assert dev._open
-
-    def reject(*args, **kwargs):
-        raise ValueError("rejected by the test")
-
-    with monkeypatch.context() as m:
-        m.setattr(dev, "_record", reject)
-        with pytest.raises(pp.ShaderError, match=r"bench/copy.wgsl:main.*rejected by the test.*dropped"):
-            dev.flush()
-    assert not dev._open and not dev._open_touched
-    np.testing.assert_array_equal(copy(a).numpy(), x)

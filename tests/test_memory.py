@@ -10,7 +10,7 @@ from conftest import poisoned
 import pywgpuprims as pp
 from pywgpuprims._device import TransferTuning
 from pywgpuprims._memory import size_class
-from pywgpuprims.device_copy import copy, copy_pass
+from pywgpuprims.device_copy import copy_pass
 
 
 @pytest.fixture
@@ -52,8 +52,7 @@ def test_reuse_while_a_batch_still_reads_the_buffer(dev, rng):
     a = pp.asarray(x)
     out = poisoned((n,), np.uint32)
     serial = a.buffer.serial
-    copy_pass(dev, a, out, n // 4, times=40)
-    dev.flush()  # submitted, not waited for
+    copy_pass(dev, a, out, n // 4, times=40)  # queued, not waited for
     del a
     gc.collect()
     b = pp.asarray(np.full(n, 0xDEADBEEF, np.uint32))  # takes a's buffer and overwrites it
@@ -239,172 +238,3 @@ def test_blocks_freed_by_the_cycle_collector(dev):
         gc.collect()
         x = pp.asarray(np.arange(100_000, dtype=np.uint32))
         assert x.numpy()[-1] == 99_999
-
-
-# ---------------------------------------------------------------------------- deferred submission
-def _chain(dev, x, steps: int, seed: int, check_every: int = 97):
-    """``steps`` mixed calls on GpuArrays (scans, copies, views, reductions, poisoned outputs),
-    mirrored in numpy; scalars read mid-chain every ``check_every`` steps; every 50th result kept
-    and checked at the end (pool reuse must not touch what a kept array holds)."""
-    r = np.random.default_rng(seed)
-    g, h = pp.asarray(x), x.copy()
-    kept = []
-    for i in range(steps):
-        op = int(r.integers(0, 6))
-        if op == 0:
-            g, h = pp.scan(g, dtype=np.uint32), np.cumsum(h, dtype=np.uint32)
-        elif op == 1:
-            g = copy(g)
-        elif op == 2:
-            g = g.copy()
-        elif op == 3:
-            out = poisoned(h.shape, np.uint32)
-            pp.scan(g, exclusive=True, dtype=np.uint32, out=out)
-            g, h = out, np.r_[np.uint32(0), np.cumsum(h, dtype=np.uint32)[:-1]].astype(np.uint32)
-        elif op == 4:
-            kept.append((pp.reduce(g, dtype=np.uint32), h.sum(dtype=np.uint32)))
-        else:
-            step = dev.storage_align // 4  # a view from an aligned element on, then a copy of it
-            k = step * int(r.integers(1, max(2, h.size // step // 4)))
-            g, h = copy(g[k:]), h[k:]
-            if h.size < 64:
-                g, h = pp.asarray(x), x.copy()
-        if i % check_every == check_every - 1:
-            assert int(pp.reduce(g, dtype=np.uint32)) == int(h.sum(dtype=np.uint32))
-        if i % 50 == 0:
-            kept.append((g, h))
-    for got, want in kept:
-        np.testing.assert_array_equal(got.numpy(), want)
-    return g, h
-
-
-def test_a_chain_of_a_thousand_deferred_calls(dev, rng):
-    x = rng.integers(0, 2**32, 3001, dtype=np.uint32)
-    g, h = _chain(dev, x, 1000, int(rng.integers(2**31)))
-    np.testing.assert_array_equal(g.numpy(), h)
-
-
-def test_calls_on_gpuarrays_are_deferred_until_the_host_needs_them(dev, rng):
-    dev.sync()
-    x = rng.integers(0, 2**32, 1000, dtype=np.uint32)
-    g = pp.asarray(x)
-    s = pp.scan(pp.scan(g, dtype=np.uint32), dtype=np.uint32)
-    assert dev._open  # recorded, not submitted
-    assert int(s[-1]) == int(np.cumsum(np.cumsum(x, dtype=np.uint32), dtype=np.uint32)[-1])
-    assert not dev._open  # a scalar readback submitted it
-    pp.scan(g, dtype=np.uint32)
-    dev.flush()
-    assert not dev._open
-
-
-@pytest.mark.parametrize("staged", [False, True])
-def test_a_write_after_a_deferred_read_lands_after_it(dev, rng, staged, request):
-    """The queue's writes run before the next submission's commands: an upload into a buffer that
-    recorded work reads (or writes) must wait for that work to be submitted."""
-    if staged:
-        request.getfixturevalue("small_chunks")
-    n = 5000
-    x = rng.integers(0, 2**32, n, dtype=np.uint32)
-    y = rng.integers(0, 2**32, n, dtype=np.uint32)
-    g = pp.asarray(x)
-    s = pp.scan(g, dtype=np.uint32)  # reads g, deferred
-    c = copy(g)
-    assert dev._open
-    dev.upload(g, y)
-    np.testing.assert_array_equal(s.numpy(), np.cumsum(x, dtype=np.uint32))
-    np.testing.assert_array_equal(c.numpy(), x)
-    np.testing.assert_array_equal(g.numpy(), y)
-    # and a write after a deferred write into the same buffer: the upload wins
-    out = poisoned((n,), np.uint32)
-    pp.scan(g, dtype=np.uint32, out=out)
-    dev.write(out.buffer, x.tobytes())
-    np.testing.assert_array_equal(out.numpy(), x)
-
-
-def test_a_buffer_freed_while_its_work_is_open_serves_later_work_in_order(dev, rng):
-    """A block freed while the open batch still reads it goes back to the pool at once: work recorded
-    later may write it (the GPU runs the open batch in order), an upload into it submits the open
-    batch first, and the cache keeps it (no destroy) while the open batch names it."""
-    n = 1 << 14
-    x = rng.integers(0, 2**32, n, dtype=np.uint32)
-    y = rng.integers(0, 2**32, n, dtype=np.uint32)
-    gy = pp.asarray(y)
-    for write in ("dispatch", "upload", "free_cache"):
-        dev.flush()
-        a = pp.asarray(x)
-        out = poisoned((n,), np.uint32)
-        copy_pass(dev, a, out, n // 4, times=3)  # recorded into the open batch: reads a
-        serial = a.buffer.serial
-        assert dev._open
-        del a
-        gc.collect()
-        if write == "dispatch":
-            b = copy(gy)  # its output takes a's buffer and is written after the reads above
-            assert b.buffer.serial == serial and dev._open
-            want = y
-        elif write == "upload":
-            b = pp.asarray(np.full(n, 0xDEADBEEF, np.uint32))  # takes a's buffer: the open batch goes first
-            assert b.buffer.serial == serial
-            want = np.full(n, 0xDEADBEEF, np.uint32)
-        else:
-            dev.memory.free_cache()  # must not destroy a's buffer: the open batch still reads it
-            assert dev._open
-            b, want = gy, y
-        np.testing.assert_array_equal(out.numpy(), x)
-        np.testing.assert_array_equal(b.numpy(), want)
-
-
-def test_the_open_batch_is_bounded(dev, rng):
-    from pywgpuprims._device import OPEN_DISPATCHES
-
-    x = rng.integers(0, 2**32, 256, dtype=np.uint32)
-    g = pp.asarray(x)
-    dev.flush()
-    outs = [copy(g) for _ in range(OPEN_DISPATCHES + 5)]
-    assert dev._open_dispatches <= 5  # submitted once it held OPEN_DISPATCHES
-    for o in outs[::17]:
-        np.testing.assert_array_equal(o.numpy(), x)
-
-
-def test_four_threads_run_deferred_chains(dev, rng):
-    errors = []
-    seeds = [int(s) for s in rng.integers(0, 2**31, 4)]
-
-    def work(seed):
-        try:
-            x = np.random.default_rng(seed).integers(0, 2**32, 1500, dtype=np.uint32)
-            g, h = _chain(dev, x, 150, seed, check_every=31)
-            np.testing.assert_array_equal(g.numpy(), h)
-        except Exception as exc:  # reported by the main thread
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=(s,)) for s in seeds]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-
-
-def test_exceptions_mid_chain_leave_the_open_batch_intact(dev, rng):
-    x = rng.integers(0, 2**32, 2000, dtype=np.uint32)
-    g = pp.asarray(x)
-    s1 = pp.scan(g, dtype=np.uint32)
-    with pytest.raises(pp.InputError):
-        pp.scan(g, op="nope")
-    k = dev.kernel("bench/copy.wgsl", defines={"COPY": True, "WG": 256, "VECS_PER_THREAD": 1})
-    b = dev.batch()
-    b.dispatch(k, 1, params={"n_vec4": 1, "n_groups": 1}, src=g)  # no dst: refused at submit
-    with pytest.raises(TypeError, match="dst"):
-        b.submit()
-    b = dev.batch()
-    b.copy(g, 0, s1, 0, 6)  # not whole words: refused before it joins the open batch
-    with pytest.raises(pp.PrimitiveError, match="Batch.copy"):
-        b.submit()
-    at = dev.storage_align // 4
-    view = pp.GpuArray.empty((2000,), np.uint32)[at:at + 5]  # ends inside a 16-byte word of its array
-    with pytest.raises(pp.PrimitiveError, match="view"):
-        pp.scan(g[:5], dtype=np.uint32, out=view)
-    s2 = pp.scan(s1, dtype=np.uint32)
-    np.testing.assert_array_equal(s1.numpy(), np.cumsum(x, dtype=np.uint32))
-    np.testing.assert_array_equal(s2.numpy(), np.cumsum(np.cumsum(x, dtype=np.uint32), dtype=np.uint32))
