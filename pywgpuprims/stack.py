@@ -453,6 +453,12 @@ class _Chunks:
         size = min(buf.size - lo, _round_up(slot * item - lo + count * item, 4))
         return Binding(getattr(buf, "buffer", buf), lo, size), (slot * item - lo) // item
 
+    @staticmethod
+    def scratch(a: GpuArray, m: int) -> GpuArray:
+        """The first ``m`` elements of a scratch array, bound as its whole block: the kernels may write
+        the last 16-byte word whole, which a view (refused as an output there) would not allow."""
+        return GpuArray(a.device, a.buffer, (m,) + a.shape[1:], a.dtype)
+
     def run(self, g: GpuArray, record_run, outputs: dict, clip: tuple | None = None) -> tuple[int, int]:
         """Process every chunk: ``record_run(b, ext kinds)`` records the in-binding run on the
         extended input (into ``ext_link`` / ``ext_depth`` / ``info``) and returns the batch to
@@ -591,7 +597,8 @@ def bracket_match(is_open, return_info: bool = False, out=None, *, method: str =
         ch = _Chunks(dev, n, mode, method, "bracket_match")
 
         def run(b, g_ext):
-            _record_match(b, g_ext, mode, ch.ext_link[:g_ext.size], ch.ext_depth[:g_ext.size], ch.info, method)
+            m = g_ext.size
+            _record_match(b, g_ext, mode, ch.scratch(ch.ext_link, m), ch.scratch(ch.ext_depth, m), ch.info, method)
             return b
 
         counts = ch.run(g, run, {"link": link, "depth": depth})
@@ -826,8 +833,8 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
 
         def run(b, g_ext):
             m = g_ext.size
-            return _record_clip(b, g_ext, ext_boxes[:m], vp, union, ext_out[:m], ch.ext_link[:m],
-                                ch.ext_depth[:m], ch.info, method)
+            return _record_clip(b, g_ext, ch.scratch(ext_boxes, m), vp, union, ch.scratch(ext_out, m),
+                                ch.scratch(ch.ext_link, m), ch.scratch(ch.ext_depth, m), ch.info, method)
 
         ch.run(gk, run, {"link": link, "out": out}, (gb, ext_boxes, ext_out, dev.alloc(16 * n)))
     res = out if bhost is None else out.numpy()

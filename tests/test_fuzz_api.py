@@ -186,7 +186,10 @@ CASES = {
     # np.flatnonzero's indices (pp.nonzero's are uint32, as documented)
     "nonzero": (lambda mask=V: pp.nonzero(mask),
                 {"mask": (_numpy_accepts(np.flatnonzero), lambda mask: np.flatnonzero(mask))}, _equal),
-    "rle_encode": (lambda x=V: pp.rle_encode(x), {"x": None}, _equal),
+    # a 1-D sequence of numbers is fine, empty or 64-bit included (np.asarray's dtype)
+    "rle_encode": (lambda x=V: _runs(pp.rle_encode(x)),
+                   {"x": (lambda v: isinstance(v, (list, tuple, np.ndarray)) and np.asarray(v).ndim == 1
+                          and np.asarray(v).dtype.kind in "biuf", lambda x: _runs_ref(np.asarray(x)))}, _equal),
     "fse.compress": (lambda data=b"abcab" * 100, **k: fse.compress(data, **k),
                      {"data": (lambda v: _bytes_or_empty(v),
                                lambda data: fse.compress(bytes(data))),
@@ -218,6 +221,16 @@ CASES = {
                 {"dtype": (_numpy_accepts(lambda v: np.asarray([1.0], dtype=v)),
                            lambda dtype: np.asarray([1.0], dtype=dtype))}, _equal_typed),
 }
+
+
+def _runs(r) -> np.ndarray:
+    values, counts = (np.asarray(a) for a in r)
+    return np.stack([values.astype(np.float64), counts.astype(np.float64)]) if values.size else np.zeros((2, 0))
+
+
+def _runs_ref(x: np.ndarray) -> np.ndarray:
+    starts = np.flatnonzero(np.r_[True, x[1:] != x[:-1]]) if x.size else np.zeros(0, np.int64)
+    return np.stack([x[starts].astype(np.float64), np.diff(np.r_[starts, x.size]).astype(np.float64)])
 
 
 def _valid(v) -> bool:
