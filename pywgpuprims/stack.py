@@ -734,8 +734,8 @@ def clip_bboxes_reference(kinds, bboxes, viewport, op: str = "intersect") -> np.
 
 
 @takes_device
-def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bool = False,
-                max_depth: int | None = None, *, method: str = "multi_pass"):
+def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bool = False, *,
+                method: str = "multi_pass"):
     """Bounding boxes through a stack of clips (or blend groups): GPU passes, any depth, no readback.
 
     The stack starts as ``[viewport]``. A begin-clip pushes ``op(its bbox, top)``; an end-clip pops;
@@ -763,9 +763,6 @@ def clip_bboxes(kinds, bboxes, viewport, op: str = "intersect", return_links: bo
     return_links : bool
         Also return the stack links (``link`` of :func:`bracket_match` with draws: each element's
         enclosing begin-clip, or an end-clip's own begin-clip; -1 at top level).
-    max_depth : int, optional
-        Ignored: the boxes need no depth bound any more (no readback at all); accepted so that
-        callers written for the earlier pointer-jumping version keep working.
     method : {"multi_pass", "single_pass"}
         How the links are found (see :func:`bracket_match`).
 

@@ -324,16 +324,16 @@ def test_stress(rng):
         check(rng.random(n) < q)
 
 
-def test_clip_bboxes_depth_bound_ignored(rng):
-    """max_depth is accepted and ignored (no readback needs it): any value, even one below the
-    true depth, gives the exact boxes."""
+def test_clip_bboxes_needs_no_depth_bound(rng):
+    """Deep random clips give the exact boxes with no depth bound (nothing is read back); the old
+    max_depth keyword is gone, so passing it raises."""
     k, b = random_clips(rng, 20_000)
-    want = clip_reference(k, b, (0, 0, 900, 900), "intersect")
     walk = np.cumsum(np.where(k == pp.CLIP_BEGIN, 1, np.where(k == pp.CLIP_END, -1, 0)))
-    depth = int(np.max(walk - np.minimum(np.minimum.accumulate(walk), 0)))
-    assert depth > 2
-    for bound in (0, depth // 2, depth, 4 * depth + 7):
-        np.testing.assert_array_equal(pp.clip_bboxes(k, b, (0, 0, 900, 900), max_depth=bound), want)
+    assert int(np.max(walk - np.minimum(np.minimum.accumulate(walk), 0))) > 2
+    np.testing.assert_array_equal(pp.clip_bboxes(k, b, (0, 0, 900, 900)),
+                                  clip_reference(k, b, (0, 0, 900, 900), "intersect"))
+    with pytest.raises(TypeError, match="max_depth"):
+        pp.clip_bboxes(k, b, (0, 0, 900, 900), max_depth=4)
 
 
 def test_clip_bboxes_tile_chains(rng):

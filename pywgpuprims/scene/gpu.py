@@ -252,7 +252,7 @@ class GpuScene:
             return
         boxes = GpuArray(self.dev, self.bboxes.buffer, (n, 4), np.float32)
         vp = tuple(float(v) for v in self.plan.viewport)
-        self.clipped = clip_bboxes(self.kinds_gpu, boxes, vp, max_depth=self.plan.max_depth)
+        self.clipped = clip_bboxes(self.kinds_gpu, boxes, vp)
 
     def layout_stage(self) -> None:
         """Tile rectangles, cells and (element, tile row) pairs from the clip boxes; sized by host

@@ -10,7 +10,7 @@ from .geometry import flatten
 CLIP_DRAW, CLIP_BEGIN, CLIP_END = 0, 1, 2
 TILE = 16
 
-def clip_bboxes(kinds, bboxes, viewport, max_depth: int | None = None) -> np.ndarray:
+def clip_bboxes(kinds, bboxes, viewport) -> np.ndarray:
     """Clip-stack bounding boxes of a scene's elements (``pywgpuprims.clip_bboxes``), as numpy."""
     import pywgpuprims as pp  # noqa: PLC0415
 
@@ -19,7 +19,7 @@ def clip_bboxes(kinds, bboxes, viewport, max_depth: int | None = None) -> np.nda
     if not len(kinds):
         return np.zeros((0, 4), np.float32)
     vp = tuple(float(v) for v in np.asarray(viewport, np.float64).ravel())
-    return np.asarray(pp.clip_bboxes(kinds, bboxes, vp, max_depth=max_depth), dtype=np.float32).reshape(-1, 4)
+    return np.asarray(pp.clip_bboxes(kinds, bboxes, vp), dtype=np.float32).reshape(-1, 4)
 
 
 class ScenePlan:
@@ -203,7 +203,7 @@ class ScenePlan:
         bad |= kinds == CLIP_END
         ebb[bad] = 0
         self.bboxes = ebb.astype(np.float32)
-        self.clipped = clip_bboxes(kinds, self.bboxes, self.viewport, self.max_depth)
+        self.clipped = clip_bboxes(kinds, self.bboxes, self.viewport)
         self.tile_rect = tile_rects(self.clipped, kinds, self.match, self.tiles_x, self.tiles_y)
         # Cells: one per (part, tile row of its element's rectangle).
         prect = self.tile_rect[elem_of_part] if np_ else np.zeros((0, 4), np.int64)
