@@ -44,8 +44,13 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
+import queue
 import struct
+import threading
 import zlib
+from collections import deque
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,7 +59,9 @@ from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
 from numcodecs.registry import register_codec
 
 from . import fse as _fse
+from ._device import device as _device
 from ._errors import CorruptDataError
+from ._serial import GPU_LOCK
 from ._serial import serial as _gpu
 from .compaction import rle_decode as _rle_decode
 from .compaction import rle_encode as _rle_encode
@@ -170,6 +177,98 @@ def _fse_check(blob, expect: int | None, cap: int | None) -> None:
         raise CorruptDataError("codecs.fse", f"the container claims {size} bytes, more than the chunk's {cap}")
 
 
+# ----------------------------------------------------------------------------- FSE calls in flight
+class _Interleaver:
+    """One thread per process that runs the FSE codecs' GPU calls, several chunks in flight.
+
+    Each call is a step generator (``fse._codec.compress_steps`` / ``decompress_steps``) that
+    yields before every wait for the GPU. The thread steps the calls in turn, oldest first, each
+    step under :data:`~pywgpuprims._serial.GPU_LOCK`: while one chunk waits for its histogram,
+    status or payload, the GPU runs the work the other chunks in flight submitted after it, and the
+    host work of one chunk (its upload, tables, container) overlaps the GPU work of the others.
+    zarr encodes and decodes up to ``async.concurrency`` chunks at once and numcodecs callers may
+    be several threads: their calls meet here. A new call is stepped to its first submission as
+    soon as it is taken in.
+    """
+
+    #: calls in flight: their buffers (a 16 MiB chunk: about 45 MiB) are held at once
+    WINDOW = 4
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: queue.SimpleQueue | None = None
+        self._pid: int | None = None
+        self._thread: threading.Thread | None = None
+
+    def submit(self, make) -> Future:
+        """A Future of the value of the step generator ``make()`` (made and run on the thread)."""
+        fut: Future = Future()
+        with self._lock:
+            if self._pid != os.getpid():  # first use, or a forked child (the thread is not there)
+                self._queue, self._pid = queue.SimpleQueue(), os.getpid()
+                self._thread = threading.Thread(target=self._loop, args=(self._queue,), daemon=True,
+                                                name="pywgpuprims-codecs")
+                self._thread.start()
+            self._queue.put((make, fut))
+        return fut
+
+    def run(self, make):
+        """``make()``'s value, waited for (in the thread itself: run there and then)."""
+        if threading.current_thread() is self._thread:
+            return _fse_codec.run_steps(make())
+        return self.submit(make).result()
+
+    @staticmethod
+    def _step(steps, fut: Future) -> bool:
+        """One step of a call (to its next wait); False once it returned or raised (``fut`` set)."""
+        try:
+            with GPU_LOCK:
+                next(steps)
+        except StopIteration as stop:
+            fut.set_result(stop.value)
+            return False
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            fut.set_exception(exc)
+            return False
+        return True
+
+    def _loop(self, q: queue.SimpleQueue) -> None:
+        active: deque = deque()
+        while True:
+            while len(active) < self.WINDOW:  # take in new calls: block only when idle
+                try:
+                    make, fut = q.get(block=not active)
+                except queue.Empty:
+                    break
+                if not fut.set_running_or_notify_cancel():
+                    continue
+                try:
+                    steps = make()
+                except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                    fut.set_exception(exc)
+                    continue
+                if self._step(steps, fut):
+                    active.append((steps, fut))
+            steps, fut = active.popleft()
+            if self._step(steps, fut):
+                active.append((steps, fut))
+
+
+_CALLS = _Interleaver()
+
+
+def _compress_steps(dev, data: np.ndarray, mode: str, table_log: int, block_size: int | None):
+    """The steps of ``fse.compress`` of a flat uint8 array on ``dev`` (the caller's :func:`device`)."""
+    mode, table_log, block_size, lanes = _fse_codec.check_args(mode, table_log, block_size, 256, "codecs.fse")
+    return _fse_codec.compress_steps(dev, None, data, table_log, block_size, mode, lanes)
+
+
+def _decompress_steps(dev, blob, expect: int | None, cap: int | None):
+    """The steps of checking a chunk's container (:func:`_fse_check`) and decompressing it on ``dev``."""
+    _fse_check(blob, expect, cap)
+    return (yield from _fse_codec.decompress_steps(dev, blob, _fse_codec.DEFAULT_MAX_OUTPUT))
+
+
 # ----------------------------------------------------------------------------- numcodecs
 class FSE(Codec):
     """numcodecs codec: FSE (tANS) on the GPU, bytes in, bytes out.
@@ -203,14 +302,15 @@ class FSE(Codec):
 
     def encode(self, buf) -> bytes:
         data = ensure_contiguous_ndarray(buf).view(np.uint8).reshape(-1)
-        return _gpu(_fse.compress, data, table_log=self.table_log, block_size=self.block_size, mode=self.mode)
+        dev = _device()
+        return _CALLS.run(lambda: _compress_steps(dev, data, self.mode, self.table_log, self.block_size))
 
     def decode(self, buf, out=None):
         """Decode; with ``out`` the container must hold exactly ``out.nbytes`` bytes."""
         blob = memoryview(ensure_contiguous_ndarray(buf).view(np.uint8).reshape(-1))  # read in place, not copied
         expect = None if out is None else ensure_contiguous_ndarray(out).nbytes
-        _fse_check(blob, expect, None)
-        dec = _gpu(_fse.decompress, blob)
+        dev = _device()
+        dec = _CALLS.run(lambda: _decompress_steps(dev, blob, expect, None))
         return ndarray_copy(np.frombuffer(dec, np.uint8), out)
 
 
@@ -304,22 +404,20 @@ else:
                 cfg["block_size"] = self.block_size
             return {"name": FSE_ID, "configuration": cfg}
 
-        def _decode_sync(self, chunk_bytes, chunk_spec):
+        # zarr awaits up to async.concurrency chunks at once: each call goes to the codecs' thread,
+        # which keeps several in flight on the GPU (``_Interleaver``)
+        async def _decode_single(self, chunk_bytes, chunk_spec):
             blob = memoryview(np.ascontiguousarray(chunk_bytes.as_numpy_array()).view(np.uint8).reshape(-1))
-            _fse_check(blob, None, _FSE_CAP[0] * _chunk_nbytes(chunk_spec) + _FSE_CAP[1])
-            dec = _gpu(_fse.decompress, blob)
+            cap = _FSE_CAP[0] * _chunk_nbytes(chunk_spec) + _FSE_CAP[1]
+            dev = _device()
+            dec = await asyncio.wrap_future(_CALLS.submit(lambda: _decompress_steps(dev, blob, None, cap)))
             return chunk_spec.prototype.buffer.from_bytes(dec)
 
-        def _encode_sync(self, chunk_bytes, chunk_spec):
-            data = chunk_bytes.as_numpy_array().view(np.uint8).reshape(-1)
-            blob = _gpu(_fse.compress, data, table_log=self.table_log, block_size=self.block_size, mode=self.mode)
-            return chunk_spec.prototype.buffer.from_bytes(blob)
-
-        async def _decode_single(self, chunk_bytes, chunk_spec):
-            return await asyncio.to_thread(self._decode_sync, chunk_bytes, chunk_spec)
-
         async def _encode_single(self, chunk_bytes, chunk_spec):
-            return await asyncio.to_thread(self._encode_sync, chunk_bytes, chunk_spec)
+            data = np.ascontiguousarray(chunk_bytes.as_numpy_array()).view(np.uint8).reshape(-1)
+            dev = _device()
+            fut = _CALLS.submit(lambda: _compress_steps(dev, data, self.mode, self.table_log, self.block_size))
+            return chunk_spec.prototype.buffer.from_bytes(await asyncio.wrap_future(fut))
 
         def compute_encoded_size(self, _input_byte_length, _chunk_spec):
             raise NotImplementedError

@@ -222,3 +222,79 @@ def test_zarr_v3_fse_block_size_is_stored(tmp_path, rng):
             codecs.FSECodec(block_size=bad)
     assert codecs.FSECodec().to_dict() == {"name": "pywgpuprims.fse",
                                            "configuration": {"mode": "interleaved", "table_log": 11}}
+
+
+def _runs_bytes(rng, n: int) -> np.ndarray:
+    v = rng.geometric(0.1, n // 5 + 2).astype(np.uint8)
+    return np.resize(np.repeat(v, rng.integers(1, 9, v.size)), n)
+
+
+@pytest.mark.parametrize("mode", ["interleaved", "reference"])
+def test_fse_calls_in_flight_from_threads(rng, mode):
+    """numcodecs calls from several threads meet in the codecs' thread, several in flight on the GPU
+    (their steps interleaved): every container is byte-identical to fse.compress's, every decode
+    exact, and a corrupt container raises for its own call only, the others unharmed. Sizes around
+    the block size and containers of several groups (a small binding limit)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pywgpuprims import fse
+
+    bs = 4096
+    c = codecs.FSE(mode=mode, block_size=bs)
+    sizes = [bs - 1, bs, bs + 1, 3 * bs + 5, 7 * bs, 9 * bs + 4000, 1, 64]
+    xs = [_runs_bytes(rng, int(s)) for s in sizes] + [rng.integers(0, 256, 2 * bs + 3, dtype=np.uint8)]
+    want = [fse.compress(x, mode=mode, block_size=bs) for x in xs]
+    bad = bytearray(want[5])
+    bad[-40:] = bytes(v ^ 0x5A for v in bad[-40:])
+    dev = pp.device()
+    seen: list = []
+    step = codecs._Interleaver._step
+
+    def traced(steps, fut):
+        seen.append(id(fut))
+        return step(steps, fut)
+
+    def job(i: int):
+        if i == len(xs):
+            with pytest.raises(pp.CorruptDataError, match="block"):
+                c.decode(bytes(bad))
+            return None
+        blob = c.encode(xs[i])
+        return blob, bytes(c.decode(blob)), bytes(c.decode(want[i], out=np.empty(xs[i].size, np.uint8)))
+
+    with dev.using(max_binding=3 * 4 * (fse._codec._stage_words(mode, bs, 256, 11) + 64)), \
+            pytest.MonkeyPatch.context() as mp:
+        mp.setattr(codecs._Interleaver, "_step", staticmethod(traced))
+        with ThreadPoolExecutor(6) as pool:
+            res = list(pool.map(job, [*range(len(xs)), len(xs)] * 2))
+    assert len(set(seen)) > 1
+    # interleaved: some call took a step between two steps of another
+    first, last = {}, {}
+    for k, f in enumerate(seen):
+        first.setdefault(f, k)
+        last[f] = k
+    assert any(first[f] < first[g] < last[f] for f in first for g in first if f != g)
+    for i, r in enumerate(res):
+        if r is None:
+            continue
+        x = xs[i % (len(xs) + 1)]
+        assert r[0] == want[i % (len(xs) + 1)]
+        assert r[1] == x.tobytes() and r[2] == x.tobytes()
+
+
+def test_zarr_v3_fse_chunks_are_fse_containers(tmp_path, rng):
+    """zarr writes its chunks concurrently through the codecs' thread: each chunk file is exactly
+    fse.compress of that chunk's bytes (partial last chunk included), and reads back exact."""
+    from pywgpuprims import fse
+
+    x = _runs_bytes(rng, 23 * 3000 + 1234).view(np.uint8)
+    z = zarr.create_array(zarr.storage.LocalStore(tmp_path / "f.zarr"), shape=x.shape, chunks=(3000,),
+                          dtype=np.uint8, fill_value=0, compressors=[codecs.FSECodec(block_size=1024)])
+    z[:] = x
+    for k in range(24):
+        blob = (tmp_path / "f.zarr" / "c" / str(k)).read_bytes()
+        chunk = np.zeros(3000, np.uint8)  # zarr pads the last chunk with the fill value
+        part = x[k * 3000:(k + 1) * 3000]
+        chunk[:part.size] = part
+        assert blob == fse.compress(chunk, mode="interleaved", block_size=1024), k
+    np.testing.assert_array_equal(zarr.open_array(zarr.storage.LocalStore(tmp_path / "f.zarr"))[:], x)

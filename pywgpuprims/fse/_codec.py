@@ -288,6 +288,35 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
         host = host.reshape(-1)
         g = None
     dev = g.device if g is not None else device()
+    return run_steps(compress_steps(dev, g, host, table_log, block_size, mode, lanes, progress))
+
+
+class _Wait:
+    """What a step generator yields right before it waits for the GPU (see :func:`run_steps`)."""
+
+    def __repr__(self) -> str:
+        return "WAIT"
+
+
+#: yielded by step generators (``compress_steps``, ``decompress_steps``) before each wait for the GPU
+WAIT = _Wait()
+
+
+def run_steps(steps):
+    """Run a step generator to its end and return its value (its waits in turn, nothing between)."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
+
+
+def compress_steps(dev: Device, g: GpuArray | None, host: np.ndarray | None, table_log: int, block_size: int,
+                   mode: str, lanes: int, progress=None):
+    """:func:`compress` of checked arguments (the GpuArray ``g`` or the flat uint8 array ``host``) as
+    a generator that yields :data:`WAIT` right before each wait for the GPU and returns the
+    container. Between its steps the caller may record and submit other work on ``dev`` (another
+    call's steps: several chunks in flight, one's waits covered by the others' GPU work)."""
     n = g.nbytes if g is not None else host.nbytes
     nb = -(-n // block_size)
     entries = np.zeros(nb, ENTRY)
@@ -299,21 +328,33 @@ def compress(data, table_log: int = T.DEFAULT_TABLELOG, block_size: int | None =
 
     payloads: list = []  # per group: (byte offset in the container, bytes, Readback or Block)
     offset = HEADER.size + ENTRY.itemsize * nb
-    for grp in encode_groups(dev, source, n, mode, table_log, block_size, lanes):
-        e = entries[grp.first:grp.first + len(grp.csize)]
-        e["offset"] = offset + grp.rel
-        e["csize"], e["kind"], e["check"] = grp.csize, grp.kind, grp.check
-        payloads.append((offset, grp.size, grp.payload))
-        offset += grp.size
-        if progress is not None:
-            progress(grp.end, n)
-    head = header(MODES[mode], table_log, lanes if mode == "interleaved" else 0, block_size, n, entries)
-    end = payloads[-1][0] + payloads[-1][1] if payloads else offset
-    blob, view = _new_bytes(end)
-    view[:len(head)] = np.frombuffer(head, np.uint8)
-    for at, size, src in payloads:  # each payload straight from the GPU into its place
-        copy_payload(dev, src, view[at:at + size])
-    del view
+    steps = encode_steps(dev, source, n, mode, table_log, block_size, lanes)
+    try:
+        for grp in steps:
+            if grp is WAIT:
+                yield WAIT
+                continue
+            e = entries[grp.first:grp.first + len(grp.csize)]
+            e["offset"] = offset + grp.rel
+            e["csize"], e["kind"], e["check"] = grp.csize, grp.kind, grp.check
+            payloads.append((offset, grp.size, grp.payload))
+            offset += grp.size
+            if progress is not None:
+                progress(grp.end, n)
+        head = header(MODES[mode], table_log, lanes if mode == "interleaved" else 0, block_size, n, entries)
+        end = payloads[-1][0] + payloads[-1][1] if payloads else offset
+        blob, view = _new_bytes(end)
+        view[:len(head)] = np.frombuffer(head, np.uint8)
+        if payloads:
+            yield WAIT
+        for at, size, src in payloads:  # each payload straight from the GPU into its place
+            copy_payload(dev, src, view[at:at + size])
+        del view
+    finally:  # stopped early: no mapping left pending (read ones hold none)
+        steps.close()
+        for _, _, src in payloads:
+            if isinstance(src, Readback):
+                src.discard()
     return blob if isinstance(blob, bytes) else bytes(blob)
 
 
@@ -375,6 +416,18 @@ def encode_groups(dev: Device, source, n: int, mode: str, table_log: int, block_
     aligned for binding). Group k+1's input and histograms are submitted before group k is yielded,
     so its upload and GPU work overlap the caller's copy of group k's payload.
     """
+    steps = encode_steps(dev, source, n, mode, table_log, block_size, lanes, max_blocks)
+    try:
+        for item in steps:
+            if item is not WAIT:
+                yield item
+    finally:
+        steps.close()
+
+
+def encode_steps(dev: Device, source, n: int, mode: str, table_log: int, block_size: int, lanes: int,
+                 max_blocks: int | None = None):
+    """:func:`encode_groups`, also yielding :data:`WAIT` right before each wait for the GPU."""
     nb = -(-n // block_size)
     stage_words = _stage_words(mode, block_size, lanes, table_log)
     lane_cap = _lane_cap(block_size, lanes, table_log) if mode == "interleaved" else 0
@@ -407,10 +460,12 @@ def encode_groups(dev: Device, source, n: int, mode: str, table_log: int, block_
         return c0, c1, nbytes, src, rb.prefetch()
 
     nxt = start_group(0) if nb else None
+    status_rb = None
     try:
         while nxt is not None:
             c0, c1, nbytes, src, rb = nxt
             ncb = c1 - c0
+            yield WAIT
             hist = rb.numpy(np.uint32).reshape(ncb, 257)
             counts = hist[:, :256]
             # block kinds, table logs and normalised counts, vectorised over the group's blocks
@@ -447,9 +502,11 @@ def encode_groups(dev: Device, source, n: int, mode: str, table_log: int, block_
                     b.dispatch(k_enc, ncb, params={"n_bytes": nbytes, "block_size": block_size, "n_blocks": ncb,
                                                    "stage_words": stage_words, "lane_cap": lane_cap},
                                src=src, plan=plan_buf, stage=stage, status=status_buf)
-                rb = b.readback((status_buf, 0, 8 * ncb))
+                status_rb = b.readback((status_buf, 0, 8 * ncb))
                 b.submit()
-                status = rb.numpy(np.uint32).reshape(ncb, 2)
+                status_rb.prefetch()
+                yield WAIT
+                status = status_rb.numpy(np.uint32).reshape(ncb, 2)
             csize = np.where(kind == RAW, lens, 1).astype(np.int64)
             aux = np.zeros(ncb, np.int64)
             fs = status[:, 1].astype(np.int64)
@@ -486,8 +543,9 @@ def encode_groups(dev: Device, source, n: int, mode: str, table_log: int, block_
             yield EncodedGroup(c0, c0 * block_size + nbytes, rel[:-1], csize, kind,
                                _tie(hist[:, 256], np.arange(c0, c1)), keep, payload)
     finally:  # closed early (an error downstream): no mapping left pending
-        if nxt is not None:
-            nxt[4].discard()
+        for rb in (nxt[4] if nxt is not None else None, status_rb):
+            if rb is not None:  # read ones hold no mapping
+                rb.discard()
 
 
 def _new_bytes(n: int) -> tuple[bytes | np.ndarray, np.ndarray]:
@@ -621,7 +679,11 @@ def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX
         blob = blob.numpy().tobytes()
     elif not isinstance(blob, (bytes, bytearray, memoryview)):
         raise InputError("fse.decompress", f"expected a bytes-like container, got {type(blob).__name__}")
-    blob = _byte_view(blob)
+    return run_steps(decompress_steps(device(), _byte_view(blob), limit, progress))
+
+
+def decompress_steps(dev: Device, blob, limit: int | None, progress=None):
+    """:func:`decompress` of a bytes-like ``blob`` as a step generator (see :func:`compress_steps`)."""
     hdr, e = parse(blob)
     n = hdr["size"]
     if limit is not None and n > limit:
@@ -633,7 +695,8 @@ def decompress(blob, progress=None, *, max_output_size: int | None = DEFAULT_MAX
         out = _new_bytearray(n)
     except MemoryError:
         raise InputError("fse.decompress", f"cannot allocate the {n} bytes of output the container claims") from None
-    decode_groups(device(), hdr, e, np.frombuffer(blob, np.uint8), np.frombuffer(out, np.uint8), progress=progress)
+    yield from decode_steps(dev, hdr, e, np.frombuffer(blob, np.uint8), np.frombuffer(out, np.uint8),
+                            progress=progress)
     return out
 
 
@@ -643,6 +706,12 @@ def decode_groups(dev: Device, hdr: dict, e: np.ndarray, whole: np.ndarray, resu
     into ``result`` (uint8, the original size; a memmap is fine), group by group of blocks (as
     many as the bindings allow, at most ``max_blocks``). Group k+1 is uploaded and submitted
     before group k's status and checksums are checked and its bytes copied out."""
+    run_steps(decode_steps(dev, hdr, e, whole, result, max_blocks, progress))
+
+
+def decode_steps(dev: Device, hdr: dict, e: np.ndarray, whole: np.ndarray, result: np.ndarray,
+                 max_blocks: int | None = None, progress=None):
+    """:func:`decode_groups` as a step generator, yielding :data:`WAIT` before each wait."""
     n, bs, nb, tl = hdr["size"], hdr["block_size"], hdr["blocks"], hdr["table_log"]
     mode, lanes = hdr["mode"], hdr["lanes"]
     wg = REF_CODERS if mode == 0 else lanes
@@ -733,8 +802,10 @@ def decode_groups(dev: Device, hdr: dict, e: np.ndarray, whole: np.ndarray, resu
         for c0 in range(0, nb, cb):
             pending.append(submit(c0))
             if len(pending) > 1:
+                yield WAIT
                 finish(*pending.pop(0))
         while pending:
+            yield WAIT
             finish(*pending.pop(0))
     finally:  # an error: mappings still pending are dropped unread
         for p in pending:
