@@ -60,6 +60,7 @@ from ._serial import serial as _gpu
 from .compaction import compact as _compact
 from .compaction import nonzero as _nonzero
 from .compaction import rle_encode as _rle_encode
+from .conv import _origin as _conv_origin
 from .conv import correlate as _correlate
 from .recfilter import _SPLINE_Z, _coefs, _gaussian_coefs, _padlen
 from .recfilter import bspline_prefilter as _bspline
@@ -312,20 +313,29 @@ def _correlate_block(block: np.ndarray, w: np.ndarray, shape: tuple[int, ...]) -
     return res[(slice(None), *(slice(0, n) for n in shape))]
 
 
-def correlate(volume: da.Array, kernels, boundary: str = "reflect") -> da.Array:
-    """:func:`pywgpuprims.correlate` in ``"same"`` mode over a chunked 2-D or 3-D volume.
+def correlate(volume: da.Array, kernels, mode: str = "reflect", cval: float = 0.0, origin: int | tuple = 0, *,
+              boundary=None) -> da.Array:
+    """:func:`pywgpuprims.correlate` (``output_shape="same"``) over a chunked 2-D or 3-D volume:
+    ``scipy.ndimage.correlate``'s ``mode``, ``cval`` and ``origin``.
 
-    Each chunk is padded with ``k // 2`` samples per axis from its neighbours, or, at the volume's
-    edges, by the boundary rule (Dask's ``"reflect"``, ``"nearest"`` and constant 0 are scipy's
-    ``reflect``, ``nearest`` and ``constant``), then correlated in ``"valid"`` mode: the result
-    equals ``scipy.ndimage.correlate(volume, kernels[k], mode=boundary)`` for each kernel, float32
-    rounding apart.
+    Each chunk is extended by what the kernel reaches past it (``k // 2 + origin`` samples before,
+    the rest after, per axis), from its neighbours or, at the volume's edges, by ``mode``, then
+    correlated in ``"valid"`` mode: the result equals ``scipy.ndimage.correlate(volume,
+    kernels[k], mode=mode, cval=cval, origin=origin)`` for each kernel, float32 rounding apart.
 
     Parameters
     ----------
     volume : dask.array.Array, (H, W) or (D, H, W), uint8 or float32
     kernels : array_like, float32, (K, kh, kw) or (K, kd, kh, kw)
-    boundary : {"constant", "nearest", "reflect"}
+    mode : str
+        scipy.ndimage's names: ``reflect`` (default), ``constant``, ``nearest``, ``mirror``,
+        ``wrap``, ``grid-constant``, ``grid-mirror``, ``grid-wrap``.
+    cval : float
+        The value outside the volume for ``mode="constant"``.
+    origin : int or sequence of ints
+        scipy.ndimage's ``origin``, one per axis of the volume or one for all.
+    boundary : None
+        The old name of ``mode``: anything but None raises InputError.
 
     Returns
     -------
@@ -337,26 +347,56 @@ def correlate(volume: da.Array, kernels, boundary: str = "reflect") -> da.Array:
     >>> import dask.array as da, numpy as np
     >>> from pywgpuprims import dask as ppd
     >>> v = da.from_array(np.arange(16, dtype=np.float32).reshape(4, 4), chunks=2)
-    >>> ppd.correlate(v, np.ones((1, 3, 3), np.float32), "constant").compute()[0, 1]
+    >>> ppd.correlate(v, np.ones((1, 3, 3), np.float32), mode="constant").compute()[0, 1]
     array([27., 45., 54., 39.], dtype=float32)
     """
-    volume = _check_array(volume, "dask.correlate", (np.dtype(np.uint8), np.dtype(np.float32)))
+    name = "dask.correlate"
+    if boundary is not None:
+        raise InputError(name, f"boundary= is now mode= (scipy.ndimage.correlate's name), got boundary={boundary!r}")
+    if isinstance(mode, str) and mode in ("valid", "same"):
+        raise InputError(name, f"mode is the boundary extension (scipy.ndimage's names, default 'reflect'), got "
+                         f"{mode!r}; the output here is always the volume's shape")
+    if isinstance(cval, str):
+        raise InputError(name, f"cval must be a number, got {cval!r} (the boundary extension is mode=)")
+    ext = _nd.filter_mode(mode, name)
+    cval = _nd.real_scalar(cval, "cval", name, f32=True)
+    volume = _check_array(volume, name, (np.dtype(np.uint8), np.dtype(np.float32)))
     if volume.ndim not in (2, 3):
-        raise InputError("dask.correlate", f"expected a 2-D or 3-D volume, got {volume.ndim} dimensions")
+        raise InputError(name, f"expected a 2-D or 3-D volume, got {volume.ndim} dimensions")
     w = np.ascontiguousarray(kernels, dtype=np.float32)
     if w.ndim != volume.ndim + 1 or w.shape[0] == 0 or 0 in w.shape:
-        raise InputError("dask.correlate", f"kernels must have shape (K, {', '.join('k' * volume.ndim)}) with K >= 1,"
+        raise InputError(name, f"kernels must have shape (K, {', '.join('k' * volume.ndim)}) with K >= 1,"
                          f" got {w.shape}")
-    bmap = {"constant": 0, "nearest": "nearest", "reflect": "reflect"}
-    if boundary not in bmap:
-        raise InputError("dask.correlate", f"boundary must be one of {', '.join(bmap)}, got {boundary!r}")
-    depth = {a: k // 2 for a, k in enumerate(w.shape[1:])}
-    padded = da.overlap.overlap(volume, depth, {a: bmap[boundary] for a in depth})
-    chunks = tuple(tuple(c - 2 * depth[a] for c in padded.chunks[a]) for a in range(volume.ndim))
+    try:
+        org = _conv_origin(origin, w.shape[1:])
+    except InputError as exc:
+        raise InputError(name, str(exc).split(": ", 1)[1]) from None
+    if ext == "constant" and volume.dtype == np.uint8 and (cval != int(cval) or not 0 <= cval <= 255):
+        volume = volume.astype(np.float32)  # a cval that uint8 cannot hold
+    before = [k // 2 + o for k, o in zip(w.shape[1:], org, strict=True)]  # samples reached before / after
+    after = [k - 1 - b for k, b in zip(w.shape[1:], before, strict=True)]
+    depth = {a: b if b > e else e for a, (b, e) in enumerate(zip(before, after, strict=True))}
+    # Dask extends the volume's edges itself, except for mirror (scipy's mirror is no Dask boundary):
+    # the edge chunks extend themselves (np.pad's "reflect" is scipy's mirror)
+    bmap = {"constant": cval, "nearest": "nearest", "reflect": "reflect", "wrap": "periodic", "mirror": "none"}
+    padded = da.overlap.overlap(volume, depth, {a: bmap[ext] for a in depth})
+    nblocks = padded.numblocks
+    own = ext != "mirror"  # whether the edge chunks came with their extension
+
+    def size(a: int, i: int) -> int:
+        d = depth[a]
+        return padded.chunks[a][i] - (2 * d if own else d * ((i > 0) + (i < nblocks[a] - 1)))
+
+    chunks = tuple(tuple(size(a, i) for i in range(nblocks[a])) for a in range(volume.ndim))
 
     def block(b, block_info=None):
-        shape = tuple(c[i] for c, i in zip(chunks, block_info[0]["chunk-location"], strict=True))
-        return _correlate_block(b, w, shape)
+        loc = block_info[0]["chunk-location"]
+        if not own:
+            b = np.pad(b, [(depth[a] * (i == 0), depth[a] * (i == nblocks[a] - 1)) for a, i in enumerate(loc)],
+                       mode="reflect")
+        shape = tuple(c[i] for c, i in zip(chunks, loc, strict=True))
+        sl = tuple(slice(depth[a] - before[a], depth[a] + n + after[a]) for a, n in enumerate(shape))
+        return _correlate_block(b[sl], w, shape)
 
     return padded.map_blocks(block, new_axis=0, chunks=((w.shape[0],), *chunks), dtype=np.float32,
                              meta=np.empty((0,) * (volume.ndim + 1), np.float32))

@@ -143,22 +143,43 @@ def test_box_filter(rng, mode, dtype):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4 * np.abs(x).max())
 
 
-@pytest.mark.parametrize("boundary", ["constant", "nearest", "reflect"])
-def test_correlate(rng, boundary):
+@pytest.mark.parametrize("mode", ["constant", "nearest", "reflect", "mirror", "wrap", "grid-wrap"])
+def test_correlate(rng, mode):
+    """scipy.ndimage.correlate's mode, cval and origin (per axis, reaching either way) over uneven
+    chunks, 3-D float32 and 2-D uint8 (a cval uint8 cannot hold)."""
     shape = (int(rng.integers(4, 12)), int(rng.integers(5, 30)), int(rng.integers(5, 30)))
     x = rand(rng, shape, np.float32)
     w = rng.standard_normal((2, 3, int(rng.integers(1, 6)), 4)).astype(np.float32)  # odd and even sizes
     d = da.from_array(x, chunks=tuple(uneven(rng, n) for n in shape))
-    got = ppd.correlate(d, w, boundary).compute()
+    origin = (0, int(rng.integers(-(w.shape[2] // 2), (w.shape[2] - 1) // 2 + 1)), -2)
+    cval = float(rng.standard_normal())
+    got = ppd.correlate(d, w, mode=mode, cval=cval, origin=origin).compute()
     assert got.shape == (2, *shape)
     for k in range(2):
-        want = ndi.correlate(x.astype(np.float64), w[k].astype(np.float64), mode=boundary)
+        want = ndi.correlate(x.astype(np.float64), w[k].astype(np.float64), mode=mode, cval=cval, origin=origin)
         np.testing.assert_allclose(got[k], want, atol=1e-4 * np.abs(want).max())
     u8 = rng.integers(0, 256, shape[1:], dtype=np.uint8)
     w2 = rng.random((1, 5, 3)).astype(np.float32)
-    got = ppd.correlate(da.from_array(u8, chunks=(uneven(rng, shape[1]), uneven(rng, shape[2]))), w2, boundary)
-    want = ndi.correlate(u8.astype(np.float64), w2[0].astype(np.float64), mode=boundary)
+    got = ppd.correlate(da.from_array(u8, chunks=(uneven(rng, shape[1]), uneven(rng, shape[2]))), w2, mode,
+                        300.5, 1)
+    want = ndi.correlate(u8.astype(np.float64), w2[0].astype(np.float64), mode=mode, cval=300.5, origin=1)
     np.testing.assert_allclose(got.compute()[0], want, rtol=1e-5, atol=1e-3)
+
+
+def test_correlate_arguments():
+    """The old spelling and bad values raise InputError naming the new argument, before any graph."""
+    d = da.zeros((6, 6), dtype=np.float32, chunks=3)
+    w = np.ones((1, 3, 3), np.float32)
+    with pytest.raises(pp.InputError, match=r"dask.correlate: boundary= is now mode="):
+        ppd.correlate(d, w, boundary="reflect")
+    with pytest.raises(pp.InputError, match="output"):
+        ppd.correlate(d, w, "same")
+    with pytest.raises(pp.InputError, match="mode 'edge' is not supported"):
+        ppd.correlate(d, w, mode="edge")
+    with pytest.raises(pp.InputError, match="cval must be a number"):
+        ppd.correlate(d, w, "constant", "reflect")
+    with pytest.raises(pp.InputError, match="dask.correlate: origin 2 is out of range"):
+        ppd.correlate(d, w, origin=2)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint32, np.int32, np.float32])
@@ -299,6 +320,19 @@ def test_cluster_scan_reduce_rle(client, rng):
     np.testing.assert_array_equal(c, wc)
     workers = {w for w in client.run(lambda: 1)}
     assert len(workers) == 2
+
+
+def test_cluster_correlate(client, rng):
+    """dask.correlate with scipy's keywords run by the workers of a LocalCluster (mirror: the edge
+    chunks extend themselves; wrap: Dask's periodic boundary)."""
+    x = rand(rng, (41, 37), np.float32)
+    w = rng.standard_normal((2, 4, 5)).astype(np.float32)
+    d = da.from_array(x, chunks=(uneven(rng, 41), uneven(rng, 37)))
+    for mode in ("mirror", "wrap"):
+        got = ppd.correlate(d, w, mode=mode, origin=(1, -1)).compute()  # the client's scheduler
+        for k in range(2):
+            want = ndi.correlate(x.astype(np.float64), w[k].astype(np.float64), mode=mode, origin=(1, -1))
+            np.testing.assert_allclose(got[k], want, atol=1e-4 * np.abs(want).max())
 
 
 def test_cluster_filters(client, rng):
