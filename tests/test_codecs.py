@@ -201,7 +201,7 @@ def test_scale_benchmark_zarr_part_runs(tmp_path):
     assert scale.main(["--skip-dask", "--zarr-gib", "0.0005", "--zarr-chunk-mib", "0.125", "--repeats", "1",
                        "--zarr-dir", str(tmp_path), "--json", str(js)]) == 0
     rows = json.loads(js.read_text())["zarr"]
-    assert len(rows) == 5 and all(r["check"] == "ok" and r["ratio"] > 1 for r in rows)
+    assert len(rows) == 7 and all(r["check"] == "ok" and r["ratio"] > 1 for r in rows)
 
 
 def test_zarr_v3_fse_block_size_is_stored(tmp_path, rng):

@@ -20,7 +20,9 @@ and read back from a local store (``--zarr-dir``, default a temporary folder) wi
 :class:`pywgpuprims.codecs.FSECodec` (interleaved and reference modes; interleaved with 256 KiB
 blocks too: more workgroups per 16 MiB chunk) and with zarr's ZstdCodec
 (numcodecs' Zstd on the CPU, levels 1 and 3), same data, same run; GB/s of the uncompressed
-bytes, compression ratio, read-back checked.
+bytes, compression ratio, read-back checked. Then the codecs alone (``codec alone`` rows: the
+numcodecs FSE and Zstd-1 encoding and decoding the same chunks from ``async.concurrency``
+threads, no store), which tells the codec's cost from zarr's.
 
 Nothing is imported by ``import pywgpuprims``; needs the ``dask`` and ``zarr`` extras.
 """
@@ -152,6 +154,39 @@ def _zarr_rows(nbytes: int, chunk_bytes: int, path: str, repeats: int) -> list[d
         rows.append({"codec": label, "write_GB/s": nbytes / w / 1e9, "read_GB/s": nbytes / r / 1e9,
                      "ratio": nbytes / stored, "check": "ok" if ok else "WRONG"})
         shutil.rmtree(store_path, ignore_errors=True)
+    rows += _codec_rows(data, chunks[0], repeats)
+    return rows
+
+
+def _codec_rows(data: np.ndarray, chunk: int, repeats: int) -> list[dict]:
+    """The codecs alone (numcodecs API, no store): every chunk encoded, then decoded, by as many
+    threads as zarr keeps chunks in flight (``async.concurrency``): what zarr's rows cost beyond
+    the codec."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import zarr
+    from numcodecs import Zstd
+
+    from ..codecs import FSE
+
+    parts = [data[i:i + chunk] for i in range(0, data.size, chunk)]
+    threads = int(zarr.config.get("async.concurrency"))
+    rows = []
+    with ThreadPoolExecutor(threads) as pool:
+        for label, codec in ((f"fse interleaved, codec alone ({threads} threads)", FSE()),
+                             (f"zstd level 1, codec alone ({threads} threads)", Zstd(level=1))):
+            w = r = float("inf")
+            for _ in range(repeats):
+                t = time.perf_counter()
+                blobs = list(pool.map(codec.encode, parts))
+                w = min(w, time.perf_counter() - t)
+                t = time.perf_counter()
+                back = list(pool.map(codec.decode, blobs))
+                r = min(r, time.perf_counter() - t)
+            ok = all(np.array_equal(np.frombuffer(bytes(b), data.dtype), p) for b, p in zip(back, parts, strict=True))
+            rows.append({"codec": label, "write_GB/s": data.nbytes / w / 1e9, "read_GB/s": data.nbytes / r / 1e9,
+                         "ratio": data.nbytes / sum(len(b) for b in blobs), "check": "ok" if ok else "WRONG"})
+            del blobs, back
     return rows
 
 
@@ -203,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nzarr store, {a.zarr_gib:g} GiB int32 with runs, chunks of {a.zarr_chunk_mib:g} MiB "
               "(GB/s of the raw bytes)")
         for r in rows:
-            print(f"  {r['codec']:<30} write {r['write_GB/s']:6.2f}  read {r['read_GB/s']:6.2f}  "
+            print(f"  {r['codec']:<42} write {r['write_GB/s']:6.2f}  read {r['read_GB/s']:6.2f}  "
                   f"ratio {r['ratio']:5.2f}  {r['check']}")
     if a.json:
         with open(a.json, "w") as f:
