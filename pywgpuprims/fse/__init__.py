@@ -41,7 +41,11 @@ before group k is copied out (``encode_groups`` / ``decode_groups``, shared with
 ``pywgpuprims.stream``). Payloads go straight from the GPU's mappings into the returned
 ``bytes`` (written once: made uninitialised through CPython's C API, as C code fills
 ``PyBytes_FromStringAndSize(NULL, n)``) and outputs into a bytearray that is not zero-filled
-first; compressed input is uploaded from the caller's buffer without a copy.
+first; compressed input is uploaded from the caller's buffer without a copy. Both calls are step
+generators underneath (``compress_steps`` / ``decompress_steps``, yielding ``WAIT`` before each
+wait for the GPU): ``compress`` and ``decompress`` run theirs to the end, and the codecs of
+``pywgpuprims.codecs`` step several chunks' in turn, so that one chunk's round trips overlap the
+others' GPU work.
 
 Reference-mode blocks are at most 128 KiB (default 32 KiB): one invocation codes a whole block,
 and lavapipe stops any invocation's loops after 65,535 trips in total.
