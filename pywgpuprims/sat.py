@@ -126,7 +126,7 @@ def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped", *,
             raise InputError(primitive, f"a GpuArray of {x.dtype} cannot be summed as {acc} on the GPU: "
                              "convert it first (or pass a numpy array, cast on the host)")
         x = x.astype(acc)  # numpy's cast of each element, as np.cumsum(x, dtype=...) makes
-    g, host = as_input(x, primitive, ndims=(2, 3))
+    g, host = as_input(x, primitive, _dt.ALL_DTYPES, ndims=(2, 3))
     b = g.device.batch()
     out = _record_sat(b, g, method, acc=acc)
     if odt != acc:  # 8- and 16-bit tables: summed in 32 bits, then packed
