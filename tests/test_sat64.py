@@ -73,8 +73,10 @@ def check(got, want):
         np.testing.assert_array_equal(got, want)
 
 
-# 32 x 32 tiles for 8-byte sums (64 x 64 for 4-byte ones): sides around both
-SHAPES = [(1, 1), (1, 33), (33, 1), (31, 32), (32, 33), (33, 65), (64, 63), (65, 130), (97, 31, 3), (40, 36)]
+# 32 x 32 tiles for 8-byte sums (64 x 64 for 4-byte ones): sides around both; rows a multiple of 4
+# long (the vec4 tiles) among them
+SHAPES = [(1, 1), (1, 33), (33, 1), (31, 32), (32, 33), (33, 65), (64, 63), (65, 130), (97, 31, 3), (40, 36),
+          (65, 128), (129, 68)]
 
 
 @pytest.mark.parametrize("path", int64_paths())
