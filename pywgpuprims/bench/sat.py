@@ -54,6 +54,11 @@ def _sat_entry(ctx: BenchContext, n: int) -> list[dict]:
     ns = ctx.gpu_ns(lambda i: _sat_gpu(gu, dtype=np.uint32))
     rows.append(ctx.row("sat", f"overlapped u32 {side}^2", n, ns, bytes_moved=8 * n, baseline_ns=copy_ns,
                         unit="G px/s"))
+    g8 = GpuArray.empty((side, side), np.uint8, dev)  # a uint8 image read packed, a uint32 table
+    dev.write(g8.buffer, ctx.rng.integers(0, 256, n, dtype=np.uint8).tobytes())
+    ns = ctx.gpu_ns(lambda i: _sat_gpu(g8, dtype=np.uint32))
+    rows.append(ctx.row("sat", f"overlapped u8->u32 {side}^2", n, ns, bytes_moved=5 * n,
+                        baseline_ns=copy_ns * 5 / 8, unit="G px/s"))
     return rows + _wide_rows(ctx, side)
 
 
