@@ -35,17 +35,23 @@ def _image_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
     return h, w, c
 
 
-def _tile(acc: np.dtype) -> int:
-    """The overlapped method's tile side: 64 for 4-byte sums, 32 for 8-byte ones (a tile of them
-    then fits 16 KiB of workgroup memory)."""
-    return 64 if acc.itemsize == 4 else 32
+def _tile(acc: np.dtype, vec4: bool = False) -> int:
+    """The overlapped method's tile side: 64 for 4-byte sums and the vec4 tiles, 32 for 8-byte
+    sums in the scalar tiles (a tile of them then fits 16 KiB of workgroup memory)."""
+    return 64 if acc.itemsize == 4 or vec4 else 32
 
 
-def _defines(dev, in_dtype: np.dtype, acc: np.dtype, primitive: str) -> dict:
+def _vec4(dev, acc: np.dtype, C: int, W: int) -> bool:
+    """Whether the tile stages move vec4s: one channel, rows a multiple of 4 long, sums of a WGSL
+    type (not word pairs)."""
+    return C == 1 and W % 4 == 0 and (acc.itemsize == 4 or acc.kind == "f" or _dt.native_int64(dev))
+
+
+def _defines(dev, in_dtype: np.dtype, acc: np.dtype, primitive: str, vec4: bool = False) -> dict:
     """The defines every SAT stage takes: the typed load and monoid (``wgsl/common/typed_*.wgsl``)
     for ``in_dtype`` summed in ``acc``, its WGSL type T, and the tile constants."""
     d = _dt.typed_defines("add", in_dtype, acc, _dt.native_int64(dev), primitive)
-    ts = _tile(acc)
+    ts = _tile(acc, vec4)
     d.update(T=d["ACC"], TS=ts, RPT=ts * ts // 256, NG=256 // ts, TILE=ts * (ts + 1))
     return d
 
@@ -64,9 +70,10 @@ def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped", *,
         bool, 8- to 64-bit integers, float16, float32 or float64. 8- and 16-bit inputs are read
         packed and widened on the GPU.
     method : {"overlapped", "rt"}
-        ``"overlapped"``: the four-stage overlapped algorithm over square tiles (64 x 64 for
-        32-bit sums, 32 x 32 for 64-bit ones; image read twice, written once). ``"rt"``: one
-        thread per row then per column (a readable baseline; rows and columns up to 60,000 long).
+        ``"overlapped"``: the four-stage overlapped algorithm over square tiles (64 x 64; 32 x 32
+        for 64-bit sums of several channels, of rows not a multiple of 4 long, or as word pairs;
+        image read twice, written once). ``"rt"``: one thread per row then per column (a
+        readable baseline; rows and columns up to 60,000 long).
     dtype : dtype, optional
         The table's dtype, as ``np.cumsum``'s ``dtype``. Default numpy's: int64 for bool and
         signed integers (uint64 for unsigned ones) narrower than 64 bits, else the input's dtype.
@@ -200,7 +207,7 @@ def _record_sat_bands(b, g: GpuArray, method: str, primitive: str, acc: np.dtype
                                f"device's largest storage binding ({dev.binding_limit} bytes)")
     out = GpuArray.empty(g.shape, acc, dev)
     if method == "overlapped":
-        carries = [GpuArray.empty((C * (W + -(-W // _tile(acc))),), acc, dev) for _ in range(2)]
+        carries = [GpuArray.empty((C * (W + -(-W // _tile(acc))),), acc, dev) for _ in range(2)]  # the most tiles
         b.clear(carries[0])
     else:
         row = GpuArray.empty((W * C,), acc, dev)
@@ -232,7 +239,8 @@ def _record_sat_bands(b, g: GpuArray, method: str, primitive: str, acc: np.dtype
 def _sat_plan(dev, g: GpuArray, method: str, acc: np.dtype, primitive: str, carry: bool = False):
     """The dispatches of a summed-area table of this shape: (kernel, grid, packed params, bindings)."""
     H, W, C = _image_shape(g.shape)
-    base = _defines(dev, g.dtype, acc, primitive)
+    vec4 = _vec4(dev, acc, C, W)
+    base = {**_defines(dev, g.dtype, acc, primitive, vec4), "SAME": g.dtype == acc}
     ts = base["TS"]
 
     def step(defines, groups, p, *names):
@@ -252,9 +260,6 @@ def _sat_plan(dev, g: GpuArray, method: str, acc: np.dtype, primitive: str, carr
         raise InputError("summed_area_table", f"image {H} x {W}: sides up to {ts * 65535} are supported "
                          f"for {acc} tables")
     p = {"H": H, "W": W, "C": C, "nbx": nbx, "nby": nby}
-    # One channel of 32-bit words summed as themselves, rows a multiple of 4 long: the tile kernels
-    # move vec4s.
-    vec4 = C == 1 and g.dtype == acc and acc.itemsize == 4 and W % 4 == 0
     return [step({"TILE_SUMS": True, "VEC4": vec4}, (nbx, nby, C), p, "input", "colsum", "rowpref", "blocktot"),
             step({"SCAN_COLS": True, "CARRY": carry}, (-(-(W + nbx) // 32), C), p, "colsum", "blocktot",
                  *(("cin", "cout") if carry else ())),

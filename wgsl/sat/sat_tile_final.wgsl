@@ -2,7 +2,11 @@
 
 #include "sat/sat_common.wgsl"
 #if VEC4
+#if SAME
 @group(0) @binding(1) var<storage, read> input: array<vec4<{{T}}>>;
+#else
+@group(0) @binding(1) var<storage, read> input: array<{{IN_STORE}}>;
+#endif
 @group(0) @binding(2) var<storage, read> colsum: array<vec4<{{T}}>>;
 @group(0) @binding(3) var<storage, read> rowpref: array<{{T}}>;
 @group(0) @binding(4) var<storage, read_write> dst: array<vec4<{{T}}>>;
@@ -109,7 +113,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #unroll J 4
     v[{{J}}] = vec4<{{T}}>({{T}}(0));
     if (xok && y0 + {{J}}u < params.H) {
-        v[{{J}}] = input[(y0 + {{J}}u) * W4 + x4];
+        v[{{J}}] = load4((y0 + {{J}}u) * W4 + x4);
     }
 #endunroll
     var above = vec4<{{T}}>({{T}}(0));

@@ -2,7 +2,11 @@
 
 #include "sat/sat_common.wgsl"
 #if VEC4
+#if SAME
 @group(0) @binding(1) var<storage, read> input: array<vec4<{{T}}>>;
+#else
+@group(0) @binding(1) var<storage, read> input: array<{{IN_STORE}}>;
+#endif
 @group(0) @binding(2) var<storage, read_write> colsum: array<vec4<{{T}}>>;
 #else
 @group(0) @binding(1) var<storage, read> input: array<{{IN_STORE}}>;
@@ -80,7 +84,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
 }
 #else
-// VEC4 (C = 1, W a multiple of 4, 32-bit input of T itself; TS = 64): thread t holds rows 4r..4r+3 (r = t / 16) of the
+// VEC4 (C = 1, W a multiple of 4, T not a word pair; TS = 64): thread t holds rows 4r..4r+3 (r = t / 16) of the
 // tile's vec4 column q = t % 16, so each half-warp loads a 256-byte row segment. Column and row
 // sums reduce in registers, then across threads in workgroup memory.
 var<workgroup> cpart: array<vec4<{{T}}>, 256>;
@@ -101,7 +105,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #unroll J 4
     v[{{J}}] = vec4<{{T}}>({{T}}(0));
     if (xok && y0 + {{J}}u < params.H) {
-        v[{{J}}] = input[(y0 + {{J}}u) * W4 + x4];
+        v[{{J}}] = load4((y0 + {{J}}u) * W4 + x4);
     }
 #endunroll
     var cs = vec4<{{T}}>({{T}}(0));
