@@ -19,7 +19,6 @@ from ._device import device, takes_device
 from ._errors import DeviceLimitError, InputError
 from ._typed import record_narrow
 
-_TS = 64  # tile side (wgsl/sat/sat_common.wgsl)
 _STAGES = ("RT_ROWS", "RT_COLS", "TILE_SUMS", "SCAN_COLS", "SCAN_ROWS", "TILE_FINAL")  # wgsl/sat/sat_<stage>.wgsl
 _RT_MAX = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
 _MAX_RADIUS = 1 << 27  # box_filter: image sides (< 2^21) plus the radius fit an i32

@@ -183,7 +183,7 @@ def _limits(row_bytes: int) -> list[int]:
 @pytest.mark.parametrize("path", int64_paths())
 @pytest.mark.parametrize("method", ["overlapped", "rt"])
 @pytest.mark.parametrize("dtype", ["int64", "uint8", "int16", "float64"])
-@pytest.mark.parametrize("shape", [(37, 29), (67, 65), (64, 33, 3), (130, 7)])
+@pytest.mark.parametrize("shape", [(37, 29), (67, 65), (64, 33, 3), (130, 7), (70, 36)])
 def test_sat_64bit_chunked(shape, dtype, method, path, rng):
     """Past one storage binding (the max_binding hook): bands of rows with the column carry, the
     64-bit table the unchunked one bit for bit."""

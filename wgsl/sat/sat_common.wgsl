@@ -17,9 +17,10 @@
 // common/typed_monoid.wgsl and common/typed_load.wgsl (pywgpuprims/_dtypes.py typed_defines: the
 // input's element kind, read packed for 8- and 16-bit inputs, and its conversion to T); sums are
 // combine(a, b). TS, the tile side (64 for 4-byte T and the VEC4 tiles; 32 for 8-byte T in the
-// scalar tiles, so that a tile fits 16 KiB of workgroup memory), RPT = TS * TS / 256 (rows or columns per thread), NG = 256 / TS (thread
-// groups per tile column) and TILE = TS * (TS + 1). VEC4: the tile stages move vec4s of T (one
-// channel, rows a multiple of 4 long, T not a word pair); SAME: the input is T itself.
+// scalar tiles, so that a tile fits 16 KiB of workgroup memory), RPT = TS * TS / 256 (rows or
+// columns per thread), NG = 256 / TS (thread groups per tile column) and TILE = TS * (TS + 1).
+// VEC4: the tile stages move vec4s of T (one channel, rows a multiple of 4 long, T not a word
+// pair); SAME: the input is T itself.
 //
 // This file: what every stage includes (parameters, tile constants, the image load). The stages,
 // one entry file each: sat_rt_rows.wgsl, sat_rt_cols.wgsl (the baseline), sat_tile_sums.wgsl,
