@@ -241,6 +241,8 @@ def test_sat_64bit_lavapipe_threads(threads):
                             assert np.array_equal(pp.summed_area_table(x, method=m), want), (shape, dt, hide, m)
                     with pp.device().using(hide_shader_int64=hide, max_binding=8 * 6 * int(np.prod(shape[1:])) - 1):
                         assert np.array_equal(pp.summed_area_table(x), want), (shape, dt, hide, "bands")
+            if "shader-f64" not in pp.device().features:
+                continue
             x = (rng.standard_normal(shape) * 100)
             want = np.cumsum(np.cumsum(x, 0), 1)
             assert np.allclose(pp.summed_area_table(x), want, rtol=0, atol=1e-9 * np.abs(want).max())
