@@ -402,26 +402,23 @@ def correlate(volume: da.Array, kernels, mode: str = "reflect", cval: float = 0.
                              meta=np.empty((0,) * (volume.ndim + 1), np.float32))
 
 
-_SAT_OUT = {np.dtype(np.uint8): np.dtype(np.uint32), np.dtype(np.uint32): np.dtype(np.uint32),
-            np.dtype(np.int32): np.dtype(np.int32), np.dtype(np.float32): np.dtype(np.float32)}
-
-
-def _sat_block(b: np.ndarray, top: np.ndarray, left: np.ndarray) -> np.ndarray:
+def _sat_block(b: np.ndarray, top: np.ndarray, left: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Local table plus the carries: ``top`` = the full table's row just above this chunk (for its
     columns), ``left`` = for each row, the sum of everything left of this chunk in that row."""
-    out = _gpu(_sat, b) if b.size else np.empty(b.shape, top.dtype)
-    return out + top + np.cumsum(left, axis=0, dtype=out.dtype)
+    out = _gpu(_sat, b, dtype=dtype) if b.size else np.empty(b.shape, dtype)
+    return out + top + np.cumsum(left, axis=0, dtype=dtype)
 
 
-def summed_area_table(img: da.Array) -> da.Array:
+def summed_area_table(img: da.Array, dtype=None) -> da.Array:
     """:func:`pywgpuprims.summed_area_table` of a chunked image, exact through carries.
 
     The table of chunk ``(I, J)`` is its own table plus two carries built from sums of the other
     chunks (Dask computes them from every chunk's column and row sums, small arrays): the full
     table's row just above the chunk (the exclusive prefix, over the chunk rows above, of the
     column sums, cumulated along the columns), and for each row the sum of that row left of the
-    chunk (cumulated down the chunk). Integer tables are exact (modulo 2**32, as unchunked);
-    float32 tables differ by rounding.
+    chunk (cumulated down the chunk). The result dtype is numpy's (``np.cumsum``'s, or
+    ``dtype``); integer tables are exact (modulo 2**bits, as unchunked); float tables differ by
+    rounding.
 
     Examples
     --------
@@ -429,11 +426,11 @@ def summed_area_table(img: da.Array) -> da.Array:
     >>> from pywgpuprims import dask as ppd
     >>> ppd.summed_area_table(da.ones((2, 3), dtype=np.uint8, chunks=1)).compute()
     array([[1, 2, 3],
-           [2, 4, 6]], dtype=uint32)
+           [2, 4, 6]], dtype=uint64)
     """
-    img = _check_array(img, "dask.summed_area_table", tuple(_SAT_OUT))
+    img = _check_array(img, "dask.summed_area_table", ALL_DTYPES)
     img = _channels_whole(img, "dask.summed_area_table")
-    odt = _SAT_OUT[img.dtype]
+    odt = result_dtype("add", img.dtype, dtype, None, "dask.summed_area_table")
     nI, nJ = img.numblocks[:2]
     rest = img.chunks[2:]
     colsum = img.map_blocks(lambda b: np.sum(b, axis=0, keepdims=True, dtype=odt), dtype=odt,
@@ -443,7 +440,7 @@ def summed_area_table(img: da.Array) -> da.Array:
     # the row above each chunk row: sum over chunk rows above (exclusive), cumulated along x
     top = da.cumsum(da.cumsum(colsum, axis=0, dtype=odt) - colsum, axis=1, dtype=odt)
     left = da.cumsum(rowsum, axis=1, dtype=odt) - rowsum  # exclusive over chunk columns
-    return da.map_blocks(_sat_block, img, top, left, dtype=odt, chunks=img.chunks,
+    return da.map_blocks(partial(_sat_block, dtype=odt), img, top, left, dtype=odt, chunks=img.chunks,
                          meta=np.empty((0,) * img.ndim, odt))
 
 

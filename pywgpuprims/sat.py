@@ -15,24 +15,17 @@ import numpy as np
 from . import _dtypes as _dt
 from . import _ndimage as _nd
 from ._array import GpuArray, as_input, asarray, submit_to_host
-from ._device import takes_device
+from ._device import device, takes_device
 from ._errors import DeviceLimitError, InputError
+from ._typed import record_narrow
 
-_TS = 64  # tile side (wgsl/sat/sat_common.wgsl)
 _STAGES = ("RT_ROWS", "RT_COLS", "TILE_SUMS", "SCAN_COLS", "SCAN_ROWS", "TILE_FINAL")  # wgsl/sat/sat_<stage>.wgsl
 _RT_MAX = 60_000  # lavapipe cuts an invocation's loops at 65,535 trips
 _MAX_RADIUS = 1 << 27  # box_filter: image sides (< 2^21) plus the radius fit an i32
 
 
-def _types(dtype: np.dtype) -> tuple[str, str, bool, np.dtype]:
-    """(T, SRC_T, U8, output dtype) for an input dtype."""
-    if dtype == np.uint8:
-        return "u32", "u32", True, np.dtype(np.uint32)
-    if dtype == np.uint32:
-        return "u32", "u32", False, np.dtype(np.uint32)
-    if dtype == np.int32:
-        return "i32", "i32", False, np.dtype(np.int32)
-    return "f32", "f32", False, np.dtype(np.float32)
+_BOX_ACC = {_dt.U8: _dt.U32, _dt.U32: _dt.U32, _dt.I32: _dt.I32, _dt.F32: _dt.F32}  # box_filter's tables
+_T32 = {_dt.U32: "u32", _dt.I32: "i32", _dt.F32: "f32"}
 
 
 def _image_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
@@ -41,35 +34,74 @@ def _image_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
     return h, w, c
 
 
+def _tile(acc: np.dtype, vec4: bool = False) -> int:
+    """The overlapped method's tile side: 64 for 4-byte sums and the vec4 tiles, 32 for 8-byte
+    sums in the scalar tiles (a tile of them then fits 16 KiB of workgroup memory)."""
+    return 64 if acc.itemsize == 4 or vec4 else 32
+
+
+def _vec4(dev, acc: np.dtype, C: int, W: int) -> bool:
+    """Whether the tile stages move vec4s: one channel, rows a multiple of 4 long, sums of a WGSL
+    type (not word pairs)."""
+    return C == 1 and W % 4 == 0 and (acc.itemsize == 4 or acc.kind == "f" or _dt.native_int64(dev))
+
+
+def _defines(dev, in_dtype: np.dtype, acc: np.dtype, primitive: str, vec4: bool = False) -> dict:
+    """The defines every SAT stage takes: the typed load and monoid (``wgsl/common/typed_*.wgsl``)
+    for ``in_dtype`` summed in ``acc``, its WGSL type T, and the tile constants."""
+    d = _dt.typed_defines("add", in_dtype, acc, _dt.native_int64(dev), primitive)
+    ts = _tile(acc, vec4)
+    d.update(T=d["ACC"], TS=ts, RPT=ts * ts // 256, NG=256 // ts, TILE=ts * (ts + 1))
+    return d
+
+
 @takes_device
-def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped") -> np.ndarray | GpuArray:
+def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped", *,
+                      dtype: np.dtype | type | str | None = None) -> np.ndarray | GpuArray:
     """Summed-area table (integral image) of a 2-D image, per channel for ``H x W x C``.
 
-    ``out[y, x] = img[:y+1, :x+1].sum()``: the shape and values of
-    ``skimage.transform.integral_image`` (per channel), in 32-bit types that wrap like numpy's
-    ``cumsum(dtype=...)``.
+    ``out[y, x] = img[:y+1, :x+1].sum()``: ``np.cumsum(np.cumsum(img, axis=0), axis=1)`` (and
+    ``skimage.transform.integral_image``, per channel), with numpy's result dtype.
 
     Parameters
     ----------
-    img : numpy array or GpuArray, ``(H, W)`` or ``(H, W, C)``
-        uint8 or uint32 (result uint32, exact modulo 2**32), int32 (result int32, wrapping), or
-        float32 (result float32; each sum is rounded, so the error grows with the table's values:
-        about ``eps * |out|`` times a small factor). numpy bool is read as uint8, int8 / int16 as
-        int32, uint16 as uint32 and float16 as float32 (widened on the host); 64-bit dtypes raise.
+    img : numpy array, list or GpuArray, ``(H, W)`` or ``(H, W, C)``
+        bool, 8- to 64-bit integers, float16, float32 or float64. 8- and 16-bit inputs are read
+        packed and widened on the GPU.
     method : {"overlapped", "rt"}
-        ``"overlapped"``: the four-stage overlapped algorithm over 64 x 64 tiles (image read
-        twice, written once). ``"rt"``: one thread per row then per column (a readable baseline;
-        rows and columns up to 60,000 long).
+        ``"overlapped"``: the four-stage overlapped algorithm over square tiles (64 x 64; 32 x 32
+        for 64-bit sums of several channels, of rows not a multiple of 4 long, or as word pairs;
+        image read twice, written once). ``"rt"``: one thread per row then per column (a
+        readable baseline; rows and columns up to 60,000 long).
+    dtype : dtype, optional
+        The table's dtype, as ``np.cumsum``'s ``dtype``. Default numpy's: int64 for bool and
+        signed integers (uint64 for unsigned ones) narrower than 64 bits, else the input's dtype.
+        ``dtype=np.uint32`` / ``np.int32`` / ``np.float32`` are the 32-bit fast paths.
 
     Returns
     -------
-    numpy array for numpy input, GpuArray for GpuArray input.
+    numpy array for numpy input, GpuArray for GpuArray input, of the table's dtype.
+
+    Raises
+    ------
+    InputError
+        float64 (input or dtype) on an adapter without ``shader-f64`` (the message names the
+        adapter; pass ``dtype=np.float32``), or an input a GpuArray table cannot be read from
+        (convert it first).
 
     Notes
     -----
+    Integer tables are exact modulo ``2**bits`` of their dtype (wrapping as numpy's); 64-bit ones
+    are summed as WGSL's u64 / i64 where the adapter has ``shader-int64``, else as pairs of 32-bit
+    words with carries. Float tables round each sum, so the error grows with the table's values
+    (about ``eps * |out|`` times a small factor). A float16 table is summed in float32 and rounded
+    once per element. Inputs a kernel does not convert itself (float to integer, 64-bit integers
+    to floats, float64 without ``shader-f64`` to float32) are cast on the host first, as numpy
+    casts them.
+
     A table past the device's largest storage binding is computed by bands of rows, each band's
     table alone and then the column carry (the last row of the table above it) added: integer
-    tables are the unchunked ones bit for bit, float32 ones equal them to rounding. A row must
+    tables are the unchunked ones bit for bit, float ones equal them to rounding. A row must
     fit one binding.
 
     Examples
@@ -77,42 +109,73 @@ def summed_area_table(img: np.ndarray | GpuArray, method: str = "overlapped") ->
     >>> import numpy as np, pywgpuprims as pp
     >>> pp.summed_area_table(np.ones((2, 3), np.uint8))
     array([[1, 2, 3],
+           [2, 4, 6]], dtype=uint64)
+    >>> pp.summed_area_table(np.ones((2, 3), np.uint8), dtype=np.uint32)
+    array([[1, 2, 3],
            [2, 4, 6]], dtype=uint32)
     """
-    g, host = as_input(_dt.widen_to_32(img, "summed_area_table"), "summed_area_table", ndims=(2, 3))
+    primitive = "summed_area_table"
+    x = img if isinstance(img, GpuArray) else _dt.host_array(img, primitive)
+    odt = _dt.result_dtype("add", x.dtype, dtype, None, primitive)
+    acc = _dt.acc_dtype(odt)
+    if odt == _dt.B:  # np.cumsum(..., dtype=bool): any element so far
+        if isinstance(x, GpuArray):
+            raise InputError(primitive, "dtype=bool is computed on the host: pass a numpy array")
+        return summed_area_table(x != 0, method, dtype=_dt.U32) != 0
+    dev = x.device if isinstance(x, GpuArray) else device()
+    _dt.check_f64(dev, primitive, acc)
+    native = _dt.native_int64(dev)
+    if (x.dtype == _dt.F64 and acc != _dt.F64 and not _dt.has_feature(dev, "shader-f64")) or \
+            not _dt.can_read(x.dtype, acc, native):
+        if isinstance(x, GpuArray):
+            _dt.check_f64(dev, primitive, x.dtype)
+            raise InputError(primitive, f"a GpuArray of {x.dtype} cannot be summed as {acc} on the GPU: "
+                             "convert it first (or pass a numpy array, cast on the host)")
+        x = x.astype(acc)  # numpy's cast of each element, as np.cumsum(x, dtype=...) makes
+    g, host = as_input(x, primitive, _dt.ALL_DTYPES, ndims=(2, 3))
     b = g.device.batch()
-    out = _record_sat(b, g, method)
+    out = _record_sat(b, g, method, acc=acc)
+    if odt != acc:  # 8- and 16-bit tables: summed in 32 bits, then packed
+        narrow = GpuArray.empty(out.shape, odt, dev)
+        record_narrow(b, out, narrow)
+        out = narrow
     if host is not None:
         return submit_to_host(b, out)
     b.submit()
     return out
 
 
-def _sat_gpu(g: GpuArray, method: str = "overlapped") -> GpuArray:
+def _sat_gpu(g: GpuArray, method: str = "overlapped", dtype=None) -> GpuArray:
+    """The table of GpuArray ``g`` in ``dtype`` (a 32- or 64-bit accumulator; default numpy's)."""
+    acc = _dt.acc_dtype(_dt.result_dtype("add", g.dtype, dtype, None, "summed_area_table"))
     b = g.device.batch()
-    out = _record_sat(b, g, method)
+    out = _record_sat(b, g, method, acc=acc)
     b.submit()
     return out
 
 
 def _record_sat(b, g: GpuArray, method: str = "overlapped", primitive: str = "summed_area_table", *,
-                dst: GpuArray | None = None, carry: tuple | None = None) -> GpuArray:
-    """Record the summed-area table of ``g`` into batch ``b``; returns the table (``dst``, or a new
-    array). ``carry`` = (cin, cout): ``g`` is a band of rows of a larger image, cin the column
-    totals above it, cout where its own go (:func:`_record_sat_bands`)."""
+                acc: np.dtype, dst: GpuArray | None = None, carry: tuple | None = None) -> GpuArray:
+    """Record the summed-area table of ``g`` summed in ``acc`` (a 32- or 64-bit dtype) into batch
+    ``b``; returns the table (``dst``, or a new array). ``carry`` = (cin, cout): ``g`` is a band of
+    rows of a larger image, cin the column totals above it, cout where its own go
+    (:func:`_record_sat_bands`)."""
     dev = g.device
     if not isinstance(method, str) or method not in ("overlapped", "rt"):
         raise InputError("summed_area_table", f"method must be 'overlapped' or 'rt', got {method!r}")
-    odt = _types(g.dtype)[3]
-    if carry is None and 4 * g.size > dev.binding_limit:  # the table and the image are bound whole
-        return _record_sat_bands(b, g, method, primitive)
-    out = GpuArray.empty(g.shape, odt, dev) if dst is None else dst
+    acc = np.dtype(acc)
+    _dt.check_f64(dev, primitive, acc)
+    _dt.check_f64(dev, primitive, g.dtype)
+    if carry is None and max(acc.itemsize, g.dtype.itemsize) * g.size > dev.binding_limit:
+        return _record_sat_bands(b, g, method, primitive, acc)  # the table and the image are bound whole
+    out = GpuArray.empty(g.shape, acc, dev) if dst is None else dst
     if g.size == 0:
         return out
-    steps, scratch_bytes = dev.plan(("sat", g.shape, g.dtype, method, carry is not None),
-                                    lambda: _sat_plan(dev, g, method, carry is not None))
+    native = _dt.native_int64(dev)
+    steps, scratch_bytes = dev.plan(("sat", g.shape, g.dtype, acc, native, method, carry is not None),
+                                    lambda: _sat_plan(dev, g, method, acc, primitive, carry is not None))
     scratch = [dev.alloc(n) for n in scratch_bytes]
-    binds = {"src": _nd.bound(g), "dst": _nd.bound(out), "colsum": scratch[0] if scratch else None,
+    binds = {"input": _nd.bound(g), "dst": _nd.bound(out), "colsum": scratch[0] if scratch else None,
              "rowpref": scratch[1] if scratch else None, "blocktot": scratch[2] if scratch else None,
              "cin": carry[0] if carry else None, "cout": carry[1] if carry else None}
     for k, groups, packed, names in steps:
@@ -120,7 +183,7 @@ def _record_sat(b, g: GpuArray, method: str = "overlapped", primitive: str = "su
     return out
 
 
-def _record_sat_bands(b, g: GpuArray, method: str, primitive: str) -> GpuArray:
+def _record_sat_bands(b, g: GpuArray, method: str, primitive: str, acc: np.dtype) -> GpuArray:
     """The summed-area table of an image past one storage binding, by bands of rows (row prefixes
     are local to a row). The overlapped method starts each band's column scan (stage S.2) from the
     column totals of the rows above it and hands its own on (``CARRY`` in
@@ -128,40 +191,40 @@ def _record_sat_bands(b, g: GpuArray, method: str, primitive: str) -> GpuArray:
     bands bound in place where their offsets keep the storage alignment (else copied). The RT
     baseline adds the last row of the table above to each row of the band's table
     (``wgsl/sat/sat_band_carry.wgsl``). Integer tables equal the unchunked ones bit for bit (sums
-    modulo 2**32); float32 ones equal them to rounding."""
+    modulo 2**bits); float ones equal them to rounding."""
     dev = g.device
     H, W, C = _image_shape(g.shape)
-    T, _, _, odt = _types(g.dtype)
-    row_in, row_out = g.dtype.itemsize * W * C, 4 * W * C
+    row_in, row_out = g.dtype.itemsize * W * C, acc.itemsize * W * C
     align = dev.storage_align
     view_step = math.lcm(align // math.gcd(row_in, align), align // math.gcd(row_out, align))
-    per = _nd.band_rows(dev, row_out, 0, primitive)
+    per = _nd.band_rows(dev, max(row_in, row_out), 0, primitive)
     views = method == "overlapped" and g.byte_offset % align == 0 and per >= view_step
-    step = view_step if views else _nd.word_rows(row_in)  # uint8 bands start on whole words
+    step = view_step if views else _nd.word_rows(row_in)  # 8- and 16-bit bands start on whole words
     per = per // step * step
     if per < 1:
-        raise DeviceLimitError(primitive, f"{step} rows of {row_out} bytes need more than the device's largest "
-                               f"storage binding ({dev.binding_limit} bytes)")
-    out = GpuArray.empty(g.shape, odt, dev)
+        raise DeviceLimitError(primitive, f"{step} rows of {max(row_in, row_out)} bytes need more than the "
+                               f"device's largest storage binding ({dev.binding_limit} bytes)")
+    out = GpuArray.empty(g.shape, acc, dev)
     if method == "overlapped":
-        carries = [GpuArray.empty((C * (W + -(-W // _TS)),), odt, dev) for _ in range(2)]
+        carries = [GpuArray.empty((C * (W + -(-W // _tile(acc))),), acc, dev) for _ in range(2)]  # the most tiles
         b.clear(carries[0])
     else:
-        row = GpuArray.empty((W * C,), odt, dev)
-        kern = dev.kernel("sat/sat_band_carry.wgsl", defines={"T": T})
+        row = GpuArray.empty((W * C,), acc, dev)
+        kern = dev.kernel("sat/sat_band_carry.wgsl", defines=_defines(dev, acc, acc, primitive))
     for i, y0 in enumerate(range(0, H, per)):
         y1 = min(H, y0 + per)
         shape = (y1 - y0, W, C)
         if views:
             band = GpuArray(dev, g.buffer, shape, g.dtype, g.byte_offset + y0 * row_in)
-            dst = GpuArray(dev, out.buffer, shape, odt, y0 * row_out)
+            dst = GpuArray(dev, out.buffer, shape, acc, y0 * row_out)
         else:
             band, dst = GpuArray.empty(shape, g.dtype, dev), None
             _nd.copy_rows(b, g, row_in, y0, y1, band)
         if method == "overlapped":
-            s = _record_sat(b, band, method, primitive, dst=dst, carry=(carries[i % 2], carries[1 - i % 2]))
+            s = _record_sat(b, band, method, primitive, acc=acc, dst=dst,
+                            carry=(carries[i % 2], carries[1 - i % 2]))
         else:
-            s = _record_sat(b, band, method, primitive)
+            s = _record_sat(b, band, method, primitive, acc=acc)
             n = (y1 - y0) * W * C
             if y0:
                 b.dispatch(kern, -(-n // 256), params={"n": n, "rowlen": W * C}, carry=row, dst=s)
@@ -172,11 +235,12 @@ def _record_sat_bands(b, g: GpuArray, method: str, primitive: str) -> GpuArray:
     return out
 
 
-def _sat_plan(dev, g: GpuArray, method: str, carry: bool = False):
+def _sat_plan(dev, g: GpuArray, method: str, acc: np.dtype, primitive: str, carry: bool = False):
     """The dispatches of a summed-area table of this shape: (kernel, grid, packed params, bindings)."""
     H, W, C = _image_shape(g.shape)
-    T, SRC_T, U8, _ = _types(g.dtype)
-    base = {"T": T, "SRC_T": SRC_T, "U8": U8}
+    vec4 = _vec4(dev, acc, C, W)
+    base = {**_defines(dev, g.dtype, acc, primitive, vec4), "SAME": g.dtype == acc}
+    ts = base["TS"]
 
     def step(defines, groups, p, *names):
         stage = next(n for n in _STAGES if defines.get(n))
@@ -188,20 +252,19 @@ def _sat_plan(dev, g: GpuArray, method: str, carry: bool = False):
             raise InputError("summed_area_table", f"method='rt' handles rows and columns up to {_RT_MAX}; "
                              f"got {H} x {W} (use method='overlapped')")
         p = {"H": H, "W": W, "C": C, "nbx": 0, "nby": 0}
-        return [step({"RT_ROWS": True}, (-(-H // 64), C), p, "src", "dst"),
+        return [step({"RT_ROWS": True}, (-(-H // 64), C), p, "input", "dst"),
                 step({"RT_COLS": True}, (-(-W // 64), C), p, "dst")], ()
-    nbx, nby = -(-W // _TS), -(-H // _TS)
-    if max(H, W) > 32 * 65535:
-        raise InputError("summed_area_table", f"image {H} x {W}: sides up to {32 * 65535} are supported")
+    nbx, nby = -(-W // ts), -(-H // ts)
+    if max(nbx, nby) > 65535:
+        raise InputError("summed_area_table", f"image {H} x {W}: sides up to {ts * 65535} are supported "
+                         f"for {acc} tables")
     p = {"H": H, "W": W, "C": C, "nbx": nbx, "nby": nby}
-    # One channel of 32-bit words with rows a multiple of 4 long: the tile kernels move vec4s.
-    vec4 = C == 1 and not U8 and W % 4 == 0
-    return [step({"TILE_SUMS": True, "VEC4": vec4}, (nbx, nby, C), p, "src", "colsum", "rowpref", "blocktot"),
+    return [step({"TILE_SUMS": True, "VEC4": vec4}, (nbx, nby, C), p, "input", "colsum", "rowpref", "blocktot"),
             step({"SCAN_COLS": True, "CARRY": carry}, (-(-(W + nbx) // 32), C), p, "colsum", "blocktot",
                  *(("cin", "cout") if carry else ())),
             step({"SCAN_ROWS": True}, (-(-H // 32), C), p, "rowpref", "blocktot"),
-            step({"TILE_FINAL": True, "VEC4": vec4}, (nbx, nby, C), p, "src", "colsum", "rowpref", "dst")], \
-        (4 * C * nby * W, 4 * C * nbx * H, 4 * C * nbx * nby)
+            step({"TILE_FINAL": True, "VEC4": vec4}, (nbx, nby, C), p, "input", "colsum", "rowpref", "dst")], \
+        tuple(acc.itemsize * n for n in (C * nby * W, C * nbx * H, C * nbx * nby))
 
 
 _NP_PAD = {"nearest": "edge", "reflect": "symmetric", "mirror": "reflect", "wrap": "wrap"}
@@ -214,11 +277,14 @@ def _record_box(b, g: GpuArray, radius: int, clip: bool, shape=None) -> GpuArray
     ``shape`` = (H, W, C); returns the new float32 result."""
     dev = g.device
     H, W, C = shape or _image_shape(g.shape)
+    if g.dtype not in _BOX_ACC:
+        raise InputError("box_filter", f"a GpuArray image of {g.dtype} is not supported (uint8, uint32, int32 or "
+                         "float32; pass a numpy array or convert it)")
     if 4 * H * W * C > dev.binding_limit:
         return _record_box_bands(b, g, radius, clip, (H, W, C))
     out = GpuArray.empty(g.shape, np.float32, dev)
     if g.size:
-        s = _record_sat(b, g.reshape(H, W, C) if shape else g, primitive="box_filter")
+        s = _record_sat(b, g.reshape(H, W, C) if shape else g, primitive="box_filter", acc=_BOX_ACC[g.dtype])
         _dispatch_box(b, s, out, (H, W, C), radius, clip, 0, H)
     return out
 
@@ -230,7 +296,7 @@ def _dispatch_box(b, s: GpuArray, dst: GpuArray, shape: tuple, radius: int, clip
     # "clip" sees the same window once it covers the image; "constant" divides by the full
     # window's area, so it keeps the radius (at most _MAX_RADIUS: y + r stays within i32)
     r = int(min(radius, max(H, W))) if clip else int(radius)
-    b.dispatch(s.device.kernel("sat/box.wgsl", defines={"T": _types(s.dtype)[0]}), -(-(y_n * W * C) // 256),
+    b.dispatch(s.device.kernel("sat/box.wgsl", defines={"T": _T32[s.dtype]}), -(-(y_n * W * C) // 256),
                params={"H": H, "W": W, "C": C, "radius": r, "normalize": int(clip), "y_lo": y_lo, "y_n": y_n},
                sat=_nd.bound(s), dst=_nd.bound(dst))
 
@@ -264,7 +330,7 @@ def _record_box_bands(b, g: GpuArray, radius: int, clip: bool, shape: tuple) -> 
             band = GpuArray.empty((e - a, W, C), g.dtype, dev)
             _nd.copy_rows(b, g, row_in, a, e, band)
             dst = GpuArray.empty((y1 - y0, W, C), np.float32, dev)
-        s = _record_sat(b, band, primitive="box_filter")
+        s = _record_sat(b, band, primitive="box_filter", acc=_BOX_ACC[g.dtype])
         _dispatch_box(b, s, dst, (e - a, W, C), radius, clip, y0 - a, y1 - y0)
         if not views:
             _nd.copy_rows(b, dst, row_out, 0, y1 - y0, out, y0)

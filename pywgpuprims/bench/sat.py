@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .._array import GpuArray
@@ -49,9 +51,63 @@ def _sat_entry(ctx: BenchContext, n: int) -> list[dict]:
                         baseline_ns=copy_ns, unit="G px/s"))
     gu = GpuArray.empty((side, side), np.uint32, dev)
     dev.write(gu.buffer, ctx.rng.integers(0, 256, n, dtype=np.uint32).tobytes())
-    ns = ctx.gpu_ns(lambda i: _sat_gpu(gu))
+    ns = ctx.gpu_ns(lambda i: _sat_gpu(gu, dtype=np.uint32))
     rows.append(ctx.row("sat", f"overlapped u32 {side}^2", n, ns, bytes_moved=8 * n, baseline_ns=copy_ns,
                         unit="G px/s"))
+    g8 = GpuArray.empty((side, side), np.uint8, dev)  # a uint8 image read packed, a uint32 table
+    dev.write(g8.buffer, ctx.rng.integers(0, 256, n, dtype=np.uint8).tobytes())
+    ns = ctx.gpu_ns(lambda i: _sat_gpu(g8, dtype=np.uint32))
+    rows.append(ctx.row("sat", f"overlapped u8->u32 {side}^2", n, ns, bytes_moved=5 * n,
+                        baseline_ns=copy_ns * 5 / 8, unit="G px/s"))
+    return rows + _wide_rows(ctx, side)
+
+
+def _wide_rows(ctx: BenchContext, side: int) -> list[dict]:
+    """64-bit tables (numpy's result dtypes): int64 through shader-int64 and through word pairs
+    (forced), a uint8 image's uint64 table (input read packed), float64 where the adapter has
+    shader-f64; torch's ``cumsum(0).cumsum(1)`` on the same dtypes, the copy over the 64-bit
+    table's own buffers as the yardstick."""
+    dev = ctx.dev
+    n = side * side
+    t = ctx.torch
+    out = GpuArray.empty((side, side), np.int64, dev)
+    cases = [("i64", np.int64, lambda: ctx.rng.integers(-2**40, 2**40, (side, side)),
+              lambda: t.randint(-2**40, 2**40, (side, side), dtype=t.int64, device="cuda")),
+             ("u8->u64", np.uint8, lambda: ctx.rng.integers(0, 256, (side, side)),
+              lambda: t.randint(0, 256, (side, side), dtype=t.uint8, device="cuda"))]
+    if "shader-f64" in dev.features:
+        cases.append(("f64", np.float64, lambda: ctx.rng.standard_normal((side, side)),
+                      lambda: t.randn((side, side), dtype=t.float64, device="cuda")))
+    rows = []
+    copy_ns = None
+    fits = 8 * n <= dev.max_binding  # the copy yardstick binds the whole table
+    for tag, dt, host, cuda in cases:
+        g = GpuArray.empty((side, side), dt, dev)
+        dev.write(g.buffer, np.ascontiguousarray(host(), dtype=dt).tobytes())
+        if copy_ns is None and fits:
+            copy_ns = ctx.copy_ns(8 * n, g, out)
+        cuda_ns = None
+        if t:
+            a = cuda()
+            cuda_ns = ctx.cuda_ns(lambda a=a: a.cumsum(0).cumsum(1))
+            del a
+        paths = [("", contextlib.nullcontext)]
+        if dt != np.float64:
+            if "shader-int64" in dev.features:
+                paths = [(" shader-int64", contextlib.nullcontext),
+                         (" pairs (forced)", lambda: dev.using(hide_shader_int64=True))]
+            else:
+                paths = [(" pairs", contextlib.nullcontext)]
+        moved = (np.dtype(dt).itemsize + 8) * n
+        for label, hook in paths:
+            with hook():
+                ns = ctx.gpu_ns(lambda i, g=g: _sat_gpu(g))
+            rows.append(ctx.row("sat", f"overlapped {tag}{label} {side}^2", n, ns, bytes_moved=moved,
+                                baseline_ns=copy_ns and copy_ns * moved / (16 * n), cuda_ns=cuda_ns,
+                                cuda_name=f"torch cumsum(0).cumsum(1) {tag.split('->')[0]}", unit="G px/s"))
+        del g
+    if copy_ns:
+        rows.append(ctx.row("copy", f"wgsl, same 64-bit buffers {side}^2", n, copy_ns, bytes_moved=16 * n))
     return rows
 
 

@@ -1,7 +1,10 @@
 // Summed-area table past one storage binding (pywgpuprims/sat.py _record_sat_bands): a band's
 // table, computed alone, gets the column carry (the last row of the table above the band) added
 // to each of its rows. Row prefixes are local to a row, so this is the only fix-up a band needs.
-// Defines: T (f32, u32 or i32; integer sums wrap as the unchunked table's do).
+// Defines: T and the typed monoid's (sat/sat_common.wgsl); integer sums wrap as the unchunked
+// table's do.
+
+#include "common/typed_monoid.wgsl"
 
 struct Params {
     n: u32,       // elements of the band's table
@@ -20,5 +23,5 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (e >= params.n) {
         return;
     }
-    dst[e] = dst[e] + carry[e % params.rowlen];
+    dst[e] = combine(dst[e], carry[e % params.rowlen]);
 }

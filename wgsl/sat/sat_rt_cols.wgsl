@@ -14,7 +14,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var acc = {{T}}(0);
     for (var y = 0u; y < params.H; y++) {
         let e = (y * params.W + x) * params.C + ch;
-        acc += dst[e];
+        acc = combine(acc, dst[e]);
         dst[e] = acc;
     }
 }

@@ -1,7 +1,7 @@
 // Summed-area table, the baseline, rows: one thread per (row, channel) (RT_ROWS). See sat/sat_common.wgsl.
 
 #include "sat/sat_common.wgsl"
-@group(0) @binding(1) var<storage, read> src: array<{{SRC_T}}>;
+@group(0) @binding(1) var<storage, read> input: array<{{IN_STORE}}>;
 @group(0) @binding(2) var<storage, read_write> dst: array<{{T}}>;
 
 // One thread per (row, channel): inclusive prefix along the row.
@@ -14,7 +14,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     var acc = {{T}}(0);
     for (var x = 0u; x < params.W; x++) {
-        acc += load(y, x, ch);
+        acc = combine(acc, load(y, x, ch));
         dst[(y * params.W + x) * params.C + ch] = acc;
     }
 }

@@ -41,9 +41,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (valid) {
         for (var m = m0; m < m1; m++) {
             if (is_col) {
-                acc += colsum[base + m * stride];
+                acc = combine(acc, colsum[base + m * stride]);
             } else {
-                acc += blocktot[base + m * stride];
+                acc = combine(acc, blocktot[base + m * stride]);
             }
         }
     }
@@ -56,7 +56,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
 #endif
     for (var k = 0u; k < sg; k++) {
-        off += part[k * 32u + cl];
+        off = combine(off, part[k * 32u + cl]);
     }
     if (valid) {
         for (var m = m0; m < m1; m++) {
@@ -64,11 +64,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             if (is_col) {
                 let v = colsum[i];
                 colsum[i] = off;
-                off += v;
+                off = combine(off, v);
             } else {
                 let v = blocktot[i];
                 blocktot[i] = off;
-                off += v;
+                off = combine(off, v);
             }
         }
     }

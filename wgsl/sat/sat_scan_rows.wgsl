@@ -25,21 +25,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     var acc = {{T}}(0);
     if (valid) {
         for (var n = n0; n < n1; n++) {
-            acc += rowpref[base + n * params.H] + blocktot[tb + n];
+            acc = combine(acc, combine(rowpref[base + n * params.H], blocktot[tb + n]));
         }
     }
     part[t] = acc;
     workgroupBarrier();
     var off = {{T}}(0);
     for (var k = 0u; k < sg; k++) {
-        off += part[k * 32u + rl];
+        off = combine(off, part[k * 32u + rl]);
     }
     if (valid) {
         for (var n = n0; n < n1; n++) {
             let i = base + n * params.H;
-            let v = rowpref[i] + blocktot[tb + n];
+            let v = combine(rowpref[i], blocktot[tb + n]);
             rowpref[i] = off;
-            off += v;
+            off = combine(off, v);
         }
     }
 }

@@ -2,19 +2,23 @@
 
 #include "sat/sat_common.wgsl"
 #if VEC4
-@group(0) @binding(1) var<storage, read> src: array<vec4<{{T}}>>;
+#if SAME
+@group(0) @binding(1) var<storage, read> input: array<vec4<{{T}}>>;
+#else
+@group(0) @binding(1) var<storage, read> input: array<{{IN_STORE}}>;
+#endif
 @group(0) @binding(2) var<storage, read> colsum: array<vec4<{{T}}>>;
 @group(0) @binding(3) var<storage, read> rowpref: array<{{T}}>;
 @group(0) @binding(4) var<storage, read_write> dst: array<vec4<{{T}}>>;
 #else
-@group(0) @binding(1) var<storage, read> src: array<{{SRC_T}}>;
+@group(0) @binding(1) var<storage, read> input: array<{{IN_STORE}}>;
 @group(0) @binding(2) var<storage, read> colsum: array<{{T}}>;
 @group(0) @binding(3) var<storage, read> rowpref: array<{{T}}>;
 @group(0) @binding(4) var<storage, read_write> dst: array<{{T}}>;
 #endif
 
 #if !VEC4
-var<workgroup> tile: array<{{T}}, 4160>;   // 64 x 65
+var<workgroup> tile: array<{{T}}, {{TILE}}>;   // TS x TP
 var<workgroup> part: array<{{T}}, 256>;
 
 @compute @workgroup_size(256)
@@ -27,9 +31,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let c = t % TS;
     let g = t / TS;
     let x = X + c;
-    var p: array<{{T}}, 16>;
-    // All 16 loads first (in flight together), then the prefix.
-#unroll R 16
+    var p: array<{{T}}, {{RPT}}>;
+    // All RPT loads first (in flight together), then the prefix.
+#unroll R RPT
     {
         let y = Y + g * RPT + {{R}}u;
         p[{{R}}] = {{T}}(0);
@@ -39,8 +43,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
 #endunroll
     var acc = {{T}}(0);
-#unroll R 16
-    acc += p[{{R}}];
+#unroll R RPT
+    acc = combine(acc, p[{{R}}]);
     p[{{R}}] = acc;
 #endunroll
     part[g * TS + c] = acc;
@@ -51,18 +55,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     workgroupBarrier();
     var off = above;
     for (var k = 0u; k < g; k++) {
-        off += part[k * TS + c];
+        off = combine(off, part[k * TS + c]);
     }
-#unroll R 16
-    tile[(g * RPT + {{R}}u) * TP + c] = p[{{R}}] + off;
+#unroll R RPT
+    tile[(g * RPT + {{R}}u) * TP + c] = combine(p[{{R}}], off);
 #endunroll
     workgroupBarrier();
     // Horizontal inclusive prefix of each row, plus L (the SAT just left of the tile).
     let i = t % TS;
     let h = t / TS;
     var s = {{T}}(0);
-#unroll K 16
-    s += tile[i * TP + h * RPT + {{K}}u];
+#unroll K RPT
+    s = combine(s, tile[i * TP + h * RPT + {{K}}u]);
     p[{{K}}] = s;
 #endunroll
     workgroupBarrier();
@@ -73,10 +77,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         left = rowpref[(ch * params.nbx + n) * params.H + Y + i];
     }
     for (var k = 0u; k < h; k++) {
-        left += part[k * TS + i];
+        left = combine(left, part[k * TS + i]);
     }
-#unroll K 16
-    tile[i * TP + h * RPT + {{K}}u] = p[{{K}}] + left;
+#unroll K RPT
+    tile[i * TP + h * RPT + {{K}}u] = combine(p[{{K}}], left);
 #endunroll
     workgroupBarrier();
     if (x < params.W) {
@@ -109,7 +113,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #unroll J 4
     v[{{J}}] = vec4<{{T}}>({{T}}(0));
     if (xok && y0 + {{J}}u < params.H) {
-        v[{{J}}] = src[(y0 + {{J}}u) * W4 + x4];
+        v[{{J}}] = load4((y0 + {{J}}u) * W4 + x4);
     }
 #endunroll
     var above = vec4<{{T}}>({{T}}(0));

@@ -2,17 +2,21 @@
 
 #include "sat/sat_common.wgsl"
 #if VEC4
-@group(0) @binding(1) var<storage, read> src: array<vec4<{{T}}>>;
+#if SAME
+@group(0) @binding(1) var<storage, read> input: array<vec4<{{T}}>>;
+#else
+@group(0) @binding(1) var<storage, read> input: array<{{IN_STORE}}>;
+#endif
 @group(0) @binding(2) var<storage, read_write> colsum: array<vec4<{{T}}>>;
 #else
-@group(0) @binding(1) var<storage, read> src: array<{{SRC_T}}>;
+@group(0) @binding(1) var<storage, read> input: array<{{IN_STORE}}>;
 @group(0) @binding(2) var<storage, read_write> colsum: array<{{T}}>;
 #endif
 @group(0) @binding(3) var<storage, read_write> rowpref: array<{{T}}>;
 @group(0) @binding(4) var<storage, read_write> blocktot: array<{{T}}>;
 
 #if !VEC4
-var<workgroup> tile: array<{{T}}, 4160>;   // 64 x 65
+var<workgroup> tile: array<{{T}}, {{TILE}}>;   // TS x TP
 var<workgroup> part: array<{{T}}, 256>;
 
 @compute @workgroup_size(256)
@@ -24,11 +28,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let Y = m * TS;
     let c = t % TS;
     let g = t / TS;
-    // Vertical prefix of 16 rows per thread, then across the 4 thread groups.
-    var p: array<{{T}}, 16>;
+    // Vertical prefix of RPT rows per thread, then across the NG thread groups.
+    var p: array<{{T}}, {{RPT}}>;
     let x = X + c;
-    // All 16 loads first (in flight together), then the prefix.
-#unroll R 16
+    // All RPT loads first (in flight together), then the prefix.
+#unroll R RPT
     {
         let y = Y + g * RPT + {{R}}u;
         p[{{R}}] = {{T}}(0);
@@ -38,18 +42,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
 #endunroll
     var acc = {{T}}(0);
-#unroll R 16
-    acc += p[{{R}}];
+#unroll R RPT
+    acc = combine(acc, p[{{R}}]);
     p[{{R}}] = acc;
 #endunroll
     part[g * TS + c] = acc;
     workgroupBarrier();
     var off = {{T}}(0);
     for (var k = 0u; k < g; k++) {
-        off += part[k * TS + c];
+        off = combine(off, part[k * TS + c]);
     }
-#unroll R 16
-    tile[(g * RPT + {{R}}u) * TP + c] = p[{{R}}] + off;
+#unroll R RPT
+    tile[(g * RPT + {{R}}u) * TP + c] = combine(p[{{R}}], off);
 #endunroll
     workgroupBarrier();
     if (g == 0u && x < params.W) {
@@ -60,13 +64,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let h = t / TS;
     var s = {{T}}(0);
     for (var k = 0u; k < RPT; k++) {
-        s += tile[i * TP + h * RPT + k];
+        s = combine(s, tile[i * TP + h * RPT + k]);
     }
     workgroupBarrier();
     part[h * TS + i] = s;
     workgroupBarrier();
     if (h == 0u) {
-        let tot = part[i] + part[TS + i] + part[2u * TS + i] + part[3u * TS + i];
+        var tot = part[i];
+        for (var k = 1u; k < NG; k++) {
+            tot = combine(tot, part[k * TS + i]);
+        }
         let y = Y + i;
         if (y < params.H) {
             rowpref[(ch * params.nbx + n) * params.H + y] = tot;
@@ -77,7 +84,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
 }
 #else
-// VEC4 (C = 1, W a multiple of 4, 32-bit input): thread t holds rows 4r..4r+3 (r = t / 16) of the
+// VEC4 (C = 1, W a multiple of 4, T not a word pair; TS = 64): thread t holds rows 4r..4r+3 (r = t / 16) of the
 // tile's vec4 column q = t % 16, so each half-warp loads a 256-byte row segment. Column and row
 // sums reduce in registers, then across threads in workgroup memory.
 var<workgroup> cpart: array<vec4<{{T}}>, 256>;
@@ -98,7 +105,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 #unroll J 4
     v[{{J}}] = vec4<{{T}}>({{T}}(0));
     if (xok && y0 + {{J}}u < params.H) {
-        v[{{J}}] = src[(y0 + {{J}}u) * W4 + x4];
+        v[{{J}}] = load4((y0 + {{J}}u) * W4 + x4);
     }
 #endunroll
     var cs = vec4<{{T}}>({{T}}(0));
