@@ -69,13 +69,22 @@ searches per element: small values force that path).
 
 Past one storage binding (:attr:`Device.binding_limit`; the ``max_binding`` test hook forces it
 on small inputs) every call runs in chunks whose offsets are aligned for every array, all
-recorded into one submission and joined on the GPU with no read-back per chunk
-(``wgsl/rle/place.wgsl``): each chunk runs the unchunked pipeline into scratch, then a
-one-invocation pass advances a per-chunk record (items so far, the last value) and writes the
-indirect grids of the placement, which moves the chunk's items to the running offset through
-windows of the output (which may exceed one binding) at aligned offsets. ``nonzero``'s indices
-are made global there; ``rle_encode`` joins a chunk's first run to the last run so far when
-their values are equal (a run across the boundary). ``rle_decode`` into an output past one
+recorded into one submission and joined on the GPU with no read-back per chunk. The fused
+pipelines of ``compact`` (32-bit values), ``nonzero`` and ``rle_encode`` (32-bit values) chain
+their chunks (``wgsl/rle/chain.wgsl``): each chunk's single pass adds the count of the chunks
+before it (read from the previous chunk's info block on the GPU) to its offsets and stores its
+items straight into the result, bound at an output window that a one-invocation pass picks on
+the GPU (``wgsl/rle/route.wgsl``) among host-known aligned candidates (the chunk's kernel is
+recorded once per candidate, each dispatched indirectly, all but one with an empty grid; chunks
+are 3/4 of a window, the candidates a quarter window apart, so one always holds the chunk's
+items). ``nonzero`` adds the chunk's first index; ``rle_encode`` compares a chunk's first element
+with the one before it, so a run across a boundary simply goes on, and finishes the run lengths
+that cross tiles once at the end over every chunk's tiles, window by window. The other pipelines
+(uint8 values, ``method="parle"``, 64-bit pairs) run each chunk into scratch, then
+(``wgsl/rle/place.wgsl``) a one-invocation pass advances a per-chunk record (items so far, the
+last value) and writes the indirect grids of the placement, which moves the chunk's items to the
+running offset through windows of the output at aligned offsets, joining a chunk's first run to
+the last run so far when their values are equal. ``rle_decode`` into an output past one
 binding decodes window by window with the run ends clamped to the window
 (``wgsl/rle/window.wgsl``); runs that themselves exceed a binding are split on the host (GpuArray
 runs are then read back). Within one binding nothing of this is recorded.
@@ -648,25 +657,28 @@ def _record_chained(b, dev: Device, mode: str, g1: GpuArray, gmask: GpuArray | N
                       lambda ne=ne: _items_plan(dev, mode, g1.dtype, ne, gmask, mode == "nonzero", mode != "nonzero",
                                                 rle, chained=True)) for _, ne in bounds]
     head = dev.alloc(8 * sum(p.n_tiles for p in plans)) if rle else None
-    before = GpuArray.empty((16,), np.uint32, dev)  # the first chunk's: nothing before it
-    b.clear(before)
+    # every chunk's info block (the last is the result's) and lookback state, cleared up front (and
+    # the element before each chunk copied beside the count before it): the chunks' dispatches then
+    # share one compute pass
+    metas = [GpuArray.empty((16,), np.uint32, dev) for _ in bounds] + [meta_out]  # [k]: before chunk k
+    states = [dev.alloc(16 + 8 * p.n_tiles) for p in plans]
+    for k, ((e0, _), st) in enumerate(zip(bounds, states, strict=True)):
+        b.clear(metas[k])
+        b.clear(st)
+        if rle and k:
+            b.copy(g1.buffer, g1.byte_offset + 4 * (e0 - 1), metas[k].buffer, metas[k].byte_offset + 48, 4)
+    b.clear(meta_out)
     k_route = dev.kernel("rle/route.wgsl")
     stats = dev.hooks.rle_stats_buffer
     tile_base = 0
     for k, ((e0, ne), p) in enumerate(zip(bounds, plans, strict=True)):
-        last = k == len(bounds) - 1
-        meta = meta_out if last else GpuArray.empty((16,), np.uint32, dev)
-        if rle and k:  # the element before the chunk, beside the count before it
-            b.copy(g1.buffer, g1.byte_offset + 4 * (e0 - 1), before.buffer, before.byte_offset + 48, 4)
+        before, meta, state = metas[k], metas[k + 1], states[k]
         xb = _sub(g1, e0, ne)
         io = {"x": xb, "chain": before}
         if gmask is not None:
             io["mask"] = _sub(gmask, e0, ne)
         if p.bitmask:
             io["x_u32"] = xb
-        state = dev.alloc(16 + 8 * p.n_tiles)
-        b.clear(meta)
-        b.clear(state, 0, 16 + 8 * p.n_tiles)
         bases = c.bases(e0, ne)
         args = None
         if len(bases) > 1:
@@ -696,7 +708,6 @@ def _record_chained(b, dev: Device, mode: str, g1: GpuArray, gmask: GpuArray | N
                 _record_repair(b, dev, p, rargs, params, dict(io), dict(outs, info=meta))
         if stats is not None:
             b.copy(state, 0, stats, 0, 16)
-        before = meta
         tile_base += p.n_tiles
     if rle:
         k_fix = dev.kernel("rle/fixup.wgsl")
