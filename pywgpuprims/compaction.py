@@ -85,8 +85,8 @@ that cross tiles once at the end over every chunk's tiles, window by window. The
 last value) and writes the indirect grids of the placement, which moves the chunk's items to the
 running offset through windows of the output at aligned offsets, joining a chunk's first run to
 the last run so far when their values are equal. ``rle_decode`` into an output past one
-binding decodes window by window with the run ends clamped to the window
-(``wgsl/rle/window.wgsl``); runs that themselves exceed a binding are split on the host (GpuArray
+binding decodes window by window, the decoder clamping the run ends to its window as it reads
+them; runs that themselves exceed a binding are split on the host (GpuArray
 runs are then read back). Within one binding nothing of this is recorded.
 
 64-bit values (int64, uint64, float64) travel as pairs of 32-bit words on any adapter
@@ -1144,18 +1144,16 @@ def _record_decode_new(b, values: GpuArray, ends: GpuArray, shift: int, meta: Gp
 def _record_decode_windows(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, out: GpuArray,
                            n_runs: int) -> None:
     """Decode into an output past one binding, window by window (each bound at an aligned offset):
-    the first ``n_runs`` run ends (they fit one binding) clamped to the window
-    (``wgsl/rle/window.wgsl``), then the unchunked decoder on the window."""
+    the unchunked decoder on the window, reading the first ``n_runs`` run ends (they fit one
+    binding) clamped to the window as it goes."""
     dev = values.device
     align = dev.storage_align
     wo = max(1, dev.binding_limit // values.dtype.itemsize // align) * align
-    k = dev.kernel("rle/window.wgsl")
-    we = GpuArray.empty((n_runs,), np.uint32, dev)
     eb, vb = _sub(ends, 0, n_runs + shift), _sub(values, 0, n_runs)
     for o0 in range(0, out.size, wo):
         m = min(wo, out.size - o0)
-        b.dispatch(k, -(-n_runs // 256), params={"n": n_runs, "shift": shift, "lo": o0, "len": m}, ends=eb, out=we)
-        _record_decode(b, values, we, 0, meta, _view(out, o0, m), vb=vb, ob=_sub(out, o0, m))
+        _record_decode(b, values, ends, shift, meta, _view(out, o0, m), vb=vb, ob=_sub(out, o0, m), eb=eb,
+                       window=(o0, m))
 
 
 def _decode_split(dev: Device, values: np.ndarray, counts: np.ndarray, size: int) -> GpuArray:
@@ -1207,7 +1205,10 @@ def _decode_runlengths_chunked(rl: RunLengths) -> GpuArray:
 
 
 def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, out: GpuArray,
-                   vb=None, ob=None) -> None:
+                   vb=None, ob=None, eb=None, window: tuple[int, int] = (0, 0xFFFFFFFF)) -> None:
+    """Record the expansion of the runs into ``out`` (``vb`` / ``ob`` / ``eb``: bindings of values,
+    output and ends where they are part of a larger buffer); ``window``: ``out`` is the output
+    window ``(lo, len)`` of a larger result, the run ends clamped to it."""
     dev = values.device
     size = out.size
     eb8 = values.dtype == np.uint8
@@ -1226,9 +1227,10 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     else:
         k = dev.kernel("rle/decode.wgsl", defines={"VEC4_PER_THREAD": vpt, "EB8": eb8, "PARTITION": False})
     parts = dev.alloc(4 * (groups + 1))
-    params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups}
-    b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)
-    b.dispatch(k, groups, params=params, info=meta, ends=ends, values=values if vb is None else vb,
+    params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups, "lo": window[0], "len": window[1]}
+    eb = ends if eb is None else eb
+    b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=eb, parts=parts)
+    b.dispatch(k, groups, params=params, info=meta, ends=eb, values=values if vb is None else vb,
                output=out if ob is None else ob, parts=parts)
 
 
