@@ -69,15 +69,24 @@ searches per element: small values force that path).
 
 Past one storage binding (:attr:`Device.binding_limit`; the ``max_binding`` test hook forces it
 on small inputs) every call runs in chunks whose offsets are aligned for every array, all
-recorded into one submission and joined on the GPU with no read-back per chunk
-(``wgsl/rle/place.wgsl``): each chunk runs the unchunked pipeline into scratch, then a
-one-invocation pass advances a per-chunk record (items so far, the last value) and writes the
-indirect grids of the placement, which moves the chunk's items to the running offset through
-windows of the output (which may exceed one binding) at aligned offsets. ``nonzero``'s indices
-are made global there; ``rle_encode`` joins a chunk's first run to the last run so far when
-their values are equal (a run across the boundary). ``rle_decode`` into an output past one
-binding decodes window by window with the run ends clamped to the window
-(``wgsl/rle/window.wgsl``); runs that themselves exceed a binding are split on the host (GpuArray
+recorded into one submission and joined on the GPU with no read-back per chunk. The fused
+pipelines of ``compact`` (32-bit values), ``nonzero`` and ``rle_encode`` (32-bit values) chain
+their chunks (``wgsl/rle/chain.wgsl``): each chunk's single pass adds the count of the chunks
+before it (read from the previous chunk's info block on the GPU) to its offsets and stores its
+items straight into the result, bound at an output window that a one-invocation pass picks on
+the GPU (``wgsl/rle/route.wgsl``) among host-known aligned candidates (the chunk's kernel is
+recorded once per candidate, each dispatched indirectly, all but one with an empty grid; chunks
+are 3/4 of a window, the candidates a quarter window apart, so one always holds the chunk's
+items). ``nonzero`` adds the chunk's first index; ``rle_encode`` compares a chunk's first element
+with the one before it, so a run across a boundary simply goes on, and finishes the run lengths
+that cross tiles once at the end over every chunk's tiles, window by window. The other pipelines
+(uint8 values, ``method="parle"``, 64-bit pairs) run each chunk into scratch, then
+(``wgsl/rle/place.wgsl``) a one-invocation pass advances a per-chunk record (items so far, the
+last value) and writes the indirect grids of the placement, which moves the chunk's items to the
+running offset through windows of the output at aligned offsets, joining a chunk's first run to
+the last run so far when their values are equal. ``rle_decode`` into an output past one
+binding decodes window by window, the decoder clamping the run ends to its window as it reads
+them; runs that themselves exceed a binding are split on the host (GpuArray
 runs are then read back). Within one binding nothing of this is recorded.
 
 64-bit values (int64, uint64, float64) travel as pairs of 32-bit words on any adapter
@@ -304,18 +313,24 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     if stats is not None:
         b.copy(state, 0, stats, 0, 16)
     if p.repair:  # armed on the GPU: zero-sized grids unless some tile gave up
-        partials = dev.alloc(4 * p.n_tiles)
-        carry = dev.alloc(16)
-        red_outs = {} if p.path == "rle/compact.wgsl" else {"WRITE_IDX": False}
-        k_red = dev.kernel(p.path, defines=dict(p.base, RTS_REDUCE=True, **red_outs))
-        k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
-        k_down = dev.kernel(p.path, defines=dict(p.base, RTS_DOWNSWEEP=True))
-        b.dispatch_indirect(k_red, rargs, 0, params=p.params, partials=partials, **io)
-        b.dispatch_indirect(k_spine, rargs, 16, params={"tiles_per_row": p.n_tiles, "rows": 1, "carry_in": 0,
-                                                        "chunk": 0}, partials=partials, carry=carry)
-        b.dispatch_indirect(k_down, rargs, 0, params=p.params, partials=partials, **io, **outs)
+        _record_repair(b, dev, p, rargs, p.params, io, outs)
     if counts is not None:  # the runs that cross tile boundaries (rle/fixup.wgsl)
         b.dispatch(p.k_fix, -(-(p.n_tiles + 1) // 256), p.fix_packed, info=meta, head=head, counts=counts)
+
+
+def _record_repair(b, dev: Device, p: _ItemsPlan, rargs, params: dict, io: dict, outs: dict) -> None:
+    """Record the reduce-then-scan repair of the single pass, its grids armed on the GPU in
+    ``rargs`` (zero-sized unless some tile gave up)."""
+    partials = dev.alloc(4 * p.n_tiles)
+    carry = dev.alloc(16)
+    red_outs = {} if p.path == "rle/compact.wgsl" else {"WRITE_IDX": False}
+    k_red = dev.kernel(p.path, defines=dict(p.base, RTS_REDUCE=True, **red_outs))
+    k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
+    k_down = dev.kernel(p.path, defines=dict(p.base, RTS_DOWNSWEEP=True))
+    b.dispatch_indirect(k_red, rargs, 0, params=params, partials=partials, **io)
+    b.dispatch_indirect(k_spine, rargs, 16, params={"tiles_per_row": p.n_tiles, "rows": 1, "carry_in": 0,
+                                                    "chunk": 0}, partials=partials, carry=carry)
+    b.dispatch_indirect(k_down, rargs, 0, params=params, partials=partials, **io, **outs)
 
 
 def _flags(mode: str, x: GpuArray, mask) -> dict:
@@ -342,7 +357,7 @@ class _ItemsPlan:
 
 
 def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_val: bool,
-                has_counts: bool) -> _ItemsPlan:
+                has_counts: bool, chained: bool = False) -> _ItemsPlan:
     eb8 = np.dtype(dtype) == np.uint8
     mask_u8 = mask is not None and mask.dtype == np.uint8
     flags = {"RLE": mode == "rle", "COMPACT": mode == "compact", "NONZERO": mode == "nonzero",
@@ -368,7 +383,7 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
                 SPIN_LIMIT=spin,
                 SG_LOOKBACK=subgroups, EARLY_PUBLISH=mode == "rle", SELF_REDUCE=True,
                 LOOKBACK_WINDOW=LOOKBACK_WINDOW, WRITE_IDX=has_idx,
-                STAGE=min(_or(dev.hooks.rle_stage, STAGE), wg * vpt * (16 if eb8 else 4)), **flags)
+                STAGE=min(_or(dev.hooks.rle_stage, STAGE), wg * vpt * (16 if eb8 else 4)), CHAINED=chained, **flags)
     grid = dev.grid(n_tiles)
     steps = _or(dev.hooks.rle_max_steps, lookback_steps(spin, MAX_STEPS))
     # Past its step budget a lookback walks on one predecessor per loop trip (common/lookback.wgsl
@@ -381,6 +396,8 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
               "withhold_period": dev.hooks.rle_withhold_period,
               "max_steps": steps, "max_self": max_self,
               "repair_x": grid[0], "repair_y": grid[1], "fin_per_group": FIN_PER_GROUP, "max_groups": dev.max_groups}
+    if chained:  # set per chunk and window (_record_chained)
+        params.update(win_base=0, pos_base=0, tile_base=0, has_prev=0)
     path = "rle/fused.wgsl"
     bitmask = vec4 = False
     if compact_kernel or rle_kernel:
@@ -399,7 +416,7 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
     k_fix = fix_packed = None
     if has_counts:
         k_fix = dev.kernel("rle/fixup.wgsl")
-        fix_packed = k_fix.pack_params({"n": n, "n_tiles": n_tiles})
+        fix_packed = k_fix.pack_params({"n": n, "n_tiles": n_tiles, "lo": 0, "len": 0xFFFFFFFF})
     return _ItemsPlan(n_tiles, k_single, k_single.pack_params(params), params, base, path, repair, bitmask, vec4,
                       rle_kernel, k_fix, fix_packed)
 
@@ -472,9 +489,8 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
         return Compacted(GpuArray.empty((0,), out_dtype, dev), _count_view(meta))
     res = Compacted(GpuArray.empty((n,), out_dtype, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
     if chunked:
-        per = _chunk_len(dev, 4)
         b = _record(dev, lambda b: _record_compact_chunked(b, mode, g.reshape(-1), None if gmask is None
-                                                           else gmask.reshape(-1), res, m, per))
+                                                           else gmask.reshape(-1), res, m))
     else:
         b = _record(dev, lambda b: _record_compact(b, mode, g.reshape(-1), gmask, res, m))
     if host is not None:
@@ -580,12 +596,138 @@ class _Placer:
         b.copy(self.rec, 32 * self.n_chunks, count.buffer, count.byte_offset, 4)
 
 
-def _record_compact_chunked(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Compacted, m: str,
-                            per: int) -> None:
-    """Compaction / nonzero of an input past one binding: chunks of ``per`` elements compacted into
-    scratch, then placed at the running offset (nonzero: indices made global)."""
+@dataclass(frozen=True)
+class _Chain:
+    """Geometry of chained chunks (``wgsl/rle/chain.wgsl``), in 32-bit output elements: chunks of
+    ``per`` input elements, output windows of ``window`` elements (one binding) starting at
+    multiples of ``stride`` (or at a chunk's ``top``). A chunk's items start at some position at
+    or below its first element; the window with the largest start at or below that holds them
+    all, as ``per <= window - stride``."""
+
+    per: int
+    window: int
+    stride: int
+    align: int  # window starts: whole vec4 words at the storage-offset alignment
+
+    def bases(self, e0: int, ne: int) -> list[int]:
+        """The candidate window starts of the chunk of ``ne`` elements at ``e0``: every multiple
+        of the stride below ``top``, then ``top``, the lowest aligned start whose window reaches
+        the chunk's end (items never lie past it)."""
+        top = -(-max(0, e0 + ne - self.window) // self.align) * self.align
+        return [j * self.stride for j in range(-(-top // self.stride))] + [top]
+
+
+def _chain(dev: Device) -> _Chain | None:
+    """Chained chunks at :attr:`Device.binding_limit`: a chunk is 3/4 of an output window (fewer
+    chunks; the other quarter is the stride of the candidate windows, so a chunk past the first
+    has about 4 k of them, all but one dispatched empty). Chunk offsets are multiples of the
+    storage alignment in elements (uint8 masks); None where a binding is too small for that."""
+    a = dev.storage_align
+    a4 = max(4, a // 4)
+    window = (dev.binding_limit - 16) // 4 // a4 * a4
+    per = 3 * window // 4 // a * a
+    stride = (window - per) // a4 * a4
+    return _Chain(per, window, stride, a4) if per and stride else None
+
+
+def _chained(dev: Device, n: int, tile: int) -> _Chain | None:
+    """The chain geometry where chained chunks serve a call of ``n`` elements in tiles of about
+    ``tile`` elements (RLE's per-tile record of all chunks must fit one binding), else None."""
+    c = _chain(dev)
+    if c is None or 8 * (-(-n // tile) + -(-n // c.per)) + 16 > dev.binding_limit:
+        return None
+    return c
+
+
+def _record_chained(b, dev: Device, mode: str, g1: GpuArray, gmask: GpuArray | None, data: GpuArray,
+                    counts: GpuArray | None, meta_out: GpuArray, c: _Chain) -> None:
+    """Record compaction ('compact', 32-bit values), 'nonzero' or 'rle' (32-bit values, ``counts``)
+    of an input past one binding as chained chunks (``wgsl/rle/chain.wgsl``): the fused single
+    pass per chunk, continuing the count of the chunks before it (read on the GPU from the
+    previous chunk's info block) and writing straight into the final arrays through a window
+    picked on the GPU (``wgsl/rle/route.wgsl``) among host-known candidates. RLE compares the
+    chunk's first element with the one before it, so a run across a boundary simply goes on;
+    the run lengths that cross tiles are finished at the end over every chunk's tiles, window by
+    window (``wgsl/rle/fixup.wgsl``)."""
+    n = g1.size
+    rle = mode == "rle"
+    bounds = [(e0, min(c.per, n - e0)) for e0 in range(0, n, c.per)]
+    mdt = None if gmask is None else gmask.dtype
+    plans = [dev.plan(("rle chained", mode, g1.dtype, ne, mdt),
+                      lambda ne=ne: _items_plan(dev, mode, g1.dtype, ne, gmask, mode == "nonzero", mode != "nonzero",
+                                                rle, chained=True)) for _, ne in bounds]
+    head = dev.alloc(8 * sum(p.n_tiles for p in plans)) if rle else None
+    # every chunk's info block (the last is the result's) and lookback state, cleared up front (and
+    # the element before each chunk copied beside the count before it): the chunks' dispatches then
+    # share one compute pass
+    metas = [GpuArray.empty((16,), np.uint32, dev) for _ in bounds] + [meta_out]  # [k]: before chunk k
+    states = [dev.alloc(16 + 8 * p.n_tiles) for p in plans]
+    for k, ((e0, _), st) in enumerate(zip(bounds, states, strict=True)):
+        b.clear(metas[k])
+        b.clear(st)
+        if rle and k:
+            b.copy(g1.buffer, g1.byte_offset + 4 * (e0 - 1), metas[k].buffer, metas[k].byte_offset + 48, 4)
+    b.clear(meta_out)
+    k_route = dev.kernel("rle/route.wgsl")
+    stats = dev.hooks.rle_stats_buffer
+    tile_base = 0
+    for k, ((e0, ne), p) in enumerate(zip(bounds, plans, strict=True)):
+        before, meta, state = metas[k], metas[k + 1], states[k]
+        xb = _sub(g1, e0, ne)
+        io = {"x": xb, "chain": before}
+        if gmask is not None:
+            io["mask"] = _sub(gmask, e0, ne)
+        if p.bitmask:
+            io["x_u32"] = xb
+        bases = c.bases(e0, ne)
+        args = None
+        if len(bases) > 1:
+            gx, gy, _ = dev.grid(p.n_tiles)
+            args = dev.alloc(16 * len(bases))
+            b.dispatch(k_route, 1, params={"stride": c.stride, "top": bases[-1], "n_alt": len(bases), "gx": gx,
+                                           "gy": gy}, chain=before, args=args)
+        for a, w0 in enumerate(bases):
+            wb = _sub(data, w0, min(c.window, n - w0))
+            if mode == "nonzero":
+                outs = {"out_idx": wb}
+            elif rle:
+                cb = _sub(counts, w0, min(c.window, n - w0))
+                outs = {"out_val": wb, "out_vec": wb, "counts": cb, "counts_vec": cb, "head": head}
+            else:
+                outs = {"out_val": wb}
+            params = dict(p.params, win_base=w0, pos_base=e0, tile_base=tile_base, has_prev=int(k > 0))
+            rargs = dev.alloc(32)
+            if p.repair and args is not None:  # a candidate that does not run never arms it
+                b.clear(rargs)
+            binds = dict(tile_state=state, repair_args=rargs, info=meta, **io, **outs)
+            if args is None:
+                b.dispatch(p.k_single, p.n_tiles, params, **binds)
+            else:
+                b.dispatch_indirect(p.k_single, args, 16 * a, params, **binds)
+            if p.repair:
+                _record_repair(b, dev, p, rargs, params, dict(io), dict(outs, info=meta))
+        if stats is not None:
+            b.copy(state, 0, stats, 0, 16)
+        tile_base += p.n_tiles
+    if rle:
+        k_fix = dev.kernel("rle/fixup.wgsl")
+        for w0 in range(0, n, c.window):
+            wl = min(c.window, n - w0)
+            b.dispatch(k_fix, -(-(tile_base + 1) // 256), {"n": n, "n_tiles": tile_base, "lo": w0, "len": wl},
+                       info=meta_out, head=head, counts=_sub(counts, w0, wl))
+
+
+def _record_compact_chunked(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Compacted, m: str) -> None:
+    """Compaction / nonzero of an input past one binding: the fused pass as chained chunks
+    (32-bit values, nonzero), else chunks compacted into scratch, then placed at the running
+    offset (nonzero: indices made global)."""
     dev = g1.device
     n = g1.size
+    c = _chain(dev)
+    if c is not None and m == "fused" and (mode == "nonzero" or g1.dtype != np.uint8):
+        _record_chained(b, dev, mode, g1, gmask, res.data, None, _meta_of(res.count), c)
+        return
+    per = _chunk_len(dev, 4)
     bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
     data = res.data
     scratch = GpuArray.empty((per,), data.dtype, dev)
@@ -756,7 +898,7 @@ def _rle_encode(x, method):
     if chunked:
         res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
                          _count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
-        b = _record(dev, lambda b: _record_rle_chunked(b, g, res, m, _chunk_len(dev, 4)))
+        b = _record(dev, lambda b: _record_rle_chunked(b, g, res, m))
     else:
         res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
                          _count_view(GpuArray.empty((16,), np.uint32, dev)),
@@ -784,12 +926,18 @@ def _record_rle(b, g: GpuArray, res: RunLengths, m: str, xb=None) -> None:
     _record_finish(b, dev, meta, res.starts, g, res.values, res.counts, xb=xb)
 
 
-def _record_rle_chunked(b, g: GpuArray, res: RunLengths, m: str, per: int) -> None:
-    """Run-length encoding of an input past one binding: chunks of ``per`` elements encoded into
-    scratch, then placed after the runs so far, a chunk's first run joining the last run so far
-    where their values are equal (a run across the boundary)."""
+def _record_rle_chunked(b, g: GpuArray, res: RunLengths, m: str) -> None:
+    """Run-length encoding of an input past one binding: the fused pass for 32-bit values as
+    chained chunks; else chunks encoded into scratch, then placed after the runs so far, a chunk's
+    first run joining the last run so far where their values are equal (a run across the
+    boundary)."""
     dev = g.device
     n = g.size
+    c = _chained(dev, n, _tile(dev, g.dtype))
+    if c is not None and m == "fused" and g.dtype != np.uint8:
+        _record_chained(b, dev, "rle", g, None, res.values, res.counts, _meta_of(res.n_runs), c)
+        return
+    per = _chunk_len(dev, 4)
     bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
     need_starts = m == "parle" or g.dtype == np.uint8
     tile = _tile(dev, g.dtype)
@@ -996,18 +1144,16 @@ def _record_decode_new(b, values: GpuArray, ends: GpuArray, shift: int, meta: Gp
 def _record_decode_windows(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, out: GpuArray,
                            n_runs: int) -> None:
     """Decode into an output past one binding, window by window (each bound at an aligned offset):
-    the first ``n_runs`` run ends (they fit one binding) clamped to the window
-    (``wgsl/rle/window.wgsl``), then the unchunked decoder on the window."""
+    the unchunked decoder on the window, reading the first ``n_runs`` run ends (they fit one
+    binding) clamped to the window as it goes."""
     dev = values.device
     align = dev.storage_align
     wo = max(1, dev.binding_limit // values.dtype.itemsize // align) * align
-    k = dev.kernel("rle/window.wgsl")
-    we = GpuArray.empty((n_runs,), np.uint32, dev)
     eb, vb = _sub(ends, 0, n_runs + shift), _sub(values, 0, n_runs)
     for o0 in range(0, out.size, wo):
         m = min(wo, out.size - o0)
-        b.dispatch(k, -(-n_runs // 256), params={"n": n_runs, "shift": shift, "lo": o0, "len": m}, ends=eb, out=we)
-        _record_decode(b, values, we, 0, meta, _view(out, o0, m), vb=vb, ob=_sub(out, o0, m))
+        _record_decode(b, values, ends, shift, meta, _view(out, o0, m), vb=vb, ob=_sub(out, o0, m), eb=eb,
+                       window=(o0, m))
 
 
 def _decode_split(dev: Device, values: np.ndarray, counts: np.ndarray, size: int) -> GpuArray:
@@ -1059,7 +1205,10 @@ def _decode_runlengths_chunked(rl: RunLengths) -> GpuArray:
 
 
 def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, out: GpuArray,
-                   vb=None, ob=None) -> None:
+                   vb=None, ob=None, eb=None, window: tuple[int, int] = (0, 0xFFFFFFFF)) -> None:
+    """Record the expansion of the runs into ``out`` (``vb`` / ``ob`` / ``eb``: bindings of values,
+    output and ends where they are part of a larger buffer); ``window``: ``out`` is the output
+    window ``(lo, len)`` of a larger result, the run ends clamped to it."""
     dev = values.device
     size = out.size
     eb8 = values.dtype == np.uint8
@@ -1078,9 +1227,10 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
     else:
         k = dev.kernel("rle/decode.wgsl", defines={"VEC4_PER_THREAD": vpt, "EB8": eb8, "PARTITION": False})
     parts = dev.alloc(4 * (groups + 1))
-    params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups}
-    b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=ends, parts=parts)
-    b.dispatch(k, groups, params=params, info=meta, ends=ends, values=values if vb is None else vb,
+    params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups, "lo": window[0], "len": window[1]}
+    eb = ends if eb is None else eb
+    b.dispatch(k_part, -(-(groups + 1) // 256), params=params, info=meta, ends=eb, parts=parts)
+    b.dispatch(k, groups, params=params, info=meta, ends=eb, values=values if vb is None else vb,
                output=out if ob is None else ob, parts=parts)
 
 

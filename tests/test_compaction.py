@@ -531,10 +531,20 @@ def binding_guard(monkeypatch):
 
 def chunk_sizes(limit, itemsize=4):
     """Element counts around the chunk boundaries of a call at ``limit`` bytes per binding: the
-    largest in one binding, one past it, and one, two and three chunks and a bit."""
+    largest in one binding, one past it, and one, two and three chunks and a bit (of the placed
+    chunks, then of the chained ones, which are shorter)."""
     with options(max_binding=limit):
         per = rle._chunk_len(pp.device(), itemsize)
-    return [limit // itemsize - 1, limit // itemsize + 1, per + 1, 2 * per, 3 * per + 5]
+        chained = rle._chain(pp.device()).per
+    return [limit // itemsize - 1, limit // itemsize + 1, per + 1, 2 * per, 3 * per + 5, 2 * chained,
+            3 * chained + 1]
+
+
+def chunk_ends(limit, n):
+    """Every chunk boundary below ``n`` (placed and chained chunks) at ``limit`` bytes per binding."""
+    with options(max_binding=limit):
+        pers = (rle._chunk_len(pp.device(), 4), rle._chain(pp.device()).per)
+    return sorted({b for per in pers for b in range(per, n, per)})
 
 
 @pytest.mark.parametrize("limit", CHUNK_LIMITS)
@@ -545,8 +555,8 @@ def test_chunked_compact_and_nonzero(dtype, limit, rng, poison_alloc, binding_gu
         sparse = np.zeros(n, bool)
         sparse[rng.integers(0, n, 3)] = True  # most chunks keep nothing
         masks = [rng.random(n) < 0.5, sparse] + ([np.ones(n, bool), np.zeros(n, bool),
-                                                  rng.integers(0, 3, n).astype(np.uint8) * 7] if i == 3 else [])
-        method = METHODS[i % 2]
+                                                  rng.integers(0, 3, n).astype(np.uint8) * 7] if i in (3, 5) else [])
+        method = METHODS[i % 2] if i < 5 else "fused"
         for mask in masks:
             with options(max_binding=limit):
                 got = pp.compact(x, mask, method=method)
@@ -567,13 +577,13 @@ def test_chunked_rle_round_trip(dtype, limit, rng, poison_alloc, binding_guard):
         with options(max_binding=limit):
             per = rle._chunk_len(pp.device(), 4)
         across = random_values(rng, n, dtype, high=50)
-        for b in range(per, n, per):  # runs ending at, just before and just after each chunk boundary
+        for b in chunk_ends(limit, n):  # runs ending at, just before and just after each chunk boundary
             across[max(0, b - 3):b] = across[max(0, b - 4)]
             across[b:b + 2] = across[b - 1]
         inputs = [across, runs_input(rng, n, dtype, max_len=2 * per)]
-        if i == 3:
+        if i in (3, 5):
             inputs += [np.full(n, 3, dtype), distinct_input(rng, n, dtype), runs_input(rng, n, dtype, 3, high=2)]
-        method = METHODS[i % 2]
+        method = METHODS[i % 2] if i < 5 else "fused"
         for x in inputs:
             with options(max_binding=limit):
                 got = pp.rle_encode(x, method=method)
@@ -586,7 +596,10 @@ def test_chunked_rle_round_trip(dtype, limit, rng, poison_alloc, binding_guard):
 
 @pytest.mark.parametrize("limit", CHUNK_LIMITS)
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_chunked_decode(dtype, limit, rng, poison_alloc, binding_guard):
+def test_chunked_decode(dtype, limit, rng, poison_alloc, binding_guard, monkeypatch):
+    windows = []
+    inner = rle._record_decode
+    monkeypatch.setattr(rle, "_record_decode", lambda *a, **k: windows.append(k.get("window")) or inner(*a, **k))
     max_runs = limit // 4 - 4  # runs that fit one binding
     for r, high in ((7, 3 * limit), (max_runs, 3), (max_runs + 5, limit // 16), (3 * max_runs, 3), (50, 0)):
         values = random_values(rng, r, dtype, high=200)
@@ -602,7 +615,7 @@ def test_chunked_decode(dtype, limit, rng, poison_alloc, binding_guard):
         np.testing.assert_array_equal(bits(g), bits(want))
         np.testing.assert_array_equal(bits(extra[:want.size]), bits(want))
         assert not extra[want.size:].any()
-    assert "rle/window.wgsl" in binding_guard
+    assert any(w is not None and w[0] > 0 for w in windows)  # decoded window by window, ends clamped on the fly
 
 
 def test_one_chunk_records_no_placement(rng, monkeypatch):
@@ -618,10 +631,54 @@ def test_one_chunk_records_no_placement(rng, monkeypatch):
         pp.nonzero(x)
         pp.rle_decode(*pp.rle_encode(x))
         pp.rle_decode(pp.rle_encode(pp.asarray(x)))
-    assert not {"rle/place.wgsl", "rle/window.wgsl"} & set(paths)
+    assert "rle/place.wgsl" not in paths
+    assert "rle/route.wgsl" not in paths
     with options(max_binding=4 * n - 32):
         pp.compact(x, rng.random(n) < 0.5)
+    assert "rle/route.wgsl" in paths and "rle/place.wgsl" not in paths  # chained: no placement
+    with options(max_binding=4 * n - 32):
+        pp.compact(x, rng.random(n) < 0.5, method="parle")
     assert "rle/place.wgsl" in paths
+
+
+# Chained chunks with several tiles each (small tiles): the lookback within a chunk, withheld
+# states, the staged encoder and the forced repair (recorded for every candidate window).
+CHAIN_TILES = dict(max_binding=16384, rle_wg=128, rle_vec4_per_thread=1, rle_compact_vec4_per_thread=1)
+
+
+@pytest.mark.parametrize("hooks", [{}, {"rle_withhold_period": 2}, {"rle_subgroups": False},
+                                   {"rle_max_steps": 0, "rle_max_self": 0, "rle_withhold_period": 1}])
+def test_chained_chunks_of_several_tiles(hooks, rng, poison_alloc, binding_guard, monkeypatch):
+    dev = pp.device()
+    paths = []
+    inner = dev.kernel
+    monkeypatch.setattr(dev, "kernel", lambda path, *a, **k: paths.append(path) or inner(path, *a, **k))
+    with options(**CHAIN_TILES):
+        per = rle._chain(dev).per
+        assert per >= 4 * rle._tile(dev, np.int32)
+    for n in (2 * per, 3 * per + 77):
+        across = runs_input(rng, n, "int32", max_len=50, high=3)
+        for b in range(per, n, per):  # a run across each boundary, one ending at it
+            across[b - 20:b + 30] = 7
+            across[b:] += 1
+        x = rng.integers(-9, 9, n).astype(np.int32)
+        m = rng.random(n) < 0.5
+        for xs in (across, x, np.full(n, 5, np.int32), runs_input(rng, n, "int32", max_len=3 * per)):
+            with options(**CHAIN_TILES, **hooks):
+                got = pp.rle_encode(xs)
+                res = pp.rle_encode(pp.asarray(xs))
+            check_rle(xs, got)
+            check_rle(xs, res.numpy())
+        with options(**CHAIN_TILES, **hooks):
+            kept = pp.compact(x, m)
+            gkept = pp.compact(pp.asarray(x), pp.asarray(m))
+            idx = pp.nonzero(m)
+            idx32 = pp.nonzero(pp.asarray(m.astype(np.uint32)))
+        np.testing.assert_array_equal(kept, x[m])
+        np.testing.assert_array_equal(gkept.numpy(), x[m])
+        np.testing.assert_array_equal(idx, np.flatnonzero(m))
+        np.testing.assert_array_equal(idx32.numpy(), np.flatnonzero(m))
+    assert "rle/route.wgsl" in paths and "rle/place.wgsl" not in paths
 
 
 # ------------------------------------------------------------------------- 64-bit values

@@ -1,6 +1,6 @@
 """Benchmark entries ``rle`` (``rle_encode``, ``rle_decode``) and ``compact`` (``compact``, ``nonzero``).
 
-Rows "2 chunks" force the chunked path past one storage binding on the same input (the
+Rows "binding = half" force the chunked path past one storage binding on the same input (the
 ``max_binding`` hook at about half the input's bytes): issue 41's target is >= 90% of the
 in-binding rate. Rows "int64" run 64-bit values (pairs of 32-bit words) through the public calls.
 """
@@ -14,7 +14,6 @@ from .._device import Device
 from ..compaction import (
     Compacted,
     RunLengths,
-    _chunk_len,
     _count_view,
     _record_compact,
     _record_compact_chunked,
@@ -133,12 +132,11 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
     # the same past one binding: two chunks joined, and decoding in two windows
     with dev.using(max_binding=_two_chunks(n)):
         chunked = RunLengths(res.values, res.counts, res.n_runs, None, n)
-        per = _chunk_len(dev, 4)
-        ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_rle_chunked(b, g, chunked, "fused", per)))
-        rows.append(ctx.row("rle_encode", f"fused int32 {label}, 2 chunks", n, ns, bytes_moved=4 * n,
+        ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_rle_chunked(b, g, chunked, "fused")))
+        rows.append(ctx.row("rle_encode", f"fused int32 {label}, binding = half", n, ns, bytes_moved=4 * n,
                             baseline_ns=copy_ns))
         vals, cnts = chunked.numpy()
-        assert np.array_equal(np.repeat(vals, cnts), x), "rle_encode (2 chunks) bench result is wrong"
+        assert np.array_equal(np.repeat(vals, cnts), x), "rle_encode (binding = half) bench result is wrong"
         if _runs_fit(dev, k):  # else rle_decode splits the runs on the host
             ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_decode_windows(b, gv, ends, 0, kmeta, out, k)))
             rows.append(ctx.row("rle_decode", f"int32 {label} (expand only), 2 windows", n, ns, bytes_moved=4 * n,
@@ -202,16 +200,14 @@ def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
     assert np.array_equal(idx.numpy(), np.flatnonzero(mask)), "nonzero bench result is wrong"
     # the same past one binding: two chunks placed at the running offset
     with dev.using(max_binding=_two_chunks(n)):
-        per = _chunk_len(dev, 4)
-        ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_compact_chunked(b, "compact", g, gm, res, "fused", per)))
-        rows.append(ctx.row("compact", "fused int32 half kept, 2 chunks", n, ns, bytes_moved=5 * n + 2 * n,
+        ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_compact_chunked(b, "compact", g, gm, res, "fused")))
+        rows.append(ctx.row("compact", "fused int32 half kept, binding = half", n, ns, bytes_moved=5 * n + 2 * n,
                             baseline_ns=copy_ns))
-        assert np.array_equal(res.numpy(), x[mask]), "compact (2 chunks) bench result is wrong"
-        ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_compact_chunked(b, "nonzero", gm, None, idx, "fused",
-                                                                             per)))
-        rows.append(ctx.row("nonzero", "fused bool half set, 2 chunks", n, ns, bytes_moved=n + 2 * n,
+        assert np.array_equal(res.numpy(), x[mask]), "compact (binding = half) bench result is wrong"
+        ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_compact_chunked(b, "nonzero", gm, None, idx, "fused")))
+        rows.append(ctx.row("nonzero", "fused bool half set, binding = half", n, ns, bytes_moved=n + 2 * n,
                             baseline_ns=copy_ns))
-        assert np.array_equal(idx.numpy(), np.flatnonzero(mask)), "nonzero (2 chunks) bench result is wrong"
+        assert np.array_equal(idx.numpy(), np.flatnonzero(mask)), "nonzero (binding = half) bench result is wrong"
     # 64-bit values through the public call (kept indices, then both words gathered)
     x64 = x.astype(np.int64) << 32 | 3
     g64 = asarray(x64, dev=dev)

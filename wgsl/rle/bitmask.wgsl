@@ -138,7 +138,7 @@ fn bitmask_store_tile(tile: u32, offset: u32, count: u32) {
                                    x_u32[tile_e0 + ps.w]);
             let pn = vec4<u32>(ps.yzw, p4);
             let is_last = vec4<u32>(w) + vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(last);
-            counts_vec[q] = select(pn - ps, vec4<u32>(tile_e0) + ps, is_last);
+            counts_vec[q] = select(pn - ps, vec4<u32>(tile_e0 + chain_pos()) + ps, is_last);
         } else {
             for (var j = 0u; j < 4u; j++) {
                 let k = w + j;
@@ -151,16 +151,17 @@ fn bitmask_store_tile(tile: u32, offset: u32, count: u32) {
                         pn = take(&c, r + 1u);
                     }
                     out_val[k] = x_u32[tile_e0 + ps];
-                    counts[k] = select(pn - ps, tile_e0 + ps, k == last);
+                    counts[k] = select(pn - ps, tile_e0 + chain_pos() + ps, k == last);
                 }
             }
         }
     }
     if (g_lid == 0u) {
-        head[2u * tile] = offset;
-        head[2u * tile + 1u] = 0xffffffffu;
+        let h = 2u * (tile + chain_tile());
+        head[h] = offset + chain_win();
+        head[h + 1u] = 0xffffffffu;
         if (count != 0u) {
-            head[2u * tile + 1u] = tile_e0 + pos4[0];
+            head[h + 1u] = tile_e0 + chain_pos() + pos4[0];
         }
     }
 }

@@ -42,6 +42,12 @@ struct Params {
     repair_y: u32,
     fin_per_group: u32,
     max_groups: u32,
+#if CHAINED
+    win_base: u32,        // rle/chain.wgsl: the output window's first element
+    pos_base: u32,        // the chunk's first element
+    tile_base: u32,       // tiles of the chunks before
+    has_prev: u32,        // 1 past the first chunk
+#endif
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -68,6 +74,8 @@ struct Params {
 @group(0) @binding(12) var<storage, read_write> counts_vec: array<vec4<u32>>;
 #endif
 #endif
+
+#include "rle/chain.wgsl"
 
 const WG: u32 = {{WG}}u;
 const VEC4_PER_THREAD: u32 = {{VEC4_PER_THREAD}}u;
@@ -121,9 +129,9 @@ fn item_flags(gv: u32, v: vec4<u32>, clamp: bool) -> u32 {
     // consecutive); lane 0's is the word before the span, one broadcast load for the subgroup.
     let bw = x[max(min(gv - g_lane, hi), 1u) - 1u].w;
     let up = subgroupShuffleUp(v.w, 1u);
-    let pw = select(select(bw, ~v.x, gv == 0u), up, g_lane > 0u);
+    let pw = select(select(bw, chain_prev(v.x), gv == 0u), up, g_lane > 0u);
 #else
-    let pw = select(x[max(min(gv, hi), 1u) - 1u].w, ~v.x, gv == 0u);
+    let pw = select(x[max(min(gv, hi), 1u) - 1u].w, chain_prev(v.x), gv == 0u);
 #endif
     let bits = nonzero_bits(v ^ vec4<u32>(pw, v.x, v.y, v.z));
 #else
@@ -278,8 +286,8 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f:
         }
     }
     if (g_lid == 0u && count == 0u) {
-        head[2u * tile] = offset;
-        head[2u * tile + 1u] = 0xffffffffu;
+        head[2u * (tile + chain_tile())] = offset + chain_win();
+        head[2u * (tile + chain_tile()) + 1u] = 0xffffffffu;
     }
 #endif
 }

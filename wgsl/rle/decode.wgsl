@@ -18,6 +18,8 @@ struct Params {
     n_vec4: u32,     // output vec4 words
     shift: u32,
     n_groups: u32,
+    lo: u32,         // an output window [lo, lo + len) of a larger result: run ends are clamped to it
+    len: u32,        // (runs outside it have length 0); 0 and 0xffffffff for a whole result
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -44,7 +46,7 @@ const EPI: u32 = WPI * EPW;  // elements per invocation
 var<private> n_runs: u32;
 
 fn end_of(r: u32) -> u32 {
-    return ends[min(r, n_runs - 1u) + params.shift];
+    return min(max(ends[min(r, n_runs - 1u) + params.shift], params.lo), params.lo + params.len) - params.lo;
 }
 
 #include "rle/run_search.wgsl"

@@ -2,6 +2,7 @@
 // declare store_tile, finish_total, partials, tile_state, repair_args and params identically:
 // RTS_REDUCE writes the tile's count; RTS_DOWNSWEEP stores with the scanned partial; the single
 // pass looks back for the tile's offset, stores, and the last tile to finish arms the repair.
+// Offsets and the total are the chunk's own plus what came before (rle/chain.wgsl; 0 unchained).
 // Called by the whole workgroup.
 fn end_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f: ptr<function, array<u32, VEC4_PER_THREAD>>,
             pre: ptr<function, array<u32, VEC4_PER_THREAD>>, aggregate: u32) {
@@ -12,9 +13,9 @@ fn end_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f: p
     }
 #elif RTS_DOWNSWEEP
     let prefix = partials[tile];
-    store_tile(tile, v, f, pre, prefix, aggregate);
+    store_tile(tile, v, f, pre, prefix + chain_shift(), aggregate);
     if (lid == 0u && tile == params.n_tiles - 1u) {
-        finish_total(prefix + aggregate);
+        finish_total(prefix + aggregate + chain_before());
     }
 #else
     let withhold = withholds(tile, params.withhold_period);
@@ -44,10 +45,10 @@ fn end_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f: p
                 publish_state(tile, FLAG_INCLUSIVE, prefix + aggregate);
             }
             if (tile == params.n_tiles - 1u) {
-                finish_total(prefix + aggregate);
+                finish_total(prefix + aggregate + chain_before());
             }
         }
-        store_tile(tile, v, f, pre, prefix, aggregate);
+        store_tile(tile, v, f, pre, prefix + chain_shift(), aggregate);
     }
 #if ARM_REPAIR
     // Word 3 counts finished tiles (times 2) with a give-up bit in bit 0: the last tile to finish

@@ -3,10 +3,15 @@
 // starts, which is the first run start of the next tile that has one (its output index R is the
 // run after it), or n after the last run. Invocation t < n_tiles handles tile t's first run; the
 // invocation t == n_tiles handles the end. Each placeholder is fixed by exactly one invocation.
+// `counts` is bound at the output window [lo, lo + len): placeholders outside it are left to the
+// dispatch of their own window (chained chunks past one binding: `head` then holds every chunk's
+// tiles, with global run indices and positions; rle/chain.wgsl).
 
 struct Params {
     n: u32,
     n_tiles: u32,
+    lo: u32,
+    len: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -28,7 +33,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         r = head[2u * t];
         p = head[2u * t + 1u];
     }
-    if (p != 0xffffffffu && r > 0u) {
-        counts[r - 1u] = p - counts[r - 1u];
+    if (p != 0xffffffffu && r > params.lo && r - 1u - params.lo < params.len) {
+        let k = r - 1u - params.lo;
+        counts[k] = p - counts[k];
     }
 }

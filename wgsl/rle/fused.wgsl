@@ -31,6 +31,12 @@ struct Params {
     repair_y: u32,
     fin_per_group: u32,   // items per workgroup of the finishing pass (its indirect grid)
     max_groups: u32,      // the device's grid limit per dimension
+#if CHAINED
+    win_base: u32,        // rle/chain.wgsl: the output window's first element
+    pos_base: u32,        // the chunk's first element
+    tile_base: u32,
+    has_prev: u32,
+#endif
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -52,6 +58,8 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> out_idx: array<u32>;
 #endif
 #endif
+
+#include "rle/chain.wgsl"
 
 const WG: u32 = {{WG}}u;
 const VEC4_PER_THREAD: u32 = {{VEC4_PER_THREAD}}u;
@@ -285,7 +293,7 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f:
         for (var k = base + g_lid; k < end; k += WG) {
             let s = stage[k - base];
 #if WRITE_IDX
-            out_idx[offset + k] = tile_e0 + s;
+            out_idx[offset + k] = tile_e0 + chain_pos() + s;
 #endif
         }
         workgroupBarrier();

@@ -51,21 +51,21 @@ fn stage_round(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f
             let ps = vec4<u32>(stage_pos[s], stage_pos[s + 1u], stage_pos[s + 2u], stage_pos[s + 3u]);
             let pn = vec4<u32>(ps.yzw, stage_pos[s + 4u]);
             let is_last = vec4<u32>(w) + vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(last);
-            counts_vec[q] = select(pn - ps, vec4<u32>(tile_e0) + ps, is_last);
+            counts_vec[q] = select(pn - ps, vec4<u32>(tile_e0 + chain_pos()) + ps, is_last);
         } else {
             for (var c = 0u; c < 4u; c++) {
                 let k = w + c;
                 if (k >= lo && k < hi) {
                     out_val[k] = stage[k - lo];
                     let ps = stage_pos[k - lo];
-                    counts[k] = select(stage_pos[k - lo + 1u] - ps, tile_e0 + ps, k == last);
+                    counts[k] = select(stage_pos[k - lo + 1u] - ps, tile_e0 + chain_pos() + ps, k == last);
                 }
             }
         }
     }
     if (g_lid == 0u && base == 0u) {
-        head[2u * tile] = offset;
-        head[2u * tile + 1u] = tile_e0 + stage_pos[0];
+        head[2u * (tile + chain_tile())] = offset + chain_win();
+        head[2u * (tile + chain_tile()) + 1u] = tile_e0 + chain_pos() + stage_pos[0];
     }
     workgroupBarrier();
 }
