@@ -502,22 +502,21 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     edge_grids = [] if reg and W % _B == 0 and H % _B == 0 else [st["tiles"]]
     rd = _filter_defines(st)
     if reg:
-        # Tiles meeting the boundary weights (slower: dot products) launch first (FRAME_FIRST).
-        pa = dict(p, **_frame(full, (p["lo_L"], p["hi_L"], p["lo_R"], p["hi_R"]),
-                              (q["lo_L"], q["hi_L"], q["lo_R"], q["hi_R"])))
-        n = full[0] * full[1]
-        interior = (pa["fr_lhi"] - pa["fr_llo"]) * (pa["fr_khi"] - pa["fr_klo"])
-        ff = 0 < interior < n and bands is None
-        gx = min(n, dev.max_groups)
         # Without boundary weights (zero boundaries) the dot products' code is compiled out: even
         # never run, it cost the order-2 filter 1.6 us on the H100 (registers).
-        nob = all(r[1] <= r[0] for r in ((p["lo_L"], p["hi_L"]), (p["lo_R"], p["hi_R"]),
-                                         (q["lo_L"], q["hi_L"]), (q["lo_R"], q["hi_R"])))
-        ka = kern("filters/recfilter_reg.wgsl", defines={"PASS_A": True, "FRAME_FIRST": ff, "NO_BOUNDARY": nob, **rd})
-        for pw, grid, io in ([(pa, (gx, -(-n // gx), C), {"src": _nd.bound(src)})] if ff
-                             else _windows(pa, full, bands, src=src)):
-            b.dispatch(ka, grid, params=pw, **io, carry=st["carry"], wts=wts, bpart=st["bpart"], carry2=st2["carry"],
-                       bpart2=st2["bpart"])
+        rows_rg, cols_rg = (p["lo_L"], p["hi_L"], p["lo_R"], p["hi_R"]), (q["lo_L"], q["hi_L"], q["lo_R"], q["hi_R"])
+        nob = all(r[1] <= r[0] for r in (rows_rg[:2], rows_rg[2:], cols_rg[:2], cols_rg[2:]))
+        for pw, grid, io in _windows(p, full, bands, src=src):
+            # Tiles meeting the boundary weights (slower: dot products) launch first (FRAME_FIRST;
+            # a band's frame of its own blocks).
+            fr = _frame(grid, tuple(r - pw["kc0"] * _B for r in rows_rg), cols_rg)
+            n = grid[0] * grid[1]
+            ff = 0 < (fr["fr_lhi"] - fr["fr_llo"]) * (fr["fr_khi"] - fr["fr_klo"]) < n
+            gx = min(n, dev.max_groups)
+            ka = kern("filters/recfilter_reg.wgsl", defines={"PASS_A": True, "FRAME_FIRST": ff, "NO_BOUNDARY": nob,
+                                                             **rd})
+            b.dispatch(ka, (gx, -(-n // gx), C) if ff else grid, params=dict(pw, **fr), **io, carry=st["carry"],
+                       wts=wts, bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
     for groups in edge_grids:
         ke = kern("filters/recfilter_pass_a.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"],
                                                            "EDGES": reg, **td})

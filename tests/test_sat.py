@@ -578,6 +578,34 @@ def test_recursive_filters_bands_in_place(shape, monkeypatch, rng):
             np.testing.assert_array_equal(got, unchunked)
 
 
+def test_recursive_filters_bands_frame_first(monkeypatch, rng):
+    """Bands down the columns launch each band's tiles that meet the boundary weights first (a
+    frame of the band's own blocks, FRAME_FIRST): the unchunked result bit for bit, poisoned output."""
+    dev = pp.device()
+    frames = []
+    orig = rf._frame
+
+    def spy(*args):
+        fr = orig(*args)
+        frames.append((args[0], fr))
+        return fr
+
+    monkeypatch.setattr(rf, "_frame", spy)
+    x = rng.standard_normal((448, 512)).astype(np.float32)
+    g = pp.asarray(x)
+    gb0, ga = _gaussian_coefs(3.0)
+    ps = (*_coefs(gb0, ga, "test"), True, True)
+    unchunked = rf._filter_gpu(g, [ps], (0, 1), "reflect", "block", "test").numpy()
+    frames.clear()
+    out = poisoned(x.shape, np.float32)
+    with dev.using(max_binding=4 * 512 * 128 + 4):
+        rf._filter_gpu(g, [ps], (0, 1), "reflect", "block", "test", out=out)
+    np.testing.assert_array_equal(out.numpy(), unchunked)
+    assert len(frames) == 4  # bands of two blocks (7 blocks)
+    assert all(0 < (f["fr_lhi"] - f["fr_llo"]) * (f["fr_khi"] - f["fr_klo"]) < grid[0] * grid[1]
+               for grid, f in frames[:3]), frames
+
+
 def test_bspline_prefilter_chunked(rng):
     dev = pp.device()
     x = rng.standard_normal((203, 45)).astype(np.float32)

@@ -299,7 +299,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let ft = tile_of(ti);
     let lb = ft.x;
-    let k = ft.y;
+    let k = ft.y + params.kc0;  // a band's frame counts its blocks from kc0
 #else
     let lb = wid.x;
     let k = wid.y + params.kc0;  // 0 but in a band of rows
