@@ -59,8 +59,9 @@ class Config:
 
 # ------------------------------------------------------------------ code generation
 @lru_cache(maxsize=64)
-def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
-    """Defines (including generated code blocks) for ``wgsl/conv/correlate.wgsl``."""
+def _generate(kd: int, kh: int, kw: int, cfg: Config, split: bool = False) -> dict:
+    """Defines (including generated code blocks) for ``wgsl/conv/correlate.wgsl`` (``split``: each
+    kernel of the block writes through a binding of its own, ``result0``, ``result1``, ...)."""
     u, kb = cfg.u, cfg.kb
     vec = kb % 4 == 0
     kbq = kb // 4 if vec else kb
@@ -114,6 +115,9 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
             body += plane_block("            ", z)
             body.append("        }")
 
+    def res(kk: int) -> str:
+        return f"result{kk}" if split else "result"
+
     store = []
     tx_total = cfg.wgx * u
     if cfg.cs:
@@ -128,15 +132,16 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
                         store.append(f"    tile[tphys(ty * ROWV4 + tx * {u // 4}u + {m}u)] = vec4<f32>({vals});")
                     store.append("    workgroupBarrier();")
                     store.append(f"    if (z + {z}u < params.z1 && params.k0 + {kk}u < params.nk) {{")
-                    store.append(f"        let ob = obase0 + (params.k0 + {kk}u) * slab + (z + {z}u) * plane;")
+                    store.append(f"        let ob = obase0 + (params.k0 + {kk}u) * slab + (z + {z}u) * plane"
+                                 + (f" - params.ob{kk};" if split else ";"))
                     for m in range(u):
                         store.append("        {")
                         store.append(f"            let i = lid + {m * cfg.wgx * cfg.wgy}u;")
                         store.append(f"            let row = i / {tx_total}u;")
                         store.append(f"            let col = i - row * {tx_total}u;")
-                        store.append("            if (y0 + row < params.oy && x0 + col < params.ox) {")
+                        store.append("            if (y0 + row < params.y_end && x0 + col < params.ox) {")
                         store.append("                let c4 = col / 4u;")
-                        store.append("                result[ob + row * params.ox + col] = "
+                        store.append(f"                {res(kk)}[ob + row * params.ox + col] = "
                                      "tile[row * ROWP + c4 + c4 / SWZ][col % 4u];")
                         store.append("            }")
                         store.append("        }")
@@ -148,10 +153,11 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
             for c in range(4 if vec else 1):
                 kk = q * 4 + c if vec else q
                 store.append(f"        if (params.k0 + {kk}u < params.nk) {{")
-                store.append(f"            let ob = obase + (params.k0 + {kk}u) * slab;")
+                store.append(f"            let ob = obase + (params.k0 + {kk}u) * slab"
+                             + (f" + params.out_base - params.ob{kk};" if split else ";"))
                 for i in range(u):
                     v = f"a{z}_{i}_{q}.{comps[c]}" if vec else f"a{z}_{i}_{q}"
-                    store.append(f"            if (xo + {i}u < params.ox) {{ result[ob + {i}u] = {v}; }}")
+                    store.append(f"            if (xo + {i}u < params.ox) {{ {res(kk)}[ob + {i}u] = {v}; }}")
                 store.append("        }")
         store.append("    }")
     rowv4 = -(-(cfg.wgx * u + kw - 1) // 4)
@@ -193,6 +199,8 @@ def _generate(kd: int, kh: int, kw: int, cfg: Config) -> dict:
         "TILE_P": (cfg.wgy + kh - 1) * (rowv4 + ((rowv4 - 1) // swz if pad else 0)),
         "WTYPE": "vec4<f32>" if vec else "f32",
         "ACC_DECL": "\n".join(acc), "BODY": "\n".join(body), "STORE": "\n".join(store),
+        "SPLIT": split, "RESULT_DECL": "\n".join(f"@group(0) @binding({3 + j}) var<storage, read_write> result{j}: "
+                                                "array<f32>;" for j in range(kb if split else 0)),
     }
 
 
@@ -381,8 +389,10 @@ def correlate(volume, kernels, mode: str = "reflect", cval: float = 0.0, origin:
     -----
     Volumes are bound a few planes at a time; where one plane passes the device's largest
     storage binding, by bands of output rows, each read with the ``kh - 1`` rows its window
-    reaches: the same sums as unchunked (a band costs a copy of its rows in and of its results
-    out). uint8 3-D volumes whose planes are not whole 4-byte words are then read as float32.
+    reaches: the same sums as unchunked. A 2-D image (one plane) binds each band's input and
+    result rows in place, every kernel's through a binding of its own, as few bands as fit; a
+    volume of several planes copies a band's rows in and its results out. uint8 3-D volumes
+    whose planes are not whole 4-byte words are then read as float32.
 
     Examples
     --------
@@ -441,9 +451,14 @@ def correlate(volume, kernels, mode: str = "reflect", cval: float = 0.0, origin:
                                "bytes); " + ("use fewer kernels per call" if k > 1 else "use a smaller volume"))
     cfg = config or _cached_config(dev, ksize, k, g.dtype) or default_config(dev, ksize, k)
     cfg = _fit(dev, ksize, k, cfg)
-    # A pass over a block of kernels binds one output plane of each at least: shrink the block to fit.
     max_binding = dev.binding_limit
     plane_bytes = 4 * oshape[1] * oshape[2]
+    isz = g.dtype.itemsize
+    # One plane whose input or block of results passes a binding: bands of rows bound in place.
+    rows = nz == 1 and not (((cfg.kb - 1) * oshape[0] + 1) * plane_bytes + dev.storage_align <= max_binding
+                            and _planes_fit(dev, kd + cfg.uz - 1, ny * nx * isz, plane_bytes))
+    # A pass over a block of kernels binds one output plane of each at least: shrink the block to fit.
+    cfg_rows = cfg
     while cfg.kb > 1 and ((cfg.kb - 1) * oshape[0] + 1) * plane_bytes + dev.storage_align > max_binding:
         cfg = replace(cfg, kb=cfg.kb // 2 if cfg.kb > 4 else 1)
     rshape = (k, *oshape[1:]) if twod else (k, *oshape)
@@ -454,11 +469,12 @@ def correlate(volume, kernels, mode: str = "reflect", cval: float = 0.0, origin:
         out = GpuArray.empty((k, *oshape), np.float32, dev)
     elif out.shape != rshape or out.dtype != np.float32:
         raise InputError(_NAME, f"out must be a float32 GpuArray of shape {rshape}, got {out.dtype} {out.shape}")
-    isz = g.dtype.itemsize
     fits = _planes_fit(dev, kd + cfg.uz - 1, ny * nx * isz, 4 * oshape[1] * oshape[2])
     if not fits and isz == 1 and nz > 1 and (ny * nx) % 4 and host is not None:
         g = asarray(np.asarray(host, np.float32), dev=dev)  # bands of planes not of whole words: as float32 (exact)
-    if fits:
+    if rows:
+        _run_rows(dev, g, w.reshape(k, kd, kh, kw), vol_shape, ksize, oshape, off, bdefine, out, cfg_rows)
+    elif fits:
         _run(dev, g, w.reshape(k, kd, kh, kw), vol_shape, ksize, oshape, off, bdefine, out, cfg)
     else:  # one plane passes a storage binding: bands of rows
         _run_bands(dev, g, w.reshape(k, kd, kh, kw), vol_shape, ksize, oshape, off, bdefine, out, cfg,
@@ -526,6 +542,69 @@ def _planes_fit(dev: Device, planes_in: int, plane_in: int, plane_out: int) -> b
     return planes_in * plane_in + align + 4 <= lim and plane_out + align <= lim
 
 
+def _run_rows(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off, boundary: str,
+              out: GpuArray, cfg: Config) -> None:
+    """:func:`_run` for one plane (a 2-D image) whose input, or whose results of a block of
+    kernels, pass one storage binding: bands of output rows, as few as the binding allows and of
+    even heights, each a dispatch per kernel block that binds its input rows (those its kernel
+    window reaches, boundary rows included) and each kernel's result rows in place, as ranges of
+    the original buffers (starts rounded down to the storage alignment; the kernel is told the
+    element where each range starts). Each kernel of a block writes through a binding of its own
+    (``SPLIT``), so the block is as in one binding and every output is the same sum of the same
+    products as the unchunked call, bit for bit. Every band goes into one batch: no copies, no
+    scratch."""
+    _, ny, nx = vol_shape
+    kd, kh, kw = ksize
+    _, oy, ox = oshape
+    k = w.shape[0]
+    isz = g.dtype.itemsize
+    row_in, row_out = nx * isz, 4 * ox
+    lim, align = dev.binding_limit, dev.storage_align
+    # a block of kb kernels binds the volume, the weights and kb results
+    kb = min(cfg.kb, 8, max(1, int(dev.limits.get("max-storage-buffers-per-shader-stage", 8)) - 2))
+    if kb > 4:
+        kb = kb // 4 * 4
+    cfg = replace(cfg, kb=kb, uz=1)
+    # a band's bindings: its output rows of one kernel, and the <= per + kh - 1 input rows they
+    # read (each range's start rounded down to the alignment: < align bytes more; uint8: up to a word)
+    most = min((lim - align) // row_out, (lim - align - 4) // row_in - (kh - 1))
+    if most < 1:
+        raise DeviceLimitError(_NAME, f"a band of one output row with the kernel's {kh - 1} rows of overlap needs "
+                               f"more than the device's largest storage binding ({lim} bytes)")
+    nb = -(-oy // most)
+    per = -(-oy // nb)  # as few bands as fit, of even heights
+    if -(-per // cfg.wgy) * cfg.wgy <= most:
+        per = -(-per // cfg.wgy) * cfg.wgy  # whole rows of workgroups where that costs no band
+    kern, wbuf, wblock, nkb = _kernel(dev, g, w, ksize, boundary, cfg, split=True)
+    gx = -(-ox // (cfg.wgx * cfg.u))
+    b = dev.batch()
+    for y0 in range(0, oy, per):
+        y1 = min(oy, y0 + per)
+        rows = _bmap(np.arange(y0 - off[1], y1 - 1 + kh - off[1]), ny, boundary)
+        ilo = g.byte_offset + int(rows.min()) * row_in
+        ihi = min(g.buffer.size, -(-(g.byte_offset + (int(rows.max()) + 1) * row_in) // 4) * 4)
+        ilo -= ilo % align
+        if ihi - ilo > lim:  # cannot happen: the rows read lie within the band's window
+            raise DeviceLimitError(_NAME, f"the input rows of a band pass the storage binding ({lim} bytes)")
+        for blk in range(nkb):
+            k0, k1 = blk * kb, min(k, blk * kb + kb)
+            res, obs = {}, {}
+            for j in range(kb):
+                kk = k0 + min(j, k1 - k0 - 1)  # a block short of kernels binds its last one again (never written)
+                olo = out.byte_offset + (kk * oy + y0) * row_out
+                ohi = out.byte_offset + (kk * oy + y1) * row_out
+                olo -= olo % align
+                res[f"result{j}"] = Binding(out.buffer, olo, ohi - olo)
+                obs[f"ob{j}"] = (olo - out.byte_offset) // 4
+            params = {"nx": nx, "ny": ny, "nz": 1, "in_base": (ilo - g.byte_offset) // isz,
+                      "ox": ox, "oy": oy, "oz": 1, "out_base": 0, "z0": 0, "z1": 1,
+                      "offx": off[2], "offy": off[1], "offz": off[0], "k0": k0, "nk": k, "w_base": 0,
+                      "y_org": y0, "y_end": y1, **_NO_SPLIT, **obs}
+            b.dispatch(kern, (gx, -(-(y1 - y0) // cfg.wgy), 1), params=params,
+                       volume=Binding(g.buffer, ilo, ihi - ilo), weights=Binding(wbuf, blk * wblock, wblock), **res)
+    b.submit()
+
+
 def _run_bands(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off, boundary: str,
                out: GpuArray, cfg: Config, valid: bool) -> None:
     """:func:`_run` for volumes whose planes pass one storage binding: bands of output rows, each
@@ -581,11 +660,10 @@ def _run_bands(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape
         b.submit()
 
 
-def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off, boundary: str,
-         out: GpuArray, cfg: Config) -> None:
-    nz, ny, nx = vol_shape
+def _kernel(dev: Device, g: GpuArray, w: np.ndarray, ksize, boundary: str, cfg: Config, split: bool = False):
+    """The correlate kernel for this launch configuration and the weights it reads: ``(kernel,
+    weights buffer, bytes of one kernel block's weights, kernel blocks)``."""
     kd, kh, kw = ksize
-    oz, oy, ox = oshape
     k = w.shape[0]
     kb = cfg.kb
     nkb = -(-k // kb)
@@ -598,7 +676,7 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
     wpad = np.zeros((nkb, wblock // 4), np.float32)
     wpad[:, :wp.shape[1]] = wp
     wbuf = dev.constant(wpad, label="correlate weights")  # uploaded once per set of kernels
-    defines = dict(_generate(kd, kh, kw, cfg))
+    defines = dict(_generate(kd, kh, kw, cfg, split))
     if _is_cpu(dev):
         # Lavapipe silently ends loops past 65,535 trips per invocation: refuse rather than be wrong.
         nt = cfg.wgx * cfg.wgy
@@ -609,7 +687,20 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
     defines["U8"] = g.dtype == np.uint8
     defines["BOUNDARY_CONSTANT"] = boundary == "constant"
     defines["BOUNDARY_REFLECT"] = boundary == "reflect"
-    kern = dev.kernel("conv/correlate.wgsl", defines=defines)
+    return dev.kernel("conv/correlate.wgsl", defines=defines), wbuf, wblock, nkb
+
+
+_NO_SPLIT = {f"ob{j}": 0 for j in range(8)}
+
+
+def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off, boundary: str,
+         out: GpuArray, cfg: Config) -> None:
+    nz, ny, nx = vol_shape
+    kd, kh, kw = ksize
+    oz, oy, ox = oshape
+    k = w.shape[0]
+    kb = cfg.kb
+    kern, wbuf, wblock, nkb = _kernel(dev, g, w, ksize, boundary, cfg)
     isz = g.dtype.itemsize
     plane_in = ny * nx
     plane_out = ox * oy
@@ -653,7 +744,7 @@ def _run(dev: Device, g: GpuArray, w: np.ndarray, vol_shape, ksize, oshape, off,
                 "ox": ox, "oy": oy, "oz": oz, "out_base": (olo - out.byte_offset) // 4, "z0": zs,
                 "z1": zs + zc,
                 "offx": off[2], "offy": off[1], "offz": off[0], "k0": k0, "nk": k,
-                "w_base": 0,
+                "w_base": 0, "y_org": 0, "y_end": oy, **_NO_SPLIT,
             }
             b.dispatch(kern, (tiles[0], tiles[1], -(-zc // cfg.uz)), params=params,
                        volume=Binding(g.buffer, ilo, ihi - ilo), weights=Binding(wbuf, blk * wblock, wblock),

@@ -54,8 +54,8 @@ import wgpu
 
 from . import _ndimage as _nd
 from ._array import GpuArray, asarray
-from ._device import takes_device
-from ._errors import DeviceLimitError, InputError
+from ._device import Binding, takes_device
+from ._errors import InputError
 
 _B = 64  # block length (wgsl/filters/recfilter_tiles.wgsl)
 _MODES = {"zero": 0, "nearest": 1, "reflect": 2, "mirror": 3, "wrap": 4}
@@ -354,7 +354,7 @@ def _axis_plan(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: b
          "lo_L": 0, "hi_L": 0, "lo_R": 0, "hi_R": 0, "K2": 0, "lo_L2": 0, "hi_L2": 0, "lo_R2": 0, "hi_R2": 0,
          "woff2": 0, "b0": b0, "a1": a[0], "a2": a[1], "a3": a[2], "gain": 1.0,
          "fr_w": 0, "fr_h": 0, "fr_llo": 0, "fr_lhi": 0, "fr_klo": 0, "fr_khi": 0,
-         "kc0": 0}
+         "kc0": 0, "soff": 0, "doff": 0}
     if method == "rt":
         if 2 * N + 2 * L > _LOOP_CAP:
             raise InputError("recursive_filter", f"method='rt' handles lines up to {_LOOP_CAP // 2 - L} samples "
@@ -410,11 +410,12 @@ def _record_rt(b, dev, st: dict, src: GpuArray, dst: GpuArray) -> None:
                params=p, src=_nd.bound(src), dst=_nd.bound(dst))
 
 
-def _record_a_fix(b, dev, st: dict, src: GpuArray) -> None:
-    p = st["p"]
+def _record_a_fix(b, dev, st: dict, src: GpuArray, bands: list | None = None) -> None:
     defines = {"BLOCK_A": True, "FAST_POS": st["fast"], "VEC4": st["vec4"], **_tile_defines(st)}
-    b.dispatch(dev.kernel("filters/recfilter_pass_a.wgsl", defines=defines), st["tiles"], params=p, src=_nd.bound(src),
-               carry=st["carry"], wts=_weights_buffer(dev, st["w"]), bpart=st["bpart"], **_tile_binds(st))
+    wts = _weights_buffer(dev, st["w"])
+    for p, grid, io in _windows(st["p"], st["tiles"], bands, src=src):
+        b.dispatch(dev.kernel("filters/recfilter_pass_a.wgsl", defines=defines), grid, params=p, **io,
+                   carry=st["carry"], wts=wts, bpart=st["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
 
 
@@ -429,30 +430,54 @@ def _record_fix(b, dev, st: dict) -> None:
                params=p, carry=st["carry"], mats=st["mats"], bpart=st["bpart"])
 
 
-def _window(p: dict, grid: tuple, win: tuple[int, int] | None) -> tuple[dict, tuple]:
-    """Params and grid of a pass C down the columns run only on position blocks ``win`` = (k0, k1)
-    (a band of rows writing only its own rows: ``kc0``, wgsl/filters/recfilter_tiles.wgsl tile_k)."""
-    if win is None:
-        return p, grid
-    k0 = win[0]
-    return dict(p, kc0=k0), (grid[0], max(0, min(grid[1], win[1]) - k0), grid[2])
+def _band_binding(a: GpuArray, k0: int, k1: int) -> tuple[Binding, int]:
+    """Rows of position blocks ``k0:k1`` of ``a`` (an image bound whole elsewhere) as a binding of
+    their own, its start rounded down to the storage alignment, and the element where it starts."""
+    row = a.nbytes // a.shape[0]
+    start = a.byte_offset + k0 * _B * row
+    start -= start % a.device.storage_align
+    end = a.byte_offset + min(a.shape[0], k1 * _B) * row
+    size = min(a.buffer.size - start, -(-(end - start) // 16) * 16)
+    return Binding(a.buffer, start, size), (start - a.byte_offset) // 4
 
 
-def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray, win: tuple[int, int] | None = None) -> None:
-    p, tiles = _window(st["p"], st["tiles"], win)
+def _windows(p: dict, grid: tuple, bands: list | None, src: GpuArray | None = None, dst: GpuArray | None = None):
+    """``[(params, grid, bindings)]`` of a tile pass down the columns: over the whole image
+    (``bands`` None), else once per band of position blocks ``(k0, k1)``, its grid's y from ``k0``
+    (``kc0``) and ``src`` / ``dst`` bound as those blocks' rows alone (``soff`` / ``doff``: where
+    each bound range starts). ``dst is src``: in place, bound as ``dst``."""
+    if bands is None:
+        io = {"dst": _nd.bound(dst)} if dst is not None else {}
+        if src is not None and src is not dst:
+            io["src"] = _nd.bound(src)
+        return [(p, grid, io)]
+    out = []
+    for k0, k1 in bands:
+        n = min(grid[1], k1) - k0
+        if n <= 0:
+            continue
+        q, io = dict(p, kc0=k0), {}
+        if dst is not None:
+            io["dst"], q["doff"] = _band_binding(dst, k0, k1)
+        if src is not None and src is not dst:
+            io["src"], q["soff"] = _band_binding(src, k0, k1)
+        out.append((q, (grid[0], n, grid[2]), io))
+    return out
+
+
+def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray, bands: list | None = None) -> None:
     defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst, "VEC4": st["vec4"],
                **_tile_defines(st)}
-    binds = {"dst": _nd.bound(dst), "carry": st["carry"], **_tile_binds(st)}
-    if src is not dst:
-        binds["src"] = _nd.bound(src)
-    b.dispatch(dev.kernel("filters/recfilter_pass_c.wgsl", defines=defines), tiles, params=p, **binds)
+    for p, grid, io in _windows(st["p"], st["tiles"], bands, src=src, dst=dst):
+        b.dispatch(dev.kernel("filters/recfilter_pass_c.wgsl", defines=defines), grid, params=p, **io,
+                   carry=st["carry"], **_tile_binds(st))
 
 
 def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray, job: tuple,
-                       win: tuple[int, int] | None = None) -> None:
+                       bands: list | None = None) -> None:
     """A column pass then a row pass of the same filter, overlapped (Nehab et al. 2011, Alg. 5):
-    the image is read twice (stage A, stage C) and written once (``win``: only the rows of those
-    position blocks, see :func:`_window`)."""
+    the image is read twice (stage A, stage C) and written once (``bands``: the tile passes run
+    band by band of position blocks, see :func:`_windows`; the carries chain over the whole image)."""
     _, _, a, _, causal, anti = job
     p = dict(st["p"])
     q = st2["p"]
@@ -475,43 +500,43 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
     full = (W // _B, H // _B, C)
     reg = full[0] * full[1] > 0 and dev.hooks.recfilter_regtile
     edge_grids = [] if reg and W % _B == 0 and H % _B == 0 else [st["tiles"]]
-    io = {"dst": _nd.bound(dst)} if src is dst else {"src": _nd.bound(src), "dst": _nd.bound(dst)}
     rd = _filter_defines(st)
     if reg:
-        # Tiles meeting the boundary weights (slower: dot products) launch first (FRAME_FIRST).
-        pa = dict(p, **_frame(full, (p["lo_L"], p["hi_L"], p["lo_R"], p["hi_R"]),
-                              (q["lo_L"], q["hi_L"], q["lo_R"], q["hi_R"])))
-        n = full[0] * full[1]
-        interior = (pa["fr_lhi"] - pa["fr_llo"]) * (pa["fr_khi"] - pa["fr_klo"])
-        ff = 0 < interior < n
-        gx = min(n, dev.max_groups)
         # Without boundary weights (zero boundaries) the dot products' code is compiled out: even
         # never run, it cost the order-2 filter 1.6 us on the H100 (registers).
-        nob = all(r[1] <= r[0] for r in ((p["lo_L"], p["hi_L"]), (p["lo_R"], p["hi_R"]),
-                                         (q["lo_L"], q["hi_L"]), (q["lo_R"], q["hi_R"])))
-        b.dispatch(kern("filters/recfilter_reg.wgsl", defines={"PASS_A": True, "FRAME_FIRST": ff, "NO_BOUNDARY": nob,
-                                                           **rd}),
-                   (gx, -(-n // gx), C) if ff else full, params=pa, src=_nd.bound(src), carry=st["carry"], wts=wts,
-                   bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
+        rows_rg, cols_rg = (p["lo_L"], p["hi_L"], p["lo_R"], p["hi_R"]), (q["lo_L"], q["hi_L"], q["lo_R"], q["hi_R"])
+        nob = all(r[1] <= r[0] for r in (rows_rg[:2], rows_rg[2:], cols_rg[:2], cols_rg[2:]))
+        for pw, grid, io in _windows(p, full, bands, src=src):
+            # Tiles meeting the boundary weights (slower: dot products) launch first (FRAME_FIRST;
+            # a band's frame of its own blocks).
+            fr = _frame(grid, tuple(r - pw["kc0"] * _B for r in rows_rg), cols_rg)
+            n = grid[0] * grid[1]
+            ff = 0 < (fr["fr_lhi"] - fr["fr_llo"]) * (fr["fr_khi"] - fr["fr_klo"]) < n
+            gx = min(n, dev.max_groups)
+            ka = kern("filters/recfilter_reg.wgsl", defines={"PASS_A": True, "FRAME_FIRST": ff, "NO_BOUNDARY": nob,
+                                                             **rd})
+            b.dispatch(ka, (gx, -(-n // gx), C) if ff else grid, params=dict(pw, **fr), **io, carry=st["carry"],
+                       wts=wts, bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
     for groups in edge_grids:
-        b.dispatch(kern("filters/recfilter_pass_a.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"],
-                                                          "EDGES": reg, **td}),
-                   groups, params=p, src=_nd.bound(src), carry=st["carry"], wts=wts, bpart=st["bpart"],
-                   carry2=st2["carry"], bpart2=st2["bpart"], **_tile_binds(st))
+        ke = kern("filters/recfilter_pass_a.wgsl", defines={"BLOCK_A": True, "OVERLAP": True, "VEC4": st["vec4"],
+                                                           "EDGES": reg, **td})
+        for pw, grid, io in _windows(p, groups, bands, src=src):
+            b.dispatch(ke, grid, params=pw, **io, carry=st["carry"], wts=wts, bpart=st["bpart"],
+                       carry2=st2["carry"], bpart2=st2["bpart"], **_tile_binds(st))
     _record_fix(b, dev, st)
     b.dispatch(kern("filters/recfilter_row_corr.wgsl", defines={"ROW_CORR": True, **_filter_defines(st)}), st["tiles"],
                params=p, carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
     _record_fix(b, dev, st2)
-    pc, full_c = _window(p, full, win)
-    if reg and full_c[1] > 0:
-        b.dispatch(kern("filters/recfilter_reg.wgsl", defines={"PASS_C": True, "IN_PLACE": src is dst, **rd}), full_c,
-                   params=pc, **io, carry=st["carry"], carry2=st2["carry"])
+    if reg:
+        kc = kern("filters/recfilter_reg.wgsl", defines={"PASS_C": True, "IN_PLACE": src is dst, **rd})
+        for pw, grid, io in _windows(p, full, bands, src=src, dst=dst):
+            if grid[1] > 0:
+                b.dispatch(kc, grid, params=pw, **io, carry=st["carry"], carry2=st2["carry"])
     for groups in edge_grids:
-        pc, groups_c = _window(p, groups, win)
-        b.dispatch(kern("filters/recfilter_pass_c.wgsl", defines={"BLOCK_C": True, "OVERLAP": True,
-                                                                  "IN_PLACE": src is dst, "VEC4": st["vec4"],
-                                                                  "EDGES": reg, **td}),
-                   groups_c, params=pc, **io, carry=st["carry"], carry2=st2["carry"], **_tile_binds(st))
+        ke = kern("filters/recfilter_pass_c.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst,
+                                                           "VEC4": st["vec4"], "EDGES": reg, **td})
+        for pw, grid, io in _windows(p, groups, bands, src=src, dst=dst):
+            b.dispatch(ke, grid, params=pw, **io, carry=st["carry"], carry2=st2["carry"], **_tile_binds(st))
 
 
 def _frame(full: tuple, rows: tuple, cols: tuple) -> dict:
@@ -554,11 +579,10 @@ def _filter_gpu(g: GpuArray, passes: list, axes, mode: str, method: str, primiti
     return out
 
 
-def _record_jobs(b, g: GpuArray, jobs: list, mode: str, method: str, out: GpuArray,
-                 win: tuple[int, int] | None = None) -> None:
+def _record_jobs(b, g: GpuArray, jobs: list, mode: str, method: str, out: GpuArray, bands: list | None = None) -> None:
     """Record ``jobs`` = [(axis, b0, a, rho, causal, anti), ...] on ``g`` (bound whole) into ``out``
-    (``win``: block method, one column pass or one overlapped pair, writing only the rows of those
-    position blocks)."""
+    (``bands``: block method, one column pass or one overlapped pair, its tile passes run band by
+    band of position blocks, :func:`_windows`)."""
     dev = g.device
     sts = [_axis_setup(dev, g.shape, ax, b0, a, rho, causal, anti, mode, method)
            for ax, b0, a, rho, causal, anti in jobs]
@@ -582,11 +606,11 @@ def _record_jobs(b, g: GpuArray, jobs: list, mode: str, method: str, out: GpuArr
             # Row-column overlap: a column pass followed by a row pass with the same filter.
             if (i + 1 < len(sts) and jobs[i][0] == 0 and jobs[i + 1][0] == 1
                     and jobs[i][1:] == jobs[i + 1][1:]):
-                _record_overlapped(b, dev, sts[i], sts[i + 1], cur, out, jobs[i], win)
+                _record_overlapped(b, dev, sts[i], sts[i + 1], cur, out, jobs[i], bands)
                 i += 2
             else:
-                _record_a_fix(b, dev, sts[i], cur)
-                _record_c(b, dev, sts[i], cur, out, win)
+                _record_a_fix(b, dev, sts[i], cur, bands)
+                _record_c(b, dev, sts[i], cur, out, bands)
                 i += 1
             cur = out
 
@@ -606,34 +630,55 @@ def _job_groups(jobs: list, method: str) -> list[list]:
     return groups
 
 
+def _carried_bands(dev, cur: GpuArray, target: GpuArray, grp: list, mode: str) -> list | None:
+    """Bands of position blocks for a group down the columns (block method) that binds the image
+    band by band and its carries whole: as few as the binding allows, of even heights (None where
+    not even one block of rows, or the carries, fit one binding)."""
+    lim = dev.binding_limit
+    K = -(-cur.shape[0] // _B)
+    row = cur.nbytes // cur.shape[0]
+    W, C = cur.shape[1], (cur.shape[2] if cur.ndim == 3 else 1)
+    # the carries (and boundary parts) of each axis: 6 planes of one state per block and line
+    if 24 * K * W * C > lim or (len(grp) == 2 and 24 * -(-W // _B) * cur.shape[0] * C > lim):
+        return None
+    for nb in range(max(1, -(-K * _B * row // lim)), K + 1):
+        per = -(-K // nb)
+        bands = [(k0, min(K, k0 + per)) for k0 in range(0, K, per)]
+        if all(_band_binding(a, k0, k1)[0].size <= lim for a in (cur, target) for k0, k1 in bands):
+            return bands
+    return None
+
+
 def _record_bands(b, g: GpuArray, jobs: list, mode: str, method: str, primitive: str, out: GpuArray) -> None:
     """``jobs`` on an image past one storage binding: each group of :func:`_job_groups` (a pass, or
-    the overlapped column-row pair) over bands of rows, each band filtered alone by the in-binding
-    path and its own rows kept.
+    the overlapped column-row pair) over bands of rows.
 
-    Along the rows (axis 1) a band holds whole lines: the result is the unchunked one. Down the
-    columns (axis 0) a band is read with ``L`` more rows on either side, ``L`` the boundary
-    padding of :func:`_padlen` (where the impulse response's remaining tail is below 2**-27 of its
-    total): what lies past a band's cut reaches its own rows attenuated below float32 rounding,
-    so the result equals the unchunked one to float32 rounding (an exact overlap from the response's
-    decay, not the block algorithm's carries). At the image's own edges a band keeps the mode's
-    boundary (its first ``L`` rows hold every sample the extension folds in); ``wrap`` reads its
-    overlap across the opposite edge instead.
+    Down the columns (block method; the image and its result at aligned offsets; the carries of a
+    pass within one binding): the group runs as on the whole image, its carries and fix-ups over
+    the whole image, and only its tile passes (A and C) go band by band of whole 64-row blocks,
+    each band's rows bound in place (:func:`_carried_bands`, :func:`_windows`): as few bands as
+    the binding allows, nothing read twice, the result the unchunked one bit for bit (as the
+    summed-area table's column carries).
 
-    Bands are bound in place where their offsets keep the storage alignment: along the rows read
-    and written in place; down the columns (block method) bands of a multiple of 64 rows, the
-    overlap above rounded up to 64 rows, read in place and written in place by pass C's blocks of
-    the band's own rows alone (``kc0``, :func:`_window`). Otherwise (``wrap``, the RT method,
-    unaligned offsets) a band is copied in and filtered into a scratch, its own rows copied out."""
+    Along the rows (axis 1) a band holds whole lines, filtered alone (bound in place where
+    aligned): the result is the unchunked one. Otherwise down the columns (the RT method,
+    unaligned offsets, carries past a binding) a band is read with ``L`` more rows on either
+    side, ``L`` the boundary padding of :func:`_padlen` (where the impulse response's remaining
+    tail is below 2**-27 of its total), copied in and filtered into a scratch, its own rows copied
+    out: what lies past a band's cut reaches its own rows attenuated below float32 rounding, so
+    the result equals the unchunked one to float32 rounding. At the image's own edges such a band
+    keeps the mode's boundary; ``wrap`` reads its overlap across the opposite edge instead."""
     dev = g.device
     H = g.shape[0]
     W, C = (g.shape[1], g.shape[2] if g.ndim == 3 else 1)
     row = 4 * W * C
     align = dev.storage_align
     vs = align // math.gcd(row, align)  # bands bound in place start at multiples of vs rows
-    gb = _B * vs // math.gcd(_B, vs)  # ... and of whole 64-row blocks down the columns
-    # wrap: a band's cut down the columns runs as zero extension, so its row pass cannot join it
-    groups = _job_groups(jobs, method) if mode != "wrap" else [[job] for job in jobs]
+    groups = _job_groups(jobs, method)
+    if mode == "wrap" and any(len(grp) == 2 and (method == "rt" or g.byte_offset % align or out.byte_offset % align
+                                                 or _carried_bands(dev, g, out, grp, mode) is None)
+                              for grp in groups):
+        groups = [[job] for job in jobs]  # a band's cut down the columns runs as zero extension: no row pass joins it
     tmp = GpuArray.empty(g.shape, np.float32, dev) if len(groups) > 1 else None
     cur = g
     for i, grp in enumerate(groups):
@@ -642,21 +687,10 @@ def _record_bands(b, g: GpuArray, jobs: list, mode: str, method: str, primitive:
         L = min(_padlen(b0, a, rho), 1 << 30) if ax == 0 else 0
         what = f"(the filter's decay down the columns: {L} rows) "
         aligned = cur.byte_offset % align == 0 and target.byte_offset % align == 0
-        if L and aligned and method != "rt" and mode != "wrap":
-            top = -(-L // gb) * gb
-            try:
-                per = _nd.band_rows(dev, row, top + L, primitive, what) // gb * gb
-            except DeviceLimitError:
-                per = 0  # no whole block fits beside the overlap: the copied bands below
-            if per:
-                nb = -(-H // per)
-                per = -(-H // (nb * gb)) * gb  # as many bands, of even heights (no thin last band)
-                for y0 in range(0, H, per):
-                    y1 = min(H, y0 + per)
-                    lo, hi = max(0, y0 - top), min(H, y1 + L)
-                    band = GpuArray(dev, cur.buffer, (hi - lo, W, C), np.float32, cur.byte_offset + lo * row)
-                    res = GpuArray(dev, target.buffer, (hi - lo, W, C), np.float32, target.byte_offset + lo * row)
-                    _record_jobs(b, band, grp, mode, method, res, ((y0 - lo) // _B, -(-(y1 - lo) // _B)))
+        if L and aligned and method != "rt":
+            bands = _carried_bands(dev, cur, target, grp, mode)
+            if bands is not None:
+                _record_jobs(b, cur, grp, mode, method, target, bands)
                 cur = target
                 continue
         fit = _nd.band_rows(dev, row, 2 * L, primitive, what)
@@ -841,11 +875,13 @@ def recursive_filter(img: np.ndarray | GpuArray, b0: float, a: Sequence[float], 
         unit circle that the boundary extension would exceed the per-thread loop budget.
     DeviceLimitError
         An image past the device's largest storage binding is filtered by bands of rows: along
-        the rows whole lines (the unchunked result), down the columns each band read with the
-        boundary padding's length (the impulse response's tail below 2**-27 of its total) of
-        rows on either side, so that the result equals the unchunked one to float32 rounding.
-        Raised when a band of one row with that overlap does not fit one binding. (The same
-        holds for :func:`gaussian_filter` and :func:`bspline_prefilter`.)
+        the rows whole lines, down the columns (block method) bands of 64-row blocks whose
+        carries chain over the whole image (both the unchunked result). Where those carries pass
+        a binding too (or ``method="rt"``), each band is read with the boundary padding's length
+        (the impulse response's tail below 2**-27 of its total) of rows on either side, so that
+        the result equals the unchunked one to float32 rounding; raised when a band of one row
+        with that overlap does not fit one binding. (The same holds for :func:`gaussian_filter`
+        and :func:`bspline_prefilter`.)
 
     Examples
     --------

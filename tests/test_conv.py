@@ -183,6 +183,28 @@ def test_bands_of_rows(case, dev, rng):
             np.testing.assert_array_equal(g.numpy(), ref)
 
 
+@pytest.mark.parametrize("case", [((70, 45), "float32", 9, (5, 3)), ((61, 37), "uint8", 5, (4, 2))])
+def test_bands_in_place(case, dev, rng):
+    """One plane whose results (several kernel blocks, the last short of kernels) or input pass a
+    binding: bands bound in place, each kernel's rows through a binding of its own; bit for bit the
+    unchunked call, into poisoned outputs, also from a view that starts past an aligned offset."""
+    shape, dtype, k, ks = case
+    v = _volume(rng, shape, dtype)
+    w = rng.standard_normal((k, *ks)).astype(np.float32)
+    plane = 4 * shape[0] * shape[1]
+    big = pp.asarray(np.concatenate([np.zeros(7 * shape[1], v.dtype), v.ravel()]))
+    view = pp.GpuArray(dev, big.buffer, shape, v.dtype, big.byte_offset + 7 * shape[1] * v.itemsize)
+    cfg = Config(4, 4, 8, 4)
+    for output_shape, mode in (("same", "reflect"), ("same", "constant"), ("valid", "reflect")):
+        ref = _check(v, w, output_shape, mode, config=cfg)
+        # aligned and odd limits: the planes of a block pass; one plane passes; bands of few rows
+        for lim in (2 * plane, plane + 37, plane - 4, 4 * shape[1] * (ks[0] + 6) + 5):
+            out = poisoned(ref.shape, np.float32)
+            with dev.using(max_binding=lim):
+                got = pp.correlate(view, w, mode, output_shape=output_shape, config=cfg, out=out)
+            np.testing.assert_array_equal(got.numpy(), ref)
+
+
 def test_errors(dev):
     v = np.zeros((5, 6, 7), np.float32)
     with pytest.raises(pp.InputError, match="exceeds the volume"):

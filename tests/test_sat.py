@@ -548,11 +548,12 @@ def test_recursive_filters_chunked(shape, mode, method, rng):
 
 @pytest.mark.parametrize("shape", [(300, 80), (333, 33, 3), (270, 128)])
 def test_recursive_filters_bands_in_place(shape, monkeypatch, rng):
-    """Down the columns (block method), bands of whole 64-row blocks bound in place, pass C writing
-    only each band's own blocks (kc0): no copy recorded, every output row written (poisoned
-    output), the result the unchunked one to float32 rounding and lfilter's (float64). Cases: the
-    overlapped column-row pair, a column pass alone, and rows then columns (two groups, the first
-    into a scratch image); vec4 and scalar tiles, full and cut tiles."""
+    """Down the columns (block method), the tile passes band by band of whole 64-row blocks bound
+    in place, the carries chained over the whole image: no copy recorded, every output row
+    written (poisoned output), the result the unchunked one bit for bit and lfilter's (float64).
+    Cases: the overlapped column-row pair, a column pass alone, rows then columns (two groups,
+    the first into a scratch image), wrap; vec4 and scalar tiles, full and cut tiles; bands of
+    one block, and limits that are and are not multiples of the alignment."""
     dev = pp.device()
     x = rng.standard_normal(shape).astype(np.float32)
     g = pp.asarray(x)
@@ -561,7 +562,8 @@ def test_recursive_filters_bands_in_place(shape, monkeypatch, rng):
     gb0, ga = _gaussian_coefs(3.0)
     f2, gs = _coefs(b0, a, "test"), _coefs(gb0, ga, "test")
     cases = [((*f2, True, True), (0, 1), "reflect", (b0, a)), ((*f2, True, False), (0,), "nearest", (b0, a)),
-             ((*gs, True, True), (0, 1), "zero", (gb0, ga)), ((*gs, True, True), (1, 0), "mirror", (gb0, ga))]
+             ((*gs, True, True), (0, 1), "zero", (gb0, ga)), ((*gs, True, True), (1, 0), "mirror", (gb0, ga)),
+             ((*f2, True, True), (0, 1), "wrap", (b0, a))]
 
     def no_copy(*args, **kw):
         raise AssertionError("a band was copied")
@@ -569,16 +571,42 @@ def test_recursive_filters_bands_in_place(shape, monkeypatch, rng):
     for ps, axes, mode, (fb0, fa) in cases:
         unchunked = rf._filter_gpu(g, [ps], axes, mode, "block", "test").numpy()
         ref = _lfilter_ref(x, fb0, fa, axes, ps[3], ps[4], mode)
-        L = _padlen(*ps[:3])
-        top = -(-L // 64) * 64
-        for lim in (row * (top + L + 64) + 4, row * (top + L + 150) - 4):
+        for lim in (row * 64 + 4, row * 150 - 4, 4 * x.size // 2 + 16):
             with dev.using(max_binding=lim), monkeypatch.context() as m:
                 m.setattr(rf._nd, "copy_rows", no_copy)
                 out = poisoned(shape, np.float32)
                 rf._filter_gpu(g, [ps], axes, mode, "block", "test", out=out)
             got = out.numpy()
             _check(got, ref, rtol=3e-6)
-            _check(got, unchunked, rtol=1e-6)
+            np.testing.assert_array_equal(got, unchunked)
+
+
+def test_recursive_filters_bands_frame_first(monkeypatch, rng):
+    """Bands down the columns launch each band's tiles that meet the boundary weights first (a
+    frame of the band's own blocks, FRAME_FIRST): the unchunked result bit for bit, poisoned output."""
+    dev = pp.device()
+    frames = []
+    orig = rf._frame
+
+    def spy(*args):
+        fr = orig(*args)
+        frames.append((args[0], fr))
+        return fr
+
+    monkeypatch.setattr(rf, "_frame", spy)
+    x = rng.standard_normal((448, 512)).astype(np.float32)
+    g = pp.asarray(x)
+    gb0, ga = _gaussian_coefs(3.0)
+    ps = (*_coefs(gb0, ga, "test"), True, True)
+    unchunked = rf._filter_gpu(g, [ps], (0, 1), "reflect", "block", "test").numpy()
+    frames.clear()
+    out = poisoned(x.shape, np.float32)
+    with dev.using(max_binding=4 * 512 * 128 + 4):
+        rf._filter_gpu(g, [ps], (0, 1), "reflect", "block", "test", out=out)
+    np.testing.assert_array_equal(out.numpy(), unchunked)
+    assert len(frames) == 4  # bands of two blocks (7 blocks)
+    assert all(0 < (f["fr_lhi"] - f["fr_llo"]) * (f["fr_khi"] - f["fr_klo"]) < grid[0] * grid[1]
+               for grid, f in frames[:3]), frames
 
 
 def test_bspline_prefilter_chunked(rng):

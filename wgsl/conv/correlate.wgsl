@@ -17,7 +17,8 @@
 // TILE_P (stored layout, padded against bank conflicts), WPLANE (weight words per kernel plane),
 // WSH_ROWS, WTYPE (f32 or vec4<f32>), NBUF, DB, UZ1, U8 (volume is packed uint8), BOUNDARY_*
 // (how coordinates outside the volume are read), and the generated blocks ACC_DECL, STAGE,
-// PREFETCH, PUT, BODY, STORE; CS: results leave through workgroup memory in coalesced rows.
+// PREFETCH, PUT, BODY, STORE; CS: results leave through workgroup memory in coalesced rows;
+// SPLIT: one result binding per kernel of the block (RESULT_DECL), for bands of rows.
 //
 // Every loop is bounded by KD + UZ, KH or a staging count: far below lavapipe's 65,535-trip cap
 // for the kernel sizes the host accepts on CPU drivers.
@@ -33,6 +34,10 @@ struct Params {
     k0: u32,                          // first kernel of this block
     nk: u32,                          // number of kernels
     w_base: u32,                      // WTYPE index of this block's weights in the bound range
+    y_org: u32,                       // first output row of this dispatch (a band of rows; else 0)
+    y_end: u32,                       // end of this dispatch's output rows (else oy)
+    // SPLIT: element index (in the whole output) where kernel k0 + j's own binding result<j> starts
+    ob0: u32, ob1: u32, ob2: u32, ob3: u32, ob4: u32, ob5: u32, ob6: u32, ob7: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -42,7 +47,13 @@ struct Params {
 @group(0) @binding(1) var<storage, read> volume: array<f32>;
 #endif
 @group(0) @binding(2) var<storage, read> weights: array<{{WTYPE}}>;
+#if SPLIT
+// Each kernel of the block writes through a binding of its own (result0, result1, ...): a band of
+// rows binds only its rows of every kernel's plane, however far apart the planes lie.
+{{RESULT_DECL}}
+#else
 @group(0) @binding(3) var<storage, read_write> result: array<f32>;
+#endif
 
 const WGX: u32 = {{WGX}}u;
 const WGY: u32 = {{WGY}}u;
@@ -135,7 +146,9 @@ fn tphys(i: u32) -> u32 {
 fn stage_value(i: u32, zi: i32, x0: u32, y0: u32) -> vec4<f32> {
     let row = i / ROWV4;
     let c4 = i - row * ROWV4;
-    let yi = bmap(i32(y0 + row) - params.offy, i32(params.ny));
+    // Rows past the last output row's window (a partial tile) are read as that row: no read
+    // leaves the rows a band binds, and no output that is stored changes.
+    let yi = bmap(i32(min(y0 + row, params.y_end + KH - 2u)) - params.offy, i32(params.ny));
     if (zi < 0 || yi < 0) {
         return vec4<f32>(0.0);
     }
@@ -149,7 +162,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
     let tx = lid3.x;
     let ty = lid3.y;
     let x0 = wid.x * TX;
-    let y0 = wid.y * TY;
+    let y0 = params.y_org + wid.y * TY;
     let z = params.z0 + wid.z * UZ;
     let nz = i32(params.nz);
 {{ACC_DECL}}
@@ -215,12 +228,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
 #if CS
     // Coalesced stores: each kernel's block of results goes through workgroup memory, then the
     // workgroup writes it row by row with consecutive invocations on consecutive addresses.
+#if SPLIT
+    let obase0 = y0 * params.ox + x0;
+#else
     let obase0 = y0 * params.ox + x0 - params.out_base;
+#endif
 {{STORE}}
 #else
     let xo = x0 + tx * U;
     let yo = y0 + ty;
-    if (yo >= params.oy) {
+    if (yo >= params.y_end) {
         return;
     }
 {{STORE}}

@@ -33,7 +33,9 @@ struct Params {
     fr_lhi: u32,
     fr_klo: u32,
     fr_khi: u32,
-    kc0: u32,          // BLOCK_C / PASS_C down the columns: the first block (of positions) run; grid y counts from it
+    kc0: u32,          // tile passes down the columns: the first block (of positions) run; grid y counts from it
+    soff: u32,         // tile passes: element (of the image) where the bound range of src starts (a band of
+    doff: u32,         // rows bound in place; a multiple of 4), and of dst; 0 for the whole image
 }
 
 @group(0) @binding(0) var<uniform> params: Params;

@@ -69,9 +69,9 @@ var<workgroup> quarter: array<f32, 1056>;     // a 32 x 32 block in transit, row
 
 fn load_src(a: u32) -> f32 {
 #if IN_PLACE
-    return dst[a];
+    return dst[a - params.doff];
 #else
-    return src[a];
+    return src[a - params.soff];
 #endif
 }
 
@@ -299,10 +299,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     }
     let ft = tile_of(ti);
     let lb = ft.x;
-    let k = ft.y;
+    let k = ft.y + params.kc0;  // a band's frame counts its blocks from kc0
 #else
     let lb = wid.x;
-    let k = wid.y + params.kc0;  // 0 but in PASS_C of a band of rows
+    let k = wid.y + params.kc0;  // 0 but in a band of rows
 #endif
     let ch = wid.z;
     let c = t % B;
@@ -355,7 +355,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     _ = run_half(&v, h2, r, c2.s, c2.e);
     // Back to column halves for the store (coalesced).
     transpose_block(&v, t);
-    let ob = addr(l, ch, k * B + 32u * h);
+    let ob = addr(l, ch, k * B + 32u * h) - params.doff;
 #unroll J 32
     dst[ob + {{J}}u * params.pos_stride] = v[{{J}}];
 #endunroll

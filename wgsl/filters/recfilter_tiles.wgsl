@@ -52,7 +52,7 @@ fn tile_k(wid: vec3<u32>) -> u32 {
 #if FAST_POS
     return wid.x;
 #else
-    return wid.y + params.kc0;  // kc0: a band of rows writes only its own blocks (0 but in BLOCK_C)
+    return wid.y + params.kc0;  // kc0: a band of rows runs only its own blocks (else 0)
 #endif
 }
 

@@ -8,9 +8,9 @@
 // all TROWS = 1024 / TPW loads in flight per thread. The tile keeps its [line][position] layout.
 fn tile_src(a: u32) -> vec4<f32> {
 #if IN_PLACE
-    return dst[a];
+    return dst[a - params.doff / 4u];
 #else
-    return src[a];
+    return src[a - params.soff / 4u];
 #endif
 }
 
@@ -82,7 +82,7 @@ fn store_tile(k: u32, lb: u32, ch: u32, t: u32) {
         for (var i = 0u; i < {{TROWS}}u; i++) {
             let yl = i * (TPW / 16u) + t / 16u;
             if (g.Y0 + yl < g.H) {
-                dst[(g.Y0 + yl) * g.W4 + x4] = get4(yl, (t % 16u) * 4u);
+                dst[(g.Y0 + yl) * g.W4 + x4 - params.doff / 4u] = get4(yl, (t % 16u) * 4u);
             }
         }
     }
@@ -91,9 +91,9 @@ fn store_tile(k: u32, lb: u32, ch: u32, t: u32) {
 #else
 fn tile_src(a: u32) -> f32 {
 #if IN_PLACE
-    return dst[a];
+    return dst[a - params.doff];
 #else
-    return src[a];
+    return src[a - params.soff];
 #endif
 }
 
@@ -150,7 +150,7 @@ fn store_tile(k: u32, lb: u32, ch: u32, t: u32) {
         let l = lb * B + lo;
         let p = k * B + po;
         if (l < params.nlines && p < params.N) {
-            dst[addr(l, ch, p)] = tile[lo * BP + po];
+            dst[addr(l, ch, p) - params.doff] = tile[lo * BP + po];
         }
     }
 }
