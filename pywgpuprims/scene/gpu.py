@@ -11,6 +11,7 @@ import numpy as np
 from .._array import GpuArray, asarray
 from .._device import Device, device
 from .._errors import DeviceLimitError, InputError, ShaderError
+from .._memory import BlockView
 from ..scan import record_scan
 from .geometry import _MAX_SUBDIV as MAX_PIECES
 from .geometry import TOLERANCE
@@ -65,6 +66,44 @@ def _up(dev: Device, a: np.ndarray) -> GpuArray:
     return asarray(a, dev=dev)
 
 
+class _Upload:
+    """Host arrays sent to the GPU in one transfer: :meth:`reserve` lays them out in one host buffer
+    (each at a binding-aligned offset), the caller fills them in place, :meth:`send` uploads the
+    buffer once and returns a GpuArray view of each. An empty array is sent as 16 zero bytes (a
+    binding is never empty), as :func:`_up` does. Only for inputs no kernel writes: a dispatch
+    cannot bind one buffer both read-only and written."""
+
+    def __init__(self, dev: Device):
+        self.dev = dev
+        self.align = max(16, dev.storage_align)
+        self.layout: dict = {}
+        self.host = np.zeros(0, np.uint8)
+
+    def reserve(self, spec: dict) -> dict:
+        """``spec``: name -> (shape, dtype). Returns name -> host array (zeros) to fill."""
+        off = 0
+        for name, (shape, dtype) in spec.items():
+            dtype = np.dtype(dtype)
+            shape = tuple(int(v) for v in shape)
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            self.layout[name] = (off, shape, dtype, nbytes)
+            off += -(-max(nbytes, 16) // self.align) * self.align
+        self.host = np.zeros(off, np.uint8)
+        return {name: self.host[o:o + nb].view(dt).reshape(sh) for name, (o, sh, dt, nb) in self.layout.items()}
+
+    def send(self) -> dict:
+        total = len(self.host)
+        block = self.dev.alloc(total, label="scene inputs")
+        self.dev.upload(block, self.host)
+        out = {}
+        for name, (o, shape, dtype, nbytes) in self.layout.items():
+            if not nbytes:  # 16 zero bytes
+                shape, nbytes = (16 // dtype.itemsize,), 16
+            view = BlockView(block, o, nbytes, min(block.size, o + -(-nbytes // 16) * 16) - o, total)
+            out[name] = GpuArray(self.dev, view, shape, dtype)
+        return out
+
+
 class GpuScene:
     """A scene plan uploaded to the GPU, with one method per stage (each one batch)."""
 
@@ -84,7 +123,21 @@ class GpuScene:
         self.n_tiles = plan.tiles_x * plan.tiles_y
         self.n_words = -(-n // 32)
         flags = plan.part_rule.astype(np.uint32) | (plan.part_newterm.astype(np.uint32) << 1)
-        elems = np.zeros((n, 2, 4), np.uint32)
+        #: Floats per stack level: the clip coverage, plus the colour under a layer when there are layers.
+        self.stride = 6 if plan.has_layers else 1
+        R = self.n_records = plan.n_records
+        # Every input the GPU only reads goes in one transfer: one host buffer, filled in place, one upload.
+        up = _Upload(dev)
+        spec = {"elems": ((n, 2, 4), np.uint32), "paints": (plan.paints.shape, np.float32),
+                "kind_bits": ((self.n_words, 2), np.uint32)}
+        if self.gpu_layout:
+            if 32 * R > dev.binding_limit or P >= 1 << 31:
+                raise DeviceLimitError("scene", f"{R} path records ({32 * R} bytes) exceed the device's largest "
+                                       f"storage binding ({dev.binding_limit} bytes)")
+            spec.update(recs=((R, 8), np.float32), rec_info=((R,), np.uint32), elem_head=((n, 4), np.uint32),
+                        kinds=((n,), np.uint32))
+        host = up.reserve(spec)
+        elems = host["elems"]
         elems[:, 0, 0] = plan.kinds
         src = np.where(plan.kinds == CLIP_END, plan.match, np.arange(n))  # an END carries its BEGIN's parts
         elems[:, 0, 1] = plan.part_lo[src]
@@ -92,36 +145,40 @@ class GpuScene:
         elems[:, 0, 3] = plan.paint
         elems[:, 1, :] = plan.colors.view(np.uint32)
         lay = plan.layer >= 0  # layers: a flag in the head's w, the opacity in the colour's w
-        elems[lay, 0, 3] = 0x80000000 | (plan.masked[lay].astype(np.uint32) << 30)
+        if lay.any():
+            elems[lay, 0, 3] = 0x80000000 | (plan.masked[lay].astype(np.uint32) << 30)
+            elems[lay, 1, :3] = 0
+            elems[lay, 1, 3] = plan.layer[lay].view(np.uint32)
         elems[plan.switch, 0, 3] = 0x40000000
-        elems[lay, 1, :] = np.stack([np.zeros(lay.sum(), np.float32)] * 3 + [plan.layer[lay]], axis=1).view(np.uint32)
-        #: Floats per stack level: the clip coverage, plus the colour under a layer when there are layers.
-        self.stride = 6 if plan.has_layers else 1
+        host["paints"][...] = plan.paints
         pad = self.n_words * 32
         kb = np.zeros((2, pad), bool)
         kb[0, :n] = plan.kinds == CLIP_BEGIN
         kb[1, :n] = plan.kinds == CLIP_END
-        kind_bits = np.packbits(kb, axis=1, bitorder="little").view("<u4").T.copy()  # (words, 2)
-        self.elems = _up(dev, elems)
-        self.paints = _up(dev, np.ascontiguousarray(plan.paints, np.float32))
-        self.kind_bits = _up(dev, _u32(kind_bits))
+        host["kind_bits"][...] = np.packbits(kb, axis=1, bitorder="little").view("<u4").T  # (words, 2)
         if self.gpu_layout:
-            R = self.n_records = len(plan.records)
-            if 32 * R > dev.binding_limit or P >= 1 << 31:
-                raise DeviceLimitError("scene", f"{R} path records ({32 * R} bytes) exceed the device's largest "
-                                       f"storage binding ({dev.binding_limit} bytes)")
-            self.recs = _up(dev, np.asarray(plan.records, np.float32))
-            curve = (np.asarray(plan.record_kinds) != 0).astype(np.uint32) << np.uint32(31)
-            self.rec_info = _up(dev, _u32(plan.record_part | curve))
+            plan.records_into(host["recs"])
+            #: The float32 records of a scene whose segments a host bound sizes (see :meth:`flatten_stage`).
+            self._small_records = host["recs"] if R <= HOST_BOUND_RECORDS else None
+            curve = np.left_shift(np.asarray(plan.record_kinds) != 0, 31, dtype=np.uint32)
+            np.bitwise_or(plan.record_part, curve, out=host["rec_info"])
+            head = host["elem_head"]
+            head[:, 0] = plan.kinds
+            head[:, 1] = plan.part_lo
+            head[:, 2] = plan.part_hi
+            head[:, 3] = plan.match
+            host["kinds"][...] = plan.kinds
+        gpu = up.send()
+        self.elems, self.paints, self.kind_bits = gpu["elems"], gpu["paints"], gpu["kind_bits"]
+        if self.gpu_layout:
+            self.recs, self.rec_info, self.elem_head = gpu["recs"], gpu["rec_info"], gpu["elem_head"]
+            self.kinds_gpu = gpu["kinds"]
             self.rec_count = GpuArray.empty(R + 1, np.uint32, dev)
             self.rec_off = GpuArray.empty(R + 1, np.uint32, dev)
             self.n_segs = 0  # segments written, or (HOST_BOUND_RECORDS) a bound: seg_count holds the count
             self.seg_count = GpuArray.empty(1, np.uint32, dev)
             self.segs = self.seg_part = None
-            self.part_info = _up(dev, _u32(flags))  # the flatten stage sets the "right" flags
-            head = np.stack([plan.kinds, plan.part_lo, plan.part_hi, plan.match], axis=1)
-            self.elem_head = _up(dev, _u32(head))
-            self.kinds_gpu = GpuArray(dev, _up(dev, _u32(plan.kinds)).buffer, (n,), np.uint32)
+            self.part_info = _up(dev, _u32(flags))  # the flatten stage sets the "right" flags (not in `up`: written)
             self.pbb = GpuArray.empty(4 * max(P, 1), np.uint32, dev)
             self.bboxes = GpuArray.empty((max(n, 1), 4), np.float32, dev)
             self.clipped = None
@@ -201,7 +258,7 @@ class GpuScene:
         record_scan(b, self.rec_count, self.rec_off, "add", exclusive=True)
         b.copy(self.rec_off, 4 * R, self.seg_count, 0, 4)
         if R <= HOST_BOUND_RECORDS:
-            total = piece_bound(self.plan.records, self.plan.record_kinds)
+            total = piece_bound(self._small_records, self.plan.record_kinds)
         else:
             b.submit()
             b = dev.batch()
