@@ -229,6 +229,22 @@ class GpuScene:
         self.spill = None
         self.binned = None
         self.rounds = 0
+        self._open = None  # the batch the stages record into, when untimed (see run)
+
+    # Untimed, the stages record into one open batch (:meth:`run`): a stage submits only where the host
+    # must read a result (or another primitive submits its own work), so a small scene is a few submissions.
+    def _batch(self):
+        return self._open if self._open is not None else self.dev.batch()
+
+    def _end(self, b) -> None:
+        """A stage's batch is recorded: submit it, unless it is the open batch."""
+        if b is not self._open:
+            b.submit()
+
+    def _flush(self) -> None:
+        """Submit what the open batch holds (before the host reads, or another primitive submits)."""
+        if self._open is not None:
+            self._open.submit()
 
     def _alloc_cells(self) -> None:
         self.counts = GpuArray.empty(self.n_cells + 1, np.uint32, self.dev)
@@ -250,7 +266,7 @@ class GpuScene:
             return
         dev, R = self.dev, self.n_records
         params = {"n": R, "width": float(self.plan.width), "scale": 0.75 / TOLERANCE, "max_pieces": MAX_PIECES}
-        b = dev.batch()
+        b = self._batch()
         b.clear(self.rec_count)
         if R:
             b.dispatch(dev.kernel("scene/flatten.wgsl", defines={"COUNT": True}), -(-R // 256), params=params,
@@ -260,8 +276,7 @@ class GpuScene:
         if R <= HOST_BOUND_RECORDS:
             total = piece_bound(self._small_records, self.plan.record_kinds)
         else:
-            b.submit()
-            b = dev.batch()
+            b.submit()  # what the host reads next
             total = _read_u32(dev, self.seg_count, 0)
         if 16 * total > dev.binding_limit:
             raise DeviceLimitError("scene", f"{total} line segments after flattening ({16 * total} bytes) exceed "
@@ -274,8 +289,9 @@ class GpuScene:
             b.dispatch(dev.kernel("scene/flatten.wgsl", defines={"COUNT": False}), -(-R // 256), params=params,
                        recs=self.recs, info=self.rec_info, offsets=self.rec_off, segs=self.segs,
                        seg_part=self.seg_part)
-        b.submit()
+        self._end(b)
         if dev.info.get("adapter_type") == "CPU" and R:
+            self._flush()
             counts = np.frombuffer(dev.read(self.rec_count.buffer, 0, 4 * R), np.uint32)
             _check_loop_cap(self.plan, dev, np.bincount(self.plan.record_part, weights=counts,
                                                         minlength=self.n_parts))
@@ -284,8 +300,8 @@ class GpuScene:
         """Part boxes from the segments (atomics on ordered keys), element boxes as their union."""
         if not self.gpu_layout:
             return
-        dev, P, n = self.dev, self.n_parts, self.n_elements
-        b = dev.batch()
+        P, n = self.n_parts, self.n_elements
+        b = self._batch()
         if P:
             b.dispatch(self._layout_kernel("PART_BBOX_INIT"), -(-P // 256), params=self._lparams(P), pbb=self.pbb)
         if self.n_segs:
@@ -294,7 +310,7 @@ class GpuScene:
         if n:
             b.dispatch(self._layout_kernel("ELEM_BBOX"), -(-n // 256), params=self._lparams(n), pbb=self.pbb,
                        elems=self.elem_head, part_info=self.part_info, bboxes=self.bboxes)
-        b.submit()
+        self._end(b)
 
     def clip_stage(self) -> None:
         """Clip boxes through ``pywgpuprims.clip_bboxes``, on the GPU with no readback (the plan knows
@@ -307,6 +323,7 @@ class GpuScene:
         if not n:
             self.clipped = self.bboxes
             return
+        self._flush()  # clip_bboxes submits its own work: ours before it goes first
         boxes = GpuArray(self.dev, self.bboxes.buffer, (n, 4), np.float32)
         vp = tuple(float(v) for v in self.plan.viewport)
         self.clipped = clip_bboxes(self.kinds_gpu, boxes, vp)
@@ -317,7 +334,7 @@ class GpuScene:
         if not self.gpu_layout:
             return
         dev, P, n = self.dev, self.n_parts, self.n_elements
-        b = dev.batch()
+        b = self._batch()
         b.clear(self.rows)
         b.clear(self.part_rows)
         if n:
@@ -325,18 +342,17 @@ class GpuScene:
                        elems=self.elem_head, rects=self.rects, rows=self.rows, part_rows=self.part_rows,
                        part_band0=self.part_band0)
         record_scan(b, self.rows, self.pair_off, "add", exclusive=True)
-        b.submit()
-        # A second scan in its own batch: _device.Batch gives a timed batch of 3+ compute passes
-        # timestamp writes without indices for the middle passes, which wgpu rejects.
-        b = dev.batch()
+        self._end(b)
+        # A second scan in its own batch when timed: _device.Batch gives a timed batch of 3+ compute
+        # passes timestamp writes without indices for the middle passes, which wgpu rejects.
+        b = self._batch()
         record_scan(b, self.part_rows, self.part_cell, "add", exclusive=True)
         b.copy(self.pair_off, 4 * n, self.totals, 0, 4)  # both totals, for the GPU and for one readback
         b.copy(self.part_cell, 4 * P, self.totals, 4, 4)
         # An element has at most every tile row: when those bounds fit, they size the pairs and cells
         self.n_pairs, n_cells = n * self.plan.tiles_y, P * self.plan.tiles_y
         if 8 * (self.n_pairs + n_cells) > LAYOUT_BOUND_BYTES:
-            b.submit()
-            b = dev.batch()
+            b.submit()  # what the host reads next
             self.n_pairs, n_cells = (int(v) for v in np.frombuffer(dev.read(self.totals.buffer, 0, 8), np.uint32))
         if n_cells != self.n_cells or not hasattr(self, "counts"):
             self.n_cells = n_cells
@@ -350,7 +366,7 @@ class GpuScene:
         if n:
             b.dispatch(self._layout_kernel("PAIRS_OUT"), -(-n // 256), params=self._lparams(n), rects=self.rects,
                        pair_off=self.pair_off, pairs=self.pairs)
-        b.submit()
+        self._end(b)
 
     # ---------------------------------------------------------------- stages
     def bin_segments(self) -> None:
@@ -358,7 +374,7 @@ class GpuScene:
         row: when that bound fits in ``BIN_BOUND_BYTES`` it sizes the cells' buffer and all is one
         batch; else the total is read back first."""
         dev = self.dev
-        b = dev.batch()
+        b = self._batch()
         b.clear(self.counts)
         groups = -(-self.n_segs // 256)
         if groups:
@@ -368,8 +384,7 @@ class GpuScene:
         record_scan(b, self.counts, self.cell_off, "add", exclusive=True)
         total = self.n_segs * self.plan.tiles_y
         if 16 * total > BIN_BOUND_BYTES:
-            b.submit()
-            b = dev.batch()
+            b.submit()  # what the host reads next
             total = _read_u32(dev, self.cell_off, self.n_cells) if self.n_cells else 0
         nbytes = 16 * max(total, 1)
         if nbytes > dev.max_binding:
@@ -382,12 +397,12 @@ class GpuScene:
             b.dispatch(k, groups, params={"n_segs": self.n_segs}, segs=self.segs, seg_part=self.seg_part,
                        seg_count=self.seg_count, parts=self.parts, counts=self.counts, cell_off=self.cell_off,
                        binned=self.binned)
-        b.submit()
+        self._end(b)
 
     def bin_tiles(self) -> None:
         """Set one bit per (tile, element) over each element's tile rectangle."""
         dev = self.dev
-        b = dev.batch()
+        b = self._batch()
         b.clear(self.masks)
         b.clear(self.summary)
         if self.n_pairs:
@@ -396,24 +411,25 @@ class GpuScene:
                                                            "tiles_x": self.plan.tiles_x, "n_sum": self.n_sum},
                        pairs=self.pairs, rects=self.rects, masks=self.masks, summary=self.summary,
                        totals=self.totals)
-        b.submit()
+        self._end(b)
 
     def depth_bounds(self) -> None:
         """Clip depth bound per tile, scanned into the tiles' first stack levels; sizes the stack buffer."""
         dev = self.dev
-        b = dev.batch()
+        b = self._batch()
         b.clear(self.need)
         k = dev.kernel("scene/depth.wgsl")
         b.dispatch(k, self.n_tiles, params={"n_tiles": self.n_tiles, "n_words": self.n_words,
                                             "chunk": -(-self.n_words // 256)},
                    masks=self.masks, kind_bits=self.kind_bits, need=self.need)
         record_scan(b, self.need, self.spill_off, "add", exclusive=True)
-        b.submit()
+        self._end(b)
         limit = min(dev.max_binding, dev.max_buffer, dev.hooks.scene_stack_bytes or 1 << 30)
         # A tile needs at most the scene's clip depth: when that bound fits, it sizes the stacks
         # with no readback (no clips: no levels at all); else the exact count is read back.
         levels = self.n_tiles * self.plan.max_depth
         if 4 * 256 * max(levels, 1) * self.stride > min(limit, STACK_BOUND_BYTES):
+            self._flush()
             levels = _read_u32(dev, self.spill_off, self.n_tiles)
         nbytes = 4 * 256 * max(levels, 1) * self.stride
         self.no_stack = self.stack is False or (self.stack is None and nbytes > limit)
@@ -441,8 +457,10 @@ class GpuScene:
         rounds = 0
         src, dst = self.state
         self.pixels = None
+        first, self._open = self._open, None  # the stages recorded before, submitted with the first round
         while True:
-            b = dev.batch()
+            b = first or dev.batch()
+            first = None
             b.clear(dst, 8 * self.n_tiles, 16)
             b.dispatch(k, self.n_tiles, params={"tiles_x": self.plan.tiles_x, "n_tiles": self.n_tiles,
                                                 "n_words": self.n_words, "n_sum": self.n_sum,
@@ -455,13 +473,13 @@ class GpuScene:
             if resolve:
                 self._record_resolve(b)
                 b.copy(dst, 8 * self.n_tiles, self.image, self.n_pixel_bytes, 4)
+                rb = b.readback((self.image, 0, self.n_pixel_bytes + 4))
+            else:
+                rb = b.readback((dst, 8 * self.n_tiles, 4))
             b.submit()
             rounds += 1
-            if resolve:
-                out = np.frombuffer(dev.read(self.image.buffer, 0, self.n_pixel_bytes + 4), np.uint8)
-                unfinished = int(out[self.n_pixel_bytes:].view(np.uint32)[0])
-            else:
-                unfinished = int(np.frombuffer(dev.read(dst.buffer, 8 * self.n_tiles, 4), np.uint32)[0])
+            out = rb.numpy()
+            unfinished = int(out[len(out) - 4:].view(np.uint32)[0])
             src, dst = dst, src
             if unfinished == 0:
                 if resolve:
@@ -479,9 +497,9 @@ class GpuScene:
                    image=self.image)
 
     def resolve(self) -> None:
-        b = self.dev.batch()
+        b = self._batch()
         self._record_resolve(b)
-        b.submit()
+        self._end(b)
 
     STAGES = ("flatten_stage", "bboxes_stage", "clip_stage", "layout_stage", "bin_segments", "bin_tiles",
               "depth_bounds", "fine", "resolve")
@@ -490,14 +508,19 @@ class GpuScene:
         """All stages. Untimed and up to ``RESOLVE_EACH_ROUND_BYTES`` of pixels, each fine round
         resolves too and the pixels come back with the progress word (one wait when one round is
         enough); else (larger frames, or timed) fine, then resolve, then the pixels."""
-        for name in self.STAGES:
-            if name.endswith("_stage") and not self.gpu_layout:
-                continue
-            if timings is None and name == "fine" and self.n_pixel_bytes <= RESOLVE_EACH_ROUND_BYTES:
-                self.fine(resolve=True)
-                return self.pixels
-            with _timed(self.dev, timings, f"gpu: {name}"):
-                getattr(self, name)()
+        self._open = self.dev.batch() if timings is None else None
+        try:
+            for name in self.STAGES:
+                if name.endswith("_stage") and not self.gpu_layout:
+                    continue
+                if timings is None and name == "fine" and self.n_pixel_bytes <= RESOLVE_EACH_ROUND_BYTES:
+                    self.fine(resolve=True)
+                    return self.pixels
+                with _timed(self.dev, timings, f"gpu: {name}"):
+                    getattr(self, name)()
+            self._flush()
+        finally:
+            self._open = None
         return self.image.numpy()
 
 
