@@ -505,9 +505,10 @@ class GpuScene:
               "depth_bounds", "fine", "resolve")
 
     def run(self, timings: dict | None = None) -> np.ndarray:
-        """All stages. Untimed and up to ``RESOLVE_EACH_ROUND_BYTES`` of pixels, each fine round
-        resolves too and the pixels come back with the progress word (one wait when one round is
-        enough); else (larger frames, or timed) fine, then resolve, then the pixels."""
+        """All stages. Untimed, they record into one open batch, submitted where the host must read;
+        up to ``RESOLVE_EACH_ROUND_BYTES`` of pixels each fine round resolves too and the pixels come
+        back with the progress word (one wait when one round is enough); a larger frame resolves and
+        comes back in one submission after fine. Timed: each stage in its own batches, then the pixels."""
         self._open = self.dev.batch() if timings is None else None
         try:
             for name in self.STAGES:
@@ -516,6 +517,14 @@ class GpuScene:
                 if timings is None and name == "fine" and self.n_pixel_bytes <= RESOLVE_EACH_ROUND_BYTES:
                     self.fine(resolve=True)
                     return self.pixels
+                if timings is None and name == "resolve":  # resolved and read back in one submission
+                    b = self.dev.batch()
+                    self._record_resolve(b)
+                    rb = b.readback((self.image, 0, self.n_pixel_bytes))
+                    b.submit()
+                    out = np.empty((self.plan.height, self.plan.width, 4), np.uint8)
+                    rb.into(out)
+                    return out
                 with _timed(self.dev, timings, f"gpu: {name}"):
                     getattr(self, name)()
             self._flush()
