@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._device import TRANSFER, _parallel_copy
 from .geometry import flatten
 
 CLIP_DRAW, CLIP_BEGIN, CLIP_END = 0, 1, 2
@@ -179,10 +180,22 @@ class ScenePlan:
         in one pass); returns ``out``."""
         if self._records is not None:
             out[...] = self._records
-        elif len(self._record_chunks) == 1:
-            out[...] = self._record_chunks[0]
-        elif self._record_chunks:
-            np.concatenate(self._record_chunks, axis=0, out=out)
+            return out
+        flat = out.reshape(-1)
+        at = 0
+        small: list[np.ndarray] = []  # runs of small chunks (SVG paths) go in one concatenation
+        for chunk in [*self._record_chunks, None]:
+            if chunk is not None and chunk.size < 1 << 16:
+                small.append(chunk.reshape(-1))
+                continue
+            if small:
+                size = sum(c.size for c in small)
+                np.concatenate(small, out=flat[at:at + size])
+                at += size
+                small.clear()
+            if chunk is not None:  # a bulk op's records: converted by several threads
+                _parallel_copy(flat[at:at + chunk.size], chunk.reshape(-1), TRANSFER)
+                at += chunk.size
         return out
 
     def layout(self) -> None:
