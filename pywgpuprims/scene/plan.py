@@ -176,8 +176,8 @@ class ScenePlan:
         return self._records
 
     def records_into(self, out: np.ndarray) -> np.ndarray:
-        """Write :attr:`records` into ``out`` (n_records, 8), float32 (converted from the ops' float64
-        in one pass); returns ``out``."""
+        """Write :attr:`records` into ``out``, a C-contiguous float32 (n_records, 8) array (converted
+        from the ops' float64 in one pass); returns ``out``."""
         if self._records is not None:
             out[...] = self._records
             return out
