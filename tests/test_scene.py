@@ -776,3 +776,38 @@ def test_flatten_beyond_one_binding_raises(dev):
         s.render(40, 40)
     with dev.using(max_binding=256), pytest.raises(pp.DeviceLimitError, match="line segments"):
         s.render(40, 40)
+
+
+def test_plan_records_from_mixed_chunks(rng):
+    # Single fills, a large bulk op (converted by threads) and small bulk ops, in painter's order:
+    # the plan's float32 records are numpy's own conversion of them, in that order.
+    from pywgpuprims.scene.geometry import ellipse_records
+
+    s = Scene()
+    s.fill(circle(5, 5, 3), (255, 0, 0))
+    m = int(rng.integers(17_000, 20_000))  # a chunk over the 65,536-value threshold
+    big = ellipse_records(rng.uniform(0, 64, m), rng.uniform(0, 64, m), 3, 2).reshape(-1, 8)
+    s.add_many(np.zeros(m, int), big, np.full(m, 4), (0, 255, 0, 255))
+    s.fill(rect(1, 1, 3, 3), (0, 0, 255))
+    few = ellipse_records(rng.uniform(0, 64, 10), 5, 3, 3)
+    s.fill_many(few, (255, 0, 0, 255))
+    s.add_many(np.zeros(3, int), big[:12], np.full(3, 4), (0, 255, 0, 255))
+    plan = s.plan(64, 64, layout=False)
+    want = np.concatenate([circle(5, 5, 3).records()[0], big, rect(1, 1, 3, 3).records()[0], few.reshape(-1, 8),
+                           big[:12]]).astype(np.float32)
+    assert plan.n_records == len(want)
+    out = np.full((plan.n_records, 8), np.nan, np.float32)
+    assert plan.records_into(out) is out and np.array_equal(out, want)
+    assert np.array_equal(plan.records, want)
+
+
+def test_large_frame_path_matches_reference(rng, monkeypatch):
+    # A frame over RESOLVE_EACH_ROUND_BYTES resolves and reads back after fine in one submission:
+    # lower the threshold so that a small scene takes that path, untimed and timed.
+    import pywgpuprims.scene.gpu as sg
+
+    monkeypatch.setattr(sg, "RESOLVE_EACH_ROUND_BYTES", 0)
+    s = random_scene(rng, 40, 24, 40)
+    ref = s.render_reference(40, 24)
+    assert_close(s.render(40, 24), ref)
+    assert_close(s.render(40, 24, timings={}), ref)

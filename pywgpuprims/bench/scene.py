@@ -41,11 +41,11 @@ def grid_scene(n_paths: int, n_clips: int, width: int, height: int, seed: int = 
     px, py = x0[:, None] + u[..., 0] * cw, y0[:, None] + u[..., 1] * ch
     sz = r * (0.15 + 0.5 * u[..., 2])
     kind = np.arange(per) % 3  # 0 circles, 1 rectangles, 2 triangles (padded with a zero-length record)
+    k0, k1, k2 = (slice(j, None, 3) for j in range(3))  # where kind is 0, 1, 2
     # Every cell's records in one array, written in place: circle, star, rounded rect, the fills.
     records = np.empty((n_cells, 26 + 4 * per, 8))
     records[:, :4], records[:, 4:18], records[:, 18:26] = clip_circle, clip_star, clip_rrect
     rec = records[:, 26:].reshape(n_cells, per, 4, 8)
-    k0, k1, k2 = (np.nonzero(kind == j)[0] for j in range(3))
     rec[:, k0] = ellipse_records(px[:, k0], py[:, k0], sz[:, k0], sz[:, k0]).reshape(n_cells, -1, 4, 8)
     x, y, z = px[:, k1], py[:, k1], sz[:, k1]
     rec[:, k1] = rect_records(x - z, y - z * 0.6, 2 * z, 1.2 * z).reshape(n_cells, -1, 4, 8)

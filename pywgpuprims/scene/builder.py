@@ -192,29 +192,30 @@ class Scene:
 
         op = np.asarray(ops).reshape(-1)
         n = len(op)
-        if op.dtype.kind not in "iu" or (n and not np.isin(op, (CLIP_DRAW, CLIP_BEGIN, CLIP_END)).all()):
+        if op.dtype.kind not in "iu" or (n and not (op.min() >= CLIP_DRAW and op.max() <= CLIP_END)):
             raise InputError("Scene.add_many", "ops are CLIP_DRAW, CLIP_BEGIN or CLIP_END codes")
         op = op.astype(np.uint32)
         cnt = np.asarray(counts).reshape(-1)
         if cnt.shape != (n,) or cnt.dtype.kind not in "iu" or (n and cnt.min() < 0):
             raise InputError("Scene.add_many", f"counts must be {n} non-negative integers, got shape {cnt.shape}")
         cnt = cnt.astype(np.int64)
-        if ((op == CLIP_END) & (cnt != 0)).any() or ((op != CLIP_END) & (cnt == 0)).any():
+        if ((op == CLIP_END) != (cnt == 0)).any():
             raise InputError("Scene.add_many", "a pop has no records, a fill or push at least one")
         rec = np.asarray(records, np.float64)
         if rec.ndim != 2 or rec.shape[1] != 8 or len(rec) != int(cnt.sum()):
             raise InputError("Scene.add_many", f"records must be ({int(cnt.sum())}, 8), got shape {rec.shape}")
         if not np.isfinite(rec).all():
             raise InputError("Scene.add_many", "path coordinates must be finite")
-        step = np.where(op == CLIP_BEGIN, 1, np.where(op == CLIP_END, -1, 0))
-        depth = np.cumsum(step)
+        step = np.zeros(3, np.int64)
+        step[CLIP_BEGIN], step[CLIP_END] = 1, -1
+        depth = np.cumsum(step[op])
         need = -int(depth.min(initial=0))  # clips pushed before this call that it pops
         if need > self._depth:
             raise InputError("Scene.add_many", "a pop without a matching push")
         if need and any(m is not None for m in self._masks[-need:]):
             raise InputError("Scene.add_many", "its pops may close clips, not layers (use pop_layer)")
         rules = np.broadcast_to(np.asarray(fill_rules), (n,))
-        if rules.dtype.kind not in "iub" or (n and not np.isin(rules, (0, 1)).all()):
+        if rules.dtype.kind not in "iub" or (n and not (rules.min() >= 0 and rules.max() <= 1)):
             raise InputError("Scene.add_many", "fill_rules are 0 (nonzero) or 1 (evenodd)")
         if colors is None:
             colors = (0, 0, 0, 255)
@@ -233,8 +234,10 @@ class Scene:
             curved = np.asarray(kinds, bool).reshape(-1)
             if curved.shape != (len(rec),):
                 raise InputError("Scene.add_many", f"kinds must have {len(rec)} entries, got {curved.shape}")
+        prem = np.empty((n, 4), np.float32)
         a = col[:, 3:4] / 255.0
-        prem = np.concatenate([col[:, :3] / 255.0 * a, a], axis=1).astype(np.float32)
+        prem[:, :3] = col[:, :3] / 255.0 * a
+        prem[:, 3:] = a
         prem[op != CLIP_DRAW] = 0
         if not n:
             return

@@ -428,10 +428,42 @@ def _bcast(*args):
 
 
 def line_records(points: np.ndarray) -> np.ndarray:
-    """Closed polygons (m, k, 2) as cubic records (m, k, 8) of their k edges."""
+    """Closed polygons (m, k, 2) as cubic records (m, k, 8) of their k edges.
+
+    Examples
+    --------
+    >>> line_records([[[0, 0], [4, 0], [0, 3]]])[0, 2].tolist()
+    [0.0, 3.0, 0.0, 3.0, 0.0, 0.0, 0.0, 0.0]
+    """
     p = np.asarray(points, np.float64)
-    q = np.roll(p, -1, axis=1)
-    return np.concatenate([p, p, q, q], axis=2)
+    m, k = p.shape[:2]
+    out = np.empty((m, k, 8))
+    if out.size:
+        # One (x, y) pair as one complex128 element, so that every copy below is one long loop.
+        pc = np.ascontiguousarray(p).view(np.complex128).reshape(m, k)
+        oc = out.view(np.complex128)  # (m, k, 4): start, start, next vertex, next vertex
+        oc[..., 0] = pc
+        oc[..., 1] = pc
+        nxt = oc[..., 2].reshape(-1)  # each record's end: the following vertex ...
+        nxt[:-1] = pc.reshape(-1)[1:]
+        oc[:, -1, 2] = pc[:, 0]  # ... and the polygon's first for its last edge
+        oc[..., 3] = oc[..., 2]
+    return out
+
+
+def _ellipse_unit() -> tuple[np.ndarray, np.ndarray]:
+    """The unit circle's four quarters as cubic control points: x and y, each (4 quarters, 4 points)."""
+    k = _KAPPA
+    c, s = np.array([1.0, 0.0, -1.0, 0.0, 1.0]), np.array([0.0, 1.0, 0.0, -1.0, 0.0])
+    # quarter i goes from angle i*90 to (i+1)*90 degrees; control points along the tangents
+    p0x, p0y = c[:4], s[:4]
+    p3x, p3y = c[1:], s[1:]
+    p1x, p1y = p0x - k * p0y, p0y + k * p0x
+    p2x, p2y = p3x + k * p3y, p3y - k * p3x
+    return np.stack([p0x, p1x, p2x, p3x], axis=1), np.stack([p0y, p1y, p2y, p3y], axis=1)
+
+
+_UNIT_X, _UNIT_Y = _ellipse_unit()
 
 
 def ellipse_records(cx, cy, rx, ry) -> np.ndarray:
@@ -443,26 +475,29 @@ def ellipse_records(cx, cy, rx, ry) -> np.ndarray:
     (2, 4, 8)
     """
     cx, cy, rx, ry = _bcast(cx, cy, rx, ry)
-    k = _KAPPA
-    c, s = np.array([1.0, 0.0, -1.0, 0.0, 1.0]), np.array([0.0, 1.0, 0.0, -1.0, 0.0])
-    # quarter i goes from angle i*90 to (i+1)*90 degrees; control points along the tangents
-    p0x, p0y = c[:4], s[:4]
-    p3x, p3y = c[1:], s[1:]
-    p1x, p1y = p0x - k * p0y, p0y + k * p0x
-    p2x, p2y = p3x + k * p3y, p3y - k * p3x
-    xs = np.stack([p0x, p1x, p2x, p3x], axis=1)  # (4 quarters, 4 points)
-    ys = np.stack([p0y, p1y, p2y, p3y], axis=1)
-    X = cx[:, None, None] + rx[:, None, None] * xs[None]
-    Y = cy[:, None, None] + ry[:, None, None] * ys[None]
-    return np.stack([X, Y], axis=3).reshape(len(cx), 4, 8)
+    out = np.empty((len(cx), 4, 4, 2))  # (ellipse, quarter, control point, x / y)
+    for j, (c, r, unit) in enumerate(((cx, rx, _UNIT_X), (cy, ry, _UNIT_Y))):  # c + r * unit
+        v = out[..., j]
+        np.multiply(r[:, None, None], unit, out=v)
+        v += c[:, None, None]
+    return out.reshape(len(cx), 4, 8)
 
 
 def rect_records(x, y, w, h) -> np.ndarray:
-    """Axis-aligned rectangles (broadcast arrays) as line records (m, 4, 8)."""
+    """Axis-aligned rectangles (broadcast arrays) as line records (m, 4, 8).
+
+    Examples
+    --------
+    >>> rect_records(1, 2, 3, 4)[0, 1].tolist()
+    [4.0, 2.0, 4.0, 2.0, 4.0, 6.0, 4.0, 6.0]
+    """
     x, y, w, h = _bcast(x, y, w, h)
-    pts = np.stack([np.stack([x, y], 1), np.stack([x + w, y], 1), np.stack([x + w, y + h], 1),
-                    np.stack([x, y + h], 1)], axis=1)
-    return line_records(pts)
+    x1, y1 = x + w, y + h
+    corners = np.empty((len(x), 4, 2))  # (x, y), (x1, y), (x1, y1), (x, y1)
+    for i, (a, b) in enumerate(((x, y), (x1, y), (x1, y1), (x, y1))):
+        corners[:, i, 0] = a
+        corners[:, i, 1] = b
+    return line_records(corners)
 
 
 def rounded_rect_records(x, y, w, h, rx, ry=None) -> np.ndarray:

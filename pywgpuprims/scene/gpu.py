@@ -11,6 +11,7 @@ import numpy as np
 from .._array import GpuArray, asarray
 from .._device import Device, device
 from .._errors import DeviceLimitError, InputError, ShaderError
+from .._memory import BlockView
 from ..scan import record_scan
 from .geometry import _MAX_SUBDIV as MAX_PIECES
 from .geometry import TOLERANCE
@@ -65,6 +66,44 @@ def _up(dev: Device, a: np.ndarray) -> GpuArray:
     return asarray(a, dev=dev)
 
 
+class _Upload:
+    """Host arrays sent to the GPU in one transfer: :meth:`reserve` lays them out in one host buffer
+    (each at a binding-aligned offset), the caller fills them in place, :meth:`send` uploads the
+    buffer once and returns a GpuArray view of each. An empty array is sent as 16 zero bytes (a
+    binding is never empty), as :func:`_up` does. Only for inputs no kernel writes: a dispatch
+    cannot bind one buffer both read-only and written."""
+
+    def __init__(self, dev: Device):
+        self.dev = dev
+        self.align = max(16, dev.storage_align)
+        self.layout: dict = {}
+        self.host = np.zeros(0, np.uint8)
+
+    def reserve(self, spec: dict) -> dict:
+        """``spec``: name -> (shape, dtype). Returns name -> host array (zeros) to fill."""
+        off = 0
+        for name, (shape, dtype) in spec.items():
+            dtype = np.dtype(dtype)
+            shape = tuple(int(v) for v in shape)
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            self.layout[name] = (off, shape, dtype, nbytes)
+            off += -(-max(nbytes, 16) // self.align) * self.align
+        self.host = np.zeros(off, np.uint8)
+        return {name: self.host[o:o + nb].view(dt).reshape(sh) for name, (o, sh, dt, nb) in self.layout.items()}
+
+    def send(self) -> dict:
+        total = len(self.host)
+        block = self.dev.alloc(total, label="scene inputs")
+        self.dev.upload(block, self.host)
+        out = {}
+        for name, (o, shape, dtype, nbytes) in self.layout.items():
+            if not nbytes:  # 16 zero bytes
+                shape, nbytes = (16 // dtype.itemsize,), 16
+            view = BlockView(block, o, nbytes, min(block.size, o + -(-nbytes // 16) * 16) - o, total)
+            out[name] = GpuArray(self.dev, view, shape, dtype)
+        return out
+
+
 class GpuScene:
     """A scene plan uploaded to the GPU, with one method per stage (each one batch)."""
 
@@ -84,7 +123,21 @@ class GpuScene:
         self.n_tiles = plan.tiles_x * plan.tiles_y
         self.n_words = -(-n // 32)
         flags = plan.part_rule.astype(np.uint32) | (plan.part_newterm.astype(np.uint32) << 1)
-        elems = np.zeros((n, 2, 4), np.uint32)
+        #: Floats per stack level: the clip coverage, plus the colour under a layer when there are layers.
+        self.stride = 6 if plan.has_layers else 1
+        R = self.n_records = plan.n_records
+        # Every input the GPU only reads goes in one transfer: one host buffer, filled in place, one upload.
+        up = _Upload(dev)
+        spec = {"elems": ((n, 2, 4), np.uint32), "paints": (plan.paints.shape, np.float32),
+                "kind_bits": ((self.n_words, 2), np.uint32)}
+        if self.gpu_layout:
+            if 32 * R > dev.binding_limit or P >= 1 << 31:
+                raise DeviceLimitError("scene", f"{R} path records ({32 * R} bytes) exceed the device's largest "
+                                       f"storage binding ({dev.binding_limit} bytes)")
+            spec.update(recs=((R, 8), np.float32), rec_info=((R,), np.uint32), elem_head=((n, 4), np.uint32),
+                        kinds=((n,), np.uint32))
+        host = up.reserve(spec)
+        elems = host["elems"]
         elems[:, 0, 0] = plan.kinds
         src = np.where(plan.kinds == CLIP_END, plan.match, np.arange(n))  # an END carries its BEGIN's parts
         elems[:, 0, 1] = plan.part_lo[src]
@@ -92,36 +145,40 @@ class GpuScene:
         elems[:, 0, 3] = plan.paint
         elems[:, 1, :] = plan.colors.view(np.uint32)
         lay = plan.layer >= 0  # layers: a flag in the head's w, the opacity in the colour's w
-        elems[lay, 0, 3] = 0x80000000 | (plan.masked[lay].astype(np.uint32) << 30)
+        if lay.any():
+            elems[lay, 0, 3] = 0x80000000 | (plan.masked[lay].astype(np.uint32) << 30)
+            elems[lay, 1, :3] = 0
+            elems[lay, 1, 3] = plan.layer[lay].view(np.uint32)
         elems[plan.switch, 0, 3] = 0x40000000
-        elems[lay, 1, :] = np.stack([np.zeros(lay.sum(), np.float32)] * 3 + [plan.layer[lay]], axis=1).view(np.uint32)
-        #: Floats per stack level: the clip coverage, plus the colour under a layer when there are layers.
-        self.stride = 6 if plan.has_layers else 1
+        host["paints"][...] = plan.paints
         pad = self.n_words * 32
         kb = np.zeros((2, pad), bool)
         kb[0, :n] = plan.kinds == CLIP_BEGIN
         kb[1, :n] = plan.kinds == CLIP_END
-        kind_bits = np.packbits(kb, axis=1, bitorder="little").view("<u4").T.copy()  # (words, 2)
-        self.elems = _up(dev, elems)
-        self.paints = _up(dev, np.ascontiguousarray(plan.paints, np.float32))
-        self.kind_bits = _up(dev, _u32(kind_bits))
+        host["kind_bits"][...] = np.packbits(kb, axis=1, bitorder="little").view("<u4").T  # (words, 2)
         if self.gpu_layout:
-            R = self.n_records = len(plan.records)
-            if 32 * R > dev.binding_limit or P >= 1 << 31:
-                raise DeviceLimitError("scene", f"{R} path records ({32 * R} bytes) exceed the device's largest "
-                                       f"storage binding ({dev.binding_limit} bytes)")
-            self.recs = _up(dev, np.asarray(plan.records, np.float32))
-            curve = (np.asarray(plan.record_kinds) != 0).astype(np.uint32) << np.uint32(31)
-            self.rec_info = _up(dev, _u32(plan.record_part | curve))
+            plan.records_into(host["recs"])
+            #: The float32 records of a scene whose segments a host bound sizes (see :meth:`flatten_stage`).
+            self._small_records = host["recs"] if R <= HOST_BOUND_RECORDS else None
+            curve = np.left_shift(np.asarray(plan.record_kinds) != 0, 31, dtype=np.uint32)
+            np.bitwise_or(plan.record_part, curve, out=host["rec_info"])
+            head = host["elem_head"]
+            head[:, 0] = plan.kinds
+            head[:, 1] = plan.part_lo
+            head[:, 2] = plan.part_hi
+            head[:, 3] = plan.match
+            host["kinds"][...] = plan.kinds
+        gpu = up.send()
+        self.elems, self.paints, self.kind_bits = gpu["elems"], gpu["paints"], gpu["kind_bits"]
+        if self.gpu_layout:
+            self.recs, self.rec_info, self.elem_head = gpu["recs"], gpu["rec_info"], gpu["elem_head"]
+            self.kinds_gpu = gpu["kinds"]
             self.rec_count = GpuArray.empty(R + 1, np.uint32, dev)
             self.rec_off = GpuArray.empty(R + 1, np.uint32, dev)
             self.n_segs = 0  # segments written, or (HOST_BOUND_RECORDS) a bound: seg_count holds the count
             self.seg_count = GpuArray.empty(1, np.uint32, dev)
             self.segs = self.seg_part = None
-            self.part_info = _up(dev, _u32(flags))  # the flatten stage sets the "right" flags
-            head = np.stack([plan.kinds, plan.part_lo, plan.part_hi, plan.match], axis=1)
-            self.elem_head = _up(dev, _u32(head))
-            self.kinds_gpu = GpuArray(dev, _up(dev, _u32(plan.kinds)).buffer, (n,), np.uint32)
+            self.part_info = _up(dev, _u32(flags))  # the flatten stage sets the "right" flags (not in `up`: written)
             self.pbb = GpuArray.empty(4 * max(P, 1), np.uint32, dev)
             self.bboxes = GpuArray.empty((max(n, 1), 4), np.float32, dev)
             self.clipped = None
@@ -172,6 +229,22 @@ class GpuScene:
         self.spill = None
         self.binned = None
         self.rounds = 0
+        self._open = None  # the batch the stages record into, when untimed (see run)
+
+    # Untimed, the stages record into one open batch (:meth:`run`): a stage submits only where the host
+    # must read a result (or another primitive submits its own work), so a small scene is a few submissions.
+    def _batch(self):
+        return self._open if self._open is not None else self.dev.batch()
+
+    def _end(self, b) -> None:
+        """A stage's batch is recorded: submit it, unless it is the open batch."""
+        if b is not self._open:
+            b.submit()
+
+    def _flush(self) -> None:
+        """Submit what the open batch holds (before the host reads, or another primitive submits)."""
+        if self._open is not None:
+            self._open.submit()
 
     def _alloc_cells(self) -> None:
         self.counts = GpuArray.empty(self.n_cells + 1, np.uint32, self.dev)
@@ -193,7 +266,7 @@ class GpuScene:
             return
         dev, R = self.dev, self.n_records
         params = {"n": R, "width": float(self.plan.width), "scale": 0.75 / TOLERANCE, "max_pieces": MAX_PIECES}
-        b = dev.batch()
+        b = self._batch()
         b.clear(self.rec_count)
         if R:
             b.dispatch(dev.kernel("scene/flatten.wgsl", defines={"COUNT": True}), -(-R // 256), params=params,
@@ -201,10 +274,9 @@ class GpuScene:
         record_scan(b, self.rec_count, self.rec_off, "add", exclusive=True)
         b.copy(self.rec_off, 4 * R, self.seg_count, 0, 4)
         if R <= HOST_BOUND_RECORDS:
-            total = piece_bound(self.plan.records, self.plan.record_kinds)
+            total = piece_bound(self._small_records, self.plan.record_kinds)
         else:
-            b.submit()
-            b = dev.batch()
+            b.submit()  # what the host reads next
             total = _read_u32(dev, self.seg_count, 0)
         if 16 * total > dev.binding_limit:
             raise DeviceLimitError("scene", f"{total} line segments after flattening ({16 * total} bytes) exceed "
@@ -217,8 +289,9 @@ class GpuScene:
             b.dispatch(dev.kernel("scene/flatten.wgsl", defines={"COUNT": False}), -(-R // 256), params=params,
                        recs=self.recs, info=self.rec_info, offsets=self.rec_off, segs=self.segs,
                        seg_part=self.seg_part)
-        b.submit()
+        self._end(b)
         if dev.info.get("adapter_type") == "CPU" and R:
+            self._flush()
             counts = np.frombuffer(dev.read(self.rec_count.buffer, 0, 4 * R), np.uint32)
             _check_loop_cap(self.plan, dev, np.bincount(self.plan.record_part, weights=counts,
                                                         minlength=self.n_parts))
@@ -227,8 +300,8 @@ class GpuScene:
         """Part boxes from the segments (atomics on ordered keys), element boxes as their union."""
         if not self.gpu_layout:
             return
-        dev, P, n = self.dev, self.n_parts, self.n_elements
-        b = dev.batch()
+        P, n = self.n_parts, self.n_elements
+        b = self._batch()
         if P:
             b.dispatch(self._layout_kernel("PART_BBOX_INIT"), -(-P // 256), params=self._lparams(P), pbb=self.pbb)
         if self.n_segs:
@@ -237,7 +310,7 @@ class GpuScene:
         if n:
             b.dispatch(self._layout_kernel("ELEM_BBOX"), -(-n // 256), params=self._lparams(n), pbb=self.pbb,
                        elems=self.elem_head, part_info=self.part_info, bboxes=self.bboxes)
-        b.submit()
+        self._end(b)
 
     def clip_stage(self) -> None:
         """Clip boxes through ``pywgpuprims.clip_bboxes``, on the GPU with no readback (the plan knows
@@ -250,6 +323,7 @@ class GpuScene:
         if not n:
             self.clipped = self.bboxes
             return
+        self._flush()  # clip_bboxes submits its own work: ours before it goes first
         boxes = GpuArray(self.dev, self.bboxes.buffer, (n, 4), np.float32)
         vp = tuple(float(v) for v in self.plan.viewport)
         self.clipped = clip_bboxes(self.kinds_gpu, boxes, vp)
@@ -260,7 +334,7 @@ class GpuScene:
         if not self.gpu_layout:
             return
         dev, P, n = self.dev, self.n_parts, self.n_elements
-        b = dev.batch()
+        b = self._batch()
         b.clear(self.rows)
         b.clear(self.part_rows)
         if n:
@@ -268,18 +342,17 @@ class GpuScene:
                        elems=self.elem_head, rects=self.rects, rows=self.rows, part_rows=self.part_rows,
                        part_band0=self.part_band0)
         record_scan(b, self.rows, self.pair_off, "add", exclusive=True)
-        b.submit()
-        # A second scan in its own batch: _device.Batch gives a timed batch of 3+ compute passes
-        # timestamp writes without indices for the middle passes, which wgpu rejects.
-        b = dev.batch()
+        self._end(b)
+        # A second scan in its own batch when timed: _device.Batch gives a timed batch of 3+ compute
+        # passes timestamp writes without indices for the middle passes, which wgpu rejects.
+        b = self._batch()
         record_scan(b, self.part_rows, self.part_cell, "add", exclusive=True)
         b.copy(self.pair_off, 4 * n, self.totals, 0, 4)  # both totals, for the GPU and for one readback
         b.copy(self.part_cell, 4 * P, self.totals, 4, 4)
         # An element has at most every tile row: when those bounds fit, they size the pairs and cells
         self.n_pairs, n_cells = n * self.plan.tiles_y, P * self.plan.tiles_y
         if 8 * (self.n_pairs + n_cells) > LAYOUT_BOUND_BYTES:
-            b.submit()
-            b = dev.batch()
+            b.submit()  # what the host reads next
             self.n_pairs, n_cells = (int(v) for v in np.frombuffer(dev.read(self.totals.buffer, 0, 8), np.uint32))
         if n_cells != self.n_cells or not hasattr(self, "counts"):
             self.n_cells = n_cells
@@ -293,7 +366,7 @@ class GpuScene:
         if n:
             b.dispatch(self._layout_kernel("PAIRS_OUT"), -(-n // 256), params=self._lparams(n), rects=self.rects,
                        pair_off=self.pair_off, pairs=self.pairs)
-        b.submit()
+        self._end(b)
 
     # ---------------------------------------------------------------- stages
     def bin_segments(self) -> None:
@@ -301,7 +374,7 @@ class GpuScene:
         row: when that bound fits in ``BIN_BOUND_BYTES`` it sizes the cells' buffer and all is one
         batch; else the total is read back first."""
         dev = self.dev
-        b = dev.batch()
+        b = self._batch()
         b.clear(self.counts)
         groups = -(-self.n_segs // 256)
         if groups:
@@ -311,8 +384,7 @@ class GpuScene:
         record_scan(b, self.counts, self.cell_off, "add", exclusive=True)
         total = self.n_segs * self.plan.tiles_y
         if 16 * total > BIN_BOUND_BYTES:
-            b.submit()
-            b = dev.batch()
+            b.submit()  # what the host reads next
             total = _read_u32(dev, self.cell_off, self.n_cells) if self.n_cells else 0
         nbytes = 16 * max(total, 1)
         if nbytes > dev.max_binding:
@@ -325,12 +397,12 @@ class GpuScene:
             b.dispatch(k, groups, params={"n_segs": self.n_segs}, segs=self.segs, seg_part=self.seg_part,
                        seg_count=self.seg_count, parts=self.parts, counts=self.counts, cell_off=self.cell_off,
                        binned=self.binned)
-        b.submit()
+        self._end(b)
 
     def bin_tiles(self) -> None:
         """Set one bit per (tile, element) over each element's tile rectangle."""
         dev = self.dev
-        b = dev.batch()
+        b = self._batch()
         b.clear(self.masks)
         b.clear(self.summary)
         if self.n_pairs:
@@ -339,24 +411,25 @@ class GpuScene:
                                                            "tiles_x": self.plan.tiles_x, "n_sum": self.n_sum},
                        pairs=self.pairs, rects=self.rects, masks=self.masks, summary=self.summary,
                        totals=self.totals)
-        b.submit()
+        self._end(b)
 
     def depth_bounds(self) -> None:
         """Clip depth bound per tile, scanned into the tiles' first stack levels; sizes the stack buffer."""
         dev = self.dev
-        b = dev.batch()
+        b = self._batch()
         b.clear(self.need)
         k = dev.kernel("scene/depth.wgsl")
         b.dispatch(k, self.n_tiles, params={"n_tiles": self.n_tiles, "n_words": self.n_words,
                                             "chunk": -(-self.n_words // 256)},
                    masks=self.masks, kind_bits=self.kind_bits, need=self.need)
         record_scan(b, self.need, self.spill_off, "add", exclusive=True)
-        b.submit()
+        self._end(b)
         limit = min(dev.max_binding, dev.max_buffer, dev.hooks.scene_stack_bytes or 1 << 30)
         # A tile needs at most the scene's clip depth: when that bound fits, it sizes the stacks
         # with no readback (no clips: no levels at all); else the exact count is read back.
         levels = self.n_tiles * self.plan.max_depth
         if 4 * 256 * max(levels, 1) * self.stride > min(limit, STACK_BOUND_BYTES):
+            self._flush()
             levels = _read_u32(dev, self.spill_off, self.n_tiles)
         nbytes = 4 * 256 * max(levels, 1) * self.stride
         self.no_stack = self.stack is False or (self.stack is None and nbytes > limit)
@@ -384,8 +457,10 @@ class GpuScene:
         rounds = 0
         src, dst = self.state
         self.pixels = None
+        first, self._open = self._open, None  # the stages recorded before, submitted with the first round
         while True:
-            b = dev.batch()
+            b = first or dev.batch()
+            first = None
             b.clear(dst, 8 * self.n_tiles, 16)
             b.dispatch(k, self.n_tiles, params={"tiles_x": self.plan.tiles_x, "n_tiles": self.n_tiles,
                                                 "n_words": self.n_words, "n_sum": self.n_sum,
@@ -398,13 +473,13 @@ class GpuScene:
             if resolve:
                 self._record_resolve(b)
                 b.copy(dst, 8 * self.n_tiles, self.image, self.n_pixel_bytes, 4)
+                rb = b.readback((self.image, 0, self.n_pixel_bytes + 4))
+            else:
+                rb = b.readback((dst, 8 * self.n_tiles, 4))
             b.submit()
             rounds += 1
-            if resolve:
-                out = np.frombuffer(dev.read(self.image.buffer, 0, self.n_pixel_bytes + 4), np.uint8)
-                unfinished = int(out[self.n_pixel_bytes:].view(np.uint32)[0])
-            else:
-                unfinished = int(np.frombuffer(dev.read(dst.buffer, 8 * self.n_tiles, 4), np.uint32)[0])
+            out = rb.numpy()
+            unfinished = int(out[len(out) - 4:].view(np.uint32)[0])
             src, dst = dst, src
             if unfinished == 0:
                 if resolve:
@@ -422,25 +497,39 @@ class GpuScene:
                    image=self.image)
 
     def resolve(self) -> None:
-        b = self.dev.batch()
+        b = self._batch()
         self._record_resolve(b)
-        b.submit()
+        self._end(b)
 
     STAGES = ("flatten_stage", "bboxes_stage", "clip_stage", "layout_stage", "bin_segments", "bin_tiles",
               "depth_bounds", "fine", "resolve")
 
     def run(self, timings: dict | None = None) -> np.ndarray:
-        """All stages. Untimed and up to ``RESOLVE_EACH_ROUND_BYTES`` of pixels, each fine round
-        resolves too and the pixels come back with the progress word (one wait when one round is
-        enough); else (larger frames, or timed) fine, then resolve, then the pixels."""
-        for name in self.STAGES:
-            if name.endswith("_stage") and not self.gpu_layout:
-                continue
-            if timings is None and name == "fine" and self.n_pixel_bytes <= RESOLVE_EACH_ROUND_BYTES:
-                self.fine(resolve=True)
-                return self.pixels
-            with _timed(self.dev, timings, f"gpu: {name}"):
-                getattr(self, name)()
+        """All stages. Untimed, they record into one open batch, submitted where the host must read;
+        up to ``RESOLVE_EACH_ROUND_BYTES`` of pixels each fine round resolves too and the pixels come
+        back with the progress word (one wait when one round is enough); a larger frame resolves and
+        comes back in one submission after fine. Timed: each stage in its own batches, then the pixels."""
+        self._open = self.dev.batch() if timings is None else None
+        try:
+            for name in self.STAGES:
+                if name.endswith("_stage") and not self.gpu_layout:
+                    continue
+                if timings is None and name == "fine" and self.n_pixel_bytes <= RESOLVE_EACH_ROUND_BYTES:
+                    self.fine(resolve=True)
+                    return self.pixels
+                if timings is None and name == "resolve":  # resolved and read back in one submission
+                    b = self.dev.batch()
+                    self._record_resolve(b)
+                    rb = b.readback((self.image, 0, self.n_pixel_bytes))
+                    b.submit()
+                    out = np.empty((self.plan.height, self.plan.width, 4), np.uint8)
+                    rb.into(out)
+                    return out
+                with _timed(self.dev, timings, f"gpu: {name}"):
+                    getattr(self, name)()
+            self._flush()
+        finally:
+            self._open = None
         return self.image.numpy()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._device import TRANSFER, _parallel_copy
 from .geometry import flatten
 
 CLIP_DRAW, CLIP_BEGIN, CLIP_END = 0, 1, 2
@@ -147,12 +148,15 @@ class ScenePlan:
         self.part_lo, self.part_hi = part_lo, part_hi
         self.part_rule = np.concatenate(rule).astype(np.uint32) if rule else np.zeros(0, np.uint32)
         self.part_newterm = np.concatenate(newterm).astype(bool) if newterm else np.zeros(0, bool)
-        # float32 from the start: what the GPU reads (and the host flatten, in float64, starts from)
-        rec = np.concatenate(recs, dtype=np.float32) if recs else np.zeros((0, 8), np.float32)
+        # The records stay in the ops' chunks until asked for: the GPU scene converts them to float32
+        # straight into its upload (:meth:`records_into`), with no concatenated copy in between.
+        self._record_chunks = recs
+        self._records = None
+        #: Path records in all (the rows of :attr:`records`).
+        self.n_records = sum(len(r) for r in recs)
         rkind = np.concatenate(rkinds) if rkinds else np.zeros(0, np.uint8)
-        #: Path records (cubic, transformed, float32) with their kinds (0 line, 1 curve) and parts: the GPU
-        #: flattens them (``scene/flatten.wgsl``); :meth:`layout` flattens them on the host.
-        self.records, self.record_kinds = rec, rkind
+        #: Per path record: its kind (0 line, 1 curve) and its part.
+        self.record_kinds = rkind
         self.record_part = np.repeat(np.arange(np_, dtype=np.uint32),
                                      np.concatenate(nrec) if nrec else np.zeros(0, np.int64))
         self.max_depth = int(np.max(np.cumsum(np.where(kinds == CLIP_BEGIN, 1, np.where(kinds == CLIP_END, -1, 0))),
@@ -162,6 +166,37 @@ class ScenePlan:
         self._layout_done = False
         if layout:
             self.layout()
+
+    @property
+    def records(self) -> np.ndarray:
+        """Path records (n_records, 8): cubic, transformed, float32 (what the GPU flattens in
+        ``scene/flatten.wgsl``, and :meth:`layout` on the host, in float64 from these values)."""
+        if self._records is None:
+            self._records = self.records_into(np.empty((self.n_records, 8), np.float32))
+        return self._records
+
+    def records_into(self, out: np.ndarray) -> np.ndarray:
+        """Write :attr:`records` into ``out``, a C-contiguous float32 (n_records, 8) array (converted
+        from the ops' float64 in one pass); returns ``out``."""
+        if self._records is not None:
+            out[...] = self._records
+            return out
+        flat = out.reshape(-1)
+        at = 0
+        small: list[np.ndarray] = []  # runs of small chunks (SVG paths) go in one concatenation
+        for chunk in [*self._record_chunks, None]:
+            if chunk is not None and chunk.size < 1 << 16:
+                small.append(chunk.reshape(-1))
+                continue
+            if small:
+                size = sum(c.size for c in small)
+                np.concatenate(small, out=flat[at:at + size])
+                at += size
+                small.clear()
+            if chunk is not None:  # a bulk op's records: converted by several threads
+                _parallel_copy(flat[at:at + chunk.size], chunk.reshape(-1), TRANSFER)
+                at += chunk.size
+        return out
 
     def layout(self) -> None:
         """Host layout: bounding boxes, clip boxes, tile rectangles, cells, binned segments.
