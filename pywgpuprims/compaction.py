@@ -479,6 +479,7 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
         b = _record(dev, lambda b: _record_compact(b, mode, g.reshape(-1), gmask, res, m))
     if host is not None:
         return submit_counted_to_host(b, res.count, res.data)[0]
+    b.snapshot(res.count)  # int(res.count): one map round trip, no submission
     b.submit()
     return res
 
@@ -768,6 +769,7 @@ def _rle_encode(x, method):
     if host is not None:
         values, counts = submit_counted_to_host(b, res.n_runs, res.values, res.counts)
         return values, counts
+    b.snapshot(res.n_runs)  # int(res.n_runs): one map round trip, no submission
     b.submit()
     return res
 

@@ -345,3 +345,25 @@ def test_many_live_scalars_do_not_share_staging(dev, rng):
     del rs
     gc.collect()
     assert len(dev._snaps) <= 1  # snapshots of collected results are forgotten
+
+
+def test_counts_read_without_a_submission(dev, rng, monkeypatch):
+    """The count of a compaction and the number of runs of an RLE on GpuArrays come with their
+    submission's snapshot; a chained call that writes the same info block is still read right."""
+    n = 5000
+    x = rng.random(n, dtype=np.float32)
+    mask = rng.random(n) < 0.3
+    runs = np.repeat(rng.integers(0, 50, 700, dtype=np.int32), rng.integers(1, 12, 700))
+    c = pp.compact(pp.asarray(x), pp.asarray(mask))
+    nz = pp.nonzero(pp.asarray(mask))
+    rl = pp.rle_encode(pp.asarray(runs))
+    counts = _count_submits(monkeypatch, dev)
+    assert int(c.count) == int(mask.sum())
+    assert int(nz.count) == int(mask.sum())
+    want_runs = int(np.count_nonzero(np.diff(runs))) + 1
+    assert int(rl.n_runs) == want_runs
+    assert counts == {"submit": 0, "download": 0}
+    monkeypatch.undo()
+    np.testing.assert_array_equal(c.numpy(), x[mask])
+    np.testing.assert_array_equal(pp.rle_decode(rl.values[:want_runs], rl.counts[:want_runs]).numpy(), runs)
+    assert int(rl.n_runs) == want_runs and int(c.count) == int(mask.sum())
