@@ -355,11 +355,19 @@ def _gpu_can_read(in_dtype, rd, op, dev=None) -> bool:
 
 
 def _int_op(op: str, d) -> str:
-    if np.dtype(d).kind in "iub" and op in ("fmin", "fmax"):
-        return op[1:]
-    if np.dtype(d) == _dt.B and op == "add":
-        return "or"  # numpy's add of bools
-    return op
+    got = _INT_OPS.get((op, d))
+    if got is None:
+        got = op
+        if np.dtype(d).kind in "iub" and op in ("fmin", "fmax"):
+            got = op[1:]
+        elif np.dtype(d) == _dt.B and op == "add":
+            got = "or"  # numpy's add of bools
+        if len(_INT_OPS) < 1024:
+            _INT_OPS[(op, d)] = got
+    return got
+
+
+_INT_OPS: dict = {}  # (op, dtype) -> _int_op's answer
 
 
 def _scan_lines(b, g: GpuArray, rd, op, exclusive, deterministic, primitive, dst_out=None) -> GpuArray:

@@ -142,6 +142,16 @@ def test_counted_results_around_the_one_shot_size(dev, rng, staged, request):
         np.testing.assert_array_equal(v, r[starts])
         np.testing.assert_array_equal(c, np.diff(np.r_[starts, n]))
         assert pp.reduce(x) == x.sum()  # np.sum's uint64
+        # GpuArray results read by .numpy(): the count from the call's own snapshot where the
+        # result is larger than one_shot_counted (staged), then written over and read again
+        gc_ = pp.compact(pp.asarray(x), pp.asarray(m))
+        np.testing.assert_array_equal(gc_.numpy(), x[m])
+        gr = pp.rle_encode(pp.asarray(r))
+        gv, gcnt = gr.numpy()
+        np.testing.assert_array_equal(gv, r[starts])
+        np.testing.assert_array_equal(gcnt, np.diff(np.r_[starts, n]))
+        dev.upload(gc_.count, np.array([min(n, 1)], np.uint32))
+        np.testing.assert_array_equal(gc_.numpy(), gc_.data.numpy()[:min(n, 1)])
 
 
 def test_threads_allocate_and_free_at_once(dev):
