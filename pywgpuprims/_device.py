@@ -310,7 +310,6 @@ def _forget(snaps: dict, res) -> None:
 
 
 _TOKENS = itertools.count(1)
-_SNAP_LOCK = threading.Lock()
 
 
 class Snapshot:
@@ -325,10 +324,11 @@ class Snapshot:
     at once map it once.
     """
 
-    __slots__ = ("_rb", "_snaps", "_serial", "_token", "_value")
+    __slots__ = ("_rb", "_snaps", "_serial", "_token", "_value", "_lock")
 
-    def __init__(self, rb: Readback, snaps: dict, serial: int):
+    def __init__(self, rb: Readback, snaps: dict, serial: int, lock: threading.Lock):
         self._rb = rb
+        self._lock = lock
         self._snaps = snaps
         self._serial = serial
         self._token = next(_TOKENS)
@@ -341,11 +341,15 @@ class Snapshot:
             return None
         v = self._value
         if v is None:
-            with _SNAP_LOCK:  # one mapping of the staging block, whichever thread reads first
+            with self._lock:  # one mapping of the staging block, whichever thread reads first
                 v = self._value
                 if v is None:
-                    v = self._value = self._rb.numpy()
-                    self._rb = None  # the staging block goes back to the pool
+                    rb, self._rb = self._rb, None  # the staging block goes back to the pool
+                    try:
+                        v = self._value = rb.numpy()
+                    except Exception:  # a lost device, a failed map: the buffer's own download says why
+                        self._snaps.pop(self._serial, None)
+                        return None
         return v
 
     def __del__(self) -> None:
@@ -444,7 +448,7 @@ class Batch:
             return
         staging = self.device.memory.alloc(16, _READ_USAGE, "snapshot")
         self.commands.append(("copy", g.buffer, off, staging, 0, -(-nbytes // 4) * 4))
-        g._snap = Snapshot(Readback(staging, [(0, nbytes)]), self.device._snaps, serial)
+        g._snap = Snapshot(Readback(staging, [(0, nbytes)]), self.device._snaps, serial, self.device._snap_lock)
 
     def submit(self) -> None:
         self.device._submit(self)
@@ -585,6 +589,7 @@ class Device:
         self._params_written = b""
         #: buffer serial -> token of the live Snapshot of its bytes (see Snapshot)
         self._snaps: dict[int, int] = {}
+        self._snap_lock = threading.Lock()  # a snapshot's first read maps its staging block under it
         self._timers: list[_Timer] = []
         self.lost: str | None = None  # why the device was lost, once it is
         _LostWatcher.watch(self)

@@ -377,3 +377,17 @@ def test_counts_read_without_a_submission(dev, rng, monkeypatch):
     np.testing.assert_array_equal(c.numpy(), x[mask])
     np.testing.assert_array_equal(pp.rle_decode(rl.values[:want_runs], rl.counts[:want_runs]).numpy(), runs)
     assert int(rl.n_runs) == want_runs and int(c.count) == int(mask.sum())
+
+
+def test_a_failed_snapshot_read_falls_back_to_the_buffer(dev, rng, monkeypatch):
+    from pywgpuprims import _device
+
+    x = rng.random(777, dtype=np.float32)
+    r = pp.reduce(pp.asarray(x))
+
+    def broken(self, dtype=np.uint8):
+        raise RuntimeError("map failed")
+
+    monkeypatch.setattr(_device.Readback, "numpy", broken)
+    assert float(r) == pytest.approx(float(np.sum(x, dtype=np.float64)), rel=1e-5)  # downloaded
+    assert r._snap is None
