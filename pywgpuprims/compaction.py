@@ -931,7 +931,8 @@ def _rle_decode(values, counts=None, *, size: int | None = None):
     b = dev.batch()
     record_scan(b, cu, ends, "add", False)
     if size is None:
-        status = asarray(np.zeros(4, np.uint32), dev=dev)
+        status = GpuArray.empty((4,), np.uint32, dev)
+        b.clear(status)  # zeroed in the batch: no upload of its own
         k = dev.kernel("rle/check.wgsl")
         groups = -(-r // 256)
         b.dispatch(k, groups, params={"n": r}, ends=ends, status=status)
