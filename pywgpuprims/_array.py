@@ -254,6 +254,11 @@ class GpuArray:
         """The one element of a size-1 array as a Python scalar (waits for the GPU: one map round trip)."""
         if self.size != 1:
             raise InputError("GpuArray.item", f"an array of size {self.size} has no single value")
+        snap = self._snap
+        if snap is not None:
+            data = snap.read()
+            if data is not None:
+                return data.view(self.dtype)[0].item()
         return self.numpy().reshape(-1)[0].item()
 
     def __float__(self) -> float:
