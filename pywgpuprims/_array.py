@@ -48,6 +48,9 @@ class GpuArray:
     """
 
     __array_priority__ = 100
+    #: a small result's bytes, copied for the host in the submission that computed it (see
+    #: ``Batch.snapshot``): read by ``numpy()`` while the buffer has not been written since
+    _snap = None
 
     def __init__(self, dev: Device, buffer, shape: tuple[int, ...], dtype, byte_offset: int = 0):
         self.device = dev
@@ -203,8 +206,12 @@ class GpuArray:
 
     def reshape(self, *shape) -> GpuArray:
         """A view with another shape (same buffer; one dimension may be -1)."""
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
+        if len(shape) == 1:
+            s0 = shape[0]
+            if s0.__class__ is int and (s0 == -1 or s0 == self.size) and len(self.shape) == 1:  # g.reshape(-1)
+                return self._view(self.shape)
+            if isinstance(s0, (tuple, list)):
+                shape = tuple(s0)
         shape = tuple(map(int, shape))
         if shape != self.shape:
             known = math.prod(s for s in shape if s != -1)
@@ -212,10 +219,25 @@ class GpuArray:
                 shape = tuple(self.size // known if s == -1 else s for s in shape)
             if shape.count(-1) or any(s < 0 for s in shape) or math.prod(shape) != self.size:
                 raise InputError("GpuArray.reshape", f"cannot reshape an array of size {self.size} into {shape}")
-        return GpuArray(self.device, self.buffer, shape, self.dtype, self.byte_offset)
+        return self._view(shape)
+
+    def _view(self, shape: tuple[int, ...]) -> GpuArray:
+        """This array with another shape of the same size (no checks: a known-good shape)."""
+        g = object.__new__(GpuArray)
+        g.device, g.buffer, g.shape, g.dtype, g.byte_offset = self.device, self.buffer, shape, self.dtype, \
+            self.byte_offset
+        if self._snap is not None:
+            g._snap = self._snap  # the same bytes
+        return g
 
     def numpy(self, out: np.ndarray | None = None) -> np.ndarray:
         """Copy to a new numpy array (or into ``out``, of the same shape and dtype); waits for the GPU."""
+        snap = self._snap
+        if snap is not None and out is None:
+            data = snap.read()
+            if data is not None:
+                return data.view(self.dtype).reshape(self.shape).copy()
+            self._snap = None  # written since: read the buffer
         if out is None:
             out = np.empty(self.shape, self.dtype)
         elif out.shape != self.shape or out.dtype != self.dtype:
@@ -232,6 +254,11 @@ class GpuArray:
         """The one element of a size-1 array as a Python scalar (waits for the GPU: one map round trip)."""
         if self.size != 1:
             raise InputError("GpuArray.item", f"an array of size {self.size} has no single value")
+        snap = self._snap
+        if snap is not None:
+            data = snap.read()
+            if data is not None:
+                return data.view(self.dtype)[0].item()
         return self.numpy().reshape(-1)[0].item()
 
     def __float__(self) -> float:
@@ -407,9 +434,12 @@ def submit_counted_to_host(b, count: GpuArray, *parts: GpuArray) -> list[np.ndar
         rb = b.readback((count, count.byte_offset, 4), *((p, p.byte_offset, p.nbytes) for p in parts))
         b.submit()
         return rb.counted(*(p.dtype for p in parts))
-    rb = b.readback((count, count.byte_offset, 4))
-    b.submit()
-    k = int(rb.numpy(np.uint32)[0])
+    if not b.commands and count._snap is not None:  # a result's count, copied out by its own submission
+        k = int(count.numpy().reshape(-1)[0])
+    else:
+        rb = b.readback((count, count.byte_offset, 4))
+        b.submit()
+        k = int(rb.numpy(np.uint32)[0])
     res = []
     for p in parts:
         if k > p.size:

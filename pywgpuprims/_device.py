@@ -8,6 +8,7 @@ declares, so no primitive touches bind-group layouts or command encoders itself.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import struct
@@ -263,8 +264,18 @@ class Readback:
     def numpy(self, dtype=np.uint8) -> np.ndarray:
         """The first part as a new array of ``dtype``."""
         off, n = self._parts[0]
-        with self._mapped() as view:
-            return view[off:off + n].view(np.dtype(dtype)).copy()
+        end4 = -(-(off + n) // 4) * 4
+        if len(self._parts) > 1 or not end4:
+            with self._mapped() as view:
+                return view[off:off + n].view(np.dtype(dtype)).copy()
+        st = self._staging.raw  # one part: map just its words, no context manager (scalar readbacks)
+        mapping, self._mapping = self._mapping, None
+        (mapping or st.map_async("READ_NOSYNC", 0, end4)).sync_wait()
+        try:
+            data = st.read_mapped(0, end4, copy=True)
+        finally:
+            st.unmap()
+        return np.frombuffer(data, np.uint8, n, off).view(dtype)
 
     def into(self, *outs: np.ndarray, tuning: TransferTuning = TRANSFER) -> None:
         """Copy each part into the C-contiguous array of the same place in ``outs``, in one mapping."""
@@ -291,6 +302,66 @@ class Readback:
             return res
 
 
+def _forget(snaps: dict, res) -> None:
+    """Drop the snapshot (if any) of the buffer that ``res`` (a GpuArray, Binding, Block or view)
+    writes: its bytes are about to change."""
+    b = getattr(res, "buffer", res)
+    snaps.pop(getattr(getattr(b, "buffer", b), "serial", None), None)
+
+
+_TOKENS = itertools.count(1)
+
+
+class Snapshot:
+    """The bytes of a small result (a reduction's value, a count) copied for the host by the
+    submission that computed them, so that reading them costs one map round trip and no
+    submission of its own (:meth:`Batch.snapshot`).
+
+    It stays valid while nothing writes the result's buffer: every clear, copy, dispatch output and
+    upload through a :class:`Batch` or :meth:`Device.upload` drops the snapshot of the buffer it
+    writes (``Device._snaps``, by buffer serial), and a later read goes to the buffer itself. The
+    first read maps the staging block, keeps the bytes and gives the block back; threads reading
+    at once map it once.
+    """
+
+    __slots__ = ("_rb", "_snaps", "_serial", "_token", "_value", "_lock")
+
+    def __init__(self, rb: Readback, snaps: dict, serial: int, lock: threading.Lock):
+        self._rb = rb
+        self._lock = lock
+        self._snaps = snaps
+        self._serial = serial
+        self._token = next(_TOKENS)
+        self._value: np.ndarray | None = None
+        snaps[serial] = self._token
+
+    def read(self) -> np.ndarray | None:
+        """The result's bytes (uint8; do not write), or None where the buffer was written since."""
+        if self._snaps.get(self._serial) != self._token:
+            return None
+        v = self._value
+        if v is None:
+            with self._lock:  # one mapping of the staging block, whichever thread reads first
+                v = self._value
+                if v is None:
+                    rb, self._rb = self._rb, None  # the staging block goes back to the pool
+                    try:
+                        v = self._value = rb.numpy()
+                    except Exception:  # a lost device, a failed map: the buffer's own download says why
+                        self._snaps.pop(self._serial, None)
+                        return None
+        return v
+
+    def __del__(self) -> None:
+        snaps, serial = self._snaps, self._serial
+        if snaps.get(serial) == self._token:
+            snaps.pop(serial, None)
+
+
+#: results up to this many bytes get a :class:`Snapshot` (one map round trip to read them)
+SNAPSHOT_BYTES = 16
+
+
 @dataclass
 class Batch:
     """Clears, copies, dispatches and readbacks recorded in order and submitted together.
@@ -305,6 +376,8 @@ class Batch:
 
     def clear(self, buffer, offset: int = 0, size: int | None = None) -> None:
         buffer = getattr(buffer, "buffer", buffer)
+        if self.device._snaps:
+            _forget(self.device._snaps, buffer)
         if size is None:  # to the end; for a view, not into the elements after it
             end = getattr(buffer, "writable_end", None)
             size = (buffer.size if end is None else min(buffer.size, end - buffer.base)) - offset
@@ -312,6 +385,8 @@ class Batch:
 
     def copy(self, src, src_offset: int, dst, dst_offset: int, size: int) -> None:
         src, dst = getattr(src, "buffer", src), getattr(dst, "buffer", dst)
+        if self.device._snaps:
+            _forget(self.device._snaps, dst)
         self.commands.append(("copy", src, src_offset, dst, dst_offset, size))
 
     def dispatch(self, kernel: Kernel, groups, params: dict | bytes | None = None, **bindings) -> None:
@@ -320,9 +395,14 @@ class Batch:
         ``params`` fills the kernel's ``struct Params``: a dict by field name, or the bytes
         :meth:`Kernel.pack_params` made of one (for a plan reused call after call).
         """
-        if kernel.params and not isinstance(params, bytes):
+        if kernel.params and params.__class__ is not bytes:
             params = kernel.pack_params(params or {})
-        self.commands.append(("dispatch", _Dispatch(kernel, self.device.grid(groups), bindings,
+        snaps = self.device._snaps
+        if snaps and kernel._written:
+            for name in kernel._written:
+                _forget(snaps, bindings.get(name))
+        g = groups if groups.__class__ is int and 0 < groups <= self.device.max_groups else 0
+        self.commands.append(("dispatch", _Dispatch(kernel, (g, 1, 1) if g else self.device.grid(groups), bindings,
                                                     params if kernel.params else None)))
 
     def dispatch_indirect(self, kernel: Kernel, indirect, offset: int = 0, params: dict | None = None,
@@ -333,6 +413,10 @@ class Batch:
             indirect, offset = indirect.buffer, indirect.offset + offset
         d = _Dispatch(kernel, (0, 0, 0), bindings, kernel.pack_params(params or {}) if kernel.params else None,
                       Binding(getattr(indirect, "buffer", indirect), offset))
+        snaps = self.device._snaps
+        if snaps and kernel._written:
+            for name in kernel._written:
+                _forget(snaps, bindings.get(name))
         self.commands.append(("dispatch", d))
 
     def readback(self, *ranges) -> Readback:
@@ -352,6 +436,19 @@ class Batch:
             if n4:
                 self.copy(src, offset, staging, at, n4)
         return Readback(staging, parts)
+
+    def snapshot(self, g) -> None:
+        """Copy the bytes of the small GpuArray ``g`` (at most :data:`SNAPSHOT_BYTES`, on a 4-byte
+        boundary) for the host in this batch, after the work recorded so far: ``g.numpy()``,
+        ``float(g)`` and ``int(g)`` then read them with one map round trip (:class:`Snapshot`).
+        Larger or unaligned arrays are left as they are."""
+        nbytes, off = g.nbytes, g.byte_offset
+        serial = getattr(g.buffer, "serial", None)
+        if not 0 < nbytes <= SNAPSHOT_BYTES or off % 4 or serial is None:
+            return
+        staging = self.device.memory.alloc(16, _READ_USAGE, "snapshot")
+        self.commands.append(("copy", g.buffer, off, staging, 0, -(-nbytes // 4) * 4))
+        g._snap = Snapshot(Readback(staging, [(0, nbytes)]), self.device._snaps, serial, self.device._snap_lock)
 
     def submit(self) -> None:
         self.device._submit(self)
@@ -490,6 +587,9 @@ class Device:
         self._upload_ring: list = []
         self._upload_lock = threading.Lock()
         self._params_written = b""
+        #: buffer serial -> token of the live Snapshot of its bytes (see Snapshot)
+        self._snaps: dict[int, int] = {}
+        self._snap_lock = threading.Lock()  # a snapshot's first read maps its staging block under it
         self._timers: list[_Timer] = []
         self.lost: str | None = None  # why the device was lost, once it is
         _LostWatcher.watch(self)
@@ -599,6 +699,8 @@ class Device:
         """
         raw, base = _span(dst)
         offset += base + getattr(dst, "byte_offset", 0)
+        if self._snaps:
+            _forget(self._snaps, dst)
         src = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
         n = src.size
         if n == 0:
@@ -1333,6 +1435,8 @@ def takes_device(fn=None, *, name: str | None = None):
         for value in (args + tuple(kwargs.values())) if kwargs else args:
             cls = value.__class__
             if cls in _NO_DEVICE:  # numpy arrays, numbers, strings, None, dtypes: nothing to look at
+                continue
+            if cls is tuple and all(v.__class__ in _NO_DEVICE for v in value):  # a shape
                 continue
             d = value if cls is Device else getattr(value, "device", None)
             if d.__class__ is Device:  # a GpuArray or a Device argument (dev=)

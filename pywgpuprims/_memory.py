@@ -39,6 +39,9 @@ def size_class(nbytes: int) -> int:
     return -(-n // step) * step
 
 
+_CLASSES: dict[int, int] = {}  # request size (a multiple of 16) -> size_class, for the sizes seen
+
+
 def parse_bytes(text: str | int | None) -> int | None:
     """``"2GiB"``, ``"512M"``, ``"1e9"`` or an int as bytes; None or 0 means no limit."""
     if text is None:
@@ -191,9 +194,14 @@ class MemoryPool:
     # ------------------------------------------------------------------ allocation
     def alloc(self, nbytes: int, usage: int = STORAGE_USAGE, label: str = "") -> Block:
         size = max(16, -(-int(nbytes) // 16) * 16)
-        cls = size_class(size)
+        cls = _CLASSES.get(size)
+        if cls is None:
+            cls = size_class(size)
+            if len(_CLASSES) < 65536:
+                _CLASSES[size] = cls
         with self._lock:
-            self._drain()
+            if self._returned:
+                self._drain()
             free = self._free.get((usage, cls))
             if free:
                 slot = free.pop()

@@ -495,6 +495,7 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
         b = _record(dev, lambda b: _record_compact(b, mode, g.reshape(-1), gmask, res, m))
     if host is not None:
         return submit_counted_to_host(b, res.count, res.data)[0]
+    b.snapshot(res.count)  # int(res.count): one map round trip, no submission
     b.submit()
     return res
 
@@ -910,6 +911,7 @@ def _rle_encode(x, method):
     if host is not None:
         values, counts = submit_counted_to_host(b, res.n_runs, res.values, res.counts)
         return values, counts
+    b.snapshot(res.n_runs)  # int(res.n_runs): one map round trip, no submission
     b.submit()
     return res
 
@@ -1049,7 +1051,7 @@ def _rle_decode(values, counts=None, *, size: int | None = None):
         if not _runs_fit(dev, gv.size):
             return _decode_split(dev, host, c, total).numpy()
         gc = asarray(c.astype(np.uint32, copy=False), dev=dev)
-        meta = asarray(np.array([gv.size, 0, 0, 0], np.uint32), dev=dev)
+        meta = dev.constant(np.array([gv.size, 0, 0, 0], np.uint32), label="rle_decode info")  # read only: kept
         ends = GpuArray.empty((gv.size,), np.uint32, dev)
         b = dev.batch()
         record_scan(b, gc, ends, "add", False)
@@ -1061,7 +1063,7 @@ def _rle_decode(values, counts=None, *, size: int | None = None):
     if counts.dtype not in (np.dtype(np.uint32), np.dtype(np.int32)):
         raise InputError("rle_decode", f"counts dtype {counts.dtype}: expected uint32")
     r = gv.size
-    meta = asarray(np.array([r, 0, 0, 0], np.uint32), dev=dev)
+    meta = dev.constant(np.array([r, 0, 0, 0], np.uint32), label="rle_decode info")  # read only: kept
     if r == 0:
         return _zeros(dev, int(size or 0), gv.dtype)
     if not _runs_fit(dev, r):  # runs past one binding: split on the host (the runs are read back)
@@ -1077,7 +1079,8 @@ def _rle_decode(values, counts=None, *, size: int | None = None):
     b = dev.batch()
     record_scan(b, cu, ends, "add", False)
     if size is None:
-        status = asarray(np.zeros(4, np.uint32), dev=dev)
+        status = GpuArray.empty((4,), np.uint32, dev)
+        b.clear(status)  # zeroed in the batch: no upload of its own
         k = dev.kernel("rle/check.wgsl")
         groups = -(-r // 256)
         b.dispatch(k, groups, params={"n": r}, ends=ends, status=status)
@@ -1204,6 +1207,19 @@ def _decode_runlengths_chunked(rl: RunLengths) -> GpuArray:
     return out
 
 
+def _decode_kernels(dev: Device, vpt: int, eb8: bool):
+    """The partition pass and the expansion (or the 8-bit decoder) for ``vpt`` vec4 per thread."""
+    k_part = dev.kernel("rle/decode.wgsl", defines={"VEC4_PER_THREAD": vpt, "EB8": eb8, "PARTITION": True})
+    if not eb8:
+        k = dev.kernel("rle/expand.wgsl", defines=dict(monoid_defines("max", np.uint32, "rle_decode"),
+                                                       VEC4_PER_THREAD=vpt,
+                                                       SUBGROUPS=_use_subgroups(dev),
+                                                       CAP=_or(dev.hooks.rle_decode_cap, DECODE_CAP)))
+    else:
+        k = dev.kernel("rle/decode.wgsl", defines={"VEC4_PER_THREAD": vpt, "EB8": eb8, "PARTITION": False})
+    return k_part, k
+
+
 def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArray, out: GpuArray,
                    vb=None, ob=None, eb=None, window: tuple[int, int] = (0, 0xFFFFFFFF)) -> None:
     """Record the expansion of the runs into ``out`` (``vb`` / ``ob`` / ``eb``: bindings of values,
@@ -1218,14 +1234,7 @@ def _record_decode(b, values: GpuArray, ends: GpuArray, shift: int, meta: GpuArr
         vpt = max(1, min(vpt, (dev.limits["max-compute-workgroup-storage-size"] - 2048) // (256 * 16)))
     per_group = 256 * vpt * 4 * (4 if eb8 else 1)
     groups = -(-size // per_group)
-    k_part = dev.kernel("rle/decode.wgsl", defines={"VEC4_PER_THREAD": vpt, "EB8": eb8, "PARTITION": True})
-    if not eb8:
-        k = dev.kernel("rle/expand.wgsl", defines=dict(monoid_defines("max", np.uint32, "rle_decode"),
-                                                       VEC4_PER_THREAD=vpt,
-                                                       SUBGROUPS=_use_subgroups(dev),
-                                                       CAP=_or(dev.hooks.rle_decode_cap, DECODE_CAP)))
-    else:
-        k = dev.kernel("rle/decode.wgsl", defines={"VEC4_PER_THREAD": vpt, "EB8": eb8, "PARTITION": False})
+    k_part, k = dev.plan(("rle decode kernels", vpt, eb8), lambda: _decode_kernels(dev, vpt, eb8))
     parts = dev.alloc(4 * (groups + 1))
     params = {"size": size, "n_vec4": n_vec4, "shift": shift, "n_groups": groups, "lo": window[0], "len": window[1]}
     eb = ends if eb is None else eb

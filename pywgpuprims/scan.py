@@ -27,6 +27,7 @@ pass's counter words), ``reduce_loads`` (vec4 loads per invocation of the reduct
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -354,11 +355,19 @@ def _gpu_can_read(in_dtype, rd, op, dev=None) -> bool:
 
 
 def _int_op(op: str, d) -> str:
-    if np.dtype(d).kind in "iub" and op in ("fmin", "fmax"):
-        return op[1:]
-    if np.dtype(d) == _dt.B and op == "add":
-        return "or"  # numpy's add of bools
-    return op
+    got = _INT_OPS.get((op, d))
+    if got is None:
+        got = op
+        if np.dtype(d).kind in "iub" and op in ("fmin", "fmax"):
+            got = op[1:]
+        elif np.dtype(d) == _dt.B and op == "add":
+            got = "or"  # numpy's add of bools
+        if len(_INT_OPS) < 1024:
+            _INT_OPS[(op, d)] = got
+    return got
+
+
+_INT_OPS: dict = {}  # (op, dtype) -> _int_op's answer
 
 
 def _scan_lines(b, g: GpuArray, rd, op, exclusive, deterministic, primitive, dst_out=None) -> GpuArray:
@@ -572,13 +581,13 @@ def _reduce(x, op, axis, dtype, primitive: str, nonzero: bool = False):
     if axis is None or len(shape) == 0:
         if axis not in (None, 0, -1):
             raise InputError(primitive, f"axis {axis!r} is out of range for an array of 0 dimensions")
-        out_shape, rows, row_len = (), 1, int(np.prod(shape))
+        out_shape, rows, row_len = (), 1, math.prod(shape)
         lines = arr.reshape(-1)
     else:
         ax = _check_op_axis(shape, axis, "reduce")
         out_shape = shape[:ax] + shape[ax + 1:]
         row_len = shape[ax]
-        rows = int(np.prod(out_shape))
+        rows = math.prod(out_shape)
         if all(s == 1 for s in shape[ax + 1:]):
             lines = arr.reshape(rows, row_len)
         elif g is not None:
@@ -609,7 +618,10 @@ def _reduce(x, op, axis, dtype, primitive: str, nonzero: bool = False):
     b = dev.batch()
     flat = gl.reshape(-1) if rows == 1 else gl
     if gl.dtype == acc and op in _FAST_OPS.get(acc, ()) and not nonzero:
-        record_reduce(b, flat, dst, op, monoid_defines(op, acc, "reduce"), rows, row_len)
+        defs = _REDUCE_DEFS.get((op, acc))
+        if defs is None:
+            defs = _REDUCE_DEFS[(op, acc)] = monoid_defines(op, acc, "reduce")
+        record_reduce(b, flat, dst, op, defs, rows, row_len)
     else:
         record_typed_reduce(b, flat, dst, op, rows, row_len, primitive, nonzero)
     if acc != rd:
@@ -617,10 +629,15 @@ def _reduce(x, op, axis, dtype, primitive: str, nonzero: bool = False):
         record_narrow(b, dst, nd)
         dst = nd
     if host is None:
+        if not out_shape:
+            b.snapshot(dst)  # float(r) / int(r) / r.numpy(): one map round trip, no submission
         b.submit()
         return dst
     res = submit_to_host(b, dst)
     return res[()] if out_shape == () else res
+
+
+_REDUCE_DEFS: dict = {}  # (op, accumulator dtype) -> monoid_defines for the 32-bit reduction (never mutated)
 
 
 @takes_device
@@ -651,6 +668,10 @@ def record_reduce(b, g: GpuArray, dst: GpuArray, op: str, defs: dict, rows: int,
     steps, parts_bytes, firsts_bytes = dev.plan(
         ("reduce", g.dtype, g.buffer.size, op, rows, row_len),
         lambda: _reduce_plan(dev, g, op, defs, rows, row_len))
+    if parts_bytes == 0:  # one chunk per segment: the first pass writes the results (one dispatch)
+        k_part, groups, packed_part, src_range = steps[0][:4]
+        b.dispatch(k_part, groups, packed_part, input=Binding(g.buffer, *src_range), partials=dst.buffer)
+        return
     partials = dev.alloc(parts_bytes)
     firsts = dev.alloc(firsts_bytes) if firsts_bytes else None
     for k_part, groups, packed_part, src_range, k_final, nr, packed_final in steps:
@@ -682,4 +703,6 @@ def _reduce_plan(dev: Device, g: GpuArray, op: str, defs: dict, rows: int, row_l
                       (e0 * 4, _padded(ne * 4, g, e0)), k_final, nr,
                       k_final.pack_params({"row_len": seg, "chunks_per_row": cpr, "n_groups": nr,
                                            "out_base": pi if one_d_split else r0})))
+    if len(pieces) == 1 and total_parts == rows:  # partials[r] is segment r's result: no final pass
+        return steps, 0, 0
     return steps, 4 * total_parts, 4 * len(pieces) if one_d_split else 0

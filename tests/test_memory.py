@@ -142,6 +142,16 @@ def test_counted_results_around_the_one_shot_size(dev, rng, staged, request):
         np.testing.assert_array_equal(v, r[starts])
         np.testing.assert_array_equal(c, np.diff(np.r_[starts, n]))
         assert pp.reduce(x) == x.sum()  # np.sum's uint64
+        # GpuArray results read by .numpy(): the count from the call's own snapshot where the
+        # result is larger than one_shot_counted (staged), then written over and read again
+        gc_ = pp.compact(pp.asarray(x), pp.asarray(m))
+        np.testing.assert_array_equal(gc_.numpy(), x[m])
+        gr = pp.rle_encode(pp.asarray(r))
+        gv, gcnt = gr.numpy()
+        np.testing.assert_array_equal(gv, r[starts])
+        np.testing.assert_array_equal(gcnt, np.diff(np.r_[starts, n]))
+        dev.upload(gc_.count, np.array([min(n, 1)], np.uint32))
+        np.testing.assert_array_equal(gc_.numpy(), gc_.data.numpy()[:min(n, 1)])
 
 
 def test_threads_allocate_and_free_at_once(dev):
@@ -238,3 +248,146 @@ def test_blocks_freed_by_the_cycle_collector(dev):
         gc.collect()
         x = pp.asarray(np.arange(100_000, dtype=np.uint32))
         assert x.numpy()[-1] == 99_999
+
+
+# ---------------------------------------------------------------- scalar snapshots (issue 37)
+def _count_submits(monkeypatch, dev):
+    """Counts of Device._submit and Device.download calls from now on."""
+    counts = {"submit": 0, "download": 0}
+    real_submit, real_download = type(dev)._submit, type(dev).download
+
+    def submit(self, batch):
+        counts["submit"] += 1
+        return real_submit(self, batch)
+
+    def download(self, *a, **k):
+        counts["download"] += 1
+        return real_download(self, *a, **k)
+
+    monkeypatch.setattr(type(dev), "_submit", submit)
+    monkeypatch.setattr(type(dev), "download", download)
+    return counts
+
+
+@pytest.mark.parametrize("n", [1, 3, 1000, 32768, 32769, 100_000])
+def test_a_reduced_scalar_reads_without_a_submission(dev, rng, monkeypatch, n):
+    """float() / int() / .numpy() of a 0-d reduce result read the copy made by the reduce's own
+    submission: no submission and no download of their own."""
+    x = rng.random(n, dtype=np.float32)
+    xi = rng.integers(-1000, 1000, n, dtype=np.int32)
+    g, gi = pp.asarray(x), pp.asarray(xi)
+    r, ri, rc = pp.reduce(g), pp.reduce(gi, dtype=np.int32, op="max"), pp.count_nonzero(gi)
+    counts = _count_submits(monkeypatch, dev)
+    assert float(r) == pytest.approx(float(np.sum(x, dtype=np.float64)), rel=1e-5)
+    assert int(ri) == int(xi.max())
+    assert int(rc) == int(np.count_nonzero(xi))
+    got = r.numpy()
+    assert got.shape == () and got.dtype == np.float32
+    assert r.item() == float(got)
+    assert counts == {"submit": 0, "download": 0}
+
+
+def test_a_scalar_written_later_reads_the_new_value(dev, rng):
+    x = rng.random(1000, dtype=np.float32)
+    g = pp.asarray(x)
+    want = float(np.sum(x, dtype=np.float64))
+    # read, then written by a primitive's out=: the next read sees the write
+    r = pp.reduce(g)
+    assert float(r) == pytest.approx(want, rel=1e-5)
+    pp.scan(pp.asarray(np.array([7.5], np.float32)), out=r.reshape(1))
+    assert float(r) == 7.5
+    # written before the first read (through a view of it), then read through another view
+    r = pp.reduce(g)
+    view = r.reshape(1)
+    pp.scan(pp.asarray(np.array([-2.25], np.float32)), out=view)
+    assert float(r) == -2.25 and float(view[0]) == -2.25 and r.reshape(1, 1).numpy()[0, 0] == -2.25
+    # written by an upload and by a copy recorded into a batch
+    r = pp.reduce(g)
+    dev.upload(r, np.array([3.0], np.float32))
+    assert float(r) == 3.0
+    r = pp.reduce(g)
+    src = pp.asarray(np.array([11.0, 0, 0, 0], np.float32))
+    b = dev.batch()
+    b.copy(src.buffer, 0, r.buffer, 0, 4)
+    b.submit()
+    assert float(r) == 11.0
+
+
+def test_scalar_snapshots_from_threads(dev, rng):
+    """Threads reducing and reading their own scalars, and threads reading one scalar at once."""
+    xs = [rng.random(int(n), dtype=np.float32) for n in rng.integers(1, 50_000, 6)]
+    wants = [float(np.sum(x, dtype=np.float64)) for x in xs]
+    shared = pp.reduce(pp.asarray(xs[0]))
+    errors: list = []
+
+    def work(i: int) -> None:
+        try:
+            g = pp.asarray(xs[i])
+            for _ in range(20):
+                got = float(pp.reduce(g))
+                assert got == pytest.approx(wants[i], rel=1e-5), (i, got, wants[i])
+                assert float(shared) == pytest.approx(wants[0], rel=1e-5)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(xs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+
+
+def test_many_live_scalars_do_not_share_staging(dev, rng):
+    """Scalars kept alive unread each hold their own staging copy; in a steady loop of reduce and
+    read no buffer is created."""
+    xs = [rng.random(int(n), dtype=np.float32) for n in rng.integers(1, 5000, 64)]
+    rs = [pp.reduce(pp.asarray(x)) for x in xs]
+    for r, x in zip(rs[::-1], xs[::-1], strict=True):
+        assert float(r) == pytest.approx(float(np.sum(x, dtype=np.float64)), rel=1e-5)
+    g = pp.asarray(xs[0])
+    for _ in range(5):
+        float(pp.reduce(g))
+    created = dev.memory.stats().buffers_created
+    for _ in range(200):
+        float(pp.reduce(g))
+    assert dev.memory.stats().buffers_created == created
+    del rs
+    gc.collect()
+    assert len(dev._snaps) <= 1  # snapshots of collected results are forgotten
+
+
+def test_counts_read_without_a_submission(dev, rng, monkeypatch):
+    """The count of a compaction and the number of runs of an RLE on GpuArrays come with their
+    submission's snapshot; a chained call that writes the same info block is still read right."""
+    n = 5000
+    x = rng.random(n, dtype=np.float32)
+    mask = rng.random(n) < 0.3
+    runs = np.repeat(rng.integers(0, 50, 700, dtype=np.int32), rng.integers(1, 12, 700))
+    c = pp.compact(pp.asarray(x), pp.asarray(mask))
+    nz = pp.nonzero(pp.asarray(mask))
+    rl = pp.rle_encode(pp.asarray(runs))
+    counts = _count_submits(monkeypatch, dev)
+    assert int(c.count) == int(mask.sum())
+    assert int(nz.count) == int(mask.sum())
+    want_runs = int(np.count_nonzero(np.diff(runs))) + 1
+    assert int(rl.n_runs) == want_runs
+    assert counts == {"submit": 0, "download": 0}
+    monkeypatch.undo()
+    np.testing.assert_array_equal(c.numpy(), x[mask])
+    np.testing.assert_array_equal(pp.rle_decode(rl.values[:want_runs], rl.counts[:want_runs]).numpy(), runs)
+    assert int(rl.n_runs) == want_runs and int(c.count) == int(mask.sum())
+
+
+def test_a_failed_snapshot_read_falls_back_to_the_buffer(dev, rng, monkeypatch):
+    from pywgpuprims import _device
+
+    x = rng.random(777, dtype=np.float32)
+    r = pp.reduce(pp.asarray(x))
+
+    def broken(self, dtype=np.uint8):
+        raise RuntimeError("map failed")
+
+    monkeypatch.setattr(_device.Readback, "numpy", broken)
+    assert float(r) == pytest.approx(float(np.sum(x, dtype=np.float64)), rel=1e-5)  # downloaded
+    assert r._snap is None

@@ -16,7 +16,9 @@ For each primitive, variant and size, in one process (so every figure shares the
 2. ``chain``: the same call on GpuArrays uploaded once, called K times back to back (results
    discarded), then ``dev.sync()``; per call = total / K, with K chosen so that the loop lasts
    about ``--chain-s`` seconds (at least 3 calls; for large calls a sync after every few GiB of
-   queued results, which the GPU holds until they have run). ``gpu``: the GPU time of one call
+   queued results, which the GPU holds until they have run); ``chain host``: the same loop's
+   time without the syncs, per call (what recording and submitting cost the host: where the
+   chain is well above it, the GPU or the driver is the limit). ``gpu``: the GPU time of one call
    from timestamp queries (``dev.timer()``, median of 5 back-to-back calls, right after the chain,
    so the GPU clock is where the chain brought it), where the adapter has ``timestamp-query``.
 3. ``CPU``: numpy/scipy doing the same job (the legend names each); one call when it takes over
@@ -117,8 +119,10 @@ def cpu_wall(fn: Callable[[], Any], repeats: int, budget_s: float) -> tuple[floa
 
 
 def chain_wall(dev: pp.Device, fn: Callable[[], object], target_s: float, round_calls: int = 5000,
-               max_calls: int = 5000) -> tuple[float, int]:
-    """(seconds per call, K): ``fn()`` called K times back to back, then ``dev.sync()``.
+               max_calls: int = 5000) -> tuple[float, int, float]:
+    """(seconds per call, K, host seconds per call): ``fn()`` called K times back to back, then
+    ``dev.sync()``; the host figure leaves the syncs out (the time the calls themselves take to
+    record and submit: where it is well below the first, the GPU or the driver is the limit).
 
     At most ``round_calls`` calls are queued between syncs: each queued call's result holds GPU
     memory until it has run (the caller sizes rounds to a few GiB of results; a sync per round of
@@ -133,16 +137,19 @@ def chain_wall(dev: pp.Device, fn: Callable[[], object], target_s: float, round_
     while True:
         dev.sync()
         done = 0
+        host = 0.0
         t0 = time.perf_counter()
         while done < k:
             m = min(max(1, round_calls), k - done)
+            t1 = time.perf_counter()
             for _ in range(m):
                 fn()
+            host += time.perf_counter() - t1
             dev.sync()
             done += m
         total = time.perf_counter() - t0
         if total >= 0.5 * target_s or k >= max_calls:
-            return total / k, k
+            return total / k, k, host / k
         k = int(min(max_calls, max(2 * k, k * target_s / total + 1)))
 
 
@@ -570,8 +577,9 @@ def measure(case: Case, n: int, st: Settings, memcpy: Memcpy, torch: Any) -> dic
         gpu_fn = lambda: call(*gin)  # noqa: E731
         gpu_fn()
         result_bytes = max(2 * row["bytes_in"], row["bytes_out"])  # worst-case sized results included
-        per_call, k = chain_wall(dev, gpu_fn, st.chain_s, round_calls=max(3, INFLIGHT_BYTES // max(1, result_bytes)))
-        row["chain_ms"], row["chain_calls"] = per_call * 1e3, k
+        per_call, k, host = chain_wall(dev, gpu_fn, st.chain_s,
+                                       round_calls=max(3, INFLIGHT_BYTES // max(1, result_bytes)))
+        row["chain_ms"], row["chain_calls"], row["chain_host_ms"] = per_call * 1e3, k, host * 1e3
     gpu_s = gpu_time(dev, gpu_fn)
     if gpu_s is not None:
         row["gpu_ms"] = gpu_s * 1e3
@@ -693,14 +701,16 @@ def floors(st: Settings, memcpy: Memcpy, transfer_mib: Sequence[int], on_step: C
     med, with_sync = wgpu_floor(dev)
     add("wgpu-py floor: dispatch(1) + submit, cached bind group", med * 1e3, "ms/call",
         note=f"median of 1000; {with_sync * 1e3:.4f} ms/call with the final sync")
-    add("wgpu-py map round trip: copy 16 B, submit, map_sync, read_mapped, unmap", map_round_trip(dev) * 1e3,
+    rt_ms = map_round_trip(dev) * 1e3
+    add("wgpu-py map round trip: copy 16 B, submit, map_sync, read_mapped, unmap", rt_ms,
         "ms", note="median of 200")
     on_step("pp.reduce -> scalar")
     x = np.random.default_rng(st.seed).random(1000, dtype=np.float32)
     g = pp.asarray(x)
     float(pp.reduce(g).numpy())
-    add("pp.reduce(GpuArray of 1e3 float32) -> python float", 1e3 * median_wall(
-        lambda: float(pp.reduce(g).numpy()), 200, 5.0), "ms", note="float(pp.reduce(g).numpy()), median of 200")
+    scalar_ms = 1e3 * median_wall(lambda: float(pp.reduce(g).numpy()), 200, 5.0)
+    add("pp.reduce(GpuArray of 1e3 float32) -> python float", scalar_ms, "ms", scalar_ms / rt_ms,
+        "<= 1.2 x map round trip", "float(pp.reduce(g).numpy()), median of 200; ratio: to the map round trip")
     add("pp.reduce(numpy 1e3 float32) -> python float", 1e3 * median_wall(
         lambda: float(pp.reduce(x)), 200, 5.0), "ms", note="upload included, median of 200")
     for mib in transfer_mib:
@@ -730,7 +740,8 @@ def floors(st: Settings, memcpy: Memcpy, transfer_mib: Sequence[int], on_step: C
 # ------------------------------------------------------------------------------------------ output
 MAIN_COLUMNS = [
     ("primitive", "primitive"), ("variant", "variant"), ("size", "size_label"), ("np->np ms", "np_ms"),
-    ("bound ms", "bound_ms"), ("np->np / target", "np_ratio"), ("chain ms/call", "chain_ms"), ("gpu ms", "gpu_ms"),
+    ("bound ms", "bound_ms"), ("np->np / target", "np_ratio"), ("chain ms/call", "chain_ms"),
+    ("chain host ms/call", "chain_host_ms"), ("gpu ms", "gpu_ms"),
     ("chain / target", "chain_ratio"), ("CPU ms", "cpu_ms"), ("torch np->np ms", "torch_np_ms"),
     ("torch GPU ms", "torch_gpu_ms"), ("x CPU", "x_cpu"), ("x torch np->np", "x_torch"),
     ("chain x torch GPU", "x_torch_gpu"), ("note", "note"),
