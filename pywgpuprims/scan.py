@@ -378,7 +378,7 @@ def _scan_lines(b, g: GpuArray, rd, op, exclusive, deterministic, primitive, dst
             rts = deterministic == "rts" or (deterministic and acc == _dt.F32)  # a fixed order: bit-exact floats
             record_scan(b, g2, d2, op, exclusive, method="rts" if rts else None)
         else:
-            record_typed_scan(b, g2, d2, op, exclusive, primitive, rd if rd != acc else None)
+            record_typed_scan(b, g2, d2, op, exclusive, primitive, rd if rd != acc else None, deterministic)
         if acc != rd:
             nd = dst_out if dst_out is not None else GpuArray.empty(g.shape, rd, dev)
             record_narrow(b, dst, nd)

@@ -123,11 +123,26 @@ def _dtype_rows(ctx: BenchContext, n: int, dt) -> list[dict]:
         pairs = (" pairs (forced)", lambda: dev.using(hide_shader_int64=True))
         paths = [(" shader-int64", contextlib.nullcontext), pairs] if native else [(" pairs", contextlib.nullcontext)]
     rows = []
+    stats = GpuArray.empty((4 * 64,), np.uint32, dev)
+    # the single pass (the default), the reduce-then-scan beside it (method="rts"; float64's
+    # deterministic=True), and with PYWGPUPRIMS_SCAN_SWEEP other tiles of the single pass
+    scans = [("", {}, "single_pass"), (" reduce-then-scan", {}, "rts")]
+    if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP"):
+        scans += [(f" sweep vec4/inv {v}", {"scan_vec4_per_thread": v}, "single_pass") for v in (8, 16)]
+        scans.append((" sweep spin 8", {"scan_spin_limit": 8}, "single_pass"))
     for label, hook in paths:
         with hook():
-            ns = ctx.gpu_ns(lambda i: scan(inputs[i % 2], out=out))
-            rows.append(ctx.row("scan", f"{tag}{label}", n, ns, bytes_moved=16 * n, baseline_ns=copy_ns,
-                                cuda_ns=cuda_scan, cuda_name=f"torch.cumsum {tag}"))
+            for name, opts, method in scans:
+                with dev.using(**opts):
+                    ns = ctx.gpu_ns(lambda i, m=method: scan(inputs[i % 2], out=out, method=m))
+                rows.append(ctx.row("scan", f"{tag}{label}{name}", n, ns, bytes_moved=16 * n, baseline_ns=copy_ns,
+                                    cuda_ns=cuda_scan, cuda_name=f"torch.cumsum {tag}"))
+                if method == "single_pass":
+                    dev.write(stats.buffer, np.zeros(4 * 64, np.uint32).tobytes())
+                    with dev.using(**opts, scan_stats_buffer=stats.buffer):
+                        scan(inputs[0], out=out)
+                    st = stats.numpy().reshape(-1, 4)
+                    rows[-1]["fallbacks"] = int(st[:, 2].sum())
             ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
             rows.append(ctx.row("reduce", f"{tag}{label}", n, ns, bytes_moved=8 * n, baseline_ns=read_ns,
                                 baseline="read", cuda_ns=cuda_red, cuda_name=f"torch.sum {tag}"))
