@@ -1,4 +1,5 @@
 """Typed reduce-then-scan: scans and reductions of any dtype of :mod:`._dtypes` (``wgsl/wide/``).
+(64-bit results of 32- and 64-bit input take the single pass of :mod:`._scan64` where it applies.)
 
 Three passes, each with a fixed combination order, so float results repeat bit for bit: tile
 partials (``partials.wgsl``), one workgroup per segment scanning them (``spine.wgsl``), and the
