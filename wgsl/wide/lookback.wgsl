@@ -108,11 +108,11 @@ fn sg_lookback_step(look: u32, seg_first: u32, seed: Acc) -> vec4<u32> {
             upto = first + 1u;
         }
     }
-    var mine = select(identity(), from_words(st.yz), lane < upto && valid);
-    if (result == LB_DONE && lane == first && at_start && st.x != FLAG_INCLUSIVE) {
-        mine = combine(seed, mine);
-    }
-    return vec4<u32>(result, first, to_words(sg_last(sg_inclusive(mine))));
+    let mine = select(identity(), from_words(st.yz), lane < upto && valid);
+    // select, not if, before the subgroup scan
+    let seeded = result == LB_DONE && lane == first && at_start && st.x != FLAG_INCLUSIVE;
+    let total = sg_last(sg_inclusive(select(mine, combine(seed, mine), seeded)));
+    return vec4<u32>(result, first, to_words(total));
 }
 
 // Exclusive prefix of `tile` (> seg_first) within its segment, which starts at tile `seg_first`;
