@@ -181,7 +181,7 @@ _THREADS = textwrap.dedent("""
 
 
 @single_pass
-@pytest.mark.parametrize("threads", ["1", "8"])
+@pytest.mark.parametrize("threads", ["1", "2", "8"])
 def test_at_thread_counts(threads):
     """Lookbacks, fallbacks and walks under lavapipe's schedules, repeated."""
     run_with_lavapipe_threads(_THREADS, threads)
