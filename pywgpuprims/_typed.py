@@ -1,4 +1,5 @@
 """Typed reduce-then-scan: scans and reductions of any dtype of :mod:`._dtypes` (``wgsl/wide/``).
+(64-bit results of 32- and 64-bit input take the single pass of :mod:`._scan64` where it applies.)
 
 Three passes, each with a fixed combination order, so float results repeat bit for bit: tile
 partials (``partials.wgsl``), one workgroup per segment scanning them (``spine.wgsl``), and the
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _scan64
 from ._array import GpuArray
 from ._device import Binding, Device
 from ._dtypes import F64, acc_dtype, check_f64, native_int64, typed_defines
@@ -60,14 +62,18 @@ def _range(arr: GpuArray, e0: int, ne: int) -> tuple[int, int]:
 
 
 def record_typed_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, primitive: str = "scan",
-                      result=None) -> None:
+                      result=None, deterministic: bool | str = False) -> None:
     """Record the scan of each last-axis segment of ``g`` into ``dst`` (of the accumulator dtype:
     int32, uint32, float32, int64, uint64 or float64; ``result``: the 8- or 16-bit dtype it is
-    packed to afterwards, whose extremes an exclusive min / max starts from)."""
+    packed to afterwards, whose extremes an exclusive min / max starts from). 64-bit results of
+    32- and 64-bit input take the single pass (:mod:`._scan64`) where it applies."""
     dev = g.device
     acc = np.dtype(dst.dtype)
     rows, row_len = (1, g.size) if g.ndim <= 1 else (g.size // g.shape[-1], g.shape[-1])
     _check_features(dev, g.dtype, acc, primitive)
+    if _scan64.takes(dev, g.dtype, acc, deterministic) and _scan64.record_single_pass(
+            b, g, dst, op, exclusive, primitive, rows, row_len):
+        return
     native = native_int64(dev)
     key = ("typed_scan", g.dtype, acc, op, exclusive, rows, row_len, native, dev.binding_limit,
            result)

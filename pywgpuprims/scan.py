@@ -206,16 +206,18 @@ def scan(x, op: str = "add", exclusive: bool = False, axis: int | None = -1, out
         input's for the other ops. ``dtype=x.dtype`` for 32-bit input takes the single-pass path
         (the fastest); 8- and 16-bit inputs are widened in the kernels, never on the host.
     deterministic : bool
-        float32 add: False (default) takes the single-pass scan, whose tiles combine their
-        predecessors' aggregates in an order that depends on timing, so the last bits of a
-        float sum may differ from run to run; True takes the reduce-then-scan path, whose
-        combination order is fixed, so results repeat bit for bit (slower: three passes).
-        Integer scans are exact either way; every other dtype and op already takes a fixed
-        order (the typed reduce-then-scan).
+        float32 and float64 results of 32- and 64-bit input: False (default) takes the
+        single-pass scan, whose tiles combine their predecessors' aggregates in an order that
+        depends on timing, so the last bits of a float sum may differ from run to run; True
+        takes the reduce-then-scan path, whose combination order is fixed, so results repeat
+        bit for bit (slower: three passes). Integer scans are exact either way; every other
+        dtype and op already takes a fixed order (the typed reduce-then-scan).
     method : {"single_pass", "rts"}
-        For 32-bit input scanned in its own dtype: the single-pass chained scan (default), or
-        reduce-then-scan: three passes that need no communication between workgroups (the
-        portable baseline, and the single pass's repair). ``deterministic=True`` implies "rts".
+        For 32-bit input scanned in its own dtype and for 64-bit results of 32- and 64-bit
+        input: the single-pass chained scan (default; the 64-bit one needs the adapter's
+        subgroups, else it is reduce-then-scan), or reduce-then-scan: three passes that need no
+        communication between workgroups (the portable baseline, and the single pass's repair).
+        ``deterministic=True`` implies "rts" for floats.
 
     Returns
     -------
@@ -387,7 +389,7 @@ def _scan_lines(b, g: GpuArray, rd, op, exclusive, deterministic, primitive, dst
             rts = deterministic == "rts" or (deterministic and acc == _dt.F32)  # a fixed order: bit-exact floats
             record_scan(b, g2, d2, op, exclusive, method="rts" if rts else None)
         else:
-            record_typed_scan(b, g2, d2, op, exclusive, primitive, rd if rd != acc else None)
+            record_typed_scan(b, g2, d2, op, exclusive, primitive, rd if rd != acc else None, deterministic)
         if acc != rd:
             nd = dst_out if dst_out is not None else GpuArray.empty(g.shape, rd, dev)
             record_narrow(b, dst, nd)

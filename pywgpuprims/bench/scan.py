@@ -73,13 +73,43 @@ def _scan_entry(ctx: BenchContext, n: int) -> list[dict]:
 
 def _wide_rows(ctx: BenchContext, n: int) -> list[dict]:
     """int64 and float64 (numpy's default results) beside the copy over the same bytes and torch
-    on the same dtype; int64 also through word pairs (adapters without shader-int64); float32 add
-    with deterministic=True (reduce-then-scan) beside the default single pass."""
+    on the same dtype, the single pass beside reduce-then-scan; int64 also through word pairs
+    (adapters without shader-int64); uint32 into uint64; float32 add with deterministic=True
+    (reduce-then-scan) beside the default single pass."""
     rows = _deterministic_rows(ctx, n)
     dev = ctx.dev
     rows += _dtype_rows(ctx, n, np.int64)
     if "shader-f64" in dev.features:
         rows += _dtype_rows(ctx, n, np.float64)
+    rows += _widening_rows(ctx, n)
+    return rows
+
+
+def _widening_rows(ctx: BenchContext, n: int) -> list[dict]:
+    """uint32 input into numpy's default uint64 result (``np.cumsum`` of uint32), single pass and
+    reduce-then-scan, beside a copy over the same bytes (read 4n, write 8n) and torch's int32 ->
+    int64 cumsum."""
+    dev = ctx.dev
+    if 8 * n > dev.max_binding:
+        return []
+    inputs = [GpuArray.empty((n,), np.uint32, dev) for _ in range(2)]
+    for a in inputs:
+        dev.write(a.buffer, ctx.rng.integers(0, 2**32, n, dtype=np.uint32).tobytes())
+    out = GpuArray.empty((n,), np.uint64, dev)
+    other = GpuArray.empty((n,), np.uint64, dev)
+    copy_ns = ctx.copy_ns(6 * n, other, out)
+    cuda_scan = None
+    if ctx.torch:
+        t = ctx.torch
+        a = t.randint(0, 2**31 - 1, (n,), dtype=t.int32, device="cuda")
+        cuda_scan = ctx.cuda_ns(lambda: t.cumsum(a, 0, dtype=t.int64))
+        del a
+    rows = []
+    for name, method in [("", "single_pass"), (" reduce-then-scan", "rts")]:
+        ns = ctx.gpu_ns(lambda i, m=method: scan(inputs[i % 2], out=out, method=m))
+        rows.append(ctx.row("scan", f"uint32 -> uint64{name}", n, ns, bytes_moved=12 * n, baseline_ns=copy_ns,
+                            cuda_ns=cuda_scan, cuda_name="torch.cumsum int32 -> int64"))
+    rows.append(ctx.row("copy", "wgsl, 12 bytes per element", n, copy_ns, bytes_moved=12 * n))
     return rows
 
 
@@ -123,11 +153,26 @@ def _dtype_rows(ctx: BenchContext, n: int, dt) -> list[dict]:
         pairs = (" pairs (forced)", lambda: dev.using(hide_shader_int64=True))
         paths = [(" shader-int64", contextlib.nullcontext), pairs] if native else [(" pairs", contextlib.nullcontext)]
     rows = []
+    stats = GpuArray.empty((4 * 64,), np.uint32, dev)
+    # the single pass (the default), the reduce-then-scan beside it (method="rts"; float64's
+    # deterministic=True), and with PYWGPUPRIMS_SCAN_SWEEP other tiles of the single pass
+    scans = [("", {}, "single_pass"), (" reduce-then-scan", {}, "rts")]
+    if os.environ.get("PYWGPUPRIMS_SCAN_SWEEP"):
+        scans += [(f" sweep vec4/inv {v}", {"scan_vec4_per_thread": v}, "single_pass") for v in (8, 16)]
+        scans.append((" sweep spin 8", {"scan_spin_limit": 8}, "single_pass"))
     for label, hook in paths:
         with hook():
-            ns = ctx.gpu_ns(lambda i: scan(inputs[i % 2], out=out))
-            rows.append(ctx.row("scan", f"{tag}{label}", n, ns, bytes_moved=16 * n, baseline_ns=copy_ns,
-                                cuda_ns=cuda_scan, cuda_name=f"torch.cumsum {tag}"))
+            for name, opts, method in scans:
+                with dev.using(**opts):
+                    ns = ctx.gpu_ns(lambda i, m=method: scan(inputs[i % 2], out=out, method=m))
+                rows.append(ctx.row("scan", f"{tag}{label}{name}", n, ns, bytes_moved=16 * n, baseline_ns=copy_ns,
+                                    cuda_ns=cuda_scan, cuda_name=f"torch.cumsum {tag}"))
+                if method == "single_pass":
+                    dev.write(stats.buffer, np.zeros(4 * 64, np.uint32).tobytes())
+                    with dev.using(**opts, scan_stats_buffer=stats.buffer):
+                        scan(inputs[0], out=out)
+                    st = stats.numpy().reshape(-1, 4)
+                    rows[-1]["fallbacks"] = int(st[:, 2].sum())
             ns = ctx.gpu_ns(lambda i: reduce(inputs[i % 2]))
             rows.append(ctx.row("reduce", f"{tag}{label}", n, ns, bytes_moved=8 * n, baseline_ns=read_ns,
                                 baseline="read", cuda_ns=cuda_red, cuda_name=f"torch.sum {tag}"))

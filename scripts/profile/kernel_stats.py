@@ -53,6 +53,8 @@ def _case_inputs():
     boxes[:, 2:] += boxes[:, :2]
     return {
         "scan": lambda: pp.scan(x32),
+        "scan64": lambda: pp.scan(x32.astype(np.int64)),  # the single-pass 64-bit scan (wide/scan.wgsl)
+        "scanf64": lambda: pp.scan(x32.astype(np.float64)),
         "reduce": lambda: pp.reduce(x32),
         "compact": lambda: pp.compact(i32, i32 > 4),
         "rle_encode": lambda: pp.rle_encode(i32),
