@@ -3,7 +3,8 @@
 int64, uint64 and float64 results of 32- and 64-bit input (``np.cumsum`` of int64, of float64,
 of int32 and uint32), every op: the chained scan of the 32-bit kernels (``wgsl/scan/``) with 64-bit
 tile state in two write-once slots of three flagged words per tile, looked back one predecessor per
-subgroup lane; integer sums in pairs of u32 words wherever it runs (faster than u64 on the H100). It needs subgroups (and float64 ``shader-int64`` too, to move its bits); rows with
+subgroup lane. Integer sums run in pairs of u32 words wherever it runs (faster than u64 on the
+H100). It needs subgroups (and float64 ``shader-int64`` too, to move its bits); rows with
 more tiles than a lookback may walk, float64 with ``deterministic=True`` and ``method="rts"`` take
 the typed reduce-then-scan (``pywgpuprims/_typed.py``). Its float64 sums, as the float32 single
 pass's, may differ in the last bits from run to run.
