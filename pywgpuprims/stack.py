@@ -478,9 +478,10 @@ class _Chunks:
         extended input (into ``ext_link`` / ``ext_depth`` / ``info``) and returns the batch to
         continue in; given a third argument (a dict, not None: bracket matching's multi-pass method
         with outputs it may write in whole words), ``record_run(b, ext kinds, chunk)`` passes it to
-        ``_record_match``, whose leaf writes the chunk's global links and depths itself (no FIXUP); ``outputs`` maps "link" (and "depth") to the global GpuArrays; ``clip`` is
-        (boxes, ext boxes, ext results, carried boxes buffer) for clip boxes, whose results
-        ``record_run`` writes and this copies out. Returns (unmatched closes, unclosed opens)."""
+        ``_record_match``, whose leaf writes the chunk's global links and depths itself (no FIXUP);
+        ``outputs`` maps "link" (and "depth") to the global GpuArrays; ``clip`` is (boxes, ext
+        boxes, ext results, carried boxes buffer) for clip boxes, whose results ``record_run``
+        writes and this copies out. Returns (unmatched closes, unclosed opens)."""
         dev, n, M, unit, es = self.dev, self.n, self.M, self.unit, self.es
         b = dev.batch()
         cleared = 0  # stack slots below this were cleared (PUSH's atomicMax needs entries below base)
