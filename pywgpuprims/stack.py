@@ -239,8 +239,9 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | N
     multi-pass method, or the single pass with the multi-pass method as its repair, recorded
     indirect (zero grids unless a partition gave up) where one may give up. ``depth=None``: links
     only (the leaf stores no depth; clip boxes need none). ``carry`` (multi-pass method only, past
-    one binding: ``_Chunks``): the leaf's CHUNK_OUT params and ``stack`` binding; the leaf then
-    writes only the chunk's elements, global, into the ``link`` / ``depth`` bindings."""
+    one binding: ``_Chunks``): the leaf's CHUNK_OUT params, ``carried`` and ``stack`` bindings; the
+    leaf then writes only the chunk's elements, global, into the ``link`` / ``depth`` bindings, and
+    pushes the opens it leaves unclosed (``info`` holds their count)."""
     dev = g.device
     no_depth = depth is None
     if no_depth:
@@ -328,7 +329,8 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | N
     dispatch(k_chain, -(-n_parts // 256), 4, params=params, part_start=part_start, tree=tree, chain=chain)
     leaf = {"params": params}
     if chunk_out:
-        leaf = {"params": dict(params, **carry["params"]), "stack": carry["stack"]}
+        leaf = {"params": dict(params, **carry["params"]), "carried": carry["carried"], "stack": carry["stack"],
+                "info": info}
     dispatch(k_leaf, n_parts, 5, **leaf, input=g, opens_out=lists, tree=tree, chain=chain, link=link, depth=depth)
 
 
@@ -494,6 +496,8 @@ class _Chunks:
         k_fix = self.kernel("FIXUP", DEPTH="depth" in outputs)
         fused = ("depth" in outputs and self.method == "multi_pass"
                  and all(_whole_words(dev, outputs[k], n) for k in ("link", "depth")))
+        if fused:  # the carried slots a chunk's leaf reads: the open below the prefix, then the prefix's
+            carried = dev.alloc(4 * (M + 1))
         k_push = self.kernel("PUSH")
         base = s = unmatched = 0
         while base < n:
@@ -511,7 +515,7 @@ class _Chunks:
             st_bind, st_off = self.sub(self.stack, lo_slot, 4, slot0 - lo_slot + M)
             s_off = st_off + slot0 - lo_slot
             pr = {"count": 0, "prefix": T, "pad": p, "s_off": s_off, "r_off": 0, "below": int(s > t),
-                  "depth_add": slot0, "base": base, "n_groups": 0, "d_off": T, "d_sub": 0}
+                  "depth_add": slot0, "base": base, "n_groups": 0}
             if rects is not None:
                 r_bind, r_off = self.sub(rects, slot0, 16, M)
                 pr["r_off"] = r_off
@@ -526,12 +530,14 @@ class _Chunks:
             g_ext = GpuArray(dev, self.ext.buffer, (m,), self.ext.dtype)
             out = {k: Binding(a.buffer, a.byte_offset + 4 * base, _round_up(4 * c, 16 if fused else 4))
                    for k, a in outputs.items() if k in ("link", "depth")}
-            if fused:  # the leaf writes the chunk's global links and depths
-                chunk = {"params": {"prefix": T, "pad": p, "s_off": s_off, "below": int(s > t),
-                                    "depth_add": slot0, "out_base": base, "out_off": 0}, "stack": st_bind, **out}
+            if fused:  # the leaf writes the chunk's global links and depths and pushes its unclosed opens
+                nc = slot0 + t - lo_slot  # the carried slots it reads (it may overwrite them meanwhile)
+                if nc:
+                    b.copy(self.stack, 4 * lo_slot, carried, 0, 4 * nc)
+                chunk = {"params": {"prefix": T, "pad": p, "c_off": slot0 - lo_slot, "below": int(s > t),
+                                    "depth_add": slot0, "out_base": base, "push_off": s_off},
+                         "carried": Binding(carried, 0, 4 * max(4, nc)), "stack": st_bind, **out}
                 b = record_run(b, g_ext, chunk)
-                ext_depth = out["depth"]
-                pr.update(d_off=0, d_sub=slot0)
             else:
                 b = record_run(b, g_ext)
                 groups = -(-c // 256)
@@ -539,10 +545,9 @@ class _Chunks:
                 if "depth" in outputs:
                     fix.update(ext_depth=self.ext_depth, depth=out["depth"])
                 b.dispatch(k_fix, groups, params=dict(pr, count=c, n_groups=groups), **fix)
-                ext_depth = self.ext_depth
-            blocks = -(-c // 4096)  # PUSH: 16 elements per invocation
-            b.dispatch(k_push, blocks, params=dict(pr, count=c, n_groups=blocks), ext=self.ext,
-                       ext_depth=ext_depth, info=self.info, stack=st_bind)
+                blocks = -(-c // 4096)  # PUSH: 16 elements per invocation
+                b.dispatch(k_push, blocks, params=dict(pr, count=c, n_groups=blocks), ext=self.ext,
+                           ext_depth=self.ext_depth, info=self.info, stack=st_bind)
             if rects is not None:
                 g2 = -(-m // 256)
                 b.dispatch(k_rects, g2, params=dict(pr, count=m, n_groups=g2), stack=st_bind, info=self.info,

@@ -51,11 +51,11 @@ struct Params {
 #if CHUNK_OUT
     prefix: u32,     // past one binding (stack.py _Chunks, chunk.wgsl): T, the extended run's prefix
     pad: u32,        // p, its closes
-    s_off: u32,      // index, in `stack`, of slot s - t (prefix open p + j is stack[s_off + j])
-    below: u32,      // 1: stack[s_off - 1] is the open below the prefix
+    c_off: u32,      // index, in `carried`, of prefix open p (prefix open p + j is carried[c_off + j])
+    below: u32,      // 1: carried[0] is the open below the prefix (else none: -1)
     depth_add: u32,  // s - t
-    out_base: u32,   // the chunk's first global index
-    out_off: u32,    // index, in the `link` / `depth` bindings, of the chunk's first element (a multiple of 4)
+    out_base: u32,   // the chunk's first global index (its element 0 is `link` / `depth`'s)
+    push_off: u32,   // index, in `stack`, of slot s - t
 #endif
 #if SINGLE_PASS
     withhold_period: u32,  // test switch: partitions q with q % period == period - 1 publish nothing
@@ -114,7 +114,9 @@ const PP: u32 = P * CHUNKS;        // elements per partition
 @group(0) @binding(6) var<storage, read_write> depth: array<vec4<i32>>;
 @group(0) @binding(7) var<storage, read> chain: array<vec4<u32>>;
 #if CHUNK_OUT
-@group(0) @binding(8) var<storage, read> stack: array<i32>;  // the carried opens' global indices
+@group(0) @binding(8) var<storage, read> carried: array<i32>;  // a copy of the carried opens' slots
+@group(0) @binding(9) var<storage, read_write> stack: array<atomic<i32>>;  // the carried stack
+@group(0) @binding(10) var<storage, read> info: array<u32>;  // (unmatched closes, unclosed opens F)
 #endif
 #endif
 

@@ -43,6 +43,49 @@ fn owner_open(q: u32, slot: u32) -> i32 {
     return i32(q * P + (opens_out[q * P + slot] & LOCAL_MASK));
 }
 
+#if CHUNK_OUT
+var<workgroup> sh_after: array<u32, WG>;  // suffix minima of the invocations' depth minima
+
+// Past one binding (chunk.wgsl's PUSH, done here): slot s - t + h of the carried stack gets the
+// last open of extended depth h < F (F = opens the run leaves unclosed). Only opens below every
+// later depth of the partition push (a few per partition); a later partition's indices are larger
+// and atomicMax keeps the last. The prefix's opens are in the stack already.
+fn push_unclosed(base: u32, lid: u32, opens: u32, B: ptr<function, array<u32, 17>>) {
+    var d: array<u32, 16>;
+    var low = INF;
+    for (var k = 0u; k < 16u; k++) {
+        d[k] = INF;
+        if (base + k >= params.prefix && base + k < params.n) {
+            d[k] = min((*B)[k], (*B)[k + 1u]);
+        }
+        low = min(low, d[k]);
+    }
+    sh_after[lid] = low;
+    workgroupBarrier();
+    for (var s = 1u; s < WG; s <<= 1u) {  // inclusive suffix minimum (Hillis-Steele)
+        var v = sh_after[lid];
+        if (lid + s < WG) {
+            v = min(v, sh_after[lid + s]);
+        }
+        workgroupBarrier();
+        sh_after[lid] = v;
+        workgroupBarrier();
+    }
+    var later = INF;  // the smallest depth after the element in the partition
+    if (lid + 1u < WG) {
+        later = sh_after[lid + 1u];
+    }
+    let F = info[1];
+    for (var j = 0u; j < 16u; j++) {
+        let k = 15u - j;
+        if (d[k] < later && d[k] < F && ((opens >> k) & 1u) != 0u) {
+            atomicMax(&stack[params.push_off + d[k]], i32(params.out_base + base + k - params.prefix));
+        }
+        later = min(later, d[k]);
+    }
+}
+#endif
+
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
 #if SUBGROUPS
@@ -65,4 +108,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     _ = leaf_links(p, lid, m, bic_exclusive(lid, inv_summary(m)), own.w, &lk, &B);
     let base = p * P + lid * EPT;
     store_direct(base, &lk, &B);
+#if CHUNK_OUT
+    push_unclosed(base, lid, m.x, &B);
+#endif
 }

@@ -8,8 +8,8 @@
 //           which reproduce themselves under the clip operator).
 //   FIXUP:  the chunk's links and depths from the extended run's, made global: a link into the
 //           chunk is offset by its base, a link to prefix open j is stack[s - t + j], depth + (s - t).
-//           (Bracket matching's multi-pass leaf does this itself where the outputs allow: LEAF's
-//           CHUNK_OUT, no FIXUP; PUSH then reads the global depths.)
+//           (Bracket matching's multi-pass leaf does FIXUP and PUSH itself where the outputs
+//           allow: bracket_leaf.wgsl's CHUNK_OUT, the carried opens read from a copy.)
 //   PUSH:   the new stack: slot s - t + h holds the last open of extended depth h < F (F = opens the
 //           extended run leaves unclosed); the chunk's global indices exceed every stale entry, so
 //           atomicMax keeps the last. Only opens that no later element of their block of 4096
@@ -29,8 +29,6 @@ struct Params {
     depth_add: u32,  // s - t
     base: u32,       // the chunk's first global index
     n_groups: u32,
-    d_off: u32,      // PUSH: index, in `ext_depth`, of the chunk's first element's depth
-    d_sub: u32,      // PUSH: subtracted from it (the extended run's depth: s - t where the depths are global)
 }
 
 const WG: u32 = 256u;
@@ -145,7 +143,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
     for (var k = 0u; k < SEG; k++) {
         d[k] = 0xffffffffu;
         if (first + k < params.count) {
-            d[k] = ext_depth[params.d_off + first + k] - params.d_sub;
+            d[k] = ext_depth[params.prefix + first + k];
         }
         m = min(m, d[k]);
     }
