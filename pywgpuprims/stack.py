@@ -74,9 +74,10 @@ the lists take 4 bytes per element, clip boxes 16) the input is matched in chunk
 (``_Chunks``, ``chunk.wgsl``): each chunk runs the kernels above on an extended input, the top
 ``t = min(s, chunk length)`` of the ``s`` opens earlier chunks left unmatched (carried on the GPU as a
 stack of global indices, for clip boxes with their boxes), then the chunk; its links and depths are
-then made global and the carried stack updated. Results are those of one run; each chunk costs one
-small readback (its unclosed-open count). :func:`record_bracket_match` records into the caller's
-batch and so stays within one binding.
+then made global and the carried stack updated (bracket matching's multi-pass method: by its leaf,
+as it stores them, into the outputs at the chunk's place; no pass over the chunk of its own).
+Results are those of one run; each chunk costs one small readback (its unclosed-open count).
+:func:`record_bracket_match` records into the caller's batch and so stays within one binding.
 
 Test hooks (``device().using(...)``, fields of ``pywgpuprims._hooks.TestHooks``):
 ``stack_wg`` (invocations per partition workgroup),
@@ -93,6 +94,7 @@ entries rebuilt).
 
 from __future__ import annotations
 
+import functools
 import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -453,11 +455,19 @@ class _Chunks:
         self.M, self.unit = M, unit
         self.es = 1 if mode == "u8" else 4
         self.ext = GpuArray.empty((M,), np.uint8 if mode == "u8" else np.uint32, dev)
-        self.ext_link = GpuArray.empty((M,), np.int32, dev)
-        self.ext_depth = GpuArray.empty((M,), np.int32, dev)
         self.info = dev.alloc(16)
         self.stack = dev.alloc(4 * n)
         self.defs = {f"MODE_{mode.upper()}": True}
+
+    @functools.cached_property
+    def ext_link(self) -> GpuArray:
+        """The extended run's links (unless its leaf writes the chunk's outputs itself)."""
+        return GpuArray.empty((self.M,), np.int32, self.dev)
+
+    @functools.cached_property
+    def ext_depth(self) -> GpuArray:
+        """The extended run's depths (as ``ext_link``)."""
+        return GpuArray.empty((self.M,), np.int32, self.dev)
 
     def kernel(self, stage: str, **defs):
         return self.dev.kernel("stack/chunk.wgsl", defines=dict(self.defs, **{stage: True}, **defs))
