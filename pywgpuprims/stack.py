@@ -243,7 +243,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | N
     only (the leaf stores no depth; clip boxes need none). ``carry`` (multi-pass method only, past
     one binding: ``_Chunks``): the leaf's CHUNK_OUT params, ``carried`` and ``stack`` bindings; the
     leaf then writes only the chunk's elements, global, into the ``link`` / ``depth`` bindings, and
-    pushes the opens it leaves unclosed (``info`` holds their count)."""
+    stores the opens it leaves unclosed in ``stack``."""
     dev = g.device
     no_depth = depth is None
     if no_depth:
@@ -331,8 +331,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | N
     dispatch(k_chain, -(-n_parts // 256), 4, params=params, part_start=part_start, tree=tree, chain=chain)
     leaf = {"params": params}
     if chunk_out:
-        leaf = {"params": dict(params, **carry["params"]), "carried": carry["carried"], "stack": carry["stack"],
-                "info": info}
+        leaf = {"params": dict(params, **carry["params"]), "carried": carry["carried"], "stack": carry["stack"]}
     dispatch(k_leaf, n_parts, 5, **leaf, input=g, opens_out=lists, tree=tree, chain=chain, link=link, depth=depth)
 
 
@@ -517,7 +516,7 @@ class _Chunks:
             p = T - t
             m = T + c
             slot0 = s - t
-            if slot0 + m > cleared:  # slots PUSH may reach, never written yet
+            if not fused and slot0 + m > cleared:  # slots PUSH may reach, never written yet
                 top = min(n, slot0 + m)
                 b.clear(self.stack, 4 * cleared, 4 * (top - cleared))
                 cleared = top

@@ -115,8 +115,7 @@ const PP: u32 = P * CHUNKS;        // elements per partition
 @group(0) @binding(7) var<storage, read> chain: array<vec4<u32>>;
 #if CHUNK_OUT
 @group(0) @binding(8) var<storage, read> carried: array<i32>;  // a copy of the carried opens' slots
-@group(0) @binding(9) var<storage, read_write> stack: array<atomic<i32>>;  // the carried stack
-@group(0) @binding(10) var<storage, read> info: array<u32>;  // (unmatched closes, unclosed opens F)
+@group(0) @binding(9) var<storage, read_write> stack: array<i32>;  // the carried stack
 #endif
 #endif
 

@@ -46,10 +46,30 @@ fn owner_open(q: u32, slot: u32) -> i32 {
 #if CHUNK_OUT
 var<workgroup> sh_after: array<u32, WG>;  // suffix minima of the invocations' depth minima
 
+// The lowest height of partitions [start, tree_size) (the min tree's leaves: each partition's lowest).
+fn heights_from(start: u32) -> u32 {
+    var lo = params.tree_size + start;
+    var hi = 2u * params.tree_size;
+    var r = INF;
+    for (var it = 0u; it < GT_LEVELS && lo < hi; it++) {
+        if ((lo & 1u) != 0u) {
+            r = min(r, tree[lo]);
+            lo += 1u;
+        }
+        if ((hi & 1u) != 0u) {
+            hi -= 1u;
+            r = min(r, tree[hi]);
+        }
+        lo >>= 1u;
+        hi >>= 1u;
+    }
+    return r;
+}
+
 // Past one binding (chunk.wgsl's PUSH, done here): slot s - t + h of the carried stack gets the
-// last open of extended depth h < F (F = opens the run leaves unclosed). Only opens below every
-// later depth of the partition push (a few per partition); a later partition's indices are larger
-// and atomicMax keeps the last. The prefix's opens are in the stack already.
+// open of extended depth h that the run leaves unclosed: the one below every later height (in its
+// partition: a suffix minimum; after it: the min tree). One open per slot: plain stores, and no
+// slot needs clearing first. The prefix's opens are in the stack already.
 fn push_unclosed(base: u32, lid: u32, opens: u32, B: ptr<function, array<u32, 17>>) {
     var d: array<u32, 16>;
     var low = INF;
@@ -59,6 +79,11 @@ fn push_unclosed(base: u32, lid: u32, opens: u32, B: ptr<function, array<u32, 17
             d[k] = min((*B)[k], (*B)[k + 1u]);
         }
         low = min(low, d[k]);
+    }
+    var tail = INF;  // the lowest height after the partition
+    if (lid == WG - 1u) {
+        tail = heights_from(base / P + 1u);
+        low = min(low, tail);
     }
     sh_after[lid] = low;
     workgroupBarrier();
@@ -71,15 +96,14 @@ fn push_unclosed(base: u32, lid: u32, opens: u32, B: ptr<function, array<u32, 17
         sh_after[lid] = v;
         workgroupBarrier();
     }
-    var later = INF;  // the smallest depth after the element in the partition
+    var later = tail;  // the lowest height after the element
     if (lid + 1u < WG) {
         later = sh_after[lid + 1u];
     }
-    let F = info[1];
     for (var j = 0u; j < 16u; j++) {
         let k = 15u - j;
-        if (d[k] < later && d[k] < F && ((opens >> k) & 1u) != 0u) {
-            atomicMax(&stack[params.push_off + d[k]], i32(params.out_base + base + k - params.prefix));
+        if (d[k] < later && ((opens >> k) & 1u) != 0u) {
+            stack[params.push_off + d[k]] = i32(params.out_base + base + k - params.prefix);
         }
         later = min(later, d[k]);
     }
