@@ -44,8 +44,6 @@ fn owner_open(q: u32, slot: u32) -> i32 {
 }
 
 #if CHUNK_OUT
-var<workgroup> sh_after: array<u32, WG>;  // suffix minima of the invocations' depth minima
-
 // The lowest height of partitions [start, tree_size) (the min tree's leaves: each partition's lowest).
 fn heights_from(start: u32) -> u32 {
     var lo = params.tree_size + start;
@@ -85,20 +83,21 @@ fn push_unclosed(base: u32, lid: u32, opens: u32, B: ptr<function, array<u32, 17
         tail = heights_from(base / P + 1u);
         low = min(low, tail);
     }
-    sh_after[lid] = low;
+    workgroupBarrier();  // sh_a (the leaf's scans are done with it) takes the suffix minima
+    sh_a[lid] = low;
     workgroupBarrier();
     for (var s = 1u; s < WG; s <<= 1u) {  // inclusive suffix minimum (Hillis-Steele)
-        var v = sh_after[lid];
+        var v = sh_a[lid];
         if (lid + s < WG) {
-            v = min(v, sh_after[lid + s]);
+            v = min(v, sh_a[lid + s]);
         }
         workgroupBarrier();
-        sh_after[lid] = v;
+        sh_a[lid] = v;
         workgroupBarrier();
     }
     var later = tail;  // the lowest height after the element
     if (lid + 1u < WG) {
-        later = sh_after[lid + 1u];
+        later = sh_a[lid + 1u];
     }
     for (var j = 0u; j < 16u; j++) {
         let k = 15u - j;
