@@ -533,10 +533,13 @@ class _Chunks:
                 kw = {"rects": r_bind, "ext_boxes": clip[1]} if rects is not None else {}
                 groups = -(-cnt // 256)
                 b.dispatch(k_prefix, groups, params=dict(pr, count=cnt, n_groups=groups), ext=self.ext, **kw)
-            b.copy(g.buffer, g.byte_offset + base * es, self.ext.buffer, T * es, _round_up(c * es, 4))
-            if clip is not None:
-                b.copy(clip[0].buffer, clip[0].byte_offset + 16 * base, clip[1].buffer, 16 * T, 16 * c)
-            g_ext = GpuArray(dev, self.ext.buffer, (m,), self.ext.dtype)
+            if fused and not T and (g.byte_offset + base * es) % dev.storage_align == 0:
+                g_ext = g[base:base + c]  # no prefix (the first chunk): the run reads the input itself
+            else:
+                b.copy(g.buffer, g.byte_offset + base * es, self.ext.buffer, T * es, _round_up(c * es, 4))
+                if clip is not None:
+                    b.copy(clip[0].buffer, clip[0].byte_offset + 16 * base, clip[1].buffer, 16 * T, 16 * c)
+                g_ext = GpuArray(dev, self.ext.buffer, (m,), self.ext.dtype)
             out = {k: Binding(a.buffer, a.byte_offset + 4 * base, _round_up(4 * c, 16 if fused else 4))
                    for k, a in outputs.items() if k in ("link", "depth")}
             if fused:  # the leaf writes the chunk's global links and depths and pushes its unclosed opens
