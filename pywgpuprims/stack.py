@@ -74,9 +74,10 @@ the lists take 4 bytes per element, clip boxes 16) the input is matched in chunk
 (``_Chunks``, ``chunk.wgsl``): each chunk runs the kernels above on an extended input, the top
 ``t = min(s, chunk length)`` of the ``s`` opens earlier chunks left unmatched (carried on the GPU as a
 stack of global indices, for clip boxes with their boxes), then the chunk; its links and depths are
-then made global and the carried stack updated. Results are those of one run; each chunk costs one
-small readback (its unclosed-open count). :func:`record_bracket_match` records into the caller's
-batch and so stays within one binding.
+then made global and the carried stack updated (bracket matching's multi-pass method: by its leaf,
+as it stores them, into the outputs at the chunk's place; no pass over the chunk of its own).
+Results are those of one run; each chunk costs one small readback (its unclosed-open count).
+:func:`record_bracket_match` records into the caller's batch and so stays within one binding.
 
 Test hooks (``device().using(...)``, fields of ``pywgpuprims._hooks.TestHooks``):
 ``stack_wg`` (invocations per partition workgroup),
@@ -93,6 +94,7 @@ entries rebuilt).
 
 from __future__ import annotations
 
+import functools
 import weakref
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -234,11 +236,14 @@ def _spine_shape(dev: Device, tree_size: int) -> tuple[int, int, int]:
 
 
 def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | None, info,
-                  method: str = "multi_pass") -> None:
+                  method: str = "multi_pass", carry: dict | None = None) -> None:
     """Record bracket matching of ``g`` (mode "u8", "u32" or "kind") into ``link``/``depth``: the
     multi-pass method, or the single pass with the multi-pass method as its repair, recorded
     indirect (zero grids unless a partition gave up) where one may give up. ``depth=None``: links
-    only (the leaf stores no depth; clip boxes need none)."""
+    only (the leaf stores no depth; clip boxes need none). ``carry`` (multi-pass method only, past
+    one binding: ``_Chunks``): the leaf's CHUNK_OUT params, ``carried`` and ``stack`` bindings; the
+    leaf then writes only the chunk's elements, global, into the ``link`` / ``depth`` bindings, and
+    stores the opens it leaves unclosed in ``stack``."""
     dev = g.device
     no_depth = depth is None
     if no_depth:
@@ -303,8 +308,9 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | N
             b.copy(state, 0, stats, 0, 16)
         if not repair:
             return
-    k_red, k_chain, k_leaf, k_up, k_top, k_down = dev.plan(("bracket kernels", mode, wg, swg, no_depth),
-                                                           lambda: _multipass_kernels(dev, defs, swg))
+    chunk_out = carry is not None
+    k_red, k_chain, k_leaf, k_up, k_top, k_down = dev.plan(("bracket kernels", mode, wg, swg, no_depth, chunk_out),
+                                                           lambda: _multipass_kernels(dev, defs, swg, chunk_out))
     # apart: a buffer bound read-only and read-write in one dispatch is refused
     part_bic, part_start, tree, chain, chunk_bic, chunk_start = (dev.alloc(sz) for sz in (
         8 * n_parts, 4 * n_parts, 8 * tree_size, 16 * n_parts, 8 * n_chunks, 4 * n_chunks))
@@ -323,16 +329,19 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | N
     dispatch(k_down, n_chunks, 3, params=sp, part_bic=part_bic, chunk_start=chunk_start, part_start=part_start,
              tree=tree)
     dispatch(k_chain, -(-n_parts // 256), 4, params=params, part_start=part_start, tree=tree, chain=chain)
-    dispatch(k_leaf, n_parts, 5, params=params, input=g, opens_out=lists, tree=tree, chain=chain,
-             link=link, depth=depth)
+    leaf = {"params": params}
+    if chunk_out:
+        leaf = {"params": dict(params, **carry["params"]), "carried": carry["carried"], "stack": carry["stack"]}
+    dispatch(k_leaf, n_parts, 5, **leaf, input=g, opens_out=lists, tree=tree, chain=chain, link=link, depth=depth)
 
 
-def _multipass_kernels(dev: Device, defs: dict, swg: int) -> tuple:
+def _multipass_kernels(dev: Device, defs: dict, swg: int, chunk_out: bool = False) -> tuple:
     """The multi-pass method's six kernels: reduce, chain, leaf, and the spine's up, top, down."""
     return (dev.kernel("stack/bracket_reduce.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True)),
             dev.kernel("stack/bracket_chain.wgsl", defines={"WG": 256, "CHAIN": True, "TREE": True,
                                                       "LOCAL_BITS": LOCAL_BITS}),
-            dev.kernel("stack/bracket_leaf.wgsl", defines=dict(defs, LEAF=True, LEAF_FNS=True, TREE=True)),
+            dev.kernel("stack/bracket_leaf.wgsl", defines=dict(defs, LEAF=True, LEAF_FNS=True, TREE=True,
+                                                             CHUNK_OUT=chunk_out)),
             *(dev.kernel("stack/spine.wgsl", defines={"WG": swg, m: True}) for m in ("UP", "TOP", "DOWN")))
 
 
@@ -422,6 +431,14 @@ def _chunk_plan(n: int, base: int, s: int, M: int, unit: int) -> int:
     return (M - 4) // 2 // unit * unit  # the prefix takes the chunk's length: t = c
 
 
+def _whole_words(dev: Device, a: GpuArray, n: int) -> bool:
+    """Whether ``a``'s first ``n`` int32 may be bound from an aligned offset and written in whole
+    16-byte words (a chunk's outputs written by the leaf itself, ``CHUNK_OUT``)."""
+    buf = a.buffer
+    off = getattr(buf, "base", 0) + a.byte_offset
+    return off % dev.storage_align == 0 and off + _round_up(4 * n, 16) <= getattr(buf, "writable_end", buf.size)
+
+
 class _Chunks:
     """Bracket matching (and clip boxes) past one storage binding: chunks in order, each run by the
     in-binding kernels on its extended input (prefix of carried opens, then the chunk); the opens
@@ -437,11 +454,19 @@ class _Chunks:
         self.M, self.unit = M, unit
         self.es = 1 if mode == "u8" else 4
         self.ext = GpuArray.empty((M,), np.uint8 if mode == "u8" else np.uint32, dev)
-        self.ext_link = GpuArray.empty((M,), np.int32, dev)
-        self.ext_depth = GpuArray.empty((M,), np.int32, dev)
         self.info = dev.alloc(16)
         self.stack = dev.alloc(4 * n)
         self.defs = {f"MODE_{mode.upper()}": True}
+
+    @functools.cached_property
+    def ext_link(self) -> GpuArray:
+        """The extended run's links (unless its leaf writes the chunk's outputs itself)."""
+        return GpuArray.empty((self.M,), np.int32, self.dev)
+
+    @functools.cached_property
+    def ext_depth(self) -> GpuArray:
+        """The extended run's depths (as ``ext_link``)."""
+        return GpuArray.empty((self.M,), np.int32, self.dev)
 
     def kernel(self, stage: str, **defs):
         return self.dev.kernel("stack/chunk.wgsl", defines=dict(self.defs, **{stage: True}, **defs))
@@ -462,9 +487,12 @@ class _Chunks:
     def run(self, g: GpuArray, record_run, outputs: dict, clip: tuple | None = None) -> tuple[int, int]:
         """Process every chunk: ``record_run(b, ext kinds)`` records the in-binding run on the
         extended input (into ``ext_link`` / ``ext_depth`` / ``info``) and returns the batch to
-        continue in; ``outputs`` maps "link" (and "depth") to the global GpuArrays; ``clip`` is
-        (boxes, ext boxes, ext results, carried boxes buffer) for clip boxes, whose results
-        ``record_run`` writes and this copies out. Returns (unmatched closes, unclosed opens)."""
+        continue in; given a third argument (a dict, not None: bracket matching's multi-pass method
+        with outputs it may write in whole words), ``record_run(b, ext kinds, chunk)`` passes it to
+        ``_record_match``, whose leaf writes the chunk's global links and depths itself (no FIXUP);
+        ``outputs`` maps "link" (and "depth") to the global GpuArrays; ``clip`` is (boxes, ext
+        boxes, ext results, carried boxes buffer) for clip boxes, whose results ``record_run``
+        writes and this copies out. Returns (unmatched closes, unclosed opens)."""
         dev, n, M, unit, es = self.dev, self.n, self.M, self.unit, self.es
         b = dev.batch()
         cleared = 0  # stack slots below this were cleared (PUSH's atomicMax needs entries below base)
@@ -475,6 +503,10 @@ class _Chunks:
         else:
             k_prefix = self.kernel("PREFIX")
         k_fix = self.kernel("FIXUP", DEPTH="depth" in outputs)
+        fused = ("depth" in outputs and self.method == "multi_pass"
+                 and all(_whole_words(dev, outputs[k], n) for k in ("link", "depth")))
+        if fused:  # the carried slots a chunk's leaf reads: the open below the prefix, then the prefix's
+            carried = dev.alloc(4 * (M + 1))
         k_push = self.kernel("PUSH")
         base = s = unmatched = 0
         while base < n:
@@ -484,7 +516,7 @@ class _Chunks:
             p = T - t
             m = T + c
             slot0 = s - t
-            if slot0 + m > cleared:  # slots PUSH may reach, never written yet
+            if not fused and slot0 + m > cleared:  # slots PUSH may reach, never written yet
                 top = min(n, slot0 + m)
                 b.clear(self.stack, 4 * cleared, 4 * (top - cleared))
                 cleared = top
@@ -501,21 +533,33 @@ class _Chunks:
                 kw = {"rects": r_bind, "ext_boxes": clip[1]} if rects is not None else {}
                 groups = -(-cnt // 256)
                 b.dispatch(k_prefix, groups, params=dict(pr, count=cnt, n_groups=groups), ext=self.ext, **kw)
-            b.copy(g.buffer, g.byte_offset + base * es, self.ext.buffer, T * es, _round_up(c * es, 4))
-            if clip is not None:
-                b.copy(clip[0].buffer, clip[0].byte_offset + 16 * base, clip[1].buffer, 16 * T, 16 * c)
-            g_ext = GpuArray(dev, self.ext.buffer, (m,), self.ext.dtype)
-            b = record_run(b, g_ext)
-            groups = -(-c // 256)
-            fix = {"ext_link": self.ext_link, "stack": st_bind,
-                   "link": Binding(outputs["link"].buffer, outputs["link"].byte_offset + 4 * base, 4 * c)}
-            if "depth" in outputs:
-                fix.update(ext_depth=self.ext_depth,
-                           depth=Binding(outputs["depth"].buffer, outputs["depth"].byte_offset + 4 * base, 4 * c))
-            b.dispatch(k_fix, groups, params=dict(pr, count=c, n_groups=groups), **fix)
-            blocks = -(-c // 4096)  # PUSH: 16 elements per invocation
-            b.dispatch(k_push, blocks, params=dict(pr, count=c, n_groups=blocks), ext=self.ext,
-                       ext_depth=self.ext_depth, info=self.info, stack=st_bind)
+            if fused and not T and (g.byte_offset + base * es) % dev.storage_align == 0:
+                g_ext = g[base:base + c]  # no prefix (the first chunk): the run reads the input itself
+            else:
+                b.copy(g.buffer, g.byte_offset + base * es, self.ext.buffer, T * es, _round_up(c * es, 4))
+                if clip is not None:
+                    b.copy(clip[0].buffer, clip[0].byte_offset + 16 * base, clip[1].buffer, 16 * T, 16 * c)
+                g_ext = GpuArray(dev, self.ext.buffer, (m,), self.ext.dtype)
+            out = {k: Binding(a.buffer, a.byte_offset + 4 * base, _round_up(4 * c, 16 if fused else 4))
+                   for k, a in outputs.items() if k in ("link", "depth")}
+            if fused:  # the leaf writes the chunk's global links and depths and pushes its unclosed opens
+                nc = slot0 + t - lo_slot  # the carried slots it reads (it may overwrite them meanwhile)
+                if nc:
+                    b.copy(self.stack, 4 * lo_slot, carried, 0, 4 * nc)
+                chunk = {"params": {"prefix": T, "pad": p, "c_off": slot0 - lo_slot, "below": int(s > t),
+                                    "depth_add": slot0, "out_base": base, "push_off": s_off},
+                         "carried": Binding(carried, 0, 4 * max(4, nc)), "stack": st_bind, **out}
+                b = record_run(b, g_ext, chunk)
+            else:
+                b = record_run(b, g_ext)
+                groups = -(-c // 256)
+                fix = {"ext_link": self.ext_link, "stack": st_bind, "link": out["link"]}
+                if "depth" in outputs:
+                    fix.update(ext_depth=self.ext_depth, depth=out["depth"])
+                b.dispatch(k_fix, groups, params=dict(pr, count=c, n_groups=groups), **fix)
+                blocks = -(-c // 4096)  # PUSH: 16 elements per invocation
+                b.dispatch(k_push, blocks, params=dict(pr, count=c, n_groups=blocks), ext=self.ext,
+                           ext_depth=self.ext_depth, info=self.info, stack=st_bind)
             if rects is not None:
                 g2 = -(-m // 256)
                 b.dispatch(k_rects, g2, params=dict(pr, count=m, n_groups=g2), stack=st_bind, info=self.info,
@@ -596,9 +640,13 @@ def bracket_match(is_open, return_info: bool = False, out=None, *, method: str =
     else:  # chunks: the counts come back per chunk
         ch = _Chunks(dev, n, mode, method, "bracket_match")
 
-        def run(b, g_ext):
+        def run(b, g_ext, chunk=None):
             m = g_ext.size
-            _record_match(b, g_ext, mode, ch.scratch(ch.ext_link, m), ch.scratch(ch.ext_depth, m), ch.info, method)
+            if chunk is None:
+                _record_match(b, g_ext, mode, ch.scratch(ch.ext_link, m), ch.scratch(ch.ext_depth, m), ch.info,
+                              method)
+            else:
+                _record_match(b, g_ext, mode, chunk["link"], chunk["depth"], ch.info, method, chunk)
             return b
 
         counts = ch.run(g, run, {"link": link, "depth": depth})

@@ -43,6 +43,72 @@ fn owner_open(q: u32, slot: u32) -> i32 {
     return i32(q * P + (opens_out[q * P + slot] & LOCAL_MASK));
 }
 
+#if CHUNK_OUT
+// The lowest height of partitions [start, tree_size) (the min tree's leaves: each partition's lowest).
+fn heights_from(start: u32) -> u32 {
+    var lo = params.tree_size + start;
+    var hi = 2u * params.tree_size;
+    var r = INF;
+    for (var it = 0u; it < GT_LEVELS && lo < hi; it++) {
+        if ((lo & 1u) != 0u) {
+            r = min(r, tree[lo]);
+            lo += 1u;
+        }
+        if ((hi & 1u) != 0u) {
+            hi -= 1u;
+            r = min(r, tree[hi]);
+        }
+        lo >>= 1u;
+        hi >>= 1u;
+    }
+    return r;
+}
+
+// Past one binding (chunk.wgsl's PUSH, done here): slot s - t + h of the carried stack gets the
+// open of extended depth h that the run leaves unclosed: the one below every later height (in its
+// partition: a suffix minimum; after it: the min tree). One open per slot: plain stores, and no
+// slot needs clearing first. The prefix's opens are in the stack already.
+fn push_unclosed(base: u32, lid: u32, opens: u32, B: ptr<function, array<u32, 17>>) {
+    var d: array<u32, 16>;
+    var low = INF;
+    for (var k = 0u; k < 16u; k++) {
+        d[k] = INF;
+        if (base + k >= params.prefix && base + k < params.n) {
+            d[k] = min((*B)[k], (*B)[k + 1u]);
+        }
+        low = min(low, d[k]);
+    }
+    var tail = INF;  // the lowest height after the partition
+    if (lid == WG - 1u) {
+        tail = heights_from(base / P + 1u);
+        low = min(low, tail);
+    }
+    workgroupBarrier();  // sh_a (the leaf's scans are done with it) takes the suffix minima
+    sh_a[lid] = low;
+    workgroupBarrier();
+    for (var s = 1u; s < WG; s <<= 1u) {  // inclusive suffix minimum (Hillis-Steele)
+        var v = sh_a[lid];
+        if (lid + s < WG) {
+            v = min(v, sh_a[lid + s]);
+        }
+        workgroupBarrier();
+        sh_a[lid] = v;
+        workgroupBarrier();
+    }
+    var later = tail;  // the lowest height after the element
+    if (lid + 1u < WG) {
+        later = sh_a[lid + 1u];
+    }
+    for (var j = 0u; j < 16u; j++) {
+        let k = 15u - j;
+        if (d[k] < later && ((opens >> k) & 1u) != 0u) {
+            stack[params.push_off + d[k]] = i32(params.out_base + base + k - params.prefix);
+        }
+        later = min(later, d[k]);
+    }
+}
+#endif
+
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>,
 #if SUBGROUPS
@@ -65,4 +131,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     _ = leaf_links(p, lid, m, bic_exclusive(lid, inv_summary(m)), own.w, &lk, &B);
     let base = p * P + lid * EPT;
     store_direct(base, &lk, &B);
+#if CHUNK_OUT
+    push_unclosed(base, lid, m.x, &B);
+#endif
 }

@@ -8,6 +8,8 @@
 //           which reproduce themselves under the clip operator).
 //   FIXUP:  the chunk's links and depths from the extended run's, made global: a link into the
 //           chunk is offset by its base, a link to prefix open j is stack[s - t + j], depth + (s - t).
+//           (Bracket matching's multi-pass leaf does FIXUP and PUSH itself where the outputs
+//           allow: bracket_leaf.wgsl's CHUNK_OUT, the carried opens read from a copy.)
 //   PUSH:   the new stack: slot s - t + h holds the last open of extended depth h < F (F = opens the
 //           extended run leaves unclosed); the chunk's global indices exceed every stale entry, so
 //           atomicMax keeps the last. Only opens that no later element of their block of 4096

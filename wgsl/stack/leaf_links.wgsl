@@ -168,14 +168,44 @@ fn serve_from_invocation(p: u32, jo: u32, B: ptr<function, array<u32, 17>>, lk: 
     return jmin;
 }
 
-// Each invocation's own 16 links, then its 16 depths (depth = min(B[e], B[e + 1])).
+#if CHUNK_OUT
+// Past one binding: an extended-run link made global (as chunk.wgsl's FIXUP): into the chunk,
+// offset by its base; to prefix open p + j, the carried open's index; none, the open below.
+fn global_link(l: i32) -> i32 {
+    let T = i32(params.prefix);
+    if (l >= T) {
+        return i32(params.out_base) + l - T;
+    }
+    if (l >= 0) {
+        return carried[params.c_off + u32(l) - params.pad];
+    }
+    if (params.below != 0u) {
+        return carried[0];
+    }
+    return -1;
+}
+#endif
+
+// Each invocation's own 16 links, then its 16 depths (depth = min(B[e], B[e + 1])). CHUNK_OUT:
+// only the chunk's elements (past the prefix's T / 4 words), global, into the chunk's outputs.
 fn store_direct(base: u32, lk: ptr<function, array<i32, 16>>, B: ptr<function, array<u32, 17>>) {
     let n_vec = (params.n + 3u) / 4u;
+#if CHUNK_OUT
+    let first = params.prefix / 4u;
+    let dadd = i32(params.depth_add);
+#else
+    let first = 0u;
+#endif
 #unroll V 4
     {
         let vi = base / 4u + {{V}}u;
-        if (vi < n_vec) {
+        if (vi < n_vec && vi >= first) {
+#if CHUNK_OUT
+            link[vi - first] = vec4<i32>(global_link((*lk)[{{V}} * 4]), global_link((*lk)[{{V}} * 4 + 1]),
+                                                 global_link((*lk)[{{V}} * 4 + 2]), global_link((*lk)[{{V}} * 4 + 3]));
+#else
             link[vi] = vec4<i32>((*lk)[{{V}} * 4], (*lk)[{{V}} * 4 + 1], (*lk)[{{V}} * 4 + 2], (*lk)[{{V}} * 4 + 3]);
+#endif
         }
     }
 #endunroll
@@ -183,11 +213,16 @@ fn store_direct(base: u32, lk: ptr<function, array<i32, 16>>, B: ptr<function, a
 #unroll V 4
     {
         let vi = base / 4u + {{V}}u;
-        if (vi < n_vec) {
-            depth[vi] = vec4<i32>(i32(min((*B)[{{V}} * 4], (*B)[{{V}} * 4 + 1])),
-                                  i32(min((*B)[{{V}} * 4 + 1], (*B)[{{V}} * 4 + 2])),
-                                  i32(min((*B)[{{V}} * 4 + 2], (*B)[{{V}} * 4 + 3])),
-                                  i32(min((*B)[{{V}} * 4 + 3], (*B)[{{V}} * 4 + 4])));
+        if (vi < n_vec && vi >= first) {
+            let d = vec4<i32>(i32(min((*B)[{{V}} * 4], (*B)[{{V}} * 4 + 1])),
+                              i32(min((*B)[{{V}} * 4 + 1], (*B)[{{V}} * 4 + 2])),
+                              i32(min((*B)[{{V}} * 4 + 2], (*B)[{{V}} * 4 + 3])),
+                              i32(min((*B)[{{V}} * 4 + 3], (*B)[{{V}} * 4 + 4])));
+#if CHUNK_OUT
+            depth[vi - first] = d + vec4<i32>(dadd);
+#else
+            depth[vi] = d;
+#endif
         }
     }
 #endunroll
