@@ -91,9 +91,13 @@ runs are then read back). Within one binding nothing of this is recorded.
 
 64-bit values (int64, uint64, float64) travel as pairs of 32-bit words on any adapter
 (``wgsl/rle/pairs.wgsl``; ``shader-int64`` is not needed: a value is only compared, as both
-words, and moved): ``rle_encode`` flags run starts comparing both words, compacts them as
-``nonzero`` and gathers values and lengths; ``compact`` of a GpuArray compacts the mask's
-indices and gathers both words (numpy input repeats the mask per word instead); ``rle_decode``
+words, and moved): fused ``rle_encode`` compacts the run starts (pairs differing in either
+word) in one pass of ``wgsl/rle/fused.wgsl`` (PAIRS: two elements to a vec4), then gathers values
+and lengths (``method="parle"``: a flags pass, then ``nonzero``); fused ``compact`` is one pass of
+``wgsl/rle/compact.wgsl`` over the values' words (PAIRS: each mask element flags both words of
+its value, counts and offsets are in words), so it reads 8 bytes per element and writes 8 per
+kept one (past one binding: chunks into scratch, then placed); ``method="parle"`` compacts the
+mask's indices and gathers both words; ``rle_decode``
 decodes the low and the high words as two 32-bit decodings and merges them.
 """
 
@@ -270,7 +274,8 @@ def _method(dev: Device, method: str | None, primitive: str) -> str:
 # ------------------------------------------------------------------------- recording
 def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray | None, meta: GpuArray,
                   idx: GpuArray | None, val: GpuArray | None, method: str,
-                  counts: GpuArray | None = None, head: GpuArray | None = None, xb=None, mb=None) -> None:
+                  counts: GpuArray | None = None, head: GpuArray | None = None, xb=None, mb=None,
+                  pairs: bool = False) -> None:
     """Record the compaction of flagged items of ``x`` (mode 'rle', 'compact' or 'nonzero').
 
     Writes ``meta[0]`` (item count) and the finishing pass's grid at ``meta[4..6]``; item indices
@@ -278,6 +283,9 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     run lengths directly, finished by the per-tile fix-up pass. Scratch blocks live as long as the
     batch holds them. ``xb`` / ``mb``: the bindings of ``x`` / ``mask`` where they are a chunk of
     a larger buffer (a :class:`Binding` of the chunk's bytes), else the arrays themselves.
+    ``pairs``: mode 'compact' (fused): ``x`` and ``val`` are the 32-bit words of 64-bit values,
+    ``n`` counts words (two per mask element); mode 'rle' (fused, ``idx`` only): ``x`` holds 64-bit
+    values, their run starts (and the sentinel ``n``) go to ``idx``.
     """
     xb = x if xb is None else xb
     mb = mask if mb is None else mb
@@ -286,8 +294,9 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         _record_parle(b, dev, _flags(mode, x, mask), xb, n, mb, meta, idx)
         return
     p = dev.plan(("rle items", mode, x.dtype, n, None if mask is None else mask.dtype, idx is not None,
-                  val is not None, counts is not None),
-                 lambda: _items_plan(dev, mode, x.dtype, n, mask, idx is not None, val is not None, counts is not None))
+                  val is not None, counts is not None, pairs),
+                 lambda: _items_plan(dev, mode, x.dtype, n, mask, idx is not None, val is not None, counts is not None,
+                                     pairs=pairs))
     state = dev.alloc(16 + 8 * p.n_tiles)
     rargs = dev.alloc(32)
     if counts is not None and head is None:
@@ -357,19 +366,19 @@ class _ItemsPlan:
 
 
 def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_val: bool,
-                has_counts: bool, chained: bool = False) -> _ItemsPlan:
+                has_counts: bool, chained: bool = False, pairs: bool = False) -> _ItemsPlan:
     eb8 = np.dtype(dtype) == np.uint8
     mask_u8 = mask is not None and mask.dtype == np.uint8
     flags = {"RLE": mode == "rle", "COMPACT": mode == "compact", "NONZERO": mode == "nonzero",
-             "EB8": eb8, "MASK_U8": mask_u8}
-    n_vec4 = -(-_words(n, dtype) // 4)
+             "EB8": eb8, "MASK_U8": mask_u8, "PAIRS": pairs}
+    n_vec4 = -(-n // 2) if pairs and mode == "rle" else -(-_words(n, dtype) // 4)
     # 32-bit compaction by value has its own kernel, built like the scan (rle/compact.wgsl)
     # (and RLE of 32-bit values, there with the fused pass's tile size: RunLengths records it)
     compact_kernel = mode == "compact" and not eb8 and has_val
     rle_kernel = mode == "rle" and not eb8 and has_counts
     if compact_kernel:
         vpt = _compact_vpt(dev)
-    elif mode == "rle":
+    elif mode == "rle" and not pairs:
         vpt = _vpt(dev, dtype)
     else:
         vpt = 1 if eb8 else _or(dev.hooks.rle_vec4_per_thread, VEC4_PER_THREAD)
@@ -391,7 +400,8 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
     max_self = _or(dev.hooks.rle_max_self, lookback_walk_tiles(steps, spin))
     repair = n_tiles > max_self  # else no tile can give up: no repair to record (its idle dispatches cost)
     base["ARM_REPAIR"] = repair
-    params = {"n": n, "n_vec4": n_vec4, "n_mask_words": 0 if mask is None else max(1, _words(n, mask.dtype)),
+    n_mask = n // 2 if pairs else n  # mask elements
+    params = {"n": n, "n_vec4": n_vec4, "n_mask_words": 0 if mask is None else max(1, _words(n_mask, mask.dtype)),
               "n_tiles": n_tiles, "n_groups": n_tiles,
               "withhold_period": dev.hooks.rle_withhold_period,
               "max_steps": steps, "max_self": max_self,
@@ -779,9 +789,9 @@ def compact(x, mask, *, method: str | None = None):
     array([5, 7, 8], dtype=int32)
 
     Other dtypes (see ``_dtypes.bit_carrier``): bool / int8 as uint8 views; 16-bit values widened
-    on the host; 64-bit values as word pairs (numpy input: the mask repeated per word on the host;
-    GpuArray: the kept indices, then both words gathered); masks of any dtype (``mask != 0`` on the
-    host).
+    on the host; 64-bit values as word pairs, each mask element keeping both words of its value
+    in the single pass (bits moved: float64 NaN payloads and ``-0.0`` are kept); masks of any
+    dtype (``mask != 0`` on the host).
     """
     if isinstance(x, GpuArray) and _is_pairs(x.dtype):
         return _compact_pairs(x, _dt.mask_carrier(mask, "compact"), method)
@@ -791,7 +801,12 @@ def compact(x, mask, *, method: str | None = None):
         m = np.asarray(mask)
         if m.shape != np.shape(x):
             raise InputError("compact", f"mask has shape {m.shape}, x has shape {np.shape(x)}")
-        return restore(_compact_impl("compact", xc.reshape(-1), np.repeat(m.reshape(-1), 2), "compact", method))
+        if isinstance(mask, GpuArray):
+            raise InputError("compact", "x and mask must both be numpy arrays or both GpuArrays")
+        m = m.view(np.uint8) if m.dtype == np.bool_ else m
+        g64 = asarray(np.ascontiguousarray(xc).reshape(-1).view(np.uint64))
+        res = _compact_pairs(g64, asarray(np.ascontiguousarray(m).reshape(-1), dev=g64.device), method)
+        return restore(submit_counted_to_host(g64.device.batch(), res.count, res.data)[0].view(np.uint32))
     res = _compact_impl("compact", xc, mask, "compact", method)
     return Compacted(restore(res.data), res.count) if isinstance(res, Compacted) else restore(res)
 
@@ -1276,9 +1291,17 @@ def _merge(lo: GpuArray, hi: GpuArray, dtype) -> GpuArray:
     return out
 
 
+def _words32(g: GpuArray, ne: int, e0: int = 0) -> GpuArray:
+    """Elements ``e0 .. e0 + ne`` of the 64-bit array ``g`` as their 2 ``ne`` 32-bit words."""
+    return GpuArray(g.device, g.buffer, (2 * ne,), np.uint32, g.byte_offset + 8 * e0)
+
+
 def _compact_pairs(x: GpuArray, mask, method: str | None) -> Compacted:
-    """compact of a GpuArray of 64-bit values: the kept indices (``nonzero`` of the mask), then both
-    words of each kept value gathered; past one binding in chunks placed as 32-bit compaction's."""
+    """compact of a GpuArray of 64-bit values. Fused: one pass of rle/compact.wgsl over the values'
+    32-bit words (PAIRS: each mask element flags both words of its value), 8 bytes read per
+    element and written per kept one. PARLE: the kept indices (``nonzero`` of the mask), then both
+    words of each kept value gathered. Past one binding in chunks (each into scratch) placed as
+    32-bit compaction's."""
     if not isinstance(mask, GpuArray):
         raise InputError("compact", "x and mask must both be numpy arrays or both GpuArrays")
     gmask = _bool_as_uint8(mask)
@@ -1297,18 +1320,22 @@ def _compact_pairs(x: GpuArray, mask, method: str | None) -> Compacted:
     g, gm = x.reshape(-1), gmask.reshape(-1)
     per = _chunk_len(dev, 8) if chunked else n
     bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
-    idx = GpuArray.empty((per,), np.uint32, dev)
+    idx = GpuArray.empty((per,), np.uint32, dev) if m == "parle" else None
     scratch = GpuArray.empty((per,), x.dtype, dev) if chunked else res.data
-    k_gather = dev.kernel("rle/pairs.wgsl", defines={"GATHER": True, "COUNTS": False})
+    k_gather = dev.kernel("rle/pairs.wgsl", defines={"GATHER": True, "COUNTS": False}) if m == "parle" else None
     b = dev.batch()
     placer = _Placer(b, len(bounds), res.data, vw=2) if chunked else None
     for k, (e0, ne) in enumerate(bounds):
         meta = GpuArray.empty((16,), np.uint32, dev) if chunked else _meta_of(res.count)
         xb = _sub(g, e0, ne)
-        _record_items(b, dev, "nonzero", _view(gm, e0, ne), ne, None, meta, _view(idx, 0, ne), None, m,
-                      xb=_sub(gm, e0, ne))
-        b.dispatch_indirect(k_gather, meta.buffer, meta.byte_offset + 16, params={"n": ne}, x=xb, info=meta,
-                            idx=idx, values=scratch)
+        if m == "fused":
+            _record_items(b, dev, "compact", _words32(g, ne, e0), 2 * ne, _view(gm, e0, ne), meta, None,
+                          _words32(scratch, ne), m, xb=xb, mb=_sub(gm, e0, ne), pairs=True)
+        else:
+            _record_items(b, dev, "nonzero", _view(gm, e0, ne), ne, None, meta, _view(idx, 0, ne), None, m,
+                          xb=_sub(gm, e0, ne))
+            b.dispatch_indirect(k_gather, meta.buffer, meta.byte_offset + 16, params={"n": ne}, x=xb, info=meta,
+                                idx=idx, values=scratch)
         if placer is not None:
             placer.record(b, k, e0 + ne, meta, scratch)
     if placer is not None:
@@ -1318,9 +1345,9 @@ def _compact_pairs(x: GpuArray, mask, method: str | None) -> Compacted:
 
 
 def _rle_encode_pairs(a, method: str | None):
-    """rle_encode of 64-bit values: run-start flags comparing both words, the starts compacted as
-    nonzero, then values and lengths gathered; past one binding in chunks joined as 32-bit
-    encoding's."""
+    """rle_encode of 64-bit values: the run starts (pairs differing in either word) compacted in
+    one pass (fused: rle/fused.wgsl with PAIRS; parle: flags, then nonzero), then values and
+    lengths gathered; past one binding in chunks joined as 32-bit encoding's."""
     g, host = as_input(a, "rle_encode", dtypes=(a.dtype,), ndims=(1,))
     dev, n = g.device, g.size
     m = _method(dev, method, "rle_encode")
@@ -1335,19 +1362,24 @@ def _rle_encode_pairs(a, method: str | None):
                      _count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
     per = _chunk_len(dev, 8) if chunked else n
     bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
-    flags = GpuArray.empty((per,), np.uint32, dev)
-    idx = GpuArray.empty((per,), np.uint32, dev)
+    fused = m == "fused"
+    flags = None if fused else GpuArray.empty((per,), np.uint32, dev)
+    idx = GpuArray.empty((per + 1,), np.uint32, dev)  # the fused pass writes the sentinel after the starts
     sv = GpuArray.empty((per,), g.dtype, dev) if chunked else res.values
     sc = GpuArray.empty((per,), np.uint32, dev) if chunked else res.counts
-    k_flags = dev.kernel("rle/pairs.wgsl", defines={"FLAGS": True})
+    k_flags = None if fused else dev.kernel("rle/pairs.wgsl", defines={"FLAGS": True})
     k_gather = dev.kernel("rle/pairs.wgsl", defines={"GATHER": True, "COUNTS": True})
     b = dev.batch()
     placer = _Placer(b, len(bounds), res.values, res.counts, vw=2) if chunked else None
     for k, (e0, ne) in enumerate(bounds):
         meta = GpuArray.empty((16,), np.uint32, dev) if chunked else _meta_of(res.n_runs)
         xb = _sub(g, e0, ne)
-        b.dispatch(k_flags, -(-ne // 256), params={"n": ne}, x=xb, flags=flags)
-        _record_items(b, dev, "nonzero", _view(flags, 0, ne), ne, None, meta, _view(idx, 0, ne), None, m)
+        if fused:  # one pass: run starts compared as both words, their positions compacted (rle/fused.wgsl)
+            _record_items(b, dev, "rle", _view(g, e0, ne), ne, None, meta, _view(idx, 0, ne + 1), None, m, xb=xb,
+                          pairs=True)
+        else:
+            b.dispatch(k_flags, -(-ne // 256), params={"n": ne}, x=xb, flags=flags)
+            _record_items(b, dev, "nonzero", _view(flags, 0, ne), ne, None, meta, _view(idx, 0, ne), None, m)
         b.dispatch_indirect(k_gather, meta.buffer, meta.byte_offset + 16, params={"n": ne}, x=xb, info=meta,
                             idx=idx, values=sv, counts=sc)
         if placer is not None:

@@ -728,3 +728,102 @@ def test_64bit_values(dtype, hooks, rng, poison_alloc, binding_guard):
     if dtype == "float64":
         np.testing.assert_array_equal(pp.rle_encode(nan)[1], [2, 1, 2])
     assert pp.rle_encode([5, 5, 7])[1].tolist() == [2, 1]  # a list of Python ints is int64
+
+
+# ------------------------------------------------------------------------- 64-bit compaction, fused
+def tile64() -> int:
+    return rle._wg(pp.device()) * rle._compact_vpt(pp.device()) * 2  # 64-bit elements per compact tile
+
+
+def random64(rng, n, dtype):
+    """Fresh 64-bit values over every bit pattern (high words used; float64: NaN payloads, -0.0)."""
+    x = rng.integers(0, 2**64, n, dtype=np.uint64, endpoint=False)
+    if n > 3:
+        x[:3] = [0x7FF8_0000_DEAD_BEEF, 0x8000_0000_0000_0000, 0xFFF0_0000_0000_0001]  # NaN payload, -0.0, sNaN
+    return x.view(dtype)
+
+
+@pytest.mark.parametrize("hooks", [{}, {"rle_subgroups": False}, {"rle_withhold_period": 2},
+                                   {"rle_max_steps": 0, "rle_max_self": 0}, {"rle_compact_vec4_per_thread": 1},
+                                   {"max_binding": 1000}])
+@pytest.mark.parametrize("dtype", DTYPES64)
+def test_compact64_fused(dtype, hooks, rng, poison_alloc, binding_guard):
+    t = tile64() if "rle_compact_vec4_per_thread" not in hooks else rle._wg(pp.device()) * 2
+    mdts = [np.bool_, np.uint32, np.int32, np.uint8]
+    for i, n in enumerate([1, 2, 3, 5, t - 1, t, t + 1, 3 * t + 7]):
+        x = random64(rng, n, dtype)
+        m = rng.random(n) < rng.choice([0.02, 0.5, 0.98])
+        m = (m * (1 if i % 4 == 0 else int(rng.integers(1, 200)))).astype(mdts[i % 4])
+        with options(**hooks):
+            comp = pp.compact(pp.asarray(x), pp.asarray(m))
+            host = pp.compact(x, m)
+        want = x[m != 0].view(np.uint64)
+        assert int(comp.count.numpy()[0]) == want.size
+        assert comp.data.dtype == x.dtype and host.dtype == x.dtype
+        np.testing.assert_array_equal(comp.numpy().view(np.uint64), want)
+        np.testing.assert_array_equal(host.view(np.uint64), want)
+
+
+@pytest.mark.parametrize("hooks", [{}, {"rle_subgroups": False}, {"rle_withhold_period": 2},
+                                   {"rle_max_steps": 0, "rle_max_self": 0}, {"rle_vec4_per_thread": 1},
+                                   {"max_binding": 1000}])
+@pytest.mark.parametrize("dtype", DTYPES64)
+def test_rle64_fused(dtype, hooks, rng, poison_alloc, binding_guard):
+    # fused.wgsl PAIRS: tiles of WG * vec4 per thread * 2 elements
+    t = rle._wg(pp.device()) * _or1(hooks.get("rle_vec4_per_thread"), rle.VEC4_PER_THREAD) * 2
+    for i, n in enumerate([1, 2, 3, 5, t - 1, t, t + 1, 3 * t + 7]):
+        pool = random64(rng, 40, dtype).view(np.uint64)
+        lens = rng.integers(1, [2, 9, 300][i % 3], n)
+        x = np.repeat(pool[rng.integers(0, 40, n)], lens)[:n]
+        if i % 2:  # runs that differ in one word only
+            x[rng.random(n) < 0.3] ^= np.uint64(1 << int(rng.choice([0, 31, 32, 63])))
+        x = x.view(dtype)
+        with options(**hooks):
+            got = pp.rle_encode(x)
+            res = pp.rle_encode(pp.asarray(x))
+        check_rle64(x, got)
+        check_rle64(x, res.numpy())
+    if dtype == "float64":  # bits compared: equal NaNs make a run, -0.0 and 0.0 do not
+        nan = np.array([np.nan, np.nan, -0.0, 0.0, 0.0], np.float64)
+        np.testing.assert_array_equal(pp.rle_encode(nan)[1], [2, 1, 2])
+
+
+def _or1(v, d):
+    return d if v is None else v
+
+
+def test_compact64_fused_is_one_pass(rng, monkeypatch):
+    # one pass of rle/compact.wgsl over the word pairs: no nonzero, no gather (rle/pairs.wgsl)
+    dev = pp.device()
+    paths = []
+    inner = dev.kernel
+    monkeypatch.setattr(dev, "kernel", lambda path, *a, **k: paths.append(path) or inner(path, *a, **k))
+    x = random64(rng, 3001, np.int64)  # a size no other test plans
+    m = rng.random(3001) < 0.5
+    np.testing.assert_array_equal(pp.compact(pp.asarray(x), pp.asarray(m)).numpy(), x[m])
+    assert "rle/compact.wgsl" in paths and "rle/pairs.wgsl" not in paths and "rle/fused.wgsl" not in paths
+
+
+_THREAD_SCRIPT64 = textwrap.dedent("""
+    import numpy as np, pywgpuprims as pp
+    rng = np.random.default_rng()
+    for sg in (True, False):
+        for n in (4095, 4097, 20001):
+            x = rng.integers(0, 2**64, n, dtype=np.uint64).view(np.float64)
+            m = rng.random(n) < 0.5
+            with pp.device().using(rle_subgroups=sg):
+                got = pp.compact(pp.asarray(x), pp.asarray(m)).numpy()
+            assert np.array_equal(got.view(np.uint64), x[m].view(np.uint64))
+            y = x.view(np.uint64)[rng.integers(0, 5, n)].view(np.float64)
+            with pp.device().using(rle_subgroups=sg):
+                v, c = pp.rle_encode(y)
+            b = y.view(np.uint64)
+            st = np.concatenate([[0], np.flatnonzero(b[1:] != b[:-1]) + 1])
+            assert np.array_equal(v.view(np.uint64), b[st]) and np.array_equal(c, np.diff(np.append(st, n)))
+    print("ok")
+""")
+
+
+@pytest.mark.parametrize("threads", ["1", "8"])
+def test_compact64_lavapipe_thread_counts(threads):
+    run_with_lavapipe_threads(_THREAD_SCRIPT64, threads)

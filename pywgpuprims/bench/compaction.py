@@ -2,7 +2,9 @@
 
 Rows "binding = half" force the chunked path past one storage binding on the same input (the
 ``max_binding`` hook at about half the input's bytes): issue 41's target is >= 90% of the
-in-binding rate. Rows "int64" run 64-bit values (pairs of 32-bit words) through the public calls.
+in-binding rate. Rows "int64" run 64-bit values (pairs of 32-bit words) through the public calls:
+"fused int64" compact is one pass of rle/compact.wgsl; rle_encode one pass of rle/fused.wgsl
+(run starts), then the values and lengths gathered.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@
 // (offsets from `partials`, after scan/rts_spine.wgsl): the last two are the repair that the single
 // pass arms on the GPU (indirect dispatch) when a lookback exhausted its step budget.
 // Defines: WG, VEC4_PER_THREAD, SUBGROUPS, COMPACT | RLE, MASK_U8 (one mask byte per element, else one word),
+// PAIRS (COMPACT of 64-bit values: x and out_val are their 32-bit words, n counts words),
 // STAGED, STAGE, BITMASK (with SLOT_MAJOR), SPIN_LIMIT, LOOKBACK_WINDOW, the u32 add monoid.
 // Bindings and parameters are those of rle/fused.wgsl, plus the values `out_val` and, with RLE, the
 // run lengths `counts`, the per-tile record `head`, the values and lengths again as vec4 words
@@ -136,7 +137,17 @@ fn item_flags(gv: u32, v: vec4<u32>, clamp: bool) -> u32 {
     let bits = nonzero_bits(v ^ vec4<u32>(pw, v.x, v.y, v.z));
 #else
     let hi = select(0xffffffffu, max(params.n_mask_words, 1u) - 1u, clamp);
+#if PAIRS
+    // 64-bit values as word pairs: vec4 gv holds elements 2 gv and 2 gv + 1, each flag set on both
+    // of its words (counts, offsets and stores are in words; finish_total halves the total)
 #if MASK_U8
+    let mw = mask[min(gv / 2u, hi)] >> ((gv & 1u) * 16u);
+    let m2 = vec2<u32>(mw & 0xffu, mw & 0xff00u);
+#else
+    let m2 = vec2<u32>(mask[min(gv * 2u, hi)], mask[min(gv * 2u + 1u, hi)]);
+#endif
+    let bits = select(0u, 3u, m2.x != 0u) | select(0u, 12u, m2.y != 0u);
+#elif MASK_U8
     let bits = nonzero_bits(vec4<u32>(mask[min(gv, hi)]) & vec4<u32>(0xffu, 0xff00u, 0xff0000u, 0xff000000u));
 #else
     let b = min(gv * 4u, hi);
@@ -293,7 +304,11 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f:
 }
 
 fn finish_total(total: u32) {
+#if PAIRS
+    info[0] = total / 2u;  // words to elements
+#else
     info[0] = total;
+#endif
     let groups = (total + params.fin_per_group - 1u) / params.fin_per_group;
     let gy = (groups + params.max_groups - 1u) / params.max_groups;
     info[4] = select((groups + gy - 1u) / max(gy, 1u), 0u, groups == 0u);

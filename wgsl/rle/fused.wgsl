@@ -12,7 +12,8 @@
 // Modes (exactly one): SINGLE_PASS, RTS_REDUCE (per-tile counts into `partials`),
 // RTS_DOWNSWEEP (offsets from `partials`, after scan/rts_spine.wgsl): the last two are the repair
 // the single pass arms on the GPU (indirect dispatch) when a lookback exhausted its budget.
-// Defines: WG, VEC4_PER_THREAD, SUBGROUPS, EB8 (x is uint8, packed 4 to a word), RLE | COMPACT | NONZERO,
+// Defines: WG, VEC4_PER_THREAD, SUBGROUPS, EB8 (x is uint8, packed 4 to a word), PAIRS (RLE of 64-bit
+// values as word pairs, two to a vec4, compared as both words; unchained), RLE | COMPACT | NONZERO,
 // MASK_U8 (COMPACT: mask bytes, else 32-bit mask words), WRITE_IDX,
 // SPIN_LIMIT, LOOKBACK_WINDOW and the u32 add monoid (T, IDENTITY, COMBINE, SG_REDUCE, OP_ADD).
 
@@ -66,6 +67,8 @@ const VEC4_PER_THREAD: u32 = {{VEC4_PER_THREAD}}u;
 const TILE_V: u32 = WG * VEC4_PER_THREAD;
 #if EB8
 const EPV: u32 = 16u;  // elements per vec4
+#elif PAIRS
+const EPV: u32 = 2u;   // 64-bit values as word pairs
 #else
 const EPV: u32 = 4u;
 #endif
@@ -125,11 +128,17 @@ fn load_slot(gv: u32) -> Slot {
     let e0 = gv * EPV;
     let valid = select((1u << (min(params.n - min(e0, params.n), EPV))) - 1u, 0u, e0 >= params.n);
 #if RLE
+#if PAIRS
+    // the pair before this vec4's first; at the very start one that differs from it
+    let pp = select(x[max(min(gv, last), 1u) - 1u].zw, ~v.xy, gv == 0u);
+    let bits = select(0u, 1u, any(v.xy != pp)) | select(0u, 2u, any(v.zw != v.xy));
+#else
     // the word before this vec4; at the very start one that differs from the first element
     let pw_index = max(min(gv, last) * 4u, 1u) - 1u;
     let pw = select(x_word(pw_index), (~v.x) << 24u, gv == 0u);
     let prev = vec4<u32>(pw, v.x, v.y, v.z);
     let bits = byte_bits(v ^ ((v << vec4<u32>(8u)) | (prev >> vec4<u32>(24u))));
+#endif
 #elif COMPACT
     let ml = max(params.n_mask_words, 1u) - 1u;
 #if MASK_U8

@@ -2,7 +2,8 @@
 // coding and compaction on any adapter (no shader-int64 needed: a value is only compared, as
 // both words, and moved).
 //   FLAGS:  flags[i] = 1 where a run starts (i == 0, or pair i differs from pair i - 1), else 0;
-//           the run starts are then compacted as NONZERO (rle/fused.wgsl).
+//           the run starts are then compacted as NONZERO (method="parle"; the fused pipeline
+//           flags and compacts them in one pass, rle/fused.wgsl PAIRS).
 //   GATHER: for items r < info[0] with element indices idx[r] (the compaction of the flags, or of
 //           a mask): values[r] = x[idx[r]] (both words); COUNTS: counts[r] = the next item's
 //           index (params.n after the last) - idx[r]. Four items per invocation, dispatched
