@@ -33,9 +33,7 @@ _PER_VEC = {"IN_U32": 4, "IN_I32": 4, "IN_F32": 4, "IN_P64": 2, "IN_F64": 2}
 # 64-bit accumulator (as _dtypes names it) to and from vec2<u32>(low, high)
 _SPLIT = "vec2<u32>(u32({0} & 0xfffffffflu), u32({0} >> 32u))"
 _JOIN = "((u64(w.y) << 32u) | u64(w.x))"
-_WORDS = {"vec2<u32>": ("a", "w"), "u64": (_SPLIT.format("a"), _JOIN),
-          "i64": (_SPLIT.format("bitcast<u64>(a)"), f"bitcast<i64>{_JOIN}"),
-          "f64": (_SPLIT.format("bitcast<u64>(a)"), f"bitcast<f64>{_JOIN}")}
+_WORDS = {"vec2<u32>": ("a", "w"), "f64": (_SPLIT.format("bitcast<u64>(a)"), f"bitcast<f64>{_JOIN}")}
 
 __all__ = ["takes", "record_single_pass"]
 

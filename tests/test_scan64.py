@@ -1,5 +1,6 @@
 """The single-pass scan into 64-bit results (wgsl/wide/scan.wgsl, pywgpuprims/_scan64.py) against
-numpy: int64 / uint64 through shader-int64 and through word pairs (forced), float64, 32-bit input
+numpy: int64 / uint64 (always in word pairs; the "native" path differs in float64 and in what the
+reduce-then-scan fallback uses), float64, 32-bit input
 widened, inclusive and exclusive, around tile boundaries, into poisoned outputs; withheld tiles
 (fallbacks), a zero step budget (the walk), batched rows, dispatches cut by the binding and the walk
 limit, thread counts. Most cases run on small tiles (hook scan_vec4_per_thread=1): more tiles per
