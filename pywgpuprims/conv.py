@@ -340,6 +340,18 @@ def _check(volume, kernels, output_shape: str, mode: str):
 
 
 @takes_device
+
+def check_extension_keywords(name: str, mode, cval, boundary, size_hint: str) -> None:
+    """Refuse correlate's old spellings (``boundary=``, ``mode='valid'/'same'``) and a string cval,
+    each naming the keyword to use; ``size_hint`` says where the output size is chosen instead."""
+    if boundary is not None:
+        raise InputError(name, f"boundary= is now mode= (scipy.ndimage.correlate's name), got boundary={boundary!r}")
+    if isinstance(mode, str) and mode in ("valid", "same"):
+        raise InputError(name, f"mode is the boundary extension (scipy.ndimage's names, default 'reflect'), got "
+                         f"{mode!r}; {size_hint}")
+    if isinstance(cval, str):
+        raise InputError(name, f"cval must be a number, got {cval!r} (the boundary extension is mode=)")
+
 def correlate(volume, kernels, mode: str = "reflect", cval: float = 0.0, origin: int | tuple = 0, *,
               output_shape: Literal["same", "valid"] = "same", config: Config | None = None,
               out: GpuArray | np.ndarray | None = None, boundary=None) -> np.ndarray | GpuArray:
@@ -404,13 +416,7 @@ def correlate(volume, kernels, mode: str = "reflect", cval: float = 0.0, origin:
     >>> pp.correlate(v, np.ones((1, 3, 3), np.float32), mode="constant")[0, 0]
     array([10., 18., 24., 18.], dtype=float32)
     """
-    if boundary is not None:
-        raise InputError(_NAME, f"boundary= is now mode= (scipy.ndimage.correlate's name), got boundary={boundary!r}")
-    if isinstance(mode, str) and mode in ("valid", "same"):
-        raise InputError(_NAME, f"mode is the boundary extension now (scipy.ndimage's names, default 'reflect'); "
-                         f"the output size {mode!r} is output_shape={mode!r}")
-    if isinstance(cval, str):
-        raise InputError(_NAME, f"cval must be a number, got {cval!r} (the boundary extension is mode=)")
+    check_extension_keywords(_NAME, mode, cval, boundary, f"the output size {mode!r} is output_shape={mode!r}")
     if not isinstance(output_shape, str) or output_shape not in ("valid", "same"):
         raise InputError(_NAME, f"output_shape must be 'valid' or 'same', got {output_shape!r}")
     boundary = _nd.filter_mode(mode, _NAME)

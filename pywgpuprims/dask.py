@@ -61,6 +61,7 @@ from .compaction import compact as _compact
 from .compaction import nonzero as _nonzero
 from .compaction import rle_encode as _rle_encode
 from .conv import _origin as _conv_origin
+from .conv import check_extension_keywords as _check_extension_keywords
 from .conv import correlate as _correlate
 from .recfilter import _SPLINE_Z, _coefs, _gaussian_coefs, _padlen
 from .recfilter import bspline_prefilter as _bspline
@@ -351,13 +352,7 @@ def correlate(volume: da.Array, kernels, mode: str = "reflect", cval: float = 0.
     array([27., 45., 54., 39.], dtype=float32)
     """
     name = "dask.correlate"
-    if boundary is not None:
-        raise InputError(name, f"boundary= is now mode= (scipy.ndimage.correlate's name), got boundary={boundary!r}")
-    if isinstance(mode, str) and mode in ("valid", "same"):
-        raise InputError(name, f"mode is the boundary extension (scipy.ndimage's names, default 'reflect'), got "
-                         f"{mode!r}; the output here is always the volume's shape")
-    if isinstance(cval, str):
-        raise InputError(name, f"cval must be a number, got {cval!r} (the boundary extension is mode=)")
+    _check_extension_keywords(name, mode, cval, boundary, "the output here is always the volume's shape")
     ext = _nd.filter_mode(mode, name)
     cval = _nd.real_scalar(cval, "cval", name, f32=True)
     volume = _check_array(volume, name, (np.dtype(np.uint8), np.dtype(np.float32)))

@@ -39,7 +39,7 @@ from .paint import Gradient
 from .pathdata import parse_path_d, parse_transform
 from .stroke import StrokeStyle, stroke_outline
 from .svg_markers import MARKED, draw_markers
-from .svg_pattern import draw_pattern, has_size
+from .svg_pattern import chain_attr, draw_pattern, has_size
 from .svg_raster import draw_filtered, draw_image, filter_of
 
 _XLINK = "{http://www.w3.org/1999/xlink}href"
@@ -652,11 +652,7 @@ class _Loader:
             e = self.href(e)
 
         def attr(name, default=None):
-            for g in chain:
-                v = g.get(name)
-                if v is not None:
-                    return v
-            return default
+            return chain_attr(chain, name, default)
 
         kind = "linear" if _local(el.tag) == "linearGradient" else "radial"
         units = (attr("gradientUnits") or "objectBoundingBox").strip()

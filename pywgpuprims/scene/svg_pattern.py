@@ -18,6 +18,16 @@ from .pathdata import parse_transform
 from .svg_raster import MAX_IMAGE_PIXELS, put_sampled
 
 
+def chain_attr(chain, name: str, default=None):
+    """The first value of attribute ``name`` along an ``href`` chain (the element first), as paint
+    servers and patterns inherit their attributes."""
+    for g in chain:
+        v = g.get(name)
+        if v is not None:
+            return v
+    return default
+
+
 def _chain(ld, el) -> list:
     from .svg import _local  # noqa: PLC0415
 
@@ -35,11 +45,7 @@ def draw_pattern(ld, el, p, rule: str, tr, pattern, alpha: float, lengths, bbox_
     chain = _chain(ld, pattern)
 
     def attr(name, default=None):
-        for g in chain:
-            v = g.get(name)
-            if v is not None:
-                return v
-        return default
+        return chain_attr(chain, name, default)
 
     if id(pattern) in ld._patterns_open:
         return  # a pattern drawn inside itself: nothing
