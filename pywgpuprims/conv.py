@@ -339,8 +339,6 @@ def _check(volume, kernels, output_shape: str, mode: str):
     return g, host, w
 
 
-@takes_device
-
 def check_extension_keywords(name: str, mode, cval, boundary, size_hint: str) -> None:
     """Refuse correlate's old spellings (``boundary=``, ``mode='valid'/'same'``) and a string cval,
     each naming the keyword to use; ``size_hint`` says where the output size is chosen instead."""
@@ -352,6 +350,7 @@ def check_extension_keywords(name: str, mode, cval, boundary, size_hint: str) ->
     if isinstance(cval, str):
         raise InputError(name, f"cval must be a number, got {cval!r} (the boundary extension is mode=)")
 
+@takes_device
 def correlate(volume, kernels, mode: str = "reflect", cval: float = 0.0, origin: int | tuple = 0, *,
               output_shape: Literal["same", "valid"] = "same", config: Config | None = None,
               out: GpuArray | np.ndarray | None = None, boundary=None) -> np.ndarray | GpuArray:
