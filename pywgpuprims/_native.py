@@ -4,7 +4,7 @@ through wgpu-native's C functions directly (the ``lib`` that wgpu-py itself call
 wgpu-py wraps every C call in Python bookkeeping (error capture, descriptor structs, promise
 objects, a poll thread for mappings). For objects made once (pipelines, bind groups, buffers) that
 is fine; on the path every primitive call takes, it cost more than the GPU work of a small call.
-Measured on an H200 (Vulkan, wgpu-py 0.32, 2026-11-27, ``.ab/probe10.py``): one dispatch +
+Measured on an H200 (Vulkan, wgpu-py 0.32, 2026-11-27, a probe of bare calls): one dispatch +
 submit 40 us through wgpu-py and 17 us through these calls; a 16-byte map round trip 152 us
 through ``map_sync`` and 28 us here (torch's ``.item()``: 19 us).
 
