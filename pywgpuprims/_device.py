@@ -563,6 +563,7 @@ class Device:
         self.limits = dict(self.raw.limits)
         self.info = dict(self.adapter.info)
         self.adapter_summary = self.adapter.summary
+        _native.set_spin(self.raw, 0.0 if self.adapter.info.get("adapter_type") == "CPU" else _native.GPU_SPIN_S)
         self.backend = self.info.get("backend_type", "?")
         self.has_subgroups = "subgroup" in self.features
         self.has_timestamps = "timestamp-query" in self.features

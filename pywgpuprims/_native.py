@@ -16,6 +16,7 @@ before. Objects stay wgpu-py's; only their handles (``_internal``) are passed he
 from __future__ import annotations
 
 import time
+import weakref
 
 import numpy as np
 from wgpu.backends.wgpu_native._api import libf
@@ -24,9 +25,17 @@ from wgpu.backends.wgpu_native._ffi import ffi, lib
 from ._errors import ShaderError
 
 NULL = ffi.NULL
-#: a mapping waited for is polled without blocking for this long before the wait blocks (the
-#: fence of a small call is back within tens of microseconds; a blocking poll adds ~25 us)
-SPIN_S = 0.002
+#: On a GPU, a mapping waited for is polled without blocking for this long before the wait blocks:
+#: a small call's fence is back within tens of microseconds, and a blocking poll adds ~25 us (H200,
+#: 2026-11-27, 16-byte map round trip 28 us spinning, 54 us blocking). On a CPU adapter (lavapipe,
+#: llvmpipe) a spinning host thread takes the cores that run the work, so waits block at once.
+GPU_SPIN_S = 0.0002
+_SPIN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def set_spin(device, seconds: float) -> None:
+    """How long a wait on ``device`` (a wgpu-py GPUDevice) polls before it blocks (0: it blocks)."""
+    _SPIN[device] = float(seconds)
 
 MAP_READ = lib.WGPUMapMode_Read
 MAP_WRITE = lib.WGPUMapMode_Write
@@ -142,14 +151,16 @@ class Mapping:
     def wait(self, what: str = "readback") -> Mapping:
         cell = self._cell
         if cell[0] == 0:
-            dev = self._buffer._device._internal
+            device = self._buffer._device
+            dev = device._internal
             lib.wgpuDevicePoll(dev, 0, NULL)
-            if cell[0] == 0:
-                deadline = time.perf_counter() + SPIN_S
+            spin = _SPIN.get(device, 0.0)
+            if cell[0] == 0 and spin:
+                deadline = time.perf_counter() + spin
                 while cell[0] == 0 and time.perf_counter() < deadline:
                     lib.wgpuDevicePoll(dev, 0, NULL)
-                while cell[0] == 0:
-                    lib.wgpuDevicePoll(dev, 1, NULL)
+            while cell[0] == 0:
+                lib.wgpuDevicePoll(dev, 1, NULL)
         if cell[0] != 1:
             self._state = 2
             raise ShaderError(what, f"mapping a staging buffer failed (wgpu status {cell[0] - 2})")
