@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import wgpu
 
+from . import _native
 from ._errors import DeviceLimitError, InputError, PrimitiveError, ShaderError
 from ._hooks import TestHooks, replace_hooks
 from ._memory import STORAGE_USAGE, Block, MemoryPool
@@ -233,17 +234,14 @@ class Readback:
         then covers this submission's work, not work submitted after it (pipelined transfers)."""
         end4 = -(-max((o + n for o, n in self._parts), default=0) // 4) * 4
         if end4 and self._mapping is None:
-            self._mapping = self._staging.raw.map_async("READ_NOSYNC", 0, end4)
+            self._mapping = _native.Mapping(self._staging.raw, _native.MAP_READ, 0, end4)
         return self
 
     def discard(self) -> None:
         """Drop a prefetched mapping unread (the staging buffer must go back to the pool unmapped)."""
         mapping, self._mapping = self._mapping, None
         if mapping is not None:
-            try:
-                mapping.sync_wait()
-            finally:
-                self._staging.raw.unmap()
+            mapping.unmap()
 
     @contextmanager
     def _mapped(self) -> Iterator[np.ndarray]:
@@ -253,13 +251,15 @@ class Readback:
         if not end4:
             yield np.empty(0, np.uint8)
             return
-        st = self._staging.raw
-        mapping, self._mapping = self._mapping, None
-        (mapping or st.map_async("READ_NOSYNC", 0, end4)).sync_wait()
+        mapping = self._map(end4)
         try:
-            yield np.frombuffer(st.read_mapped(0, end4, copy=False), np.uint8)
+            yield mapping.array()
         finally:
-            st.unmap()
+            mapping.unmap()
+
+    def _map(self, end4: int) -> _native.Mapping:
+        mapping, self._mapping = self._mapping, None
+        return (mapping or _native.Mapping(self._staging.raw, _native.MAP_READ, 0, end4)).wait()
 
     def numpy(self, dtype=np.uint8) -> np.ndarray:
         """The first part as a new array of ``dtype``."""
@@ -268,14 +268,12 @@ class Readback:
         if len(self._parts) > 1 or not end4:
             with self._mapped() as view:
                 return view[off:off + n].view(np.dtype(dtype)).copy()
-        st = self._staging.raw  # one part: map just its words, no context manager (scalar readbacks)
-        mapping, self._mapping = self._mapping, None
-        (mapping or st.map_async("READ_NOSYNC", 0, end4)).sync_wait()
+        mapping = self._map(end4)  # one part: map just its words (scalar readbacks)
         try:
-            data = st.read_mapped(0, end4, copy=True)
+            data = mapping.array()[off:off + n].copy()
         finally:
-            st.unmap()
-        return np.frombuffer(data, np.uint8, n, off).view(dtype)
+            mapping.unmap()
+        return data.view(dtype)
 
     def into(self, *outs: np.ndarray, tuning: TransferTuning = TRANSFER) -> None:
         """Copy each part into the C-contiguous array of the same place in ``outs``, in one mapping."""
@@ -565,6 +563,7 @@ class Device:
         self.limits = dict(self.raw.limits)
         self.info = dict(self.adapter.info)
         self.adapter_summary = self.adapter.summary
+        _native.set_spin(self.raw, 0.0 if self.adapter.info.get("adapter_type") == "CPU" else _native.GPU_SPIN_S)
         self.backend = self.info.get("backend_type", "?")
         self.has_subgroups = "subgroup" in self.features
         self.has_timestamps = "timestamp-query" in self.features
@@ -712,41 +711,35 @@ class Device:
             tail = np.zeros(4, np.uint8)
             tail[: n - whole] = src[whole:]
         if n <= self.transfer.small_upload:
-            if whole:
-                self.queue.write_buffer(raw, offset, src[:whole])
+            _native.write(self.queue, raw, offset, src[:whole])
             if tail is not None:
-                self.queue.write_buffer(raw, offset + whole, tail)
+                _native.write(self.queue, raw, offset + whole, tail)
             return
         chunk = self.transfer.chunk
         with self._upload_lock:
             ring = self._upload_ring
             if not ring or ring[0][0].size < chunk:
-                for block, pending in ring:  # mapped buffers never go back to the pool
+                for _block, pending in ring:  # mapped buffers never go back to the pool
                     if pending is not None:
-                        pending.sync_wait()
-                        block.raw.unmap()
+                        pending.unmap()
                 ring[:] = [[self.memory.alloc(chunk, _WRITE_USAGE, "upload"), None] for _ in range(2)]
             for i, start in enumerate(range(0, whole, chunk)):
                 size = min(chunk, whole - start)
                 stage = ring[i % 2]
                 st = stage[0].raw
-                if stage[1] is None:
-                    st.map_sync(wgpu.MapMode.WRITE, 0, stage[0].size)
-                else:
-                    stage[1].sync_wait()  # mapped again as soon as the GPU had copied it
-                    stage[1] = None
+                # mapped again as soon as the GPU had copied it
+                mapping = stage[1] or _native.Mapping(st, _native.MAP_WRITE, 0, stage[0].size)
+                stage[1] = None
                 try:
-                    # a writable view of the mapping (wgpu-py 0.32, pinned), so that threads can fill it
-                    view = np.frombuffer(st._experimental_get_mapped_range(0, size), np.uint8)
-                    _parallel_copy(view, src[start:start + size], self.transfer)
+                    _parallel_copy(mapping.wait("upload").array(size), src[start:start + size], self.transfer)
                 finally:
-                    st.unmap()
-                enc = self.raw.create_command_encoder()
-                enc.copy_buffer_to_buffer(st, 0, raw, offset + start, size)
-                self.queue.submit([enc.finish()])
-                stage[1] = st.map_async(wgpu.MapMode.WRITE, 0, stage[0].size)  # resolves once the copy is done
+                    mapping.unmap()
+                enc = _native.Encoder(self.raw)
+                enc.copy(st, 0, raw, offset + start, size)
+                enc.submit(self.queue)
+                stage[1] = _native.Mapping(st, _native.MAP_WRITE, 0, stage[0].size)
         if tail is not None:
-            self.queue.write_buffer(raw, offset + whole, tail)
+            _native.write(self.queue, raw, offset + whole, tail)
 
     def download(self, src, out: np.ndarray, offset: int = 0) -> np.ndarray:
         """Copy ``out.nbytes`` bytes of ``src`` (a Block or GpuArray) from byte ``offset`` into the
@@ -771,25 +764,26 @@ class Device:
             size = min(chunk, n - starts[i])
             size4 = -(-size // 4) * 4
             st = stages[i % 2].raw
-            enc = self.raw.create_command_encoder()
-            enc.copy_buffer_to_buffer(raw, offset + starts[i], st, 0, size4)
-            self.queue.submit([enc.finish()])
-            return st.map_async("READ_NOSYNC", 0, size4), size, size4
+            enc = _native.Encoder(self.raw)
+            enc.copy(raw, offset + starts[i], st, 0, size4)
+            enc.submit(self.queue)
+            return _native.Mapping(st, _native.MAP_READ, 0, size4), size, size4
 
+        pending = None
         try:
             pending = copy_to_stage(0)
             for i, start in enumerate(starts):
-                promise, size, size4 = pending
-                promise.sync_wait()
-                if i + 1 < len(starts):
-                    pending = copy_to_stage(i + 1)  # the GPU copies the next chunk while we copy this one
-                st = stages[i % 2].raw
+                mapping, size, size4 = pending
+                mapping.wait("download")
+                # the GPU copies the next chunk while we copy this one
+                pending = copy_to_stage(i + 1) if i + 1 < len(starts) else None
                 try:
-                    view = np.frombuffer(st.read_mapped(0, size4, copy=False), np.uint8, count=size)
-                    _parallel_copy(dst[start:start + size], view, self.transfer)
+                    _parallel_copy(dst[start:start + size], mapping.array(size), self.transfer)
                 finally:
-                    st.unmap()
+                    mapping.unmap()
         except Exception as exc:
+            if pending is not None:  # staging goes back to the pool unmapped
+                pending[0].unmap()
             self._check_alive("download")
             if isinstance(exc, PrimitiveError):
                 raise
@@ -877,7 +871,7 @@ class Device:
                                                   "params")
             self._params_written = b""
         if blob != self._params_written:
-            self.queue.write_buffer(pb.raw, 0, blob)
+            _native.write(self.queue, pb.raw, 0, np.frombuffer(blob, np.uint8))
             self._params_written = blob
         return pb
 
@@ -900,50 +894,47 @@ class Device:
         with self._lock:  # the params buffer is shared: write and submit together
             pbuf = self._param_buffer(b"".join(parts)) if parts else None
             try:
-                enc = self.raw.create_command_encoder()
+                enc = _native.Encoder(self.raw)
                 if self._timers:
                     self._record_timed(enc, commands, pbuf, self._timers[-1])
                 else:
                     self._record(enc, commands, pbuf)
-                self.queue.submit([enc.finish()])
+                enc.submit(self.queue)
             except wgpu.GPUError as exc:
                 raise ShaderError(_names(batch), f"the GPU rejected the work: {exc}") from exc
 
-    def _record(self, enc, commands, pbuf) -> None:
-        cpass = None
+    def _record(self, enc: _native.Encoder, commands, pbuf) -> None:
+        in_pass = False
         for cmd in commands:
             kind = cmd[0]
             if kind == "dispatch":
-                d = cmd[1]
-                if cpass is None:
-                    cpass = enc.begin_compute_pass()
-                self._record_dispatch(cpass, d, pbuf)
+                if not in_pass:
+                    enc.begin_pass()
+                    in_pass = True
+                self._record_dispatch(enc, cmd[1], pbuf)
                 continue
-            if cpass is not None:
-                cpass.end()
-                cpass = None
+            if in_pass:
+                enc.end_pass()
+                in_pass = False
             if kind == "clear":
                 if cmd[3]:
                     raw, base = _span(cmd[1])
-                    enc.clear_buffer(raw, base + cmd[2], cmd[3])
+                    enc.clear(raw, base + cmd[2], cmd[3])
             else:
                 src, sbase = _span(cmd[1])
                 dst, dbase = _span(cmd[3])
-                enc.copy_buffer_to_buffer(src, sbase + cmd[2], dst, dbase + cmd[4], cmd[5])
-        if cpass is not None:
-            cpass.end()
+                enc.copy(src, sbase + cmd[2], dst, dbase + cmd[4], cmd[5])
+        if in_pass:
+            enc.end_pass()
 
-    def _record_dispatch(self, cpass, d: _Dispatch, pbuf) -> None:
-        cpass.set_pipeline(d.kernel.pipeline)
-        if d.params is not None:
-            cpass.set_bind_group(0, self._bind_group(d, pbuf), [d.param_offset])
-        else:
-            cpass.set_bind_group(0, self._bind_group(d, pbuf))
+    def _record_dispatch(self, enc: _native.Encoder, d: _Dispatch, pbuf) -> None:
         if d.indirect is not None:
             raw, base = _span(d.indirect.buffer)
-            cpass.dispatch_workgroups_indirect(raw, base + d.indirect.offset)
-        elif d.groups[0] and d.groups[1] and d.groups[2]:
-            cpass.dispatch_workgroups(*d.groups)
+            groups = Binding(raw, base + d.indirect.offset)
+        else:
+            groups = d.groups if d.groups[0] and d.groups[1] and d.groups[2] else None
+        enc.dispatch(d.kernel.pipeline, self._bind_group(d, pbuf),
+                     groups, d.param_offset if d.params is not None else None)
 
     def _record_timed(self, enc, commands, pbuf, timer: _Timer) -> None:
         """Record the batch ``warmup + timer.replays`` times, timestamps around the replays."""
@@ -962,32 +953,28 @@ class Device:
         first, last = warmup * passes_per + 1, (warmup + timer.replays) * passes_per
         pass_no = 0
         for _ in range(warmup + timer.replays):
-            cpass = None
+            in_pass = False
             for cmd in commands:
                 if cmd[0] != "dispatch":
-                    if cpass is not None:
-                        cpass.end()
-                        cpass = None
+                    if in_pass:
+                        enc.end_pass()
+                        in_pass = False
                     self._record(enc, [cmd], pbuf)
                     continue
-                d = cmd[1]
-                if cpass is None:
+                if not in_pass:
                     pass_no += 1
-                    tw = None
-                    if pass_no in (first, last):  # middle passes: none
-                        tw = {"query_set": query_set}
-                        if pass_no == first:
-                            tw["beginning_of_pass_write_index"] = 0
-                        if pass_no == last:
-                            tw["end_of_pass_write_index"] = 1
-                    cpass = enc.begin_compute_pass(timestamp_writes=tw) if tw else enc.begin_compute_pass()
-                self._record_dispatch(cpass, d, pbuf)
-            if cpass is not None:
-                cpass.end()
+                    if pass_no in (first, last):  # middle passes: no timestamps
+                        enc.begin_pass(query_set, 0 if pass_no == first else None, 1 if pass_no == last else None)
+                    else:
+                        enc.begin_pass()
+                    in_pass = True
+                self._record_dispatch(enc, cmd[1], pbuf)
+            if in_pass:
+                enc.end_pass()
         qbuf = self.memory.alloc(16, wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC, "timestamps")
-        enc.resolve_query_set(query_set, 0, 2, qbuf.raw, 0)
+        enc.resolve(query_set, 0, 2, qbuf.raw, 0)
         staging = self.memory.alloc(16, _READ_USAGE, "timestamps")
-        enc.copy_buffer_to_buffer(qbuf.raw, 0, staging.raw, 0, 16)
+        enc.copy(qbuf.raw, 0, staging.raw, 0, 16)
         timer.pending.append((Readback(staging, [(0, 16)]), timer.replays, key))
 
     def _bind_group(self, d: _Dispatch, pbuf):

@@ -321,16 +321,3 @@ def mask_carrier(mask, primitive: str):
         return m
     return m != 0
 
-
-def widen_to_32(x, primitive: str):
-    """For kernels of 8-bit and 32-bit elements (summed-area tables): numpy bool as uint8 (a view),
-    int8 / int16 as int32, uint16 as uint32, float16 as float32 (host conversions, numpy's
-    value-preserving casts); other dtypes and GpuArrays pass as they are (the primitive checks them)."""
-    from ._array import GpuArray
-
-    if isinstance(x, GpuArray):
-        return x
-    a = host_array(x, primitive)
-    if a.dtype == B:
-        return a.view(U8)
-    return a.astype({I8: I32, I16: I32, U16: U32, F16: F32}[a.dtype]) if a.dtype in (I8, I16, U16, F16) else a

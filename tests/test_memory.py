@@ -9,6 +9,7 @@ from conftest import poisoned
 
 import pywgpuprims as pp
 from pywgpuprims._device import TransferTuning
+from pywgpuprims._errors import ShaderError
 from pywgpuprims._memory import size_class
 from pywgpuprims.device_copy import copy_pass
 
@@ -391,3 +392,16 @@ def test_a_failed_snapshot_read_falls_back_to_the_buffer(dev, rng, monkeypatch):
     monkeypatch.setattr(_device.Readback, "numpy", broken)
     assert float(r) == pytest.approx(float(np.sum(x, dtype=np.float64)), rel=1e-5)  # downloaded
     assert r._snap is None
+
+
+def test_a_batch_the_gpu_rejects_raises_shader_error(dev):
+    """Validation errors surface at finish/submit of the direct wgpu-native path as ShaderError, and
+    the device goes on working."""
+    a, b = dev.alloc(64), dev.alloc(64)
+    batch = dev.batch()
+    batch.copy(a, 0, b, 0, 3)  # copies must be a multiple of 4 bytes
+    with pytest.raises(ShaderError, match="rejected"):
+        batch.submit()
+    x = np.arange(1000, dtype=np.float32)
+    assert float(pp.reduce(pp.asarray(x))) == float(x.sum())
+    np.testing.assert_array_equal(pp.asarray(x).numpy(), x)

@@ -37,9 +37,10 @@ Targets (issue 37):
 - ``pp.asarray`` and ``GpuArray.numpy()`` reach at least 0.8 x host memcpy from 64 MiB.
 
 A second table gives the floors: a trivial dispatch + submit written directly with wgpu-py (cached
-bind group), a 16-byte map round trip, ``pp.reduce`` of 1e3 elements to a Python scalar, host
+bind group), a 16-byte map round trip, the same two through the wgpu-native calls pywgpuprims
+makes (``_native``), torch's ``.item()``, ``pp.reduce`` of 1e3 elements to a Python scalar, host
 memcpy and the upload / read-back rates. Only the public API is used (``pp.*``, ``dev.sync()``,
-``dev.timer()``, ``dev.adapter_summary``; the wgpu-py floors use ``dev.raw``).
+``dev.timer()``, ``dev.adapter_summary``; the floors use ``dev.raw`` and ``_native``).
 """
 
 from __future__ import annotations
@@ -688,8 +689,59 @@ def map_round_trip(dev: pp.Device, calls: int = 200) -> float:
     return median_wall(one, calls, budget_s=5.0)
 
 
-def floors(st: Settings, memcpy: Memcpy, transfer_mib: Sequence[int], on_step: Callable[[str], None]) -> list[dict]:
-    """The second table: wgpu-py floors, pp.reduce to a scalar, host memcpy, upload and read-back rates."""
+def native_floors(dev: pp.Device, calls: int = 1000) -> tuple[float, float]:
+    """(median seconds of one dispatch + submit, median seconds of a 16-byte map round trip) of the
+    trivial kernel through the calls pywgpuprims itself makes (``_native``: wgpu-native directly)."""
+    import wgpu  # noqa: PLC0415
+
+    from .. import _native  # noqa: PLC0415
+
+    raw = dev.raw
+    module = raw.create_shader_module(code=_TRIVIAL_WGSL)
+    pipeline = raw.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": "main"})
+    buf = raw.create_buffer(size=16, usage=wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC)
+    dst = raw.create_buffer(size=16, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+    bind = raw.create_bind_group(layout=pipeline.get_bind_group_layout(0),
+                                 entries=[{"binding": 0, "resource": {"buffer": buf, "offset": 0, "size": 16}}])
+
+    def one() -> None:
+        enc = _native.Encoder(raw)
+        enc.begin_pass()
+        enc.dispatch(pipeline, bind, (1, 1, 1))
+        enc.submit(raw.queue)
+
+    def round_trip() -> None:
+        enc = _native.Encoder(raw)
+        enc.copy(buf, 0, dst, 0, 16)
+        enc.submit(raw.queue)
+        m = _native.Mapping(dst, _native.MAP_READ, 0, 16)
+        m.array().copy()
+        m.unmap()
+
+    for _ in range(10):
+        one()
+    dev.sync()
+    times = []
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        one()
+        times.append(time.perf_counter() - t0)
+    dev.sync()
+    round_trip()
+    return statistics.median(times), median_wall(round_trip, 200, budget_s=5.0)
+
+
+def torch_item(torch: Any) -> float:
+    """Median seconds of ``t.sum().item()`` on a resident CUDA tensor of 1e3 float32."""
+    t = torch.rand(1000, device="cuda")
+    t.sum().item()
+    return median_wall(lambda: t.sum().item(), 200, budget_s=5.0)
+
+
+def floors(st: Settings, memcpy: Memcpy, transfer_mib: Sequence[int], on_step: Callable[[str], None],
+           torch: Any = None) -> list[dict]:
+    """The second table: wgpu-py's and wgpu-native's floors (and torch's ``.item()``), pp.reduce to a
+    scalar, host memcpy, upload and read-back rates."""
     dev = pp.device()
     out: list[dict] = []
 
@@ -704,6 +756,14 @@ def floors(st: Settings, memcpy: Memcpy, transfer_mib: Sequence[int], on_step: C
     rt_ms = map_round_trip(dev) * 1e3
     add("wgpu-py map round trip: copy 16 B, submit, map_sync, read_mapped, unmap", rt_ms,
         "ms", note="median of 200")
+    native_call, native_rt = native_floors(dev)
+    add("wgpu-native floor as pywgpuprims calls it: dispatch(1) + submit", native_call * 1e3, "ms/call",
+        note="median of 1000; the same kernel through _native")
+    add("wgpu-native map round trip as pywgpuprims calls it: copy 16 B, submit, map, read, unmap",
+        native_rt * 1e3, "ms", note="median of 200")
+    if torch is not None:
+        add("torch: t.sum().item() on a CUDA tensor of 1e3 float32", torch_item(torch) * 1e3, "ms",
+            note="median of 200")
     on_step("pp.reduce -> scalar")
     x = np.random.default_rng(st.seed).random(1000, dtype=np.float32)
     g = pp.asarray(x)
@@ -928,7 +988,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except Exception as exc:  # a size past the device's limits, out of memory, ...: note it, go on
             print(f"error: {case.primitive} {case.variant} {n}: {type(exc).__name__}: {exc}", file=sys.stderr)
             rows.append(_failed_row(case, n, f"error: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"))
-    extra = floors(st, memcpy, transfer_mib, progress.start) if want_floors else []
+    extra = floors(st, memcpy, transfer_mib, progress.start, torch) if want_floors else []
     progress.close()
     text = markdown(meta, rows, extra)
     print(text)
