@@ -49,13 +49,8 @@ struct Params {
     tree_size: u32,  // leaves of the global min tree (a power of two >= n_parts)
     epoch: u32,      // tag of this call's list entries (entry = epoch << LOCAL_BITS | offset in the partition)
 #if CHUNK_OUT
-    prefix: u32,     // past one binding (stack.py _Chunks, chunk.wgsl): T, the extended run's prefix
-    pad: u32,        // p, its closes
-    c_off: u32,      // index, in `carried`, of prefix open p (prefix open p + j is carried[c_off + j])
-    below: u32,      // 1: carried[0] is the open below the prefix (else none: -1)
-    depth_add: u32,  // s - t
-    out_base: u32,   // the chunk's first global index (its element 0 is `link` / `depth`'s)
-    push_off: u32,   // index, in `stack`, of slot s - t
+    out_base: u32,   // past one binding (stack.py _BracketChunks): the chunk's first global index
+    push_opens: u32, // 1: store the opens the chunk leaves unclosed in `segment` (not the last chunk)
 #endif
 #if SINGLE_PASS
     withhold_period: u32,  // test switch: partitions q with q % period == period - 1 publish nothing
@@ -114,8 +109,10 @@ const PP: u32 = P * CHUNKS;        // elements per partition
 @group(0) @binding(6) var<storage, read_write> depth: array<vec4<i32>>;
 @group(0) @binding(7) var<storage, read> chain: array<vec4<u32>>;
 #if CHUNK_OUT
-@group(0) @binding(8) var<storage, read> carried: array<i32>;  // a copy of the carried opens' slots
-@group(0) @binding(9) var<storage, read_write> stack: array<i32>;  // the carried stack
+// Past one binding: the carried stack's slots from the run's lowest height minus 1 up (gathered by
+// carry.wgsl), and this chunk's segment of it (the opens it leaves unclosed, from its lowest height).
+@group(0) @binding(8) var<storage, read> carried: array<i32>;
+@group(0) @binding(9) var<storage, read_write> segment: array<i32>;
 #endif
 #endif
 

@@ -131,7 +131,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 
 #if PUSH
 const SEG: u32 = 16u;  // elements per invocation (a block of SEG * WG)
-var<workgroup> after: array<u32, WG>;  // suffix minima of the invocations' depth minima
+#include "common/later_min.wgsl"
+
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
@@ -147,21 +148,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         }
         m = min(m, d[k]);
     }
-    after[lid] = m;
-    workgroupBarrier();
-    for (var s = 1u; s < WG; s <<= 1u) {  // inclusive suffix minimum (Hillis-Steele)
-        var v = after[lid];
-        if (lid + s < WG) {
-            v = min(v, after[lid + s]);
-        }
-        workgroupBarrier();
-        after[lid] = v;
-        workgroupBarrier();
-    }
-    var later = 0xffffffffu;  // the smallest depth after the element in the block
-    if (lid + 1u < WG) {
-        later = after[lid + 1u];
-    }
+    var later = later_minimum(lid, m, 0xffffffffu);  // the smallest depth after the element in the block
     let F = info[1];
     for (var j = 0u; j < SEG; j++) {
         let k = SEG - 1u - j;
