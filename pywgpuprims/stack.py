@@ -327,8 +327,8 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | N
     dispatch(k_red, n_parts, 0, params=params, input=g, part_bic=part_bic, opens_out=lists)
     dispatch(k_up, n_chunks, 1, params=sp, part_bic=part_bic, chunk_bic=chunk_bic)
     if chunk_out:  # the carried stack's size in, the next chunk's out (spine.wgsl CARRY)
-        dispatch(k_top, 1, 2, params=dict(sp, carry_k=carry["k"]), part_bic=part_bic, chunk_bic=chunk_bic,
-                 chunk_start=chunk_start, tree=tree, carry=carry["state"])
+        dispatch(k_top, 1, 2, params=dict(sp, carry_k=carry["k"], gather_at=carry["gather_at"]), part_bic=part_bic,
+                 chunk_bic=chunk_bic, chunk_start=chunk_start, tree=tree, carry=carry["state"])
     else:
         dispatch(k_top, 1, 2, params=sp, part_bic=part_bic, chunk_bic=chunk_bic, chunk_start=chunk_start, tree=tree,
                  info=info)
@@ -565,11 +565,10 @@ class _BracketChunks:
     chunk k's leaf stores the opens it leaves unclosed at their global depth minus its lowest
     height, in its own range of ``segments``; before chunk k's leaf, one small GATHER per earlier
     chunk (``wgsl/stack/carry.wgsl``) copies the slots chunk k may read (from its lowest height
-    minus 1 up to its start size: at most its length plus 1) into ``carried``. The sizes involved
+    minus 1 up to its start size: at most its length plus 1) into ``carried``, on a grid that chunk
+    k's TOP sizes to those slots (dispatched indirect). The sizes involved
     (stack sizes, lowest heights, unmatched closes) stay on the GPU in ``state`` (spine.wgsl
     CARRY); every buffer and grid is sized from host-known chunk lengths."""
-
-    GATHER_GROUPS = 1024  # the most workgroups per gather (its loop covers the rest: <= 2^17 / 256 trips)
 
     def __init__(self, dev: Device, n: int, mode: str):
         M, unit = _capacity(dev, "multi_pass", 0)
@@ -586,23 +585,24 @@ class _BracketChunks:
         """Record every chunk into ``b``; ``info`` receives (unmatched closes, unclosed opens)."""
         dev, n, M, bases = self.dev, self.n, self.M, self.bases
         K = len(bases)
-        state = dev.alloc(16 * (K + 1))  # per chunk: (unmatched closes before it, stack size before it, lowest, 0)
+        # per chunk: (unmatched closes before it, stack size before it, its lowest height, 0); after
+        # them the grid of each chunk's gathers (written by its TOP)
+        state = dev.alloc(16 * (2 * K + 1))
         b.clear(state, 0, 16)
         carried = dev.alloc(4 * (M + 1))
         segments = dev.alloc(4 * max(4, bases[-1]))  # chunk j: [base_j, base_j + M) (not the last)
         k_gather = dev.kernel("stack/carry.wgsl")
         for k, base in enumerate(bases):
             c = min(M, n - base)
-            groups = min(-(-(c + 1) // 256), self.GATHER_GROUPS)
 
-            def gather(b, k=k, groups=groups):
+            def gather(b, k=k):
                 for j in range(k):  # the slots chunk j still holds, for chunk k
-                    b.dispatch(k_gather, groups, params={"k": k, "j": j, "threads": 256 * groups}, carry=state,
-                               segment=Binding(segments, 4 * bases[j], 4 * M), carried=carried)
+                    b.dispatch_indirect(k_gather, state, 16 * (K + 1 + k), params={"k": k, "j": j}, carry=state,
+                                        segment=Binding(segments, 4 * bases[j], 4 * M), carried=carried)
 
             last = k == K - 1
-            carry = {"k": k, "state": state, "gather": gather, "base": base, "push": int(not last),
-                     "carried": carried,
+            carry = {"k": k, "gather_at": K + 1 + k, "state": state, "gather": gather, "base": base,
+                     "push": int(not last), "carried": carried,
                      "segment": Binding(segments, 4 * base, 4 * M) if not last else dev.alloc(16)}
             _record_match(b, g[base:base + c], self.mode, link[base:base + c], depth[base:base + c], None,
                           "multi_pass", carry)

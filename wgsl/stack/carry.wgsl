@@ -4,13 +4,13 @@
 // is not one array: each earlier chunk j holds its own segment, the opens it left unclosed from its
 // lowest height up (slot h at segment[h - low_j]); slot h belongs to the last chunk j with
 // low_j <= h that no later chunk cut below h. One dispatch per earlier chunk (its segment bound),
-// a fixed grid looping over the slots: work O(slots read), nothing per element of the input.
+// indirect, on the grid chunk k's TOP sized to the slots (spine.wgsl CARRY; none: an empty grid),
+// looping past 65535 workgroups: work O(slots read), nothing per element of the input.
 // Defines: none.
 
 struct Params {
-    k: u32,        // the chunk about to run
-    j: u32,        // the earlier chunk whose segment is bound
-    threads: u32,  // invocations in the grid
+    k: u32,  // the chunk about to run
+    j: u32,  // the earlier chunk whose segment is bound
 }
 
 const WG: u32 = 256u;
@@ -23,7 +23,8 @@ const WG: u32 = 256u;
 
 @compute @workgroup_size(WG)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = gid.x + gid.y * nwg.x * WG;
+    let i = gid.x;  // a 1-D grid of at most 65535 workgroups
+    let threads = nwg.x * WG;
     let k = params.k;
     let j = params.j;
     let low = carry[k].z;
@@ -38,9 +39,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (first >= end) {
         return;
     }
-    let trips = (end - first - 1u) / params.threads + 1u;
+    let trips = (end - first - 1u) / threads + 1u;
     for (var t = 0u; t < trips; t++) {
-        let h = first + i + t * params.threads;
+        let h = first + i + t * threads;
         if (h < end) {
             carried[h + 1u - low] = segment[h - carry[j].z];
         }

@@ -10,8 +10,8 @@
 //         subtree (leaves up to its root).
 // CARRY (bracket matching past one binding, stack.py _BracketChunks): the run is chunk k of a longer
 // input, entered with the stack that the earlier chunks left (its size in carry[k]): every height
-// is global; TOP reads carry[k] and writes carry[k + 1] (and the run's lowest height into carry[k])
-// instead of info.
+// is global; TOP reads carry[k] and writes carry[k + 1] (and the run's lowest height into carry[k],
+// the grid of the chunk's gathers into carry[gather_at]) instead of info.
 // Chunks, not one workgroup for everything: the spine is then a few microseconds at 2^17
 // partitions instead of hundreds.
 
@@ -22,6 +22,7 @@ struct Params {
     n_chunks: u32,   // tree_size / chunk
 #if CARRY
     carry_k: u32,    // the input chunk's number k (its entry in `carry`)
+    gather_at: u32,  // the entry that receives the grid of chunk k's gathers (carry.wgsl)
 #endif
 }
 
@@ -174,8 +175,11 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     build_levels(lid, nc, 1u, 0u);
     if (lid == 0u) {  // the heap's root: the lowest height of the run (one leaf: the leaf itself)
         let k = params.carry_k;
-        carry[k].z = sh_heap[1];
+        let low = sh_heap[1];
+        carry[k].z = low;
         carry[k + 1u] = vec4<u32>(entry.x + max(s.z, s0) - s0, bic_apply(s0, s.zw), 0u, 0u);
+        let slots = s0 - (max(low, 1u) - 1u);  // the carried slots the leaf may read: low - 1 .. s0 - 1
+        carry[params.gather_at] = vec4<u32>(min((slots + 255u) / 256u, 65535u), 1u, 1u, 0u);
     }
 #else
     if (lid == 0u) {
