@@ -70,13 +70,16 @@ pass as indirect dispatches with zero grids, wherever a give-up is possible (mor
 partitions). No wrong result and no hang depends on forward progress between workgroups.
 
 Limits: n < 2^31 - 2^16 (int32 indices). Past the largest storage binding (``Device.binding_limit``;
-the lists take 4 bytes per element, clip boxes 16) the input is matched in chunks, in order
-(``_Chunks``, ``chunk.wgsl``): each chunk runs the kernels above on an extended input, the top
-``t = min(s, chunk length)`` of the ``s`` opens earlier chunks left unmatched (carried on the GPU as a
-stack of global indices, for clip boxes with their boxes), then the chunk; its links and depths are
-then made global and the carried stack updated (bracket matching's multi-pass method: by its leaf,
-as it stores them, into the outputs at the chunk's place; no pass over the chunk of its own).
-Results are those of one run; each chunk costs one small readback (its unclosed-open count).
+the lists take 4 bytes per element, clip boxes 16) the input is matched in chunks, in order.
+Bracket matching (``_BracketChunks``) records them all in one batch with no readback: each chunk
+runs the multi-pass kernels on its own range of the input and outputs (views), entered with the
+stack the earlier chunks left, whose size stays on the GPU (``spine.wgsl`` CARRY: TOP starts from
+it, so every height is global, and writes the next chunk's); its leaf serves the heights no
+partition of the chunk owns from ``carried`` (the carried slots it may read, gathered before it
+from the earlier chunks' segments by ``carry.wgsl``, on a grid TOP sized) and stores the opens it
+leaves unclosed in its own segment. Clip boxes (``_Chunks``, ``chunk.wgsl``) run each chunk on an
+extended input, the top ``t = min(s, chunk length)`` of the ``s`` carried opens (with their boxes),
+then the chunk, and read back the unclosed-open count per chunk.
 :func:`record_bracket_match` records into the caller's batch and so stays within one binding.
 
 Test hooks (``device().using(...)``, fields of ``pywgpuprims._hooks.TestHooks``):
@@ -635,7 +638,7 @@ def bracket_match(is_open, return_info: bool = False, out=None, *, method: str =
     method : {"multi_pass", "single_pass"}
         Six passes in which no workgroup waits on another (default, the faster on an H100), or the
         single pass (decoupled lookback and fallback, owner walks), with the multi-pass method as
-        its repair.
+        its repair. Past one storage binding the chunks run the multi-pass method.
 
     numpy in gives numpy out; GpuArray in gives GpuArrays out.
 

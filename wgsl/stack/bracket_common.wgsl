@@ -32,7 +32,8 @@
 // Defines: WG (invocations; P = 16 * WG), LOCAL_BITS, MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | CHAIN |
 // LEAF | SINGLE_PASS, with REDUCE_FNS (REDUCE, SINGLE_PASS), LEAF_FNS (LEAF, SINGLE_PASS), TREE (CHAIN, LEAF);
 // SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
-// NO_DEPTH (the leaf stores links only);
+// NO_DEPTH (the leaf stores links only), CHUNK_OUT (the leaf of one chunk past one binding: global
+// heights, carried opens, its unclosed opens pushed; stack.py _BracketChunks);
 // SINGLE_PASS: CHUNKS (1: the code holds for 2 and 4, which ran slower on an H100),
 // SPIN_LIMIT, LIST_SPIN, CHAIN_CAP; with subgroups SEG_TOTALS (write_list's scans from the summary's
 // segment sums), BLOCK_MIN_LANES (the leaf's block minima by lanes) and, with one chunk, SHARED_WALK

@@ -1,5 +1,5 @@
-// Bracket matching and clip boxes past one storage binding (pywgpuprims/stack.py, _Chunked): the
-// input is cut into chunks processed in order; the opens that earlier chunks left unmatched are
+// Clip boxes past one storage binding (pywgpuprims/stack.py, _Chunks; bracket matching instead runs
+// its chunks in one batch: spine.wgsl CARRY, carry.wgsl, bracket_leaf.wgsl CHUNK_OUT): the input is cut into chunks processed in order; the opens that earlier chunks left unmatched are
 // carried as a stack (their global indices `stack`, for clip boxes also their boxes `rects`).
 // Chunk k runs the in-binding kernels on an extended input: p closes (on an empty stack: they do
 // nothing; they only align the prefix to 4 elements), t carried opens (the top t of the stack,
@@ -8,8 +8,6 @@
 //           which reproduce themselves under the clip operator).
 //   FIXUP:  the chunk's links and depths from the extended run's, made global: a link into the
 //           chunk is offset by its base, a link to prefix open j is stack[s - t + j], depth + (s - t).
-//           (Bracket matching's multi-pass leaf does FIXUP and PUSH itself where the outputs
-//           allow: bracket_leaf.wgsl's CHUNK_OUT, the carried opens read from a copy.)
 //   PUSH:   the new stack: slot s - t + h holds the last open of extended depth h < F (F = opens the
 //           extended run leaves unclosed); the chunk's global indices exceed every stale entry, so
 //           atomicMax keeps the last. Only opens that no later element of their block of 4096
