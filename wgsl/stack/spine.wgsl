@@ -152,8 +152,8 @@ fn main(@builtin(local_invocation_index) lid: u32) {
 #endunroll
     let s = exclusive_scan(lid, acc);
 #if CARRY
-    let entry = carry[params.carry_k];
-    let s0 = entry.y;
+    let before = carry[params.carry_k].x;  // (not .z: lid 0 writes it below)
+    let s0 = carry[params.carry_k].y;
 #else
     let s0 = 0u;
 #endif
@@ -177,7 +177,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         let k = params.carry_k;
         let low = sh_heap[1];
         carry[k].z = low;
-        carry[k + 1u] = vec4<u32>(entry.x + max(s.z, s0) - s0, bic_apply(s0, s.zw), 0u, 0u);
+        carry[k + 1u] = vec4<u32>(before + max(s.z, s0) - s0, bic_apply(s0, s.zw), 0u, 0u);
         let slots = s0 - (max(low, 1u) - 1u);  // the carried slots the leaf may read: low - 1 .. s0 - 1
         carry[params.gather_at] = vec4<u32>(min((slots + 255u) / 256u, 65535u), 1u, 1u, 0u);
     }
