@@ -567,16 +567,15 @@ class _BracketChunks:
     (``_record_match``'s ``carry``). The carried stack lives on the GPU as per-chunk segments:
     chunk k's leaf stores the opens it leaves unclosed at their global depth minus its lowest
     height, in its own range of ``segments``; before chunk k's leaf, one small GATHER per earlier
-    chunk (``wgsl/stack/carry.wgsl``) copies the slots chunk k may read (from its lowest height
-    minus 1 up to its start size: at most its length plus 1) into ``carried``, on a grid that chunk
-    k's TOP sizes to those slots (dispatched indirect). The sizes involved
-    (stack sizes, lowest heights, unmatched closes) stay on the GPU in ``state`` (spine.wgsl
-    CARRY); every buffer and grid is sized from host-known chunk lengths."""
+    chunk (``wgsl/stack/carry.wgsl``, indirect, on the grid chunk k's TOP sized) copies the slots
+    chunk k may read (from its lowest height minus 1 up to its start size: at most its length plus
+    1) into ``carried``. The sizes (stack sizes, lowest heights, unmatched closes) stay on the GPU
+    in ``state`` (spine.wgsl CARRY); every buffer is sized from the host-known chunk lengths."""
 
     def __init__(self, dev: Device, n: int, mode: str):
         M, unit = _capacity(dev, "multi_pass", 0)
         es = 1 if mode == "u8" else 4
-        step = np.lcm(unit, max(1, dev.storage_align // es))  # chunk starts bound in place (input and outputs)
+        step = int(np.lcm(unit, max(1, dev.storage_align // es)))  # chunks bound in place (input, outputs)
         M = M // step * step
         if M < 4 * step:
             raise DeviceLimitError("bracket_match", f"a storage binding of {dev.binding_limit} bytes is too small "

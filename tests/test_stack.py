@@ -610,18 +610,36 @@ def test_bracket_match_chunk_edges(hooks, rng):
 
 
 def test_bracket_match_chunks_in_place(rng):
-    """Later chunks read the input where it lies (views): an input that is itself a view of a
-    larger array at an aligned offset, and one at an offset no binding may start at (copied)."""
+    """The chunks read the input where it lies (views of it): also when the input is itself a view
+    of a larger array (256 bytes in), or a copy made of a range no binding may start at."""
     with options(max_binding=65536):
         M = pp.stack._BracketChunks(pp.device(), 1 << 20, "u32").M
         x = rng.random(3 * M + 100) < 0.45
         whole = pp.asarray(np.concatenate([np.ones(64, np.uint32), x.astype(np.uint32)]))
         rl, rd, _ = reference(x)
-        for off in (64, 63):  # 256 bytes in: a view; 252: a copy (no binding starts there)
-            link, depth = pp.bracket_match(whole[off:off + len(x)] if off == 64 else
-                                           pp.asarray(np.concatenate([[1], x]).astype(np.uint32))[1:])
+        for g in (whole[64:64 + len(x)], pp.asarray(np.concatenate([[1], x]).astype(np.uint32))[1:]):
+            link, depth = pp.bracket_match(g)
             np.testing.assert_array_equal(link.numpy(), rl)
             np.testing.assert_array_equal(depth.numpy(), rd)
+
+
+def test_bracket_match_chunks_one_submission(rng, monkeypatch):
+    """Every chunk is recorded into one batch: one submission, nothing read back in between."""
+    dev = pp.device()
+    with options(max_binding=65536):
+        x = rng.random(5 * pp.stack._BracketChunks(dev, 1 << 20, "u8").M) < 0.5
+        g = pp.asarray(x.astype(np.uint8))
+        out = (pp.GpuArray.empty((len(x),), np.int32), pp.GpuArray.empty((len(x),), np.int32))
+        dev.sync()
+        submits = []
+        real = type(dev)._submit
+        monkeypatch.setattr(type(dev), "_submit", lambda self, batch: (submits.append(batch), real(self, batch)))
+        pp.bracket_match(g, out=out)
+        monkeypatch.undo()
+        assert len(submits) == 1
+        rl, rd, _ = reference(x)
+        np.testing.assert_array_equal(out[0].numpy(), rl)
+        np.testing.assert_array_equal(out[1].numpy(), rd)
 
 
 def clip_chunk_cases(rng, M):
