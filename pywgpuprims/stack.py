@@ -337,12 +337,14 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | N
                  info=info)
     dispatch(k_down, n_chunks, 3, params=sp, part_bic=part_bic, chunk_start=chunk_start, part_start=part_start,
              tree=tree)
-    dispatch(k_chain, -(-n_parts // 256), 4, params=params, part_start=part_start, tree=tree, chain=chain)
     leaf = {"params": params}
+    if chunk_out:  # CHAIN also writes the lowest height after each partition (where the leaf pushes)
+        tails = dev.alloc(4 * n_parts)
+        leaf = {"params": dict(params, out_base=carry["base"], push_opens=carry["push"]), "tails": tails}
+    dispatch(k_chain, -(-n_parts // 256), 4, **leaf, part_start=part_start, tree=tree, chain=chain)
     if chunk_out:
         carry["gather"](b)
-        leaf = {"params": dict(params, out_base=carry["base"], push_opens=carry["push"]), "carried": carry["carried"],
-                "segment": carry["segment"]}
+        leaf.update(carried=carry["carried"], segment=carry["segment"])
     dispatch(k_leaf, n_parts, 5, **leaf, input=g, opens_out=lists, tree=tree, chain=chain, link=link, depth=depth)
 
 
@@ -350,7 +352,7 @@ def _multipass_kernels(dev: Device, defs: dict, swg: int, chunk_out: bool = Fals
     """The multi-pass method's six kernels: reduce, chain, leaf, and the spine's up, top, down."""
     return (dev.kernel("stack/bracket_reduce.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True)),
             dev.kernel("stack/bracket_chain.wgsl", defines={"WG": 256, "CHAIN": True, "TREE": True,
-                                                      "LOCAL_BITS": LOCAL_BITS}),
+                                                      "LOCAL_BITS": LOCAL_BITS, "CHUNK_OUT": chunk_out}),
             dev.kernel("stack/bracket_leaf.wgsl", defines=dict(defs, LEAF=True, LEAF_FNS=True, TREE=True,
                                                              CHUNK_OUT=chunk_out)),
             *(dev.kernel("stack/spine.wgsl", defines={"WG": swg, m: True, "CARRY": chunk_out and m == "TOP"})

@@ -90,6 +90,9 @@ const PP: u32 = P * CHUNKS;        // elements per partition
 @group(0) @binding(2) var<storage, read> part_start: array<u32>;
 @group(0) @binding(4) var<storage, read> tree: array<u32>;
 @group(0) @binding(7) var<storage, read_write> chain: array<vec4<u32>>;
+#if CHUNK_OUT
+@group(0) @binding(10) var<storage, read_write> tails: array<u32>;  // the lowest height after each partition
+#endif
 #endif
 #if SINGLE_PASS
 @group(0) @binding(1) var<storage, read> input: array<vec4<u32>>;
@@ -114,6 +117,7 @@ const PP: u32 = P * CHUNKS;        // elements per partition
 // carry.wgsl), and this chunk's segment of it (the opens it leaves unclosed, from its lowest height).
 @group(0) @binding(8) var<storage, read> carried: array<i32>;
 @group(0) @binding(9) var<storage, read_write> segment: array<i32>;
+@group(0) @binding(10) var<storage, read> tails: array<u32>;  // the lowest height after each partition (CHAIN)
 #endif
 #endif
 

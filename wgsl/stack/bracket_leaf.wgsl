@@ -47,31 +47,10 @@ fn owner_open(q: u32, slot: u32) -> i32 {
 #include "common/later_min.wgsl"
 
 var<private> g_low: u32;  // the run's lowest height (the min tree's root; carried[0] is slot g_low - 1)
-var<workgroup> sh_tail: u32;  // the lowest height after the partition
-
-// The lowest height of partitions [start, tree_size) (the min tree's leaves: each partition's lowest).
-fn heights_from(start: u32) -> u32 {
-    var lo = params.tree_size + start;
-    var hi = 2u * params.tree_size;
-    var r = INF;
-    for (var it = 0u; it < GT_LEVELS && lo < hi; it++) {
-        if ((lo & 1u) != 0u) {
-            r = min(r, tree[lo]);
-            lo += 1u;
-        }
-        if ((hi & 1u) != 0u) {
-            hi -= 1u;
-            r = min(r, tree[hi]);
-        }
-        lo >>= 1u;
-        hi >>= 1u;
-    }
-    return r;
-}
 
 // Past one binding: the chunk's segment of the carried stack gets, at slot h - g_low, the open of
 // global depth h that the chunk leaves unclosed: the one below every later height (in its partition:
-// the later invocations' minimum; after it, `tail`: the min tree). One open per slot: plain stores.
+// the later invocations' minimum; after it, `tail`: CHAIN's). One open per slot: plain stores.
 fn push_unclosed(base: u32, lid: u32, opens: u32, B: ptr<function, array<u32, 17>>, tail: u32) {
     var d: array<u32, 16>;
     var low = INF;
@@ -123,10 +102,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     store_direct(base, &lk, &B);
 #if CHUNK_OUT
     if (params.push_opens != 0u) {  // uniform
-        if (lid == 0u) {
-            sh_tail = heights_from(p + 1u);
-        }
-        let tail = workgroupUniformLoad(&sh_tail);
+        let tail = tails[p];
         if (tail > own.x) {  // else every height of the partition comes again later: no open to push
             push_unclosed(base, lid, m.x, &B, tail);
         }
