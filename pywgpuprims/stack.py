@@ -70,13 +70,16 @@ pass as indirect dispatches with zero grids, wherever a give-up is possible (mor
 partitions). No wrong result and no hang depends on forward progress between workgroups.
 
 Limits: n < 2^31 - 2^16 (int32 indices). Past the largest storage binding (``Device.binding_limit``;
-the lists take 4 bytes per element, clip boxes 16) the input is matched in chunks, in order
-(``_Chunks``, ``chunk.wgsl``): each chunk runs the kernels above on an extended input, the top
-``t = min(s, chunk length)`` of the ``s`` opens earlier chunks left unmatched (carried on the GPU as a
-stack of global indices, for clip boxes with their boxes), then the chunk; its links and depths are
-then made global and the carried stack updated (bracket matching's multi-pass method: by its leaf,
-as it stores them, into the outputs at the chunk's place; no pass over the chunk of its own).
-Results are those of one run; each chunk costs one small readback (its unclosed-open count).
+the lists take 4 bytes per element, clip boxes 16) the input is matched in chunks, in order.
+Bracket matching (``_BracketChunks``) records them all in one batch with no readback: each chunk
+runs the multi-pass kernels on its own range of the input and outputs (views), entered with the
+stack the earlier chunks left, whose size stays on the GPU (``spine.wgsl`` CARRY: TOP starts from
+it, so every height is global, and writes the next chunk's); its leaf serves the heights no
+partition of the chunk owns from ``carried`` (the carried slots it may read, gathered before it
+from the earlier chunks' segments by ``carry.wgsl``, on a grid TOP sized) and stores the opens it
+leaves unclosed in its own segment. Clip boxes (``_Chunks``, ``chunk.wgsl``) run each chunk on an
+extended input, the top ``t = min(s, chunk length)`` of the ``s`` carried opens (with their boxes),
+then the chunk, and read back the unclosed-open count per chunk.
 :func:`record_bracket_match` records into the caller's batch and so stays within one binding.
 
 Test hooks (``device().using(...)``, fields of ``pywgpuprims._hooks.TestHooks``):
@@ -241,9 +244,11 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | N
     multi-pass method, or the single pass with the multi-pass method as its repair, recorded
     indirect (zero grids unless a partition gave up) where one may give up. ``depth=None``: links
     only (the leaf stores no depth; clip boxes need none). ``carry`` (multi-pass method only, past
-    one binding: ``_Chunks``): the leaf's CHUNK_OUT params, ``carried`` and ``stack`` bindings; the
-    leaf then writes only the chunk's elements, global, into the ``link`` / ``depth`` bindings, and
-    stores the opens it leaves unclosed in ``stack``."""
+    one binding: ``_BracketChunks.carry``): ``g`` is chunk ``k`` of a longer input, entered with the
+    stack the earlier chunks left: heights are global, TOP reads and writes the ``state`` of the
+    chunks instead of ``info``, ``gather(b)`` records the gathering of the carried slots the
+    leaf may read, and the leaf writes global links and depths and pushes the opens it leaves
+    unclosed into ``segment``."""
     dev = g.device
     no_depth = depth is None
     if no_depth:
@@ -324,14 +329,22 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | N
 
     dispatch(k_red, n_parts, 0, params=params, input=g, part_bic=part_bic, opens_out=lists)
     dispatch(k_up, n_chunks, 1, params=sp, part_bic=part_bic, chunk_bic=chunk_bic)
-    dispatch(k_top, 1, 2, params=sp, part_bic=part_bic, chunk_bic=chunk_bic, chunk_start=chunk_start, tree=tree,
-             info=info)
+    if chunk_out:  # the carried stack's size in, the next chunk's out (spine.wgsl CARRY)
+        dispatch(k_top, 1, 2, params=dict(sp, carry_k=carry["k"], gather_at=carry["gather_at"]), part_bic=part_bic,
+                 chunk_bic=chunk_bic, chunk_start=chunk_start, tree=tree, carry=carry["state"])
+    else:
+        dispatch(k_top, 1, 2, params=sp, part_bic=part_bic, chunk_bic=chunk_bic, chunk_start=chunk_start, tree=tree,
+                 info=info)
     dispatch(k_down, n_chunks, 3, params=sp, part_bic=part_bic, chunk_start=chunk_start, part_start=part_start,
              tree=tree)
-    dispatch(k_chain, -(-n_parts // 256), 4, params=params, part_start=part_start, tree=tree, chain=chain)
     leaf = {"params": params}
+    if chunk_out:  # CHAIN also writes the lowest height after each partition (where the leaf pushes)
+        tails = dev.alloc(4 * n_parts)
+        leaf = {"params": dict(params, out_base=carry["base"], push_opens=carry["push"]), "tails": tails}
+    dispatch(k_chain, -(-n_parts // 256), 4, **leaf, part_start=part_start, tree=tree, chain=chain)
     if chunk_out:
-        leaf = {"params": dict(params, **carry["params"]), "carried": carry["carried"], "stack": carry["stack"]}
+        carry["gather"](b)
+        leaf.update(carried=carry["carried"], segment=carry["segment"])
     dispatch(k_leaf, n_parts, 5, **leaf, input=g, opens_out=lists, tree=tree, chain=chain, link=link, depth=depth)
 
 
@@ -339,10 +352,11 @@ def _multipass_kernels(dev: Device, defs: dict, swg: int, chunk_out: bool = Fals
     """The multi-pass method's six kernels: reduce, chain, leaf, and the spine's up, top, down."""
     return (dev.kernel("stack/bracket_reduce.wgsl", defines=dict(defs, REDUCE=True, REDUCE_FNS=True)),
             dev.kernel("stack/bracket_chain.wgsl", defines={"WG": 256, "CHAIN": True, "TREE": True,
-                                                      "LOCAL_BITS": LOCAL_BITS}),
+                                                      "LOCAL_BITS": LOCAL_BITS, "CHUNK_OUT": chunk_out}),
             dev.kernel("stack/bracket_leaf.wgsl", defines=dict(defs, LEAF=True, LEAF_FNS=True, TREE=True,
                                                              CHUNK_OUT=chunk_out)),
-            *(dev.kernel("stack/spine.wgsl", defines={"WG": swg, m: True}) for m in ("UP", "TOP", "DOWN")))
+            *(dev.kernel("stack/spine.wgsl", defines={"WG": swg, m: True, "CARRY": chunk_out and m == "TOP"})
+              for m in ("UP", "TOP", "DOWN")))
 
 
 def record_bracket_match(batch, is_open: GpuArray, link: GpuArray, depth: GpuArray, info=None,
@@ -431,19 +445,11 @@ def _chunk_plan(n: int, base: int, s: int, M: int, unit: int) -> int:
     return (M - 4) // 2 // unit * unit  # the prefix takes the chunk's length: t = c
 
 
-def _whole_words(dev: Device, a: GpuArray, n: int) -> bool:
-    """Whether ``a``'s first ``n`` int32 may be bound from an aligned offset and written in whole
-    16-byte words (a chunk's outputs written by the leaf itself, ``CHUNK_OUT``)."""
-    buf = a.buffer
-    off = getattr(buf, "base", 0) + a.byte_offset
-    return off % dev.storage_align == 0 and off + _round_up(4 * n, 16) <= getattr(buf, "writable_end", buf.size)
-
-
 class _Chunks:
-    """Bracket matching (and clip boxes) past one storage binding: chunks in order, each run by the
-    in-binding kernels on its extended input (prefix of carried opens, then the chunk); the opens
-    left unmatched are carried on the GPU as a stack of global indices (and boxes). See
-    ``wgsl/stack/chunk.wgsl``. One small readback per chunk (the run's unclosed-open count)."""
+    """Clip boxes past one storage binding: chunks in order, each run by the in-binding kernels on
+    its extended input (prefix of carried opens, then the chunk); the opens left unmatched are
+    carried on the GPU as a stack of global indices and boxes. See ``wgsl/stack/chunk.wgsl``. One
+    small readback per chunk (the run's unclosed-open count). (Bracket matching: _BracketChunks.)"""
 
     def __init__(self, dev: Device, n: int, mode: str, method: str, primitive: str, box_bytes: int = 0):
         self.dev, self.n, self.mode, self.method = dev, n, mode, method
@@ -460,7 +466,7 @@ class _Chunks:
 
     @functools.cached_property
     def ext_link(self) -> GpuArray:
-        """The extended run's links (unless its leaf writes the chunk's outputs itself)."""
+        """The extended run's links."""
         return GpuArray.empty((self.M,), np.int32, self.dev)
 
     @functools.cached_property
@@ -487,12 +493,9 @@ class _Chunks:
     def run(self, g: GpuArray, record_run, outputs: dict, clip: tuple | None = None) -> tuple[int, int]:
         """Process every chunk: ``record_run(b, ext kinds)`` records the in-binding run on the
         extended input (into ``ext_link`` / ``ext_depth`` / ``info``) and returns the batch to
-        continue in; given a third argument (a dict, not None: bracket matching's multi-pass method
-        with outputs it may write in whole words), ``record_run(b, ext kinds, chunk)`` passes it to
-        ``_record_match``, whose leaf writes the chunk's global links and depths itself (no FIXUP);
-        ``outputs`` maps "link" (and "depth") to the global GpuArrays; ``clip`` is (boxes, ext
-        boxes, ext results, carried boxes buffer) for clip boxes, whose results ``record_run``
-        writes and this copies out. Returns (unmatched closes, unclosed opens)."""
+        continue in; ``outputs`` maps "link" (and "depth") to the global GpuArrays; ``clip`` is
+        (boxes, ext boxes, ext results, carried boxes buffer) for clip boxes, whose results
+        ``record_run`` writes and this copies out. Returns (unmatched closes, unclosed opens)."""
         dev, n, M, unit, es = self.dev, self.n, self.M, self.unit, self.es
         b = dev.batch()
         cleared = 0  # stack slots below this were cleared (PUSH's atomicMax needs entries below base)
@@ -503,10 +506,6 @@ class _Chunks:
         else:
             k_prefix = self.kernel("PREFIX")
         k_fix = self.kernel("FIXUP", DEPTH="depth" in outputs)
-        fused = ("depth" in outputs and self.method == "multi_pass"
-                 and all(_whole_words(dev, outputs[k], n) for k in ("link", "depth")))
-        if fused:  # the carried slots a chunk's leaf reads: the open below the prefix, then the prefix's
-            carried = dev.alloc(4 * (M + 1))
         k_push = self.kernel("PUSH")
         base = s = unmatched = 0
         while base < n:
@@ -516,7 +515,7 @@ class _Chunks:
             p = T - t
             m = T + c
             slot0 = s - t
-            if not fused and slot0 + m > cleared:  # slots PUSH may reach, never written yet
+            if slot0 + m > cleared:  # slots PUSH may reach, never written yet
                 top = min(n, slot0 + m)
                 b.clear(self.stack, 4 * cleared, 4 * (top - cleared))
                 cleared = top
@@ -533,33 +532,21 @@ class _Chunks:
                 kw = {"rects": r_bind, "ext_boxes": clip[1]} if rects is not None else {}
                 groups = -(-cnt // 256)
                 b.dispatch(k_prefix, groups, params=dict(pr, count=cnt, n_groups=groups), ext=self.ext, **kw)
-            if fused and not T and (g.byte_offset + base * es) % dev.storage_align == 0:
-                g_ext = g[base:base + c]  # no prefix (the first chunk): the run reads the input itself
-            else:
-                b.copy(g.buffer, g.byte_offset + base * es, self.ext.buffer, T * es, _round_up(c * es, 4))
-                if clip is not None:
-                    b.copy(clip[0].buffer, clip[0].byte_offset + 16 * base, clip[1].buffer, 16 * T, 16 * c)
-                g_ext = GpuArray(dev, self.ext.buffer, (m,), self.ext.dtype)
-            out = {k: Binding(a.buffer, a.byte_offset + 4 * base, _round_up(4 * c, 16 if fused else 4))
+            b.copy(g.buffer, g.byte_offset + base * es, self.ext.buffer, T * es, _round_up(c * es, 4))
+            if clip is not None:
+                b.copy(clip[0].buffer, clip[0].byte_offset + 16 * base, clip[1].buffer, 16 * T, 16 * c)
+            g_ext = GpuArray(dev, self.ext.buffer, (m,), self.ext.dtype)
+            out = {k: Binding(a.buffer, a.byte_offset + 4 * base, _round_up(4 * c, 4))
                    for k, a in outputs.items() if k in ("link", "depth")}
-            if fused:  # the leaf writes the chunk's global links and depths and pushes its unclosed opens
-                nc = slot0 + t - lo_slot  # the carried slots it reads (it may overwrite them meanwhile)
-                if nc:
-                    b.copy(self.stack, 4 * lo_slot, carried, 0, 4 * nc)
-                chunk = {"params": {"prefix": T, "pad": p, "c_off": slot0 - lo_slot, "below": int(s > t),
-                                    "depth_add": slot0, "out_base": base, "push_off": s_off},
-                         "carried": Binding(carried, 0, 4 * max(4, nc)), "stack": st_bind, **out}
-                b = record_run(b, g_ext, chunk)
-            else:
-                b = record_run(b, g_ext)
-                groups = -(-c // 256)
-                fix = {"ext_link": self.ext_link, "stack": st_bind, "link": out["link"]}
-                if "depth" in outputs:
-                    fix.update(ext_depth=self.ext_depth, depth=out["depth"])
-                b.dispatch(k_fix, groups, params=dict(pr, count=c, n_groups=groups), **fix)
-                blocks = -(-c // 4096)  # PUSH: 16 elements per invocation
-                b.dispatch(k_push, blocks, params=dict(pr, count=c, n_groups=blocks), ext=self.ext,
-                           ext_depth=self.ext_depth, info=self.info, stack=st_bind)
+            b = record_run(b, g_ext)
+            groups = -(-c // 256)
+            fix = {"ext_link": self.ext_link, "stack": st_bind, "link": out["link"]}
+            if "depth" in outputs:
+                fix.update(ext_depth=self.ext_depth, depth=out["depth"])
+            b.dispatch(k_fix, groups, params=dict(pr, count=c, n_groups=groups), **fix)
+            blocks = -(-c // 4096)  # PUSH: 16 elements per invocation
+            b.dispatch(k_push, blocks, params=dict(pr, count=c, n_groups=blocks), ext=self.ext,
+                       ext_depth=self.ext_depth, info=self.info, stack=st_bind)
             if rects is not None:
                 g2 = -(-m // 256)
                 b.dispatch(k_rects, g2, params=dict(pr, count=m, n_groups=g2), stack=st_bind, info=self.info,
@@ -573,6 +560,57 @@ class _Chunks:
             base += c
             b = dev.batch()
         return unmatched, s
+
+
+class _BracketChunks:
+    """Bracket matching past one storage binding, recorded in one batch with no readback: chunks of
+    the run capacity in order, each matched by the multi-pass kernels bound to its range of the
+    input and of the outputs (views, no copies), entered with the stack the earlier chunks left
+    (``_record_match``'s ``carry``). The carried stack lives on the GPU as per-chunk segments:
+    chunk k's leaf stores the opens it leaves unclosed at their global depth minus its lowest
+    height, in its own range of ``segments``; before chunk k's leaf, one small GATHER per earlier
+    chunk (``wgsl/stack/carry.wgsl``, indirect, on the grid chunk k's TOP sized) copies the slots
+    chunk k may read (from its lowest height minus 1 up to its start size: at most its length plus
+    1) into ``carried``. The sizes (stack sizes, lowest heights, unmatched closes) stay on the GPU
+    in ``state`` (spine.wgsl CARRY); every buffer is sized from the host-known chunk lengths."""
+
+    def __init__(self, dev: Device, n: int, mode: str):
+        M, unit = _capacity(dev, "multi_pass", 0)
+        es = 1 if mode == "u8" else 4
+        step = int(np.lcm(unit, max(1, dev.storage_align // es)))  # chunks bound in place (input, outputs)
+        M = M // step * step
+        if M < 4 * step:
+            raise DeviceLimitError("bracket_match", f"a storage binding of {dev.binding_limit} bytes is too small "
+                                   f"to match brackets in chunks")
+        self.dev, self.n, self.mode, self.M = dev, n, mode, int(M)
+        self.bases = list(range(0, n, self.M))
+
+    def record(self, b, g: GpuArray, link: GpuArray, depth: GpuArray, info) -> None:
+        """Record every chunk into ``b``; ``info`` receives (unmatched closes, unclosed opens)."""
+        dev, n, M, bases = self.dev, self.n, self.M, self.bases
+        K = len(bases)
+        # per chunk: (unmatched closes before it, stack size before it, its lowest height, 0); after
+        # them the grid of each chunk's gathers (written by its TOP)
+        state = dev.alloc(16 * (2 * K + 1))
+        b.clear(state, 0, 16)
+        carried = dev.alloc(4 * (M + 1))
+        segments = dev.alloc(4 * max(4, bases[-1]))  # chunk j: [base_j, base_j + M) (not the last)
+        k_gather = dev.kernel("stack/carry.wgsl")
+        for k, base in enumerate(bases):
+            c = min(M, n - base)
+
+            def gather(b, k=k):
+                for j in range(k):  # the slots chunk j still holds, for chunk k
+                    b.dispatch_indirect(k_gather, state, 16 * (K + 1 + k), params={"k": k, "j": j}, carry=state,
+                                        segment=Binding(segments, 4 * bases[j], 4 * M), carried=carried)
+
+            last = k == K - 1
+            carry = {"k": k, "gather_at": K + 1 + k, "state": state, "gather": gather, "base": base,
+                     "push": int(not last), "carried": carried,
+                     "segment": Binding(segments, 4 * base, 4 * M) if not last else dev.alloc(16)}
+            _record_match(b, g[base:base + c], self.mode, link[base:base + c], depth[base:base + c], None,
+                          "multi_pass", carry)
+        b.copy(state, 16 * K, info, 0, 8)
 
 
 @takes_device
@@ -601,7 +639,7 @@ def bracket_match(is_open, return_info: bool = False, out=None, *, method: str =
     method : {"multi_pass", "single_pass"}
         Six passes in which no workgroup waits on another (default, the faster on an H100), or the
         single pass (decoupled lookback and fallback, owner walks), with the multi-pass method as
-        its repair.
+        its repair. Past one storage binding the chunks run the multi-pass method.
 
     numpy in gives numpy out; GpuArray in gives GpuArrays out.
 
@@ -637,20 +675,8 @@ def bracket_match(is_open, return_info: bool = False, out=None, *, method: str =
         b.clear(info)
     elif _fits(dev, n, method):
         _record_match(b, g, mode, link, depth, info, method)
-    else:  # chunks: the counts come back per chunk
-        ch = _Chunks(dev, n, mode, method, "bracket_match")
-
-        def run(b, g_ext, chunk=None):
-            m = g_ext.size
-            if chunk is None:
-                _record_match(b, g_ext, mode, ch.scratch(ch.ext_link, m), ch.scratch(ch.ext_depth, m), ch.info,
-                              method)
-            else:
-                _record_match(b, g_ext, mode, chunk["link"], chunk["depth"], ch.info, method, chunk)
-            return b
-
-        counts = ch.run(g, run, {"link": link, "depth": depth})
-        dev.write(info, np.array([*counts, 0, 0], np.uint32))
+    else:  # chunks, in the same batch (the multi-pass method's kernels)
+        _BracketChunks(dev, n, mode).record(b, g, link, depth, info)
     if host is not None:
         res = submit_to_host(b, link, depth, info)
     else:

@@ -299,6 +299,10 @@ _THREAD_SCRIPT = textwrap.dedent("""
         check(rng.random(n) < 0.5)
         check(dyck(rng, n - n % 2))
         check(np.concatenate([np.ones(n // 2, bool), np.zeros(n // 2 - 7, bool)]))
+    with pp.device().using(max_binding=65536):  # chunks (about 16k elements each)
+        check(rng.random(60_000) < 0.5)
+        check(np.ones(50_000, bool))
+        check(np.concatenate([np.ones(25_000, bool), np.zeros(25_000, bool), rng.random(9_000) < 0.5]))
     k, b = random_clips(rng, 50_000)
     assert (pp.clip_bboxes(k, b, (0, 0, 900, 900)) == clip_reference(k, b, (0, 0, 900, 900), "intersect")).all()
     # the single pass, also with silent partitions
@@ -555,6 +559,87 @@ def test_tiny_bindings(rng):
         check(np.concatenate([np.ones(4000, bool), np.zeros(4000, bool)]))
     with options(max_binding=1024), pytest.raises(pp.DeviceLimitError, match="too small"):
         pp.bracket_match(np.ones(10_000, bool))
+
+
+def chunk_edge_cases(rng, M):
+    """Hostile inputs over three or more chunks of ``M`` elements: depth = n, nothing matched, a
+    2^k-deep nest, whole chunks of opens or closes, and peaks, troughs and flips at chunk
+    boundaries +-1 (chunks are whole partitions, so also at a partition's edge)."""
+    n = 3 * M + P + 3
+    k = int(np.log2(n // 2))
+    cases = {
+        "all opens (depth = n)": np.ones(n, bool),
+        "all closes": np.zeros(n, bool),
+        f"2^{k} nested, then random": np.concatenate([np.ones(1 << k, bool), np.zeros(1 << k, bool),
+                                                      rng.random(n - (2 << k) + 5) < 0.5]),
+        "a chunk of opens, a chunk of closes": np.concatenate([np.ones(M, bool), np.zeros(M, bool),
+                                                               rng.random(M + 9) < 0.5]),
+        "a chunk of closes, a chunk of opens": np.concatenate([np.zeros(M, bool), np.ones(M, bool),
+                                                               rng.random(M + 9) < 0.5]),
+        "opens of chunk 1 closed in chunk 4": np.concatenate([np.ones(M // 2, bool), dyck(rng, 2 * M),
+                                                               rng.random(M) < 0.5, np.zeros(M, bool)]),
+    }
+    for off in (-1, 0, 1):
+        cases[f"peak at M{off:+d}"] = np.concatenate([np.ones(M + off, bool), np.zeros(2 * M - off + 7, bool)])
+        cases[f"trough at 2M{off:+d}"] = np.concatenate([rng.random(M) < 0.6, np.zeros(M + off, bool),
+                                                         np.ones(M - off, bool), rng.random(M // 2) < 0.5])
+        cases[f"flip at 2M{off:+d}"] = np.concatenate([rng.random(2 * M + off) < 0.7, rng.random(M + 3) < 0.3])
+    return cases
+
+
+@pytest.mark.parametrize("hooks", [{}, {"stack_spine_wg": 4}, {"stack_wg": 64}, {"stack_subgroups": False}])
+def test_bracket_match_chunk_edges(hooks, rng):
+    """Three or more chunks on hostile inputs: links, depths and counts equal to the Python stack's
+    and the vectorised reference's, into poisoned outputs (u8 and uint32 GpuArray input); with
+    several spine chunks per run (spine_wg 4), larger partitions, workgroup-memory scans."""
+    limit = 65536
+    with options(max_binding=limit, **hooks):
+        M = pp.stack._BracketChunks(pp.device(), 1 << 20, "u8").M
+        for name, x in chunk_edge_cases(rng, M).items():
+            assert len(x) > 2 * M and not pp.stack._fits(pp.device(), len(x), "multi_pass"), name
+            link, depth = check(x)
+            rl, rd = pp.bracket_match_reference(x)
+            np.testing.assert_array_equal(link, rl, err_msg=name)
+            np.testing.assert_array_equal(depth, rd, err_msg=name)
+            for dtype in (np.uint8, np.uint32):
+                poison_pool(((len(x),), np.int32), ((len(x),), np.int32))
+                out = (poisoned((len(x),), np.int32), poisoned((len(x),), np.int32))
+                pp.bracket_match(pp.asarray(x.astype(dtype) * 3), out=out)
+                np.testing.assert_array_equal(out[0].numpy(), rl, err_msg=f"{name}, {dtype}")
+                np.testing.assert_array_equal(out[1].numpy(), rd, err_msg=f"{name}, {dtype}")
+
+
+def test_bracket_match_chunks_in_place(rng):
+    """The chunks read the input where it lies (views of it): also when the input is itself a view
+    of a larger array (256 bytes in), or a copy made of a range no binding may start at."""
+    with options(max_binding=65536):
+        M = pp.stack._BracketChunks(pp.device(), 1 << 20, "u32").M
+        x = rng.random(3 * M + 100) < 0.45
+        whole = pp.asarray(np.concatenate([np.ones(64, np.uint32), x.astype(np.uint32)]))
+        rl, rd, _ = reference(x)
+        for g in (whole[64:64 + len(x)], pp.asarray(np.concatenate([[1], x]).astype(np.uint32))[1:]):
+            link, depth = pp.bracket_match(g)
+            np.testing.assert_array_equal(link.numpy(), rl)
+            np.testing.assert_array_equal(depth.numpy(), rd)
+
+
+def test_bracket_match_chunks_one_submission(rng, monkeypatch):
+    """Every chunk is recorded into one batch: one submission, nothing read back in between."""
+    dev = pp.device()
+    with options(max_binding=65536):
+        x = rng.random(5 * pp.stack._BracketChunks(dev, 1 << 20, "u8").M) < 0.5
+        g = pp.asarray(x.astype(np.uint8))
+        out = (pp.GpuArray.empty((len(x),), np.int32), pp.GpuArray.empty((len(x),), np.int32))
+        dev.sync()
+        submits = []
+        real = type(dev)._submit
+        monkeypatch.setattr(type(dev), "_submit", lambda self, batch: (submits.append(batch), real(self, batch)))
+        pp.bracket_match(g, out=out)
+        monkeypatch.undo()
+        assert len(submits) == 1
+        rl, rd, _ = reference(x)
+        np.testing.assert_array_equal(out[0].numpy(), rl)
+        np.testing.assert_array_equal(out[1].numpy(), rd)
 
 
 def clip_chunk_cases(rng, M):

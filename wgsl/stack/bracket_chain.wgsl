@@ -17,4 +17,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let m = tree[params.tree_size + q];
     let bp = part_start[q];
     chain[q] = vec4<u32>(m, bitcast<u32>(gtree_query(q, m)), bitcast<u32>(gtree_query(q, bp)), bp);
+#if CHUNK_OUT
+    tails[q] = heights_from(q + 1u);  // past one binding: the leaf pushes opens only where M[q] is below it
+#endif
 }

@@ -32,7 +32,8 @@
 // Defines: WG (invocations; P = 16 * WG), LOCAL_BITS, MODE_U8 | MODE_U32 | MODE_KIND, REDUCE | CHAIN |
 // LEAF | SINGLE_PASS, with REDUCE_FNS (REDUCE, SINGLE_PASS), LEAF_FNS (LEAF, SINGLE_PASS), TREE (CHAIN, LEAF);
 // SUBGROUPS (scans by subgroup shuffles; else Hillis-Steele in workgroup memory), ELEMS_PER_VEC,
-// NO_DEPTH (the leaf stores links only);
+// NO_DEPTH (the leaf stores links only), CHUNK_OUT (the leaf of one chunk past one binding: global
+// heights, carried opens, its unclosed opens pushed; stack.py _BracketChunks);
 // SINGLE_PASS: CHUNKS (1: the code holds for 2 and 4, which ran slower on an H100),
 // SPIN_LIMIT, LIST_SPIN, CHAIN_CAP; with subgroups SEG_TOTALS (write_list's scans from the summary's
 // segment sums), BLOCK_MIN_LANES (the leaf's block minima by lanes) and, with one chunk, SHARED_WALK
@@ -49,13 +50,8 @@ struct Params {
     tree_size: u32,  // leaves of the global min tree (a power of two >= n_parts)
     epoch: u32,      // tag of this call's list entries (entry = epoch << LOCAL_BITS | offset in the partition)
 #if CHUNK_OUT
-    prefix: u32,     // past one binding (stack.py _Chunks, chunk.wgsl): T, the extended run's prefix
-    pad: u32,        // p, its closes
-    c_off: u32,      // index, in `carried`, of prefix open p (prefix open p + j is carried[c_off + j])
-    below: u32,      // 1: carried[0] is the open below the prefix (else none: -1)
-    depth_add: u32,  // s - t
-    out_base: u32,   // the chunk's first global index (its element 0 is `link` / `depth`'s)
-    push_off: u32,   // index, in `stack`, of slot s - t
+    out_base: u32,   // past one binding (stack.py _BracketChunks): the chunk's first global index
+    push_opens: u32, // 1: store the opens the chunk leaves unclosed in `segment` (not the last chunk)
 #endif
 #if SINGLE_PASS
     withhold_period: u32,  // test switch: partitions q with q % period == period - 1 publish nothing
@@ -94,6 +90,9 @@ const PP: u32 = P * CHUNKS;        // elements per partition
 @group(0) @binding(2) var<storage, read> part_start: array<u32>;
 @group(0) @binding(4) var<storage, read> tree: array<u32>;
 @group(0) @binding(7) var<storage, read_write> chain: array<vec4<u32>>;
+#if CHUNK_OUT
+@group(0) @binding(10) var<storage, read_write> tails: array<u32>;  // the lowest height after each partition
+#endif
 #endif
 #if SINGLE_PASS
 @group(0) @binding(1) var<storage, read> input: array<vec4<u32>>;
@@ -114,8 +113,11 @@ const PP: u32 = P * CHUNKS;        // elements per partition
 @group(0) @binding(6) var<storage, read_write> depth: array<vec4<i32>>;
 @group(0) @binding(7) var<storage, read> chain: array<vec4<u32>>;
 #if CHUNK_OUT
-@group(0) @binding(8) var<storage, read> carried: array<i32>;  // a copy of the carried opens' slots
-@group(0) @binding(9) var<storage, read_write> stack: array<i32>;  // the carried stack
+// Past one binding: the carried stack's slots from the run's lowest height minus 1 up (gathered by
+// carry.wgsl), and this chunk's segment of it (the opens it leaves unclosed, from its lowest height).
+@group(0) @binding(8) var<storage, read> carried: array<i32>;
+@group(0) @binding(9) var<storage, read_write> segment: array<i32>;
+@group(0) @binding(10) var<storage, read> tails: array<u32>;  // the lowest height after each partition (CHAIN)
 #endif
 #endif
 

@@ -44,65 +44,31 @@ fn owner_open(q: u32, slot: u32) -> i32 {
 }
 
 #if CHUNK_OUT
-// The lowest height of partitions [start, tree_size) (the min tree's leaves: each partition's lowest).
-fn heights_from(start: u32) -> u32 {
-    var lo = params.tree_size + start;
-    var hi = 2u * params.tree_size;
-    var r = INF;
-    for (var it = 0u; it < GT_LEVELS && lo < hi; it++) {
-        if ((lo & 1u) != 0u) {
-            r = min(r, tree[lo]);
-            lo += 1u;
-        }
-        if ((hi & 1u) != 0u) {
-            hi -= 1u;
-            r = min(r, tree[hi]);
-        }
-        lo >>= 1u;
-        hi >>= 1u;
-    }
-    return r;
-}
+#include "common/later_min.wgsl"
 
-// Past one binding (chunk.wgsl's PUSH, done here): slot s - t + h of the carried stack gets the
-// open of extended depth h that the run leaves unclosed: the one below every later height (in its
-// partition: a suffix minimum; after it: the min tree). One open per slot: plain stores, and no
-// slot needs clearing first. The prefix's opens are in the stack already.
-fn push_unclosed(base: u32, lid: u32, opens: u32, B: ptr<function, array<u32, 17>>) {
+var<private> g_low: u32;  // the run's lowest height (the min tree's root; carried[0] is slot g_low - 1)
+
+// Past one binding: the chunk's segment of the carried stack gets, at slot h - g_low, the open of
+// global depth h that the chunk leaves unclosed: the one below every later height (in its partition:
+// the later invocations' minimum; after it, `tail`: CHAIN's). One open per slot: plain stores.
+fn push_unclosed(base: u32, lid: u32, opens: u32, B: ptr<function, array<u32, 17>>, tail: u32) {
     var d: array<u32, 16>;
     var low = INF;
     for (var k = 0u; k < 16u; k++) {
         d[k] = INF;
-        if (base + k >= params.prefix && base + k < params.n) {
+        if (base + k < params.n) {
             d[k] = min((*B)[k], (*B)[k + 1u]);
         }
         low = min(low, d[k]);
     }
-    var tail = INF;  // the lowest height after the partition
     if (lid == WG - 1u) {
-        tail = heights_from(base / P + 1u);
         low = min(low, tail);
     }
-    workgroupBarrier();  // sh_a (the leaf's scans are done with it) takes the suffix minima
-    sh_a[lid] = low;
-    workgroupBarrier();
-    for (var s = 1u; s < WG; s <<= 1u) {  // inclusive suffix minimum (Hillis-Steele)
-        var v = sh_a[lid];
-        if (lid + s < WG) {
-            v = min(v, sh_a[lid + s]);
-        }
-        workgroupBarrier();
-        sh_a[lid] = v;
-        workgroupBarrier();
-    }
-    var later = tail;  // the lowest height after the element
-    if (lid + 1u < WG) {
-        later = sh_a[lid + 1u];
-    }
+    var later = later_minimum(lid, low, tail);  // the lowest height after the element
     for (var j = 0u; j < 16u; j++) {
         let k = 15u - j;
         if (d[k] < later && ((opens >> k) & 1u) != 0u) {
-            stack[params.push_off + d[k]] = i32(params.out_base + base + k - params.prefix);
+            segment[d[k] - g_low] = i32(params.out_base + base + k);
         }
         later = min(later, d[k]);
     }
@@ -124,6 +90,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
         return;
     }
     let m = load_masks(p, lid);
+#if CHUNK_OUT
+    g_low = tree[1];
+#endif
     let own = chain[p];
     g_first = bitcast<i32>(own.z);
     var B: array<u32, 17>;
@@ -132,6 +101,11 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let base = p * P + lid * EPT;
     store_direct(base, &lk, &B);
 #if CHUNK_OUT
-    push_unclosed(base, lid, m.x, &B);
+    if (params.push_opens != 0u) {  // uniform
+        let tail = tails[p];
+        if (tail > own.x) {  // else every height of the partition comes again later: no open to push
+            push_unclosed(base, lid, m.x, &B, tail);
+        }
+    }
 #endif
 }

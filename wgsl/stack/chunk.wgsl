@@ -1,5 +1,5 @@
-// Bracket matching and clip boxes past one storage binding (pywgpuprims/stack.py, _Chunked): the
-// input is cut into chunks processed in order; the opens that earlier chunks left unmatched are
+// Clip boxes past one storage binding (pywgpuprims/stack.py, _Chunks; bracket matching instead runs
+// its chunks in one batch: spine.wgsl CARRY, carry.wgsl, bracket_leaf.wgsl CHUNK_OUT): the input is cut into chunks processed in order; the opens that earlier chunks left unmatched are
 // carried as a stack (their global indices `stack`, for clip boxes also their boxes `rects`).
 // Chunk k runs the in-binding kernels on an extended input: p closes (on an empty stack: they do
 // nothing; they only align the prefix to 4 elements), t carried opens (the top t of the stack,
@@ -8,8 +8,6 @@
 //           which reproduce themselves under the clip operator).
 //   FIXUP:  the chunk's links and depths from the extended run's, made global: a link into the
 //           chunk is offset by its base, a link to prefix open j is stack[s - t + j], depth + (s - t).
-//           (Bracket matching's multi-pass leaf does FIXUP and PUSH itself where the outputs
-//           allow: bracket_leaf.wgsl's CHUNK_OUT, the carried opens read from a copy.)
 //   PUSH:   the new stack: slot s - t + h holds the last open of extended depth h < F (F = opens the
 //           extended run leaves unclosed); the chunk's global indices exceed every stale entry, so
 //           atomicMax keeps the last. Only opens that no later element of their block of 4096
@@ -131,7 +129,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
 
 #if PUSH
 const SEG: u32 = 16u;  // elements per invocation (a block of SEG * WG)
-var<workgroup> after: array<u32, WG>;  // suffix minima of the invocations' depth minima
+#include "common/later_min.wgsl"
+
 
 @compute @workgroup_size(WG)
 fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>,
@@ -147,21 +146,7 @@ fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wi
         }
         m = min(m, d[k]);
     }
-    after[lid] = m;
-    workgroupBarrier();
-    for (var s = 1u; s < WG; s <<= 1u) {  // inclusive suffix minimum (Hillis-Steele)
-        var v = after[lid];
-        if (lid + s < WG) {
-            v = min(v, after[lid + s]);
-        }
-        workgroupBarrier();
-        after[lid] = v;
-        workgroupBarrier();
-    }
-    var later = 0xffffffffu;  // the smallest depth after the element in the block
-    if (lid + 1u < WG) {
-        later = after[lid + 1u];
-    }
+    var later = later_minimum(lid, m, 0xffffffffu);  // the smallest depth after the element in the block
     let F = info[1];
     for (var j = 0u; j < SEG; j++) {
         let k = SEG - 1u - j;

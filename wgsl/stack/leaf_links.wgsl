@@ -169,40 +169,27 @@ fn serve_from_invocation(p: u32, jo: u32, B: ptr<function, array<u32, 17>>, lk: 
 }
 
 #if CHUNK_OUT
-// Past one binding: an extended-run link made global (as chunk.wgsl's FIXUP): into the chunk,
-// offset by its base; to prefix open p + j, the carried open's index; none, the open below.
+// Past one binding the heights are global, and a link either lies within the chunk (a local index)
+// or is a carried open (its global index g, held as -2 - g): the link made global.
 fn global_link(l: i32) -> i32 {
-    let T = i32(params.prefix);
-    if (l >= T) {
-        return i32(params.out_base) + l - T;
-    }
     if (l >= 0) {
-        return carried[params.c_off + u32(l) - params.pad];
+        return i32(params.out_base) + l;
     }
-    if (params.below != 0u) {
-        return carried[0];
-    }
-    return -1;
+    return select(-2 - l, -1, l == -1);
 }
 #endif
 
 // Each invocation's own 16 links, then its 16 depths (depth = min(B[e], B[e + 1])). CHUNK_OUT:
-// only the chunk's elements (past the prefix's T / 4 words), global, into the chunk's outputs.
+// the links made global (global_link).
 fn store_direct(base: u32, lk: ptr<function, array<i32, 16>>, B: ptr<function, array<u32, 17>>) {
     let n_vec = (params.n + 3u) / 4u;
-#if CHUNK_OUT
-    let first = params.prefix / 4u;
-    let dadd = i32(params.depth_add);
-#else
-    let first = 0u;
-#endif
 #unroll V 4
     {
         let vi = base / 4u + {{V}}u;
-        if (vi < n_vec && vi >= first) {
+        if (vi < n_vec) {
 #if CHUNK_OUT
-            link[vi - first] = vec4<i32>(global_link((*lk)[{{V}} * 4]), global_link((*lk)[{{V}} * 4 + 1]),
-                                                 global_link((*lk)[{{V}} * 4 + 2]), global_link((*lk)[{{V}} * 4 + 3]));
+            link[vi] = vec4<i32>(global_link((*lk)[{{V}} * 4]), global_link((*lk)[{{V}} * 4 + 1]),
+                                 global_link((*lk)[{{V}} * 4 + 2]), global_link((*lk)[{{V}} * 4 + 3]));
 #else
             link[vi] = vec4<i32>((*lk)[{{V}} * 4], (*lk)[{{V}} * 4 + 1], (*lk)[{{V}} * 4 + 2], (*lk)[{{V}} * 4 + 3]);
 #endif
@@ -213,16 +200,11 @@ fn store_direct(base: u32, lk: ptr<function, array<i32, 16>>, B: ptr<function, a
 #unroll V 4
     {
         let vi = base / 4u + {{V}}u;
-        if (vi < n_vec && vi >= first) {
-            let d = vec4<i32>(i32(min((*B)[{{V}} * 4], (*B)[{{V}} * 4 + 1])),
-                              i32(min((*B)[{{V}} * 4 + 1], (*B)[{{V}} * 4 + 2])),
-                              i32(min((*B)[{{V}} * 4 + 2], (*B)[{{V}} * 4 + 3])),
-                              i32(min((*B)[{{V}} * 4 + 3], (*B)[{{V}} * 4 + 4])));
-#if CHUNK_OUT
-            depth[vi - first] = d + vec4<i32>(dadd);
-#else
-            depth[vi] = d;
-#endif
+        if (vi < n_vec) {
+            depth[vi] = vec4<i32>(i32(min((*B)[{{V}} * 4], (*B)[{{V}} * 4 + 1])),
+                                  i32(min((*B)[{{V}} * 4 + 1], (*B)[{{V}} * 4 + 2])),
+                                  i32(min((*B)[{{V}} * 4 + 2], (*B)[{{V}} * 4 + 3])),
+                                  i32(min((*B)[{{V}} * 4 + 3], (*B)[{{V}} * 4 + 4])));
         }
     }
 #endunroll
@@ -266,9 +248,9 @@ fn leaf_local(p: u32, lid: u32, m: vec2<u32>, b0: u32, lk: ptr<function, array<i
 
 // The part before the partition: the pending elements' links from the incoming stack (the open at
 // height t in the list of the nearest earlier partition whose minimum is below t), starting below
-// height h. Partition owners come from the mode's partition_owner and owner_open. Returns true when
-// an element was left without an owner (the single pass: a budget ran out; otherwise it cannot
-// happen).
+// height h. Partition owners come from the mode's partition_owner and owner_open (CHUNK_OUT: past
+// them, the carried stack). Returns true when an element was left without an owner (the single
+// pass: a budget ran out; otherwise it cannot happen).
 fn leaf_incoming(pending_in: u32, h_in: u32, lk: ptr<function, array<i32, 16>>,
                  B: ptr<function, array<u32, 17>>) -> bool {
     var pending = pending_in;
@@ -284,10 +266,21 @@ fn leaf_incoming(pending_in: u32, h_in: u32, lk: ptr<function, array<i32, 16>>,
     }
 #endif
     var h = h_in;
-    for (var round = 0u; round < 17u && pending != 0u && h > 0u; round++) {
+    for (var round = 0u; round < 18u && pending != 0u && h > 0u; round++) {
         let o = partition_owner(h);
         if (o.x == INF) {
+#if CHUNK_OUT
+            // Past one binding: no partition of the chunk owns these heights, the carried stack
+            // does (slot B - 1 is carried[B - lowest height]; held as -2 - global index).
+#unroll E 16
+            if (((pending >> {{E}}u) & 1u) != 0u) {
+                (*lk)[{{E}}] = -2 - carried[(*B)[{{E}}] - g_low];
+            }
+#endunroll
+            return false;
+#else
             return true;
+#endif
         }
 #unroll E 16
         if (((pending >> {{E}}u) & 1u) != 0u && (*B)[{{E}}] > o.y) {

@@ -8,6 +8,10 @@
 //         clamped at 0); info[0] = closes left unmatched, info[1] = opens left unclosed.
 //   DOWN: each chunk rescans its partitions from its start, writes their start sizes and its
 //         subtree (leaves up to its root).
+// CARRY (bracket matching past one binding, stack.py _BracketChunks): the run is chunk k of a longer
+// input, entered with the stack that the earlier chunks left (its size in carry[k]): every height
+// is global; TOP reads carry[k] and writes carry[k + 1] (and the run's lowest height into carry[k],
+// the grid of the chunk's gathers into carry[gather_at]) instead of info.
 // Chunks, not one workgroup for everything: the spine is then a few microseconds at 2^17
 // partitions instead of hundreds.
 
@@ -16,6 +20,10 @@ struct Params {
     tree_size: u32,
     chunk: u32,      // leaves per chunk: min(4 WG, tree_size), a power of two
     n_chunks: u32,   // tree_size / chunk
+#if CARRY
+    carry_k: u32,    // the input chunk's number k (its entry in `carry`)
+    gather_at: u32,  // the entry that receives the grid of chunk k's gathers (carry.wgsl)
+#endif
 }
 
 const WG: u32 = {{WG}}u;
@@ -31,7 +39,12 @@ const INF: u32 = 0xffffffffu;
 @group(0) @binding(5) var<storage, read> chunk_bic: array<vec2<u32>>;
 @group(0) @binding(6) var<storage, read_write> chunk_start: array<u32>;
 @group(0) @binding(3) var<storage, read_write> tree: array<u32>;
+#if CARRY
+// Per input chunk: (closes left unmatched before it, stack size before it, its lowest height, 0).
+@group(0) @binding(7) var<storage, read_write> carry: array<vec4<u32>>;
+#else
 @group(0) @binding(4) var<storage, read_write> info: array<u32>;
+#endif
 #endif
 #if DOWN
 @group(0) @binding(6) var<storage, read> chunk_start: array<u32>;
@@ -138,7 +151,13 @@ fn main(@builtin(local_invocation_index) lid: u32) {
     }
 #endunroll
     let s = exclusive_scan(lid, acc);
-    var stack = bic_apply(0u, s.xy);
+#if CARRY
+    let before = carry[params.carry_k].x;  // (not .z: lid 0 writes it below)
+    let s0 = carry[params.carry_k].y;
+#else
+    let s0 = 0u;
+#endif
+    var stack = bic_apply(s0, s.xy);
     let nc = params.n_chunks;
 #unroll K 4
     {
@@ -152,11 +171,23 @@ fn main(@builtin(local_invocation_index) lid: u32) {
         }
     }
 #endunroll
+#if CARRY
+    build_levels(lid, nc, 1u, 0u);
+    if (lid == 0u) {  // the heap's root: the lowest height of the run (one leaf: the leaf itself)
+        let k = params.carry_k;
+        let low = sh_heap[1];
+        carry[k].z = low;
+        carry[k + 1u] = vec4<u32>(before + max(s.z, s0) - s0, bic_apply(s0, s.zw), 0u, 0u);
+        let slots = s0 - (max(low, 1u) - 1u);  // the carried slots the leaf may read: low - 1 .. s0 - 1
+        carry[params.gather_at] = vec4<u32>(min((slots + 255u) / 256u, 65535u), 1u, 1u, 0u);
+    }
+#else
     if (lid == 0u) {
         info[0] = s.z;
         info[1] = s.w;
     }
     build_levels(lid, nc, 1u, 0u);
+#endif
 }
 #endif
 

@@ -1,4 +1,5 @@
-// The global min tree of the multi-pass method's spine (CHAIN and LEAF): gtree_query.
+// The global min tree of the multi-pass method's spine (CHAIN and LEAF): gtree_query (and past one
+// binding heights_from).
 
 // Largest leaf index q < start with leaf value < h in a min tree (leaves at [size, 2 size)), or -1.
 // The prefix [0, start) is covered by at most one node per level, (y >> k) - 1 where y >> k is odd
@@ -34,3 +35,25 @@ fn gtree_query(start: u32, h: u32) -> i32 {
     }
     return i32(node - size);
 }
+
+#if CHUNK_OUT
+// The lowest height of partitions [start, tree_size) (the min tree's leaves: each partition's lowest).
+fn heights_from(start: u32) -> u32 {
+    var lo = params.tree_size + start;
+    var hi = 2u * params.tree_size;
+    var r = INF;
+    for (var it = 0u; it < GT_LEVELS && lo < hi; it++) {
+        if ((lo & 1u) != 0u) {
+            r = min(r, tree[lo]);
+            lo += 1u;
+        }
+        if ((hi & 1u) != 0u) {
+            hi -= 1u;
+            r = min(r, tree[hi]);
+        }
+        lo >>= 1u;
+        hi >>= 1u;
+    }
+    return r;
+}
+#endif
