@@ -81,7 +81,7 @@ one-invocation pass (``wgsl/rle/route.wgsl``) picks on the GPU (the chunk's kern
 once per candidate, each dispatched indirectly, all but one with an empty grid). ``nonzero``
 adds the chunk's first index; ``rle_encode`` compares a chunk's first element with the one
 before it, so a run across a boundary simply goes on, and finishes the run lengths
-that cross tiles once at the end over every chunk's tiles, window by window. The other pipelines
+that cross tiles once at the end over every chunk's tiles, two windows a pass. The other pipelines
 (uint8 values, ``method="parle"``, 64-bit pairs) run each chunk into scratch, then
 (``wgsl/rle/place.wgsl``) a one-invocation pass advances a per-chunk record (items so far, the
 last value) and writes the indirect grids of the placement, which moves the chunk's items to the
@@ -428,7 +428,7 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
     k_fix = fix_packed = None
     if has_counts:
         k_fix = dev.kernel("rle/fixup.wgsl")
-        fix_packed = k_fix.pack_params({"n": n, "n_tiles": n_tiles, "lo": 0, "len": 0xFFFFFFFF})
+        fix_packed = k_fix.pack_params({"n": n, "n_tiles": n_tiles, "lo": 0, "len": 0xFFFFFFFF, "len_hi": 0})
     return _ItemsPlan(n_tiles, k_single, k_single.pack_params(params), params, base, path, repair, bitmask, vec4,
                       rle_kernel, k_fix, fix_packed)
 
@@ -655,8 +655,8 @@ def _record_chained(b, dev: Device, mode: str, g1: GpuArray, gmask: GpuArray | N
     previous chunk's info block) and writing straight into the final arrays through a window
     picked on the GPU (``wgsl/rle/route.wgsl``) among host-known candidates. RLE compares the
     chunk's first element with the one before it, so a run across a boundary simply goes on;
-    the run lengths that cross tiles are finished at the end over every chunk's tiles, window by
-    window (``wgsl/rle/fixup.wgsl``)."""
+    the run lengths that cross tiles are finished at the end over every chunk's tiles, two
+    windows a dispatch (``wgsl/rle/fixup.wgsl``)."""
     n = g1.size
     rle = mode == "rle"
     bounds = [(e0, min(c.per, n - e0)) for e0 in range(0, n, c.per)]
@@ -721,11 +721,13 @@ def _record_chained(b, dev: Device, mode: str, g1: GpuArray, gmask: GpuArray | N
             b.copy(state, 0, stats, 0, 16)
         tile_base += p.n_tiles
     if rle:
-        k_fix = dev.kernel("rle/fixup.wgsl")
-        for w0 in range(0, n, c.window):
+        for w0 in range(0, n, 2 * c.window):  # two windows a dispatch
             wl = min(c.window, n - w0)
-            b.dispatch(k_fix, -(-(tile_base + 1) // 256), {"n": n, "n_tiles": tile_base, "lo": w0, "len": wl},
-                       info=meta_out, head=head, counts=_sub(counts, w0, wl))
+            hl = max(0, min(c.window, n - w0 - c.window))
+            hi = {"counts_hi": _sub(counts, w0 + wl, hl)} if hl else {}
+            b.dispatch(dev.kernel("rle/fixup.wgsl", defines={"PAIR": bool(hl)}), -(-(tile_base + 1) // 256),
+                       {"n": n, "n_tiles": tile_base, "lo": w0, "len": wl, "len_hi": hl},
+                       info=meta_out, head=head, counts=_sub(counts, w0, wl), **hi)
 
 
 def _record_compact_chunked(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Compacted, m: str) -> None:
