@@ -493,7 +493,8 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
                        bands: list | None = None) -> None:
     """A column pass then a row pass of the same filter, overlapped (Nehab et al. 2011, Alg. 5):
     the image is read twice (stage A, stage C) and written once (``bands``: the tile passes run
-    band by band of position blocks, see :func:`_windows`; the carries chain over the whole image)."""
+    band by band of position blocks, see :func:`_windows`, full tiles two bands a dispatch,
+    :func:`_paired`; the carries chain over the whole image)."""
     _, _, a, _, causal, anti = job
     p = dict(st["p"])
     q = st2["p"]
@@ -673,9 +674,10 @@ def _record_bands(b, g: GpuArray, jobs: list, mode: str, method: str, primitive:
     Down the columns (block method; the image and its result at aligned offsets; the carries of a
     pass within one binding): the group runs as on the whole image, its carries and fix-ups over
     the whole image, and only its tile passes (A and C) go band by band of whole 64-row blocks,
-    each band's rows bound in place (:func:`_carried_bands`, :func:`_windows`): as few bands as
-    the binding allows, nothing read twice, the result the unchunked one bit for bit (as the
-    summed-area table's column carries).
+    each band's rows bound in place (:func:`_carried_bands`, :func:`_windows`; the overlapped
+    pair's full tiles two bands a dispatch, :func:`_paired`): as few bands as the binding allows,
+    nothing read twice, the result the unchunked one bit for bit (as the summed-area table's
+    column carries).
 
     Along the rows (axis 1) a band holds whole lines, filtered alone (bound in place where
     aligned): the result is the unchunked one. Otherwise down the columns (the RT method,
