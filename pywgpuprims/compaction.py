@@ -73,13 +73,15 @@ recorded into one submission and joined on the GPU with no read-back per chunk. 
 pipelines of ``compact`` (32-bit values), ``nonzero`` and ``rle_encode`` (32-bit values) chain
 their chunks (``wgsl/rle/chain.wgsl``): each chunk's single pass adds the count of the chunks
 before it (read from the previous chunk's info block on the GPU) to its offsets and stores its
-items straight into the result, bound at an output window that a one-invocation pass picks on
-the GPU (``wgsl/rle/route.wgsl``) among host-known aligned candidates (the chunk's kernel is
-recorded once per candidate, each dispatched indirectly, all but one with an empty grid; chunks
-are 3/4 of a window, the candidates a quarter window apart, so one always holds the chunk's
-items). ``nonzero`` adds the chunk's first index; ``rle_encode`` compares a chunk's first element
-with the one before it, so a run across a boundary simply goes on, and finishes the run lengths
-that cross tiles once at the end over every chunk's tiles, window by window. The other pipelines
+items straight into the result, bound as two adjacent output windows (one binding each, at a
+multiple of the window; stores past the first go to the second). Chunks are a window long, so
+the pair starting at the window that holds the chunk's first item holds them all: the second
+chunk has one candidate pair, a later one a pair per window before it, among which a
+one-invocation pass (``wgsl/rle/route.wgsl``) picks on the GPU (the chunk's kernel is recorded
+once per candidate, each dispatched indirectly, all but one with an empty grid). ``nonzero``
+adds the chunk's first index; ``rle_encode`` compares a chunk's first element with the one
+before it, so a run across a boundary simply goes on, and finishes the run lengths
+that cross tiles once at the end over every chunk's tiles, two windows a pass. The other pipelines
 (uint8 values, ``method="parle"``, 64-bit pairs) run each chunk into scratch, then
 (``wgsl/rle/place.wgsl``) a one-invocation pass advances a per-chunk record (items so far, the
 last value) and writes the indirect grids of the placement, which moves the chunk's items to the
@@ -407,7 +409,7 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
               "max_steps": steps, "max_self": max_self,
               "repair_x": grid[0], "repair_y": grid[1], "fin_per_group": FIN_PER_GROUP, "max_groups": dev.max_groups}
     if chained:  # set per chunk and window (_record_chained)
-        params.update(win_base=0, pos_base=0, tile_base=0, has_prev=0)
+        params.update(win_base=0, pos_base=0, tile_base=0, has_prev=0, win_len=0)
     path = "rle/fused.wgsl"
     bitmask = vec4 = False
     if compact_kernel or rle_kernel:
@@ -426,7 +428,7 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
     k_fix = fix_packed = None
     if has_counts:
         k_fix = dev.kernel("rle/fixup.wgsl")
-        fix_packed = k_fix.pack_params({"n": n, "n_tiles": n_tiles, "lo": 0, "len": 0xFFFFFFFF})
+        fix_packed = k_fix.pack_params({"n": n, "n_tiles": n_tiles, "lo": 0, "len": 0xFFFFFFFF, "len_hi": 0})
     return _ItemsPlan(n_tiles, k_single, k_single.pack_params(params), params, base, path, repair, bitmask, vec4,
                       rle_kernel, k_fix, fix_packed)
 
@@ -610,35 +612,30 @@ class _Placer:
 @dataclass(frozen=True)
 class _Chain:
     """Geometry of chained chunks (``wgsl/rle/chain.wgsl``), in 32-bit output elements: chunks of
-    ``per`` input elements, output windows of ``window`` elements (one binding) starting at
-    multiples of ``stride`` (or at a chunk's ``top``). A chunk's items start at some position at
-    or below its first element; the window with the largest start at or below that holds them
-    all, as ``per <= window - stride``."""
+    ``per`` input elements (at most a ``window``, one binding), the output bound as two adjacent
+    windows of ``window`` elements at a multiple of the window (the kernel stores past the first
+    into the second). A chunk's items start at some position at or below its first element and
+    are at most ``per``: the pair starting at the window holding that start holds them all."""
 
     per: int
     window: int
-    stride: int
-    align: int  # window starts: whole vec4 words at the storage-offset alignment
 
-    def bases(self, e0: int, ne: int) -> list[int]:
-        """The candidate window starts of the chunk of ``ne`` elements at ``e0``: every multiple
-        of the stride below ``top``, then ``top``, the lowest aligned start whose window reaches
-        the chunk's end (items never lie past it)."""
-        top = -(-max(0, e0 + ne - self.window) // self.align) * self.align
-        return [j * self.stride for j in range(-(-top // self.stride))] + [top]
+    def bases(self, e0: int) -> list[int]:
+        """The candidate starts of the window pair of the chunk at ``e0``: every window start
+        below ``e0`` (a start at ``e0`` itself means every item before was kept, and the pair
+        before holds the chunk's items too), or 0 for the first chunk."""
+        return [j * self.window for j in range(max(1, -(-e0 // self.window)))]
 
 
 def _chain(dev: Device) -> _Chain | None:
-    """Chained chunks at :attr:`Device.binding_limit`: a chunk is 3/4 of an output window (fewer
-    chunks; the other quarter is the stride of the candidate windows, so a chunk past the first
-    has about 4 k of them, all but one dispatched empty). Chunk offsets are multiples of the
-    storage alignment in elements (uint8 masks); None where a binding is too small for that."""
+    """Chained chunks at :attr:`Device.binding_limit`: a chunk is as long as an output window, less
+    whatever aligns chunk offsets to multiples of the storage alignment in elements (uint8 masks);
+    window starts are whole vec4 words at that alignment. None where a binding is too small."""
     a = dev.storage_align
     a4 = max(4, a // 4)
     window = (dev.binding_limit - 16) // 4 // a4 * a4
-    per = 3 * window // 4 // a * a
-    stride = (window - per) // a4 * a4
-    return _Chain(per, window, stride, a4) if per and stride else None
+    per = window // a * a
+    return _Chain(per, window) if per else None
 
 
 def _chained(dev: Device, n: int, tile: int) -> _Chain | None:
@@ -658,8 +655,8 @@ def _record_chained(b, dev: Device, mode: str, g1: GpuArray, gmask: GpuArray | N
     previous chunk's info block) and writing straight into the final arrays through a window
     picked on the GPU (``wgsl/rle/route.wgsl``) among host-known candidates. RLE compares the
     chunk's first element with the one before it, so a run across a boundary simply goes on;
-    the run lengths that cross tiles are finished at the end over every chunk's tiles, window by
-    window (``wgsl/rle/fixup.wgsl``)."""
+    the run lengths that cross tiles are finished at the end over every chunk's tiles, two
+    windows a dispatch (``wgsl/rle/fixup.wgsl``)."""
     n = g1.size
     rle = mode == "rle"
     bounds = [(e0, min(c.per, n - e0)) for e0 in range(0, n, c.per)]
@@ -690,23 +687,26 @@ def _record_chained(b, dev: Device, mode: str, g1: GpuArray, gmask: GpuArray | N
             io["mask"] = _sub(gmask, e0, ne)
         if p.bitmask:
             io["x_u32"] = xb
-        bases = c.bases(e0, ne)
+        bases = c.bases(e0)
         args = None
         if len(bases) > 1:
             gx, gy, _ = dev.grid(p.n_tiles)
             args = dev.alloc(16 * len(bases))
-            b.dispatch(k_route, 1, params={"stride": c.stride, "top": bases[-1], "n_alt": len(bases), "gx": gx,
+            b.dispatch(k_route, 1, params={"stride": c.window, "top": bases[-1], "n_alt": len(bases), "gx": gx,
                                            "gy": gy}, chain=before, args=args)
         for a, w0 in enumerate(bases):
-            wb = _sub(data, w0, min(c.window, n - w0))
+            w1 = w0 + c.window if w0 + c.window < n else w0  # no next window: nothing is stored past this one
+            wb, wb1 = (_sub(data, w, min(c.window, n - w)) for w in (w0, w1))
             if mode == "nonzero":
-                outs = {"out_idx": wb}
+                outs = {"out_idx": wb, "out_idx_hi": wb1}
             elif rle:
-                cb = _sub(counts, w0, min(c.window, n - w0))
-                outs = {"out_val": wb, "out_vec": wb, "counts": cb, "counts_vec": cb, "head": head}
+                cb, cb1 = (_sub(counts, w, min(c.window, n - w)) for w in (w0, w1))
+                outs = {"out_val": wb, "out_vec": wb, "counts": cb, "counts_vec": cb, "head": head,
+                        "out_val_hi": wb1, "out_vec_hi": wb1, "counts_hi": cb1, "counts_vec_hi": cb1}
             else:
-                outs = {"out_val": wb}
-            params = dict(p.params, win_base=w0, pos_base=e0, tile_base=tile_base, has_prev=int(k > 0))
+                outs = {"out_val": wb, "out_val_hi": wb1}
+            params = dict(p.params, win_base=w0, pos_base=e0, tile_base=tile_base, has_prev=int(k > 0),
+                          win_len=c.window)
             rargs = dev.alloc(32)
             if p.repair and args is not None:  # a candidate that does not run never arms it
                 b.clear(rargs)
@@ -721,11 +721,13 @@ def _record_chained(b, dev: Device, mode: str, g1: GpuArray, gmask: GpuArray | N
             b.copy(state, 0, stats, 0, 16)
         tile_base += p.n_tiles
     if rle:
-        k_fix = dev.kernel("rle/fixup.wgsl")
-        for w0 in range(0, n, c.window):
+        for w0 in range(0, n, 2 * c.window):  # two windows a dispatch
             wl = min(c.window, n - w0)
-            b.dispatch(k_fix, -(-(tile_base + 1) // 256), {"n": n, "n_tiles": tile_base, "lo": w0, "len": wl},
-                       info=meta_out, head=head, counts=_sub(counts, w0, wl))
+            hl = max(0, min(c.window, n - w0 - c.window))
+            hi = {"counts_hi": _sub(counts, w0 + wl, hl)} if hl else {}
+            b.dispatch(dev.kernel("rle/fixup.wgsl", defines={"PAIR": bool(hl)}), -(-(tile_base + 1) // 256),
+                       {"n": n, "n_tiles": tile_base, "lo": w0, "len": wl, "len_hi": hl},
+                       info=meta_out, head=head, counts=_sub(counts, w0, wl), **hi)
 
 
 def _record_compact_chunked(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Compacted, m: str) -> None:

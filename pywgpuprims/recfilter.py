@@ -354,7 +354,7 @@ def _axis_plan(dev, shape, axis: int, b0: float, a: tuple, rho: float, causal: b
          "lo_L": 0, "hi_L": 0, "lo_R": 0, "hi_R": 0, "K2": 0, "lo_L2": 0, "hi_L2": 0, "lo_R2": 0, "hi_R2": 0,
          "woff2": 0, "b0": b0, "a1": a[0], "a2": a[1], "a3": a[2], "gain": 1.0,
          "fr_w": 0, "fr_h": 0, "fr_llo": 0, "fr_lhi": 0, "fr_klo": 0, "fr_khi": 0,
-         "kc0": 0, "soff": 0, "doff": 0}
+         "kc0": 0, "soff": 0, "doff": 0, "kc1": 0, "soff1": 0, "doff1": 0}
     if method == "rt":
         if 2 * N + 2 * L > _LOOP_CAP:
             raise InputError("recursive_filter", f"method='rt' handles lines up to {_LOOP_CAP // 2 - L} samples "
@@ -465,6 +465,22 @@ def _windows(p: dict, grid: tuple, bands: list | None, src: GpuArray | None = No
     return out
 
 
+def _paired(wins: list) -> list:
+    """:func:`_windows`' entries two by two, as ``(params, grid, bindings, two)``: with ``two`` one
+    dispatch runs two adjacent bands, the second bound as ``src1`` / ``dst1`` from block ``kc1``
+    (recfilter_reg.wgsl BANDS2: no second dispatch, no barrier between the bands)."""
+    out = []
+    for i in range(0, len(wins), 2):
+        p0, g0, io0 = wins[i]
+        if i + 1 == len(wins) or "kc0" not in p0:
+            out.append((p0, g0, io0, False))
+            continue
+        p1, g1, io1 = wins[i + 1]
+        q = dict(p0, kc1=p1["kc0"], soff1=p1.get("soff", 0), doff1=p1.get("doff", 0))
+        out.append((q, (g0[0], g0[1] + g1[1], g0[2]), dict(io0, **{f"{k}1": v for k, v in io1.items()}), True))
+    return out
+
+
 def _record_c(b, dev, st: dict, src: GpuArray, dst: GpuArray, bands: list | None = None) -> None:
     defines = {"BLOCK_C": True, "FAST_POS": st["fast"], "IN_PLACE": src is dst, "VEC4": st["vec4"],
                **_tile_defines(st)}
@@ -477,7 +493,8 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
                        bands: list | None = None) -> None:
     """A column pass then a row pass of the same filter, overlapped (Nehab et al. 2011, Alg. 5):
     the image is read twice (stage A, stage C) and written once (``bands``: the tile passes run
-    band by band of position blocks, see :func:`_windows`; the carries chain over the whole image)."""
+    band by band of position blocks, see :func:`_windows`, full tiles two bands a dispatch,
+    :func:`_paired`; the carries chain over the whole image)."""
     _, _, a, _, causal, anti = job
     p = dict(st["p"])
     q = st2["p"]
@@ -506,15 +523,15 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
         # never run, it cost the order-2 filter 1.6 us on the H100 (registers).
         rows_rg, cols_rg = (p["lo_L"], p["hi_L"], p["lo_R"], p["hi_R"]), (q["lo_L"], q["hi_L"], q["lo_R"], q["hi_R"])
         nob = all(r[1] <= r[0] for r in (rows_rg[:2], rows_rg[2:], cols_rg[:2], cols_rg[2:]))
-        for pw, grid, io in _windows(p, full, bands, src=src):
+        for pw, grid, io, two in _paired(_windows(p, full, bands, src=src)):
             # Tiles meeting the boundary weights (slower: dot products) launch first (FRAME_FIRST;
-            # a band's frame of its own blocks).
+            # a band's frame of its own blocks, a pair's of both).
             fr = _frame(grid, tuple(r - pw["kc0"] * _B for r in rows_rg), cols_rg)
             n = grid[0] * grid[1]
             ff = 0 < (fr["fr_lhi"] - fr["fr_llo"]) * (fr["fr_khi"] - fr["fr_klo"]) < n
             gx = min(n, dev.max_groups)
             ka = kern("filters/recfilter_reg.wgsl", defines={"PASS_A": True, "FRAME_FIRST": ff, "NO_BOUNDARY": nob,
-                                                             **rd})
+                                                             "BANDS2": two, **rd})
             b.dispatch(ka, (gx, -(-n // gx), C) if ff else grid, params=dict(pw, **fr), **io, carry=st["carry"],
                        wts=wts, bpart=st["bpart"], carry2=st2["carry"], bpart2=st2["bpart"])
     for groups in edge_grids:
@@ -528,9 +545,10 @@ def _record_overlapped(b, dev, st: dict, st2: dict, src: GpuArray, dst: GpuArray
                params=p, carry=st["carry"], carry2=st2["carry"], bpart2=st2["bpart"], wts=wts, resp=rbuf)
     _record_fix(b, dev, st2)
     if reg:
-        kc = kern("filters/recfilter_reg.wgsl", defines={"PASS_C": True, "IN_PLACE": src is dst, **rd})
-        for pw, grid, io in _windows(p, full, bands, src=src, dst=dst):
+        for pw, grid, io, two in _paired(_windows(p, full, bands, src=src, dst=dst)):
             if grid[1] > 0:
+                kc = kern("filters/recfilter_reg.wgsl", defines={"PASS_C": True, "IN_PLACE": src is dst, "BANDS2": two,
+                                                                 **rd})
                 b.dispatch(kc, grid, params=pw, **io, carry=st["carry"], carry2=st2["carry"])
     for groups in edge_grids:
         ke = kern("filters/recfilter_pass_c.wgsl", defines={"BLOCK_C": True, "OVERLAP": True, "IN_PLACE": src is dst,
@@ -656,9 +674,10 @@ def _record_bands(b, g: GpuArray, jobs: list, mode: str, method: str, primitive:
     Down the columns (block method; the image and its result at aligned offsets; the carries of a
     pass within one binding): the group runs as on the whole image, its carries and fix-ups over
     the whole image, and only its tile passes (A and C) go band by band of whole 64-row blocks,
-    each band's rows bound in place (:func:`_carried_bands`, :func:`_windows`): as few bands as
-    the binding allows, nothing read twice, the result the unchunked one bit for bit (as the
-    summed-area table's column carries).
+    each band's rows bound in place (:func:`_carried_bands`, :func:`_windows`; the overlapped
+    pair's full tiles two bands a dispatch, :func:`_paired`): as few bands as the binding allows,
+    nothing read twice, the result the unchunked one bit for bit (as the summed-area table's
+    column carries).
 
     Along the rows (axis 1) a band holds whole lines, filtered alone (bound in place where
     aligned): the result is the unchunked one. Otherwise down the columns (the RT method,

@@ -681,6 +681,63 @@ def test_chained_chunks_of_several_tiles(hooks, rng, poison_alloc, binding_guard
     assert "rle/route.wgsl" in paths and "rle/place.wgsl" not in paths
 
 
+def chunk_patterns(rng, n, per, kinds):
+    """A mask of ``n`` whose chunks of ``per`` are, in turn, all kept, none kept, half kept,
+    kept at the ends alone (following ``kinds``, 'a' / 'n' / 'h' / 'e')."""
+    m = np.zeros(n, bool)
+    for j, e0 in enumerate(range(0, n, per)):
+        ne = min(per, n - e0)
+        kind = kinds[j % len(kinds)]
+        if kind == "a":
+            m[e0:e0 + ne] = True
+        elif kind == "h":
+            m[e0:e0 + ne] = rng.random(ne) < 0.5
+        elif kind == "e":
+            m[[e0, e0 + ne - 1]] = True
+    return m
+
+
+@pytest.mark.parametrize("limit", [256, 1000, 16 + 4 * 256])  # the last: chunks exactly a window long
+def test_chained_window_pairs(limit, rng, poison_alloc, binding_guard, monkeypatch):
+    """Chained chunks a window long, each bound as two adjacent output windows: items that start
+    in one window and run on into the next, a chunk whose items start exactly at a window start
+    (every item before kept: the pair before holds them), at the last window (no next one),
+    chunks all kept / none kept, 2 to 5 chunks (the route pass from the third), sizes at the
+    chunk ends +-1; compact, nonzero and rle_encode (runs across every boundary, a chunk that is
+    one run, one of all distinct values) against numpy, outputs poisoned."""
+    dev = pp.device()
+    paths = []
+    inner = dev.kernel
+    monkeypatch.setattr(dev, "kernel", lambda path, *a, **k: paths.append(path) or inner(path, *a, **k))
+    with options(max_binding=limit):
+        c = rle._chain(dev)
+    per = c.per
+    assert c.window - 4 * dev.storage_align < per <= c.window
+    sizes = [per + 1, 2 * per - 1, 2 * per, 2 * per + 1, 3 * per + 7, 5 * per - 1]
+    for n in sizes:
+        x = distinct_input(rng, n, "int32")
+        for kinds in ("a", "n", "an", "na", "ah", "ha", "eah", "hna"):
+            m = chunk_patterns(rng, n, per, kinds)
+            with options(max_binding=limit):
+                got = pp.compact(x, m)
+                idx = pp.nonzero(pp.asarray(m.view(np.uint8)))
+            np.testing.assert_array_equal(got, x[m])
+            np.testing.assert_array_equal(idx.numpy(), np.flatnonzero(m))
+        runs = runs_input(rng, n, "float32", max_len=max(2, per // 3), high=3)
+        for b in range(per, n, per):  # a run across each boundary, one ending at it
+            runs[b - 3:b + 4] = 9.5
+            runs[b:] += 0.25
+        chunky = np.repeat(rng.permutation(n // per + 1).astype(np.int32), per)[:n]  # a run a chunk
+        chunky[per:2 * per] = distinct_input(rng, n, "int32")[per:2 * per]  # all distinct
+        for xs in (runs, chunky):
+            with options(max_binding=limit):
+                res = pp.rle_encode(pp.asarray(xs))
+                host = pp.rle_encode(xs)
+            check_rle(xs, res.numpy())
+            check_rle(xs, host)
+    assert "rle/route.wgsl" in paths and "rle/place.wgsl" not in paths
+
+
 # ------------------------------------------------------------------------- 64-bit values
 DTYPES64 = ["int64", "uint64", "float64"]
 

@@ -583,7 +583,8 @@ def test_recursive_filters_bands_in_place(shape, monkeypatch, rng):
 
 def test_recursive_filters_bands_frame_first(monkeypatch, rng):
     """Bands down the columns launch each band's tiles that meet the boundary weights first (a
-    frame of the band's own blocks, FRAME_FIRST): the unchunked result bit for bit, poisoned output."""
+    frame of the band's own blocks, FRAME_FIRST; two bands a dispatch, BANDS2, a frame of both):
+    the unchunked result bit for bit, poisoned output."""
     dev = pp.device()
     frames = []
     orig = rf._frame
@@ -604,9 +605,10 @@ def test_recursive_filters_bands_frame_first(monkeypatch, rng):
     with dev.using(max_binding=4 * 512 * 128 + 4):
         rf._filter_gpu(g, [ps], (0, 1), "reflect", "block", "test", out=out)
     np.testing.assert_array_equal(out.numpy(), unchunked)
-    assert len(frames) == 4  # bands of two blocks (7 blocks)
+    assert len(frames) == 2  # bands of two blocks (7 blocks), two by two
+    assert [grid[1] for grid, _ in frames] == [4, 3]
     assert all(0 < (f["fr_lhi"] - f["fr_llo"]) * (f["fr_khi"] - f["fr_klo"]) < grid[0] * grid[1]
-               for grid, f in frames[:3]), frames
+               for grid, f in frames), frames
 
 
 def test_bspline_prefilter_chunked(rng):

@@ -36,6 +36,9 @@ struct Params {
     kc0: u32,          // tile passes down the columns: the first block (of positions) run; grid y counts from it
     soff: u32,         // tile passes: element (of the image) where the bound range of src starts (a band of
     doff: u32,         // rows bound in place; a multiple of 4), and of dst; 0 for the whole image
+    kc1: u32,          // recfilter_reg.wgsl BANDS2: the first block of the second band (bound as src1 / dst1),
+    soff1: u32,        // and where its bound ranges start
+    doff1: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;

@@ -134,11 +134,11 @@ fn bitmask_store_tile(tile: u32, offset: u32, count: u32) {
             if (r + 4u < count) {
                 p4 = take(&c, r + 4u);
             }
-            out_vec[q] = vec4<u32>(x_u32[tile_e0 + ps.x], x_u32[tile_e0 + ps.y], x_u32[tile_e0 + ps.z],
-                                   x_u32[tile_e0 + ps.w]);
             let pn = vec4<u32>(ps.yzw, p4);
             let is_last = vec4<u32>(w) + vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(last);
-            counts_vec[q] = select(pn - ps, vec4<u32>(tile_e0 + chain_pos()) + ps, is_last);
+            put_vec(q, vec4<u32>(x_u32[tile_e0 + ps.x], x_u32[tile_e0 + ps.y], x_u32[tile_e0 + ps.z],
+                                 x_u32[tile_e0 + ps.w]),
+                    select(pn - ps, vec4<u32>(tile_e0 + chain_pos()) + ps, is_last));
         } else {
             for (var j = 0u; j < 4u; j++) {
                 let k = w + j;
@@ -150,8 +150,8 @@ fn bitmask_store_tile(tile: u32, offset: u32, count: u32) {
                     if (r + 1u < count) {
                         pn = take(&c, r + 1u);
                     }
-                    out_val[k] = x_u32[tile_e0 + ps];
-                    counts[k] = select(pn - ps, tile_e0 + chain_pos() + ps, k == last);
+                    put_val(k, x_u32[tile_e0 + ps]);
+                    put_count(k, select(pn - ps, tile_e0 + chain_pos() + ps, k == last));
                 }
             }
         }

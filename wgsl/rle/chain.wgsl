@@ -3,8 +3,10 @@
 // final positions (no scratch, no placement pass). The chunk reads from `chain` (the previous
 // chunk's info block, written on the GPU) the items before it ([0]) and, for RLE, the element
 // just before the chunk ([12]: the first element starts a run only where it differs). The
-// output is bound at a window starting at params.win_base (chosen on the GPU by rle/route.wgsl
-// among host-known aligned windows), so local stores go to `before - win_base + offset`;
+// output is bound as two adjacent windows, the first starting at params.win_base (chosen on the
+// GPU by rle/route.wgsl among host-known window starts), so local stores go to
+// `before - win_base + offset`, those at params.win_len or past it to the second window (the
+// including kernel's `_hi` bindings and put_* helpers);
 // positions (nonzero's indices, RLE run starts) add params.pos_base, the chunk's first element,
 // and RLE's per-tile record is indexed from params.tile_base (the tiles of earlier chunks).
 // Without CHAINED every helper is the identity of the unchunked kernel.

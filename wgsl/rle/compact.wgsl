@@ -48,6 +48,7 @@ struct Params {
     pos_base: u32,        // the chunk's first element
     tile_base: u32,       // tiles of the chunks before
     has_prev: u32,        // 1 past the first chunk
+    win_len: u32,         // elements of the output window; past it the next window (the _hi bindings)
 #endif
 }
 
@@ -77,6 +78,53 @@ struct Params {
 #endif
 
 #include "rle/chain.wgsl"
+
+#if !RTS_REDUCE
+#if CHAINED
+// rle/chain.wgsl: a chunk's items run on from the window at win_base into the next one
+@group(0) @binding(15) var<storage, read_write> out_val_hi: array<u32>;
+#if RLE
+@group(0) @binding(16) var<storage, read_write> out_vec_hi: array<vec4<u32>>;
+@group(0) @binding(17) var<storage, read_write> counts_hi: array<u32>;
+@group(0) @binding(18) var<storage, read_write> counts_vec_hi: array<vec4<u32>>;
+#endif
+#endif
+
+// Stores at window-relative positions (rle/chain.wgsl; unchained the result itself).
+fn put_val(k: u32, v: u32) {
+#if CHAINED
+    if (k >= params.win_len) {
+        out_val_hi[k - params.win_len] = v;
+        return;
+    }
+#endif
+    out_val[k] = v;
+}
+
+#if RLE
+fn put_count(k: u32, v: u32) {
+#if CHAINED
+    if (k >= params.win_len) {
+        counts_hi[k - params.win_len] = v;
+        return;
+    }
+#endif
+    counts[k] = v;
+}
+
+fn put_vec(q: u32, v: vec4<u32>, c: vec4<u32>) {
+#if CHAINED
+    if (q >= params.win_len / 4u) {
+        out_vec_hi[q - params.win_len / 4u] = v;
+        counts_vec_hi[q - params.win_len / 4u] = c;
+        return;
+    }
+#endif
+    out_vec[q] = v;
+    counts_vec[q] = c;
+}
+#endif
+#endif
 
 const WG: u32 = {{WG}}u;
 const VEC4_PER_THREAD: u32 = {{VEC4_PER_THREAD}}u;
@@ -275,13 +323,13 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f:
         let m = (*f)[{{I}}];
         let vv = (*v)[{{I}}];
         var p = offset + (*pre)[{{I}}];
-        if ((m & 1u) != 0u) { out_val[p] = vv.x; }
+        if ((m & 1u) != 0u) { put_val(p, vv.x); }
         p += m & 1u;
-        if ((m & 2u) != 0u) { out_val[p] = vv.y; }
+        if ((m & 2u) != 0u) { put_val(p, vv.y); }
         p += (m >> 1u) & 1u;
-        if ((m & 4u) != 0u) { out_val[p] = vv.z; }
+        if ((m & 4u) != 0u) { put_val(p, vv.z); }
         p += (m >> 2u) & 1u;
-        if ((m & 8u) != 0u) { out_val[p] = vv.w; }
+        if ((m & 8u) != 0u) { put_val(p, vv.w); }
     }
 #endunroll
 #endif

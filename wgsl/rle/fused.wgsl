@@ -37,6 +37,7 @@ struct Params {
     pos_base: u32,        // the chunk's first element
     tile_base: u32,
     has_prev: u32,
+    win_len: u32,         // elements of the output window; past it the next window (out_idx_hi)
 #endif
 }
 
@@ -61,6 +62,26 @@ struct Params {
 #endif
 
 #include "rle/chain.wgsl"
+
+#if !RTS_REDUCE
+#if WRITE_IDX
+#if CHAINED
+// rle/chain.wgsl: a chunk's items run on from the window at win_base into the next one
+@group(0) @binding(15) var<storage, read_write> out_idx_hi: array<u32>;
+#endif
+
+// Stores at window-relative positions (rle/chain.wgsl; unchained the result itself).
+fn put_idx(k: u32, v: u32) {
+#if CHAINED
+    if (k >= params.win_len) {
+        out_idx_hi[k - params.win_len] = v;
+        return;
+    }
+#endif
+    out_idx[k] = v;
+}
+#endif
+#endif
 
 const WG: u32 = {{WG}}u;
 const VEC4_PER_THREAD: u32 = {{VEC4_PER_THREAD}}u;
@@ -302,7 +323,7 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f:
         for (var k = base + g_lid; k < end; k += WG) {
             let s = stage[k - base];
 #if WRITE_IDX
-            out_idx[offset + k] = tile_e0 + chain_pos() + s;
+            put_idx(offset + k, tile_e0 + chain_pos() + s);
 #endif
         }
         workgroupBarrier();

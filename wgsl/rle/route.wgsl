@@ -1,9 +1,11 @@
 // Chained chunks past one storage binding (rle/chain.wgsl): picks on the GPU the output window a
-// chunk writes through. The host records the chunk's kernel once per candidate window, each
+// chunk writes through (the first of the two adjacent windows it binds). The host records the
+// chunk's kernel once per candidate window, each
 // dispatched indirectly; this one-invocation pass gives the chosen candidate the chunk's grid and
 // every other one an empty grid. Candidate a < n_alt - 1 starts at a * stride, the last one at
 // `top`; the chunk's items start at chain[0] (items before it), and the host chose stride and
-// window size so that the candidate with the largest start at or below chain[0] holds them all.
+// window size so that the candidate with the largest start at or below chain[0] holds them all
+// (with the window after it).
 // args: 4 words per candidate (x, y, z groups, unused).
 
 struct Params {

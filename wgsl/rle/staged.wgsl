@@ -47,18 +47,18 @@ fn stage_round(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f
         let w = 4u * q;
         if (w >= lo && w + 4u <= hi) {
             let s = w - lo;
-            out_vec[q] = vec4<u32>(stage[s], stage[s + 1u], stage[s + 2u], stage[s + 3u]);
             let ps = vec4<u32>(stage_pos[s], stage_pos[s + 1u], stage_pos[s + 2u], stage_pos[s + 3u]);
             let pn = vec4<u32>(ps.yzw, stage_pos[s + 4u]);
             let is_last = vec4<u32>(w) + vec4<u32>(0u, 1u, 2u, 3u) == vec4<u32>(last);
-            counts_vec[q] = select(pn - ps, vec4<u32>(tile_e0 + chain_pos()) + ps, is_last);
+            put_vec(q, vec4<u32>(stage[s], stage[s + 1u], stage[s + 2u], stage[s + 3u]),
+                    select(pn - ps, vec4<u32>(tile_e0 + chain_pos()) + ps, is_last));
         } else {
             for (var c = 0u; c < 4u; c++) {
                 let k = w + c;
                 if (k >= lo && k < hi) {
-                    out_val[k] = stage[k - lo];
+                    put_val(k, stage[k - lo]);
                     let ps = stage_pos[k - lo];
-                    counts[k] = select(stage_pos[k - lo + 1u] - ps, tile_e0 + chain_pos() + ps, k == last);
+                    put_count(k, select(stage_pos[k - lo + 1u] - ps, tile_e0 + chain_pos() + ps, k == last));
                 }
             }
         }
