@@ -211,6 +211,22 @@ def test_histogram(rng, n):
     np.testing.assert_array_equal(fse.histogram(pp.asarray(x)), np.bincount(x, minlength=256))
 
 
+@pytest.mark.parametrize("mode", ["reference", "interleaved"])
+def test_large_blocks_split_over_workgroups(rng, mode):
+    """Blocks of 128 KiB / 1 MiB, few of them: hist.wgsl and gather.wgsl split each over several
+    workgroups (counts and checksum sums added across them). Stored checksums against the host's
+    block_checksum, histograms against numpy, payloads by round trip (outputs poisoned)."""
+    bs = 128 << 10 if mode == "reference" else 1 << 20
+    x = _mixed(rng, 3, bs, int(rng.integers(1, bs)))
+    assert C._slices(len(x), bs, 4)["slices"] > 1
+    blob = fse.compress(x, mode=mode, block_size=bs)
+    _, e = fse.parse(blob)
+    for i in range(len(e)):
+        assert int(e["check"][i]) == fse.block_checksum(x[i * bs:(i + 1) * bs].tobytes(), i), i
+    assert fse.decompress(blob) == x.tobytes()
+    np.testing.assert_array_equal(fse.histogram(x, block_size=bs), np.bincount(x, minlength=256))
+
+
 def test_histogram_errors():
     with pytest.raises(pp.InputError):
         fse.histogram(np.zeros(4, np.float32))

@@ -162,15 +162,35 @@ def _upload(dev: Device, data) -> Any:
     return buf
 
 
+def _slices(nbytes: int, block_size: int, n_blocks: int) -> dict:
+    """hist.wgsl's and gather.wgsl's split of each block over workgroups: about 512 workgroups in
+    all when blocks are few (one 1 MiB block is not one workgroup's latency), a slice at least 32
+    KiB, one workgroup a block when there are many blocks."""
+    words = -(-min(block_size, nbytes) // 4)
+    slices = max(1, min(-(-words // 8192), 512 // n_blocks))
+    return {"slices": slices, "slice_words": -(-words // slices)}
+
+
+def _finish_checks(sums: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Block checksums from hist.wgsl's sums: fmix32(sum + block bytes)."""
+    with np.errstate(over="ignore"):
+        return _fmix((sums.astype(np.uint64) + lens.astype(np.uint64)) & np.uint64(0xFFFFFFFF))
+
+
 def block_histograms(dev: Device, src: Binding, n_bytes: int, block_size: int, n_blocks: int) -> np.ndarray:
     """(n_blocks, 257) uint32: byte counts per block and the block checksum in column 256."""
     out = _buffer(dev, 4 * 257 * n_blocks)
+    sl = _slices(n_bytes, block_size, n_blocks)
     b = dev.batch()
-    b.dispatch(dev.kernel("fse/hist.wgsl", defines={"HIST": True}), n_blocks,
-               params={"n_bytes": n_bytes, "block_size": block_size, "n_blocks": n_blocks}, src=src, hist=out)
+    b.clear(out, 0, 4 * 257 * n_blocks)
+    b.dispatch(dev.kernel("fse/hist.wgsl", defines={"HIST": True}), n_blocks * sl["slices"],
+               params={"n_bytes": n_bytes, "block_size": block_size, "n_blocks": n_blocks, **sl}, src=src, hist=out)
     rb = b.readback((out, 0, 4 * 257 * n_blocks))
     b.submit()
-    return rb.numpy(np.uint32).reshape(n_blocks, 257)
+    h = rb.numpy(np.uint32).reshape(n_blocks, 257).copy()
+    lens = np.minimum(block_size, n_bytes - np.arange(n_blocks, dtype=np.int64) * block_size)
+    h[:, 256] = _finish_checks(h[:, 256], lens)
+    return h
 
 
 def histogram(x, block_size: int = 1 << 16) -> np.ndarray:
@@ -538,7 +558,9 @@ def encode_steps(dev: Device, source, n: int, mode: str, table_log: int, block_s
             dev.write(out, np.full(out.size // 4, 0xDEADBEEF, np.uint32).tobytes())
         gplan = _buffer(dev, 12 * ncb)
         b = dev.batch()
-        b.dispatch(k_hist, ncb, params=blocks, src=src, hist=hist)
+        sl = _slices(nbytes, block_size, ncb)
+        b.clear(hist, 0, 4 * 257 * ncb)
+        b.dispatch(k_hist, ncb * sl["slices"], params={**blocks, **sl}, src=src, hist=hist)
         b.dispatch(k_norm, ncb, params={**blocks, "table_log": table_log,
                                         "fse_kind": FSE_REF if mode == "reference" else FSE_IL},
                    hist=hist, plan=plan, info=info)
@@ -553,7 +575,8 @@ def encode_steps(dev: Device, source, n: int, mode: str, table_log: int, block_s
                        src=src, plan=plan, stage=stage, status=status)
         b.dispatch(k_place, 1, params={"n_blocks": ncb, "base": base}, info=info, status=status, hist=hist,
                    gplan=gplan, rec=Binding(out, 0, 12 * ncb))
-        b.dispatch(k_gat, ncb, params={**blocks, "stage_words": stage_words, "lane_cap": lane_cap, "lanes": lanes},
+        b.dispatch(k_gat, ncb * sl["slices"], params={**blocks, "stage_words": stage_words, "lane_cap": lane_cap,
+                                                       "lanes": lanes, "slices": sl["slices"]},
                    src=src, stage=stage, gplan=gplan, dst=out)
         small = bound <= dev.transfer.one_shot
         rb = b.readback((out, 0, bound if small else 12 * ncb))
@@ -792,7 +815,7 @@ def decode_steps(dev: Device, hdr: dict, e: np.ndarray, whole: np.ndarray, resul
         flags = _buffer(dev, at + 4 * ncb)
         params = {"n_bytes": nbytes, "block_size": bs, "n_blocks": ncb, "comp_words": len(comp) // 4 + 1}
         b = dev.batch()
-        b.clear(flags, 0, 4 * ncb)
+        b.clear(flags, 0, at + 4 * ncb)
         io = {"params": params, "comp": comp_buf, "plan": plan_buf, "dst": out_buf,
               "status": Binding(flags, 0, 4 * ncb)}
         if mode == 0:
@@ -802,7 +825,8 @@ def decode_steps(dev: Device, hdr: dict, e: np.ndarray, whole: np.ndarray, resul
         else:
             b.dispatch(k_dec, ncb, **io)
         b.dispatch(k_raw, ncb, **io)
-        b.dispatch(k_check, ncb, params={"n_bytes": nbytes, "block_size": bs, "n_blocks": ncb},
+        sl = _slices(nbytes, bs, ncb)
+        b.dispatch(k_check, ncb * sl["slices"], params={"n_bytes": nbytes, "block_size": bs, "n_blocks": ncb, **sl},
                    src=out_buf, hist=Binding(flags, at, 4 * ncb))
         small = nbytes <= dev.transfer.one_shot
         rb = b.readback((flags, 0, at + 4 * ncb), *([(out_buf, 0, nbytes)] if small else []))
@@ -818,6 +842,7 @@ def decode_steps(dev: Device, hdr: dict, e: np.ndarray, whole: np.ndarray, resul
         if len(bad):
             i = int(bad[0])
             raise CorruptDataError("fse", f"block {c0 + i}: corrupt stream (code {int(status[i])})")
+        checks = _finish_checks(checks, lens[c0:c1])
         checks = checks if hdr["version"] == 1 else _tie(checks, np.arange(c0, c1))
         badc = np.flatnonzero(checks != e["check"][c0:c1])
         if len(badc):

@@ -6,7 +6,7 @@
 // info[3b .. 3b+3) = (kind before coding, block bytes, the RLE byte)
 // status[2b .. 2b+2) = the coders' (header bytes, payload bytes or 0xffffffff); read for coded kinds only
 // out: gplan[3b .. 3b+3) = (kind, dst word offset, aux) for gather.wgsl, offsets from params.base;
-//      rec[3b .. 3b+3) = (kind, payload bytes, checksum from hist.wgsl), what the host reads back
+//      rec[3b .. 3b+3) = (kind, payload bytes, checksum: fmix32 of hist.wgsl's sum + block bytes), what the host reads back
 //      (words [0, 3 n_blocks) of the payload buffer; the payloads follow at word params.base)
 
 struct Params {
@@ -25,6 +25,16 @@ const WG: u32 = 256u;
 const PER: u32 = 4u;  // blocks per invocation and trip
 
 var<workgroup> sums: array<u32, 256>;
+
+fn fmix(x: u32) -> u32 {
+    var v = x;
+    v ^= v >> 16u;
+    v *= 0x85ebca6bu;
+    v ^= v >> 13u;
+    v *= 0xc2b2ae35u;
+    v ^= v >> 16u;
+    return v;
+}
 
 // (kind, payload bytes, aux) of block b
 fn settle(b: u32) -> vec3<u32> {
@@ -83,7 +93,7 @@ fn main(@builtin(local_invocation_index) lid: u32) {
                 gplan[3u * b + 2u] = got[k].z;
                 rec[3u * b] = got[k].x;
                 rec[3u * b + 1u] = got[k].y;
-                rec[3u * b + 2u] = hist[257u * b + 256u];
+                rec[3u * b + 2u] = fmix(hist[257u * b + 256u] + info[3u * b + 1u]);
                 at += (got[k].y + 3u) / 4u;
             }
         }
