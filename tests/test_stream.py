@@ -348,7 +348,6 @@ def test_scan_submits_the_next_chunk_before_copying_this_one_out(monkeypatch, rn
     """The overlap the module promises: chunk k+1's upload and scan are submitted before chunk
     k's result is copied out (each copy-out then waits only for its own chunk's work)."""
     from pywgpuprims import _device
-    from pywgpuprims.fse import _codec as _fc
 
     dev = pp.device()
     events = []

@@ -39,8 +39,9 @@ one submission:
   without counts) are compared with the stored ones.
 
 Host path: a group costs one upload, one submission and one map round trip either way: encoding
-reads the record and the payloads (up to ``dev.transfer.one_shot`` bytes; larger ones are
-downloaded once the record is read) from one readback, straight into the returned ``bytes``
+reads the record and the payloads from one readback (when their worst case, the input's size,
+is at most ``dev.transfer.one_shot_counted``; past it the record comes first, then just the
+payloads, downloaded), straight into the returned ``bytes``
 (written once: made uninitialised through CPython's C API, as C code fills
 ``PyBytes_FromStringAndSize(NULL, n)``, once the record gave its size); decoding reads status
 words, checksums and, up to ``one_shot``, the output, into a bytearray that is not zero-filled

@@ -433,8 +433,8 @@ def copy_payload(dev: Device, src, dst: np.ndarray) -> None:
 class EncodedGroup:
     """What :func:`encode_groups` yields for a group of blocks: their table fields (``rel``: payload
     offsets from the group's first, padded to 4 bytes; ``check``: tied to the global indices), the
-    payload's size (no padding after the input's last block) and where it is: a uint8 array (up
-    to ``one_shot`` bytes) or ``(Block, byte offset)`` (downloaded by :func:`copy_payload`)."""
+    payload's size (no padding after the input's last block) and where it is: a uint8 array (read
+    with the record) or ``(Block, byte offset)`` (downloaded by :func:`copy_payload`)."""
 
     first: int
     end: int  # input bytes done
@@ -458,8 +458,8 @@ def _mapped(rb: Readback):
 class PlacedGroup:
     """What :func:`encode_steps` yields for a group of blocks, submitted: ``rb`` (prefetched) holds
     the record written by ``place.wgsl`` (kind, payload bytes and checksum per block) and, unless
-    the payloads stay in ``out_buf`` (over ``one_shot`` bytes in all), the payloads, from byte
-    ``at`` (of the readback and of ``out_buf``)."""
+    they stay in ``out_buf`` (their worst case over ``one_shot_counted`` bytes), the payloads, from
+    byte ``at`` (of the readback and of ``out_buf``)."""
 
     first: int
     end: int  # input bytes done
@@ -578,7 +578,7 @@ def encode_steps(dev: Device, source, n: int, mode: str, table_log: int, block_s
         b.dispatch(k_gat, ncb * sl["slices"], params={**blocks, "stage_words": stage_words, "lane_cap": lane_cap,
                                                        "lanes": lanes, "slices": sl["slices"]},
                    src=src, stage=stage, gplan=gplan, dst=out)
-        small = bound <= dev.transfer.one_shot
+        small = bound <= dev.transfer.one_shot_counted  # else the record first, then just the payloads
         rb = b.readback((out, 0, bound if small else 12 * ncb))
         b.submit()
         rb.prefetch()
