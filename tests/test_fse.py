@@ -586,12 +586,13 @@ def test_chunked_odd_limits(rng):
 @pytest.mark.parametrize("mode", ["reference", "interleaved"])
 def test_staged_downloads(rng, mode, monkeypatch):
     """Payloads and outputs too large for the one-shot readback take the download path (forced by
-    a tiny ``one_shot``): same containers, same bytes."""
+    a tiny ``one_shot`` / ``one_shot_counted``: compress reads the record first, then downloads
+    the payloads): same containers, same bytes."""
     import dataclasses
     x = _mixed(rng, 11, 4096, 999)
     want = fse.compress(x, mode=mode, block_size=4096, lanes=32)
     dev = pp.device()
-    monkeypatch.setattr(dev, "transfer", dataclasses.replace(dev.transfer, one_shot=64))
+    monkeypatch.setattr(dev, "transfer", dataclasses.replace(dev.transfer, one_shot=64, one_shot_counted=64))
     assert fse.compress(x, mode=mode, block_size=4096, lanes=32) == want
     with dev.using(max_binding=3 * 4096 * 6):
         assert fse.compress(x, mode=mode, block_size=4096, lanes=32) == want
