@@ -16,8 +16,10 @@ GPU pipeline (``wgsl/fse/``), per group of blocks whose every binding fits ``dev
 (blocks are independent: a large input is coded group by group, into the same container), all in
 one submission:
 
-- ``hist.wgsl``: one workgroup per block; byte histogram in workgroup memory (atomics over eight
-  sub-histograms, 4 words per invocation and trip) and the block checksum.
+- ``hist.wgsl``: byte histogram in workgroup memory (atomics over eight sub-histograms, 4 words
+  per invocation and trip) and the block checksum's sum; a block is split over up to 32
+  workgroups of at least 32 KiB while blocks are few (about 512 workgroups in all), which add
+  their counts to the block's.
 - ``norm.wgsl``: one workgroup per block; block kinds (raw / single symbol / FSE, the reference's
   rules), the reference's optimal table log and normalisation (its fallback method included;
   64-bit arithmetic on pairs of words), bit-exact with the host's functions of ``_tables.py``.
@@ -30,9 +32,9 @@ one submission:
   and writes the header; each of the ``lanes`` invocations codes its own state and stream.
 - ``place.wgsl`` (one workgroup): each block's final kind and size (a coded block that does not
   shrink is stored raw) and an exclusive scan of the sizes give each block's place.
-- ``gather.wgsl``: one workgroup per block copies payloads (or raw input) to their places, after
-  a record of (kind, size, checksum) per block (4 words per invocation and trip; an interleaved
-  block's lane streams as one flat range).
+- ``gather.wgsl``: copies payloads (or raw input) to their places, after a record of (kind,
+  size, checksum) per block (4 words per invocation and trip; an interleaved block's lane streams
+  as one flat range), split over workgroups as ``hist.wgsl``.
 - decoding: ``decode.wgsl`` (one workgroup per block: NCount parse and checks; interleaved mode:
   table built in parallel in workgroup memory, one invocation per lane decodes; reference mode:
   invocation 0 builds the table and decodes), then checksums of the output (``hist.wgsl``
