@@ -227,6 +227,25 @@ def test_large_blocks_split_over_workgroups(rng, mode):
     np.testing.assert_array_equal(fse.histogram(x, block_size=bs), np.bincount(x, minlength=256))
 
 
+@needs_ref
+def test_many_blocks_placed_on_the_gpu(rng):
+    """Over 1024 blocks in one group: place.wgsl's scan takes several trips (1024 blocks a trip);
+    every kind side by side, each reference block bit-exact with the reference, at its place."""
+    bs = 64
+    x = _mixed(rng, 1500, bs, 37)
+    blob = fse.compress(x, mode="reference", block_size=bs, table_log=9)
+    _, e = fse.parse(blob)
+    assert len(e) == 1501 and len(set(e["kind"].tolist())) == 3
+    for i, ent in enumerate(e):
+        kind, ref = R.compress_block(x[i * bs:(i + 1) * bs].tobytes(), 9)
+        assert int(ent["kind"]) == {0: C.RAW, 1: C.RLE, 2: C.FSE_REF}[kind], i
+        if kind == 2:
+            assert blob[int(ent["offset"]):int(ent["offset"]) + int(ent["csize"])] == ref, i
+    assert fse.decompress(blob) == x.tobytes()
+    blob = fse.compress(x, mode="interleaved", block_size=bs, lanes=32)
+    assert fse.decompress(blob) == x.tobytes()
+
+
 def test_histogram_errors():
     with pytest.raises(pp.InputError):
         fse.histogram(np.zeros(4, np.float32))
