@@ -13,12 +13,16 @@ Command line: ``python -m pywgpuprims.fse compress|decompress IN OUT`` (``-`` fo
 an existing OUT is kept unless ``--force``; ``--help``).
 
 GPU pipeline (``wgsl/fse/``), per group of blocks whose every binding fits ``dev.binding_limit``
-(blocks are independent: a large input is coded group by group, into the same container):
+(blocks are independent: a large input is coded group by group, into the same container), all in
+one submission:
 
-- ``hist.wgsl``: one workgroup per block; byte histogram in workgroup memory (atomics over eight
-  sub-histograms, 4 words per invocation and trip) and the block checksum.
-- host: block kinds (raw / single symbol / FSE, the reference's rules), the reference's optimal
-  table log, normalisation (64-bit arithmetic, vectorised over blocks), packed into a plan.
+- ``hist.wgsl``: byte histogram in workgroup memory (atomics over eight sub-histograms, 4 words
+  per invocation and trip) and the block checksum's sum; a block is split over up to 32
+  workgroups of at least 32 KiB while blocks are few (about 512 workgroups in all), which add
+  their counts to the block's.
+- ``norm.wgsl``: one workgroup per block; block kinds (raw / single symbol / FSE, the reference's
+  rules), the reference's optimal table log and normalisation (its fallback method included;
+  64-bit arithmetic on pairs of words), bit-exact with the host's functions of ``_tables.py``.
 - reference mode: ``reftab.wgsl`` (one workgroup per block) builds the block's encoding table in
   parallel, writes the NCount header and stores the table compactly (1 KiB of per-symbol
   ``deltaNbBits``/``deltaFindState`` + u16 state table); ``refenc.wgsl`` then codes as many blocks
@@ -26,26 +30,29 @@ GPU pipeline (``wgsl/fse/``), per group of blocks whose every binding fits ``dev
   invocation, with two states exactly as the reference does.
 - interleaved mode: ``encode.wgsl``, one workgroup per block builds the table in workgroup memory
   and writes the header; each of the ``lanes`` invocations codes its own state and stream.
-- host: exclusive scan of the payload sizes (a few thousand values) gives each block's place.
-- ``gather.wgsl``: one workgroup per block copies payloads (or raw input) to their places
-  (4 words per invocation and trip; an interleaved block's lane streams as one flat range).
+- ``place.wgsl`` (one workgroup): each block's final kind and size (a coded block that does not
+  shrink is stored raw) and an exclusive scan of the sizes give each block's place.
+- ``gather.wgsl``: copies payloads (or raw input) to their places, after a record of (kind,
+  size, checksum) per block (4 words per invocation and trip; an interleaved block's lane streams
+  as one flat range), split over workgroups as ``hist.wgsl``.
 - decoding: ``decode.wgsl`` (one workgroup per block: NCount parse and checks; interleaved mode:
   table built in parallel in workgroup memory, one invocation per lane decodes; reference mode:
   invocation 0 builds the table and decodes), then checksums of the output (``hist.wgsl``
   without counts) are compared with the stored ones.
 
-Host path: a group costs three submissions and three map round trips to encode (histograms;
-status words; payload) and one to decode (status words, checksums and, up to
-``dev.transfer.one_shot``, the output, in one readback). Group k+1 is uploaded and submitted
-before group k is copied out (``encode_groups`` / ``decode_groups``, shared with
-``pywgpuprims.stream``). Payloads go straight from the GPU's mappings into the returned
-``bytes`` (written once: made uninitialised through CPython's C API, as C code fills
-``PyBytes_FromStringAndSize(NULL, n)``) and outputs into a bytearray that is not zero-filled
-first; compressed input is uploaded from the caller's buffer without a copy. Both calls are step
-generators underneath (``compress_steps`` / ``decompress_steps``, yielding ``WAIT`` before each
-wait for the GPU): ``compress`` and ``decompress`` run theirs to the end, and the codecs of
-``pywgpuprims.codecs`` step several chunks' in turn, so that one chunk's round trips overlap the
-others' GPU work.
+Host path: a group costs one upload, one submission and one map round trip either way: encoding
+reads the record and the payloads from one readback (when their worst case, the input's size,
+is at most ``dev.transfer.one_shot_counted``; past it the record comes first, then just the
+payloads, downloaded), straight into the returned ``bytes``
+(written once: made uninitialised through CPython's C API, as C code fills
+``PyBytes_FromStringAndSize(NULL, n)``, once the record gave its size); decoding reads status
+words, checksums and, up to ``one_shot``, the output, into a bytearray that is not zero-filled
+first. Group k+1 is uploaded and submitted before group k is read (``encode_groups`` /
+``decode_groups``, shared with ``pywgpuprims.stream``); compressed input is uploaded from the
+caller's buffer without a copy. Both calls are step generators underneath (``compress_steps`` /
+``decompress_steps``, yielding ``WAIT`` before each wait for the GPU): ``compress`` and
+``decompress`` run theirs to the end, and the codecs of ``pywgpuprims.codecs`` step several
+chunks' in turn, so that one chunk's round trip overlaps the others' GPU work.
 
 Reference-mode blocks are at most 128 KiB (default 32 KiB): one invocation codes a whole block,
 and lavapipe stops any invocation's loops after 65,535 trips in total.

@@ -6,14 +6,15 @@ import ctypes
 import math
 import struct
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._array import GpuArray, as_input
-from .._device import Binding, Device, Readback, device, takes_device
-from .._errors import CorruptDataError, InputError
+from .._device import Binding, Device, Readback, _parallel_copy, device, takes_device
+from .._errors import CorruptDataError, InputError, ShaderError
 from . import _tables as T
 
 MAGIC = b"FSEP"
@@ -161,15 +162,35 @@ def _upload(dev: Device, data) -> Any:
     return buf
 
 
+def _slices(nbytes: int, block_size: int, n_blocks: int) -> dict:
+    """hist.wgsl's and gather.wgsl's split of each block over workgroups: about 512 workgroups in
+    all when blocks are few (one 1 MiB block is not one workgroup's latency), a slice at least 32
+    KiB, one workgroup a block when there are many blocks."""
+    words = -(-min(block_size, nbytes) // 4)
+    slices = max(1, min(-(-words // 8192), 512 // n_blocks))
+    return {"slices": slices, "slice_words": -(-words // slices)}
+
+
+def _finish_checks(sums: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Block checksums from hist.wgsl's sums: fmix32(sum + block bytes)."""
+    with np.errstate(over="ignore"):
+        return _fmix((sums.astype(np.uint64) + lens.astype(np.uint64)) & np.uint64(0xFFFFFFFF))
+
+
 def block_histograms(dev: Device, src: Binding, n_bytes: int, block_size: int, n_blocks: int) -> np.ndarray:
     """(n_blocks, 257) uint32: byte counts per block and the block checksum in column 256."""
     out = _buffer(dev, 4 * 257 * n_blocks)
+    sl = _slices(n_bytes, block_size, n_blocks)
     b = dev.batch()
-    b.dispatch(dev.kernel("fse/hist.wgsl", defines={"HIST": True}), n_blocks,
-               params={"n_bytes": n_bytes, "block_size": block_size, "n_blocks": n_blocks}, src=src, hist=out)
+    b.clear(out, 0, 4 * 257 * n_blocks)
+    b.dispatch(dev.kernel("fse/hist.wgsl", defines={"HIST": True}), n_blocks * sl["slices"],
+               params={"n_bytes": n_bytes, "block_size": block_size, "n_blocks": n_blocks, **sl}, src=src, hist=out)
     rb = b.readback((out, 0, 4 * 257 * n_blocks))
     b.submit()
-    return rb.numpy(np.uint32).reshape(n_blocks, 257)
+    h = rb.numpy(np.uint32).reshape(n_blocks, 257).copy()
+    lens = np.minimum(block_size, n_bytes - np.arange(n_blocks, dtype=np.int64) * block_size)
+    h[:, 256] = _finish_checks(h[:, 256], lens)
+    return h
 
 
 def histogram(x, block_size: int = 1 << 16) -> np.ndarray:
@@ -326,35 +347,53 @@ def compress_steps(dev: Device, g: GpuArray | None, host: np.ndarray | None, tab
             return Binding(g.buffer, g.byte_offset + start, (nbytes + 3) // 4 * 4)
         return Binding(_upload(dev, host[start:start + nbytes]))
 
-    payloads: list = []  # per group: (byte offset in the container, bytes, Readback or Block)
-    offset = HEADER.size + ENTRY.itemsize * nb
     steps = encode_steps(dev, source, n, mode, table_log, block_size, lanes)
+    done: list[EncodedGroup] = []  # groups read, their payloads copied out (or left on the GPU)
+    last = None  # the group submitted last, not read yet
+    offset = HEADER.size + ENTRY.itemsize * nb
+
+    def place(grp: EncodedGroup) -> None:
+        nonlocal offset
+        e = entries[grp.first:grp.first + len(grp.csize)]
+        e["offset"] = offset + grp.rel
+        e["csize"], e["kind"], e["check"] = grp.csize, grp.kind, grp.check
+        offset += grp.size
+        if progress is not None:
+            progress(grp.end, n)
+
     try:
-        for grp in steps:
-            if grp is WAIT:
-                yield WAIT
-                continue
-            e = entries[grp.first:grp.first + len(grp.csize)]
-            e["offset"] = offset + grp.rel
-            e["csize"], e["kind"], e["check"] = grp.csize, grp.kind, grp.check
-            payloads.append((offset, grp.size, grp.payload))
-            offset += grp.size
-            if progress is not None:
-                progress(grp.end, n)
-        head = header(MODES[mode], table_log, lanes if mode == "interleaved" else 0, block_size, n, entries)
-        end = payloads[-1][0] + payloads[-1][1] if payloads else offset
-        blob, view = _new_bytes(end)
-        view[:len(head)] = np.frombuffer(head, np.uint8)
-        if payloads:
+        for item in steps:
+            last = item
             yield WAIT
-        for at, size, src in payloads:  # each payload straight from the GPU into its place
-            copy_payload(dev, src, view[at:at + size])
+            if not item.last:  # several groups: this one read while the next one runs
+                last = None
+                done.append(item.resolve())
+                place(done[-1])
+        head_end = offset
+        if last is None:
+            blob, view = _new_bytes(head_end)
+        else:  # the last (often the only) group: record and payloads read in one mapping
+            p, last = last, None
+            with _mapped(p.rb) as mapped:
+                grp = p.read(mapped)
+                at = offset
+                place(grp)
+                blob, view = _new_bytes(offset)
+                if p.out_buf is None:
+                    _parallel_copy(view[at:offset], mapped[p.at:p.at + grp.size], dev.transfer)
+            if p.out_buf is not None:
+                dev.download(p.out_buf, view[at:offset], p.at)
+        head = header(MODES[mode], table_log, lanes if mode == "interleaved" else 0, block_size, n, entries)
+        view[:len(head)] = np.frombuffer(head, np.uint8)
+        at = len(head)
+        for grp in done:
+            copy_payload(dev, grp.payload, view[at:at + grp.size])
+            at += grp.size
         del view
     finally:  # stopped early: no mapping left pending (read ones hold none)
         steps.close()
-        for _, _, src in payloads:
-            if isinstance(src, Readback):
-                src.discard()
+        if last is not None:
+            last.rb.discard()
     return blob if isinstance(blob, bytes) else bytes(blob)
 
 
@@ -384,18 +423,18 @@ def header(mode: int, table_log: int, lanes: int, block_size: int, n: int, entri
 
 def copy_payload(dev: Device, src, dst: np.ndarray) -> None:
     """A group's payload (``EncodedGroup.payload``) into the uint8 array ``dst`` (its size)."""
-    if isinstance(src, Readback):
-        src.into(dst, tuning=dev.transfer)
+    if isinstance(src, np.ndarray):
+        dst[...] = src
     elif dst.size:
-        dev.download(src, dst)
+        dev.download(src[0], dst, src[1])
 
 
 @dataclass
 class EncodedGroup:
     """What :func:`encode_groups` yields for a group of blocks: their table fields (``rel``: payload
     offsets from the group's first, padded to 4 bytes; ``check``: tied to the global indices), the
-    payload's size (no padding after the input's last block) and where it waits: a prefetched
-    Readback (up to ``one_shot`` bytes) or a Block (downloaded by :func:`copy_payload`)."""
+    payload's size (no padding after the input's last block) and where it is: a uint8 array (read
+    with the record) or ``(Block, byte offset)`` (downloaded by :func:`copy_payload`)."""
 
     first: int
     end: int  # input bytes done
@@ -407,145 +446,159 @@ class EncodedGroup:
     payload: Any
 
 
+@contextmanager
+def _mapped(rb: Readback):
+    """The bytes of a one-part readback, mapped for the block (one map round trip): the record
+    and payloads are read in place, straight into the container."""
+    with rb._mapped() as view:
+        yield view
+
+
+@dataclass
+class PlacedGroup:
+    """What :func:`encode_steps` yields for a group of blocks, submitted: ``rb`` (prefetched) holds
+    the record written by ``place.wgsl`` (kind, payload bytes and checksum per block) and, unless
+    they stay in ``out_buf`` (their worst case over ``one_shot_counted`` bytes), the payloads, from
+    byte ``at`` (of the readback and of ``out_buf``)."""
+
+    first: int
+    end: int  # input bytes done
+    lens: np.ndarray
+    last: bool  # the input's last group: no padding after its last block
+    at: int
+    rb: Readback
+    out_buf: Any
+
+    def read(self, view: np.ndarray) -> EncodedGroup:
+        """The group's table fields from the mapped readback ``view`` (payload: None)."""
+        ncb = len(self.lens)
+        rec = view[:12 * ncb].view(np.uint32).reshape(ncb, 3)
+        kind, csize = rec[:, 0].copy(), rec[:, 1].astype(np.int64)
+        if (kind > FSE_IL).any() or (csize > self.lens).any() or (csize < 1).any():
+            raise ShaderError("fse.compress", "the placement record is inconsistent")
+        rel = np.zeros(ncb + 1, np.int64)
+        np.cumsum((csize + 3) // 4 * 4, out=rel[1:])
+        size = int(rel[-2] + csize[-1]) if self.last else int(rel[-1])
+        check = _tie(rec[:, 2], np.arange(self.first, self.first + ncb))
+        return EncodedGroup(self.first, self.end, rel[:-1], csize, kind, check, size, None)
+
+    def resolve(self) -> EncodedGroup:
+        """Wait for the group and read it (the payload copied out, or left on the GPU when large)."""
+        with _mapped(self.rb) as view:
+            grp = self.read(view)
+            grp.payload = ((self.out_buf, self.at) if self.out_buf is not None
+                           else view[self.at:self.at + grp.size].copy())
+        return grp
+
+
 def encode_groups(dev: Device, source, n: int, mode: str, table_log: int, block_size: int, lanes: int,
                   max_blocks: int | None = None):
     """Code ``n`` input bytes group by group of blocks (as many as the bindings allow, at most
     ``max_blocks``), yielding an :class:`EncodedGroup` for each, in order.
 
     ``source(start, nbytes)`` gives the Binding of input bytes ``[start, start + nbytes)`` (start
-    aligned for binding). Group k+1's input and histograms are submitted before group k is yielded,
-    so its upload and GPU work overlap the caller's copy of group k's payload.
+    aligned for binding). Group k+1 is uploaded and submitted before group k is read, so its upload
+    and GPU work overlap the caller's copy of group k's payload.
     """
     steps = encode_steps(dev, source, n, mode, table_log, block_size, lanes, max_blocks)
     try:
         for item in steps:
-            if item is not WAIT:
-                yield item
+            yield item.resolve()
     finally:
         steps.close()
 
 
 def encode_steps(dev: Device, source, n: int, mode: str, table_log: int, block_size: int, lanes: int,
                  max_blocks: int | None = None):
-    """:func:`encode_groups`, also yielding :data:`WAIT` right before each wait for the GPU."""
+    """Code ``n`` input bytes group by group of blocks (see :func:`encode_groups`), each group in
+    one submission (histograms, kinds and tables, coding, placement, compaction) and one readback
+    (:class:`PlacedGroup`), yielding each group submitted once the next one is."""
     nb = -(-n // block_size)
-    stage_words = _stage_words(mode, block_size, lanes, table_log)
-    lane_cap = _lane_cap(block_size, lanes, table_log) if mode == "interleaved" else 0
     tsize = 1 << _max_block_log(table_log)
     tw = 256 + tsize // 2
-    cb = _chunk_blocks(dev, block_size, max(4 * stage_words, 4 * tw if mode == "reference" else 0, 4 * 257), nb)
+    per_block = max(4 * _stage_words(mode, block_size, lanes, table_log), 4 * tw if mode == "reference" else 0,
+                    4 * max(257, PLAN_WORDS), block_size + 8)
+    cb = _chunk_blocks(dev, block_size, per_block, nb)
     if max_blocks is not None:
         step = dev.storage_align // math.gcd(block_size, dev.storage_align)
         cb = min(cb, max(step, max_blocks // step * step))
     k_hist = dev.kernel("fse/hist.wgsl", defines={"HIST": True})
+    k_norm = dev.kernel("fse/norm.wgsl")
     if mode == "reference":
         k_tab = dev.kernel("fse/reftab.wgsl", defines={"WG": TABLE_WG, "TSIZE": tsize, "CTABLE_OUT": True})
         k_enc = dev.kernel("fse/refenc.wgsl", defines={"WG": REF_CODERS, "TSIZE": tsize, "WRITER_ONLY": True})
     else:
         k_enc = dev.kernel("fse/encode.wgsl", defines={"WG": lanes, "TSIZE": tsize})
+    k_place = dev.kernel("fse/place.wgsl")
     k_gat = dev.kernel("fse/gather.wgsl")
 
-    def start_group(c0: int):
-        """Upload (if the source does) and submit the histograms of the group from block c0."""
+    def submit(c0: int) -> PlacedGroup:
         c1 = min(nb, c0 + cb)
+        ncb = c1 - c0
         start = c0 * block_size
         nbytes = min(n, c1 * block_size) - start
         src = source(start, nbytes)
-        hist_buf = _buffer(dev, 4 * 257 * (c1 - c0))
+        # slots sized to the group's largest block (a small input: its own size, not block_size's)
+        big = min(block_size, -(-nbytes // 64) * 64)
+        stage_words = _stage_words(mode, big, lanes, table_log)
+        lane_cap = _lane_cap(big, lanes, table_log) if mode == "interleaved" else 0
+        lens = np.minimum(block_size, nbytes - np.arange(ncb, dtype=np.int64) * block_size)
+        blocks = {"n_bytes": nbytes, "block_size": block_size, "n_blocks": ncb}
+        hist = _buffer(dev, 4 * 257 * ncb)
+        plan = _buffer(dev, 4 * PLAN_WORDS * ncb)
+        info = _buffer(dev, 12 * ncb)
+        stage = _buffer(dev, 4 * stage_words * ncb)
+        status = _buffer(dev, 8 * ncb)
+        # the payload buffer: the record (kind, size, checksum a block), then the payloads (each at
+        # most its block's size, word-padded)
+        base = -(-3 * ncb // 4) * 4
+        bound = 4 * base + int(((lens + 3) // 4 * 4).sum())
+        out = _buffer(dev, bound)
+        if dev.hooks.fse_poison_outputs:  # tests: unwritten words show
+            dev.write(out, np.full(out.size // 4, 0xDEADBEEF, np.uint32).tobytes())
+        gplan = _buffer(dev, 12 * ncb)
         b = dev.batch()
-        b.dispatch(k_hist, c1 - c0, params={"n_bytes": nbytes, "block_size": block_size, "n_blocks": c1 - c0},
-                   src=src, hist=hist_buf)
-        rb = b.readback((hist_buf, 0, 4 * 257 * (c1 - c0)))
+        sl = _slices(nbytes, block_size, ncb)
+        b.clear(hist, 0, 4 * 257 * ncb)
+        b.dispatch(k_hist, ncb * sl["slices"], params={**blocks, **sl}, src=src, hist=hist)
+        b.dispatch(k_norm, ncb, params={**blocks, "table_log": table_log,
+                                        "fse_kind": FSE_REF if mode == "reference" else FSE_IL},
+                   hist=hist, plan=plan, info=info)
+        if mode == "reference":
+            tabs = _buffer(dev, 4 * tw * ncb)
+            b.dispatch(k_tab, ncb, params={"n_blocks": ncb, "stage_words": stage_words},
+                       plan=plan, stage=stage, status=status, tabs=tabs)
+            b.dispatch(k_enc, -(-ncb // REF_CODERS), params={**blocks, "stage_words": stage_words},
+                       src=src, plan=plan, tabs=tabs, stage=stage, status=status)
+        else:
+            b.dispatch(k_enc, ncb, params={**blocks, "stage_words": stage_words, "lane_cap": lane_cap},
+                       src=src, plan=plan, stage=stage, status=status)
+        b.dispatch(k_place, 1, params={"n_blocks": ncb, "base": base}, info=info, status=status, hist=hist,
+                   gplan=gplan, rec=Binding(out, 0, 12 * ncb))
+        b.dispatch(k_gat, ncb * sl["slices"], params={**blocks, "stage_words": stage_words, "lane_cap": lane_cap,
+                                                       "lanes": lanes, "slices": sl["slices"]},
+                   src=src, stage=stage, gplan=gplan, dst=out)
+        small = bound <= dev.transfer.one_shot_counted  # else the record first, then just the payloads
+        rb = b.readback((out, 0, bound if small else 12 * ncb))
         b.submit()
-        return c0, c1, nbytes, src, rb.prefetch()
+        rb.prefetch()
+        return PlacedGroup(c0, start + nbytes, lens, c1 >= nb, 4 * base, rb, None if small else out)
 
-    nxt = start_group(0) if nb else None
-    status_rb = None
+    ahead = None  # submitted, not yet handed out
     try:
-        while nxt is not None:
-            c0, c1, nbytes, src, rb = nxt
-            ncb = c1 - c0
-            yield WAIT
-            hist = rb.numpy(np.uint32).reshape(ncb, 257)
-            counts = hist[:, :256]
-            # block kinds, table logs and normalised counts, vectorised over the group's blocks
-            lens = np.minimum(block_size, nbytes - np.arange(ncb, dtype=np.int64) * block_size)
-            maxc = counts.max(axis=1).astype(np.int64)
-            kind = np.full(ncb, FSE_REF if mode == "reference" else FSE_IL, np.uint32)
-            kind[(lens <= 2) | (maxc == 1) | (maxc < (lens >> 7))] = RAW
-            kind[(maxc == lens) & (lens > 1)] = RLE
-            fse_rows = np.flatnonzero(kind >= FSE_REF)
-            status = np.zeros((ncb, 2), np.uint32)
-            stage = None
-            if len(fse_rows):
-                cnt = counts[fse_rows]
-                msv = 255 - np.argmax(cnt[:, ::-1] > 0, axis=1)
-                tls = T.optimal_table_logs(table_log, lens[fse_rows], msv)
-                norm = T.normalize_many(cnt, lens[fse_rows], tls)
-                packed = (norm.astype(np.int32) + 1).astype(np.uint32)
-                plan = np.zeros((ncb, PLAN_WORDS), np.uint32)
-                plan[fse_rows, 0] = tls | (msv << 8)
-                plan[fse_rows, 1:] = packed[:, 0::2] | (packed[:, 1::2] << 16)
-                # tables and coding; the status words come back in one map round trip
-                plan_buf = _upload(dev, plan)
-                stage = _buffer(dev, 4 * stage_words * ncb)
-                status_buf = _buffer(dev, 8 * ncb)
-                b = dev.batch()
-                if mode == "reference":
-                    tabs = _buffer(dev, 4 * tw * ncb)
-                    b.dispatch(k_tab, ncb, params={"n_blocks": ncb, "stage_words": stage_words},
-                               plan=plan_buf, stage=stage, status=status_buf, tabs=tabs)
-                    b.dispatch(k_enc, -(-ncb // REF_CODERS), params={"n_bytes": nbytes, "block_size": block_size,
-                                                               "n_blocks": ncb, "stage_words": stage_words},
-                               src=src, plan=plan_buf, tabs=tabs, stage=stage, status=status_buf)
-                else:
-                    b.dispatch(k_enc, ncb, params={"n_bytes": nbytes, "block_size": block_size, "n_blocks": ncb,
-                                                   "stage_words": stage_words, "lane_cap": lane_cap},
-                               src=src, plan=plan_buf, stage=stage, status=status_buf)
-                status_rb = b.readback((status_buf, 0, 8 * ncb))
-                b.submit()
-                status_rb.prefetch()
-                yield WAIT
-                status = status_rb.numpy(np.uint32).reshape(ncb, 2)
-            csize = np.where(kind == RAW, lens, 1).astype(np.int64)
-            aux = np.zeros(ncb, np.int64)
-            fs = status[:, 1].astype(np.int64)
-            if mode == "reference":
-                ok = (kind == FSE_REF) & (fs != 0xFFFFFFFF) & (fs < lens - 1)
-                csize[ok] = fs[ok]
-                aux[ok] = fs[ok]
+        for c0 in range(0, nb, cb):
+            grp = submit(c0)
+            if ahead is not None:
+                grp, ahead = ahead, grp
+                yield grp  # the caller's now (its readback too)
             else:
-                ok = (kind == FSE_IL) & (fs != 0xFFFFFFFF) & (fs < lens)
-                csize[ok] = fs[ok]
-                aux[ok] = status[ok, 0]
-            kind[(kind >= FSE_REF) & ~ok] = RAW
-            csize[kind == RAW] = lens[kind == RAW]
-            aux[kind == RLE] = np.argmax(counts[kind == RLE], axis=1)
-            padded = (csize + 3) // 4 * 4
-            rel = np.zeros(ncb + 1, np.int64)
-            np.cumsum(padded, out=rel[1:])
-            gplan = np.stack([kind.astype(np.int64), rel[:-1] // 4, aux], axis=1).astype(np.uint32)
-            # payloads gathered to their places; small ones come back in the same submission
-            out_buf = _buffer(dev, int(rel[-1]))
-            if dev.hooks.fse_poison_outputs:  # tests: unwritten words show
-                dev.write(out_buf, np.full(out_buf.size // 4, 0xDEADBEEF, np.uint32).tobytes())
-            b = dev.batch()
-            b.dispatch(k_gat, ncb, params={"n_bytes": nbytes, "block_size": block_size, "n_blocks": ncb,
-                                           "stage_words": stage_words, "lane_cap": lane_cap, "lanes": lanes},
-                       src=src, stage=stage if stage is not None else _buffer(dev, 16), gplan=_upload(dev, gplan),
-                       dst=out_buf)
-            keep = int(rel[-1]) if c1 < nb else int(rel[-2] + csize[-1])  # no padding after the last block
-            payload = b.readback((out_buf, 0, keep)) if keep <= dev.transfer.one_shot else out_buf
-            b.submit()
-            if isinstance(payload, Readback):
-                payload.prefetch()
-            nxt = start_group(c1) if c1 < nb else None  # overlaps the caller's copy of this group
-            yield EncodedGroup(c0, c0 * block_size + nbytes, rel[:-1], csize, kind,
-                               _tie(hist[:, 256], np.arange(c0, c1)), keep, payload)
+                ahead = grp
+        if ahead is not None:
+            grp, ahead = ahead, None
+            yield grp
     finally:  # closed early (an error downstream): no mapping left pending
-        for rb in (nxt[4] if nxt is not None else None, status_rb):
-            if rb is not None:  # read ones hold no mapping
-                rb.discard()
+        if ahead is not None:
+            ahead.rb.discard()
 
 
 def _new_bytes(n: int) -> tuple[bytes | np.ndarray, np.ndarray]:
@@ -762,7 +815,7 @@ def decode_steps(dev: Device, hdr: dict, e: np.ndarray, whole: np.ndarray, resul
         flags = _buffer(dev, at + 4 * ncb)
         params = {"n_bytes": nbytes, "block_size": bs, "n_blocks": ncb, "comp_words": len(comp) // 4 + 1}
         b = dev.batch()
-        b.clear(flags, 0, 4 * ncb)
+        b.clear(flags, 0, at + 4 * ncb)
         io = {"params": params, "comp": comp_buf, "plan": plan_buf, "dst": out_buf,
               "status": Binding(flags, 0, 4 * ncb)}
         if mode == 0:
@@ -772,7 +825,8 @@ def decode_steps(dev: Device, hdr: dict, e: np.ndarray, whole: np.ndarray, resul
         else:
             b.dispatch(k_dec, ncb, **io)
         b.dispatch(k_raw, ncb, **io)
-        b.dispatch(k_check, ncb, params={"n_bytes": nbytes, "block_size": bs, "n_blocks": ncb},
+        sl = _slices(nbytes, bs, ncb)
+        b.dispatch(k_check, ncb * sl["slices"], params={"n_bytes": nbytes, "block_size": bs, "n_blocks": ncb, **sl},
                    src=out_buf, hist=Binding(flags, at, 4 * ncb))
         small = nbytes <= dev.transfer.one_shot
         rb = b.readback((flags, 0, at + 4 * ncb), *([(out_buf, 0, nbytes)] if small else []))
@@ -788,6 +842,7 @@ def decode_steps(dev: Device, hdr: dict, e: np.ndarray, whole: np.ndarray, resul
         if len(bad):
             i = int(bad[0])
             raise CorruptDataError("fse", f"block {c0 + i}: corrupt stream (code {int(status[i])})")
+        checks = _finish_checks(checks, lens[c0:c1])
         checks = checks if hdr["version"] == 1 else _tie(checks, np.arange(c0, c1))
         badc = np.flatnonzero(checks != e["check"][c0:c1])
         if len(badc):

@@ -1,4 +1,7 @@
-// Compaction: one workgroup per block copies its payload to its final, word-aligned place.
+// Compaction: params.slices workgroups per block copy its payload to its final, word-aligned
+// place, each a 1/slices share of the block's largest range (the raw bytes or the lane streams;
+// slice 0 also copies the header and lane counts), so that one large block is not one
+// workgroup's latency.
 // gplan[3b .. 3b+3) = (kind, dst word offset, aux): kind 0 raw (copy the input block), 1 RLE
 // (aux = the byte), 2 reference FSE (aux = payload bytes, from the stage slot), 3 interleaved
 // (aux = header bytes; counts and lane streams are packed from the stage slot). Copies move 4
@@ -12,6 +15,7 @@ struct Params {
     stage_words: u32,
     lane_cap: u32,
     lanes: u32,
+    slices: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -26,9 +30,9 @@ const HDR_WORDS: u32 = 128u;
 var<workgroup> sh_kind: u32;
 var<workgroup> loff: array<u32, 257>;
 
-// dst[o + i] = src[s0 + i] for i < nw; 4 words a trip
-fn copy_from_src(lid: u32, s0: u32, o: u32, nw: u32, nd: u32) {
-    var i = lid;
+// dst[o + i] = src[s0 + i] for lo <= i < nw; 4 words a trip
+fn copy_from_src(lid: u32, s0: u32, o: u32, lo: u32, nw: u32, nd: u32) {
+    var i = lo + lid;
     for (; i + 3u * WG < nw; i += 4u * WG) {
         var v: array<u32, 4>;
 #unroll Q 4
@@ -48,9 +52,9 @@ fn copy_from_src(lid: u32, s0: u32, o: u32, nw: u32, nd: u32) {
     }
 }
 
-// dst[o + i] = stage[s0 + i] for i < nw; 4 words a trip
-fn copy_from_stage(lid: u32, s0: u32, o: u32, nw: u32, nd: u32) {
-    var i = lid;
+// dst[o + i] = stage[s0 + i] for lo <= i < nw; 4 words a trip
+fn copy_from_stage(lid: u32, s0: u32, o: u32, lo: u32, nw: u32, nd: u32) {
+    var i = lo + lid;
     for (; i + 3u * WG < nw; i += 4u * WG) {
         var v: array<u32, 4>;
 #unroll Q 4
@@ -73,7 +77,9 @@ fn copy_from_stage(lid: u32, s0: u32, o: u32, nw: u32, nd: u32) {
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-    let b = wid.x + wid.y * nwg.x;
+    let wg = wid.x + wid.y * nwg.x;
+    let b = wg / params.slices;
+    let slice = wg % params.slices;
     if (b >= params.n_blocks) {
         return;
     }
@@ -89,22 +95,27 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let sbase = b * params.stage_words;
     if (kind == 0u) {
         let nfull = len / 4u;
-        copy_from_src(lid, start / 4u, o, nfull, nd);
+        let share = (nfull + params.slices - 1u) / params.slices;
+        copy_from_src(lid, start / 4u, o, slice * share, min(nfull, (slice + 1u) * share), nd);
         let rem = len - 4u * nfull;
-        if (lid == 0u && rem > 0u && o + nfull < nd) {
+        if (lid == 0u && slice == 0u && rem > 0u && o + nfull < nd) {
             dst[o + nfull] = src[start / 4u + nfull] & ((1u << (8u * rem)) - 1u);
         }
     } else if (kind == 1u) {
-        if (lid == 0u && o < nd) {
+        if (lid == 0u && slice == 0u && o < nd) {
             dst[o] = aux & 255u;
         }
     } else if (kind == 2u) {
-        copy_from_stage(lid, sbase, o, (aux + 3u) / 4u, nd);
+        let nw = (aux + 3u) / 4u;
+        let share = (nw + params.slices - 1u) / params.slices;
+        copy_from_stage(lid, sbase, o, slice * share, min(nw, (slice + 1u) * share), nd);
     } else {
         let lanes = params.lanes;
         let hw = (aux + 3u) / 4u;
-        copy_from_stage(lid, sbase, o, hw, nd);
-        for (var i = lid; i < lanes / 2u; i += WG) {
+        if (slice == 0u) {
+            copy_from_stage(lid, sbase, o, 0u, hw, nd);
+        }
+        for (var i = lid; i < select(0u, lanes / 2u, slice == 0u); i += WG) {
             let c = stage[sbase + HDR_WORDS + 2u * i] | (stage[sbase + HDR_WORDS + 2u * i + 1u] << 16u);
             if (o + hw + i < nd) {
                 dst[o + hw + i] = c;
@@ -127,10 +138,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         // the lane streams as one flat range of loff[lanes] words: word i is word i - loff[j] of
         // lane j's slot, loff[j] <= i < loff[j + 1]; j only grows along an invocation's words
         let ob = o + hw + lanes / 2u;
-        let total = loff[lanes];
+        let share = (loff[lanes] + params.slices - 1u) / params.slices;
+        let total = min(loff[lanes], (slice + 1u) * share);
         let slots = sbase + HDR_WORDS + lanes;
         var j = 0u;
-        var i = lid;
+        var i = slice * share + lid;
         for (; i + 3u * WG < total; i += 4u * WG) {
             var v: array<u32, 4>;
 #unroll Q 4
