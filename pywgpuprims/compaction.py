@@ -244,7 +244,10 @@ class RunLengths:
 
 
 def _count_view(meta: GpuArray) -> GpuArray:
-    return GpuArray(meta.device, meta.buffer, (1,), np.uint32, meta.byte_offset)
+    return GpuArray._wrap(meta.device, meta.buffer, (1,), _U32, meta.byte_offset)
+
+
+_U32 = np.dtype(np.uint32)
 
 
 def _words(n: int, dtype) -> int:
@@ -297,10 +300,10 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
                   val is not None, counts is not None, pairs),
                  lambda: _items_plan(dev, mode, x.dtype, n, mask, idx is not None, val is not None, counts is not None,
                                      pairs=pairs))
-    state = dev.alloc(16 + 8 * p.n_tiles)
-    rargs = dev.alloc(32)
+    state = b.scratch(16 + 8 * p.n_tiles)  # the batch's scratch: the same buffers call after call
+    rargs = b.scratch(32)
     if counts is not None and head is None:
-        head = dev.alloc(8 * p.n_tiles)
+        head = b.scratch(8 * p.n_tiles)
     io = {"x": xb}
     if mask is not None:
         io["mask"] = mb
@@ -330,8 +333,8 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
 def _record_repair(b, dev: Device, p: _ItemsPlan, rargs, params: dict, io: dict, outs: dict) -> None:
     """Record the reduce-then-scan repair of the single pass, its grids armed on the GPU in
     ``rargs`` (zero-sized unless some tile gave up)."""
-    partials = dev.alloc(4 * p.n_tiles)
-    carry = dev.alloc(16)
+    partials = b.scratch(4 * p.n_tiles)
+    carry = b.scratch(16)
     red_outs = {} if p.path == "rle/compact.wgsl" else {"WRITE_IDX": False}
     k_red = dev.kernel(p.path, defines=dict(p.base, RTS_REDUCE=True, **red_outs))
     k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
@@ -489,7 +492,7 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
     dev = g.device
     n = g.size
     m = _method(dev, method, primitive)
-    out_dtype = np.dtype(np.uint32) if mode == "nonzero" else g.dtype
+    out_dtype = _U32 if mode == "nonzero" else g.dtype
     chunked = _needs_chunks(primitive, n, dev, 4 * n)
     if n == 0:
         empty = np.empty(0, out_dtype)
@@ -497,12 +500,13 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
             return empty
         meta = asarray(np.zeros(16, np.uint32), dev=dev)
         return Compacted(GpuArray.empty((0,), out_dtype, dev), _count_view(meta))
-    res = Compacted(GpuArray.empty((n,), out_dtype, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
+    res = Compacted(GpuArray._new((n,), out_dtype, dev), _count_view(GpuArray._new((16,), _U32, dev)))
+    g1 = g if len(g.shape) == 1 else g.reshape(-1)
     if chunked:
-        b = _record(dev, lambda b: _record_compact_chunked(b, mode, g.reshape(-1), None if gmask is None
+        b = _record(dev, lambda b: _record_compact_chunked(b, mode, g1, None if gmask is None
                                                            else gmask.reshape(-1), res, m))
     else:
-        b = _record(dev, lambda b: _record_compact(b, mode, g.reshape(-1), gmask, res, m))
+        b = _record(dev, lambda b: _record_compact(b, mode, g1, gmask, res, m))
     if host is not None:
         return submit_counted_to_host(b, res.count, res.data)[0]
     b.snapshot(res.count)  # int(res.count): one map round trip, no submission
@@ -523,7 +527,7 @@ def _run(dev: Device, record) -> None:
 
 def _meta_of(count: GpuArray) -> GpuArray:
     """The 16-word info block behind a count view."""
-    return GpuArray(count.device, count.buffer, (16,), np.uint32, count.byte_offset)
+    return GpuArray._wrap(count.device, count.buffer, (16,), _U32, count.byte_offset)
 
 
 def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Compacted, m: str) -> None:
@@ -539,7 +543,8 @@ def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Com
         _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, idx, None, m)
         _record_finish(b, dev, meta, idx, g1, data, None)
     else:
-        _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, None, data, m)
+        _record_items(b, dev, "compact", g1, n, gmask if len(gmask.shape) == 1 else gmask.reshape(-1), meta, None,
+                      data, m)
 
 
 # ------------------------------------------------------------------------- chunks
@@ -916,12 +921,11 @@ def _rle_encode(x, method):
                          _count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
         b = _record(dev, lambda b: _record_rle_chunked(b, g, res, m))
     else:
-        res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
-                         _count_view(GpuArray.empty((16,), np.uint32, dev)),
-                         GpuArray.empty((n + 1,), np.uint32, dev) if need_starts else None, n,
-                         None if need_starts else GpuArray.empty((2 * -(-n // _tile(dev, g.dtype)),), np.uint32,
-                                                                 dev),
-                         _tile(dev, g.dtype))
+        tile = _tile(dev, g.dtype)
+        res = RunLengths(GpuArray._new((n,), g.dtype, dev), GpuArray._new((n,), _U32, dev),
+                         _count_view(GpuArray._new((16,), _U32, dev)),
+                         GpuArray._new((n + 1,), _U32, dev) if need_starts else None, n,
+                         None if need_starts else GpuArray._new((2 * -(-n // tile),), _U32, dev), tile)
         b = _record(dev, lambda b: _record_rle(b, g, res, m))
     if host is not None:
         values, counts = submit_counted_to_host(b, res.n_runs, res.values, res.counts)
