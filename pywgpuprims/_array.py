@@ -11,7 +11,7 @@ from . import _device
 from ._device import Device, device, takes_device
 from ._dtypes import ALL_DTYPES
 from ._errors import DeviceLimitError, InputError, PrimitiveError
-from ._memory import BlockView
+from ._memory import STORAGE_USAGE, BlockView
 
 #: dtypes most primitives take (the default of :func:`as_input`); uint8 is packed four to a 32-bit word.
 SUPPORTED_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.int32), np.dtype(np.float32))
@@ -82,9 +82,13 @@ class GpuArray:
         outputs cost one pool allocation)."""
         if dtype.__class__ not in _DTYPE_CLASSES:
             dtype = np.dtype(dtype)
+        nbytes = math.prod(shape) * dtype.itemsize
+        if nbytes > dev.max_buffer or dev.lost is not None:  # Device.alloc says why
+            block = dev.alloc(nbytes, label="GpuArray")
+        else:
+            block = dev.memory.alloc(nbytes, STORAGE_USAGE, "GpuArray")
         g = object.__new__(cls)
-        g.device, g.buffer, g.shape, g.dtype, g.byte_offset = \
-            dev, dev.alloc(math.prod(shape) * dtype.itemsize, label="GpuArray"), shape, dtype, 0
+        g.device, g.buffer, g.shape, g.dtype, g.byte_offset = dev, block, shape, dtype, 0
         return g
 
     @classmethod

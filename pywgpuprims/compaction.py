@@ -188,6 +188,8 @@ STAGE = 4096  # workgroup-memory staging entries of the fused pass (larger tiles
 MAX_STEPS = 512
 MAX_ELEMENTS = (1 << 32) - (1 << 16)
 MASK_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.int32))
+_MASK_SET = frozenset(MASK_DTYPES)
+_CARRIED = frozenset(_dt._CARRIED)  # dtypes the kernels take as they are (bit_carrier passes them through)
 
 
 @dataclass
@@ -484,7 +486,7 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
         mshape = gmask.shape
         if tuple(mshape) != tuple(g.shape):
             raise InputError(primitive, f"mask has shape {tuple(mshape)}, x has shape {tuple(g.shape)}")
-        if np.dtype(gmask.dtype) not in MASK_DTYPES:
+        if gmask.dtype not in _MASK_SET:
             raise InputError(primitive, f"mask dtype {gmask.dtype} is not supported (expected bool, uint8, "
                              "uint32 or int32)")
         if not isinstance(gmask, GpuArray):
@@ -798,6 +800,8 @@ def compact(x, mask, *, method: str | None = None):
     in the single pass (bits moved: float64 NaN payloads and ``-0.0`` are kept); masks of any
     dtype (``mask != 0`` on the host).
     """
+    if x.__class__ is GpuArray and mask.__class__ is GpuArray and x.dtype in _CARRIED:
+        return _compact_impl("compact", x, mask, "compact", method)  # carried as they are
     if isinstance(x, GpuArray) and _is_pairs(x.dtype):
         return _compact_pairs(x, _dt.mask_carrier(mask, "compact"), method)
     xc, restore, words = _dt.bit_carrier(x, "compact", pairs=True)
@@ -841,7 +845,9 @@ def nonzero(mask, *, method: str | None = None):
 
     A numpy mask of any other dtype is taken as ``mask != 0`` (on the host).
     """
-    return _compact_impl("nonzero", None, _dt.mask_carrier(mask, "nonzero"), "nonzero", method)
+    if mask.__class__ is not GpuArray:
+        mask = _dt.mask_carrier(mask, "nonzero")
+    return _compact_impl("nonzero", None, mask, "nonzero", method)
 
 
 @takes_device
@@ -892,6 +898,8 @@ def rle_encode(x, *, method: str | None = None):
     pairs of 32-bit words (equal means both words equal). Inputs past one storage binding run in
     chunks, a run across a chunk boundary joined.
     """
+    if x.__class__ is GpuArray and x.dtype in _CARRIED:
+        return _rle_encode(x, method)  # carried as they are
     a = x if isinstance(x, GpuArray) else _dt.host_array(x, "rle_encode")
     if _is_pairs(a.dtype):
         return _rle_encode_pairs(a, method)
