@@ -236,7 +236,8 @@ class MemoryPool:
         if self._kept:
             kept, self._kept = self._kept, {}
             self._kept_bytes = 0
-            kept.clear()  # their Blocks go: the slots return through _returned
+            for blocks in kept.values():  # emptied, not just dropped: a take_scratch may hold a list
+                blocks.clear()  # their Blocks go: the slots return through _returned
             self._drain()
 
     # ------------------------------------------------------------------ allocation

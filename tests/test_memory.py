@@ -466,3 +466,30 @@ def test_kept_scratch_goes_first_under_the_limit(dev, rng):
     mem.free_cache()
     assert mem._kept_bytes == 0 and mem.stats().cached == 0
     np.testing.assert_array_equal(pp.scan(g, dtype=np.uint32).numpy(), want)  # new scratch, same answer
+
+
+def test_scratch_is_the_batchs_own_until_submitted(dev, rng):
+    """Two batches recorded at once never share scratch; a submitted batch's scratch serves the next
+    batch; scans recorded into two open batches and submitted in the other order are both right."""
+    dev.memory.free_cache()  # nothing kept
+    b1, b2 = dev.batch(), dev.batch()
+    s1, s2 = b1.scratch(80), b2.scratch(80)
+    s1b = b1.scratch(80)
+    assert len({s1.serial, s2.serial, s1b.serial}) == 3
+    b1.submit()
+    b3 = dev.batch()
+    assert {b3.scratch(80).serial, b3.scratch(80).serial} == {s1.serial, s1b.serial}  # b1's, not b2's
+    assert b3.scratch(80).serial not in (s1.serial, s1b.serial, s2.serial)
+    b2.submit()
+    b3.submit()
+    from pywgpuprims.scan import record_scan
+    xs = [rng.integers(0, 1000, int(n), dtype=np.uint32) for n in rng.integers(20_000, 60_000, 2)]
+    gs = [pp.asarray(x) for x in xs]
+    outs = [poisoned((x.size,), np.uint32) for x in xs]
+    batches = [dev.batch(), dev.batch()]
+    for b, g, o in zip(batches, gs, outs, strict=True):
+        record_scan(b, g, o, "add", False)
+    batches[1].submit()
+    batches[0].submit()
+    for x, o in zip(xs, outs, strict=True):
+        np.testing.assert_array_equal(o.numpy(), np.cumsum(x, dtype=np.uint32))
