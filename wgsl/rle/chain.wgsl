@@ -2,7 +2,8 @@
 // input chunk, each chunk continuing the previous ones' count, so its items go straight to their
 // final positions (no scratch, no placement pass). The chunk reads from `chain` (the previous
 // chunk's info block, written on the GPU) the items before it ([0]) and, for RLE, the element
-// just before the chunk ([12]: the first element starts a run only where it differs). The
+// just before the chunk ([12], and [13] for a 64-bit value: the first element starts a run only
+// where it differs). The
 // output is bound at a window starting at params.win_base (chosen on the GPU by rle/route.wgsl
 // among host-known aligned windows), so local stores go to `before - win_base + offset`;
 // positions (nonzero's indices, RLE run starts) add params.pos_base, the chunk's first element,
@@ -13,6 +14,17 @@
 #if CHAINED
 @group(0) @binding(14) var<storage, read> chain: array<u32>;
 
+#if CHAIN_WORDS
+// compaction of 64-bit values (rle/compact.wgsl PAIRS): the count is in elements, offsets and the
+// window's start in 32-bit words
+fn chain_before() -> u32 {
+    return 2u * chain[0];
+}
+
+fn chain_shift() -> u32 {
+    return 2u * chain[0] - params.win_base;
+}
+#else
 fn chain_before() -> u32 {
     return chain[0];
 }
@@ -20,6 +32,7 @@ fn chain_before() -> u32 {
 fn chain_shift() -> u32 {
     return chain[0] - params.win_base;
 }
+#endif
 
 fn chain_win() -> u32 {
     return params.win_base;
@@ -36,6 +49,11 @@ fn chain_tile() -> u32 {
 // The element before the chunk's first one `first`: one that differs where there is none.
 fn chain_prev(first: u32) -> u32 {
     return select(~first, chain[12], params.has_prev != 0u);
+}
+
+// The same for a 64-bit value as its two words (chain[12], chain[13]).
+fn chain_prev2(first: vec2<u32>) -> vec2<u32> {
+    return select(~first, vec2<u32>(chain[12], chain[13]), params.has_prev != 0u);
 }
 #else
 fn chain_before() -> u32 {
@@ -59,6 +77,10 @@ fn chain_tile() -> u32 {
 }
 
 fn chain_prev(first: u32) -> u32 {
+    return ~first;
+}
+
+fn chain_prev2(first: vec2<u32>) -> vec2<u32> {
     return ~first;
 }
 #endif
