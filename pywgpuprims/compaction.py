@@ -87,9 +87,9 @@ recorded once per candidate, each dispatched indirectly, all but one with an emp
 are 3/4 of a window, the candidates a quarter window apart, so one always holds the chunk's
 items). ``nonzero`` adds the chunk's first index; ``rle_encode`` compares a chunk's first element
 with the one before it, so a run across a boundary simply goes on, and finishes the run lengths
-that cross tiles once at the end over every chunk's tiles, window by window. 64-bit values and int64 indices chain their chunks the same
-way, the geometry counted in 8-byte items. The other pipelines
-(uint8 values, ``method="parle"``) run each chunk into scratch, then
+that cross tiles once at the end over every chunk's tiles, window by window. 64-bit values and
+int64 indices chain their chunks the same way, the geometry counted in 8-byte items. The other
+pipelines (uint8 values, ``method="parle"``) run each chunk into scratch, then
 (``wgsl/rle/place.wgsl``) a one-invocation pass advances a per-chunk record (items so far, the
 last value) and writes the indirect grids of the placement, which moves the chunk's items to the
 running offset through windows of the output at aligned offsets, joining a chunk's first run to

@@ -57,8 +57,8 @@ from . import fse as _fse
 from ._dtypes import ALL_DTYPES, result_dtype
 from ._errors import CorruptDataError, InputError
 from ._serial import serial as _gpu
-from .compaction import compact as _compact
 from .compaction import _flatnonzero
+from .compaction import compact as _compact
 from .compaction import rle_encode as _rle_encode
 from .conv import _origin as _conv_origin
 from .conv import check_extension_keywords as _check_extension_keywords

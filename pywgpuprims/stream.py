@@ -50,8 +50,8 @@ from ._array import GpuArray
 from ._device import Binding, Device, device, takes_device
 from ._dtypes import acc_dtype, exclusive_identity, host_array, result_dtype
 from ._errors import InputError
-from .compaction import compact as _compact
 from .compaction import _flatnonzero
+from .compaction import compact as _compact
 from .compaction import rle_encode as _rle_encode
 from .fse import _codec as _fc
 from .scan import _FAST_OPS, _gpu_can_read, _int_op, record_scan
