@@ -970,10 +970,11 @@ def nonzero(a, *, dtype=np.int64, method: str | None = None):
     >>> pp.nonzero(np.array([[0, 2], [1, 0]]), dtype=np.uint32)
     (array([0, 1], dtype=uint32), array([1, 0], dtype=uint32))
     """
-    shape = tuple(a.shape) if isinstance(a, GpuArray) else np.shape(a)
+    m = _dt.mask_carrier(a, "nonzero")
+    shape = tuple(m.shape)
     if len(shape) == 0:
         raise InputError("nonzero", "a 0-d array has no axes to index (as numpy: use np.atleast_1d)")
-    res = _flatnonzero(a, dtype, method, "nonzero")
+    res = _flatnonzero(m, dtype, method, "nonzero")
     if len(shape) == 1:
         return (res,)
     if isinstance(res, Compacted):

@@ -365,7 +365,7 @@ def test_counts_read_without_a_submission(dev, rng, monkeypatch):
     mask = rng.random(n) < 0.3
     runs = np.repeat(rng.integers(0, 50, 700, dtype=np.int32), rng.integers(1, 12, 700))
     c = pp.compact(pp.asarray(x), pp.asarray(mask))
-    nz = pp.nonzero(pp.asarray(mask))
+    nz = pp.flatnonzero(pp.asarray(mask))
     rl = pp.rle_encode(pp.asarray(runs))
     counts = _count_submits(monkeypatch, dev)
     assert int(c.count) == int(mask.sum())
