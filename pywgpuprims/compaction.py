@@ -233,8 +233,8 @@ class RunLengths:
         Shape (1,), uint32.
     starts : GpuArray or None
         The runs' first positions followed by the sentinel ``size``, where the pipeline made them
-        (uint8 input, or ``method="parle"``); the fused pass for 32-bit values writes the run
-        lengths directly and leaves this None.
+        (uint8 input, or ``method="parle"``); the fused passes for 32- and 64-bit values write the run
+        lengths directly and leave this None.
     size : int
         The decoded length (known on the host).
     """

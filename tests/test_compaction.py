@@ -637,9 +637,14 @@ def test_one_chunk_records_no_placement(rng, monkeypatch):
     x = runs_input(rng, n, "int32", max_len=20)
     with options(max_binding=4 * n + 16):
         pp.compact(x, rng.random(n) < 0.5)
-        pp.nonzero(x)
+        pp.flatnonzero(x, dtype=np.uint32)
         pp.rle_decode(*pp.rle_encode(x))
         pp.rle_decode(pp.rle_encode(pp.asarray(x)))
+    with options(max_binding=8 * n + 16):  # int64 indices and 64-bit values: 8 bytes an element
+        pp.nonzero(x)
+        x64 = x.astype(np.int64)
+        pp.compact(x64, rng.random(n) < 0.5)
+        pp.rle_decode(pp.rle_encode(pp.asarray(x64)))
     assert "rle/place.wgsl" not in paths
     assert "rle/route.wgsl" not in paths
     with options(max_binding=4 * n - 32):
