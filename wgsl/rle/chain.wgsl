@@ -3,11 +3,14 @@
 // final positions (no scratch, no placement pass). The chunk reads from `chain` (the previous
 // chunk's info block, written on the GPU) the items before it ([0]) and, for RLE, the element
 // just before the chunk ([12], and [13] for a 64-bit value: the first element starts a run only
-// where it differs). The
-// output is bound at a window starting at params.win_base (chosen on the GPU by rle/route.wgsl
-// among host-known aligned windows), so local stores go to `before - win_base + offset`;
+// where it differs). The output is bound at a window starting at params.win_base (chosen on the
+// GPU by rle/route.wgsl among host-known aligned windows), so local stores go to
+// `before - win_base + offset`;
 // positions (nonzero's indices, RLE run starts) add params.pos_base, the chunk's first element,
 // and RLE's per-tile record is indexed from params.tile_base (the tiles of earlier chunks).
+// CHAIN_WORDS (compaction of 64-bit values, rle/compact.wgsl PAIRS): the count in chain[0] is in
+// elements, offsets and the window start in 32-bit words. IDX64 (nonzero as int64) and 64-bit
+// RLE count items of 8 bytes, as the window does.
 // Without CHAINED every helper is the identity of the unchunked kernel.
 // Included by rle/compact.wgsl and rle/fused.wgsl after their Params.
 
