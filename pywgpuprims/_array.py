@@ -7,10 +7,11 @@ from typing import Any
 
 import numpy as np
 
+from . import _device
 from ._device import Device, device, takes_device
 from ._dtypes import ALL_DTYPES
 from ._errors import DeviceLimitError, InputError, PrimitiveError
-from ._memory import BlockView
+from ._memory import STORAGE_USAGE, BlockView
 
 #: dtypes most primitives take (the default of :func:`as_input`); uint8 is packed four to a 32-bit word.
 SUPPORTED_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.int32), np.dtype(np.float32))
@@ -73,6 +74,32 @@ class GpuArray:
             raise DeviceLimitError("GpuArray", f"{nbytes} bytes exceed the device's largest buffer "
                                    f"({dev.max_buffer} bytes)")
         return cls(dev, dev.alloc(nbytes, label="GpuArray"), shape, dtype)
+
+    @classmethod
+    def _new(cls, shape: tuple[int, ...], dtype, dev: Device) -> GpuArray:
+        """:meth:`empty` for the library's own results: ``shape`` a tuple of ints, ``dtype`` one a
+        GpuArray holds, ``dev`` given (no argument checks, no ``device=`` handling: a call's
+        outputs cost one pool allocation)."""
+        if dtype.__class__ not in _DTYPE_CLASSES:
+            dtype = np.dtype(dtype)
+        nbytes = math.prod(shape) * dtype.itemsize
+        if nbytes > dev.max_buffer or dev.lost is not None:  # Device.alloc says why
+            block = dev.alloc(nbytes, label="GpuArray")
+        else:
+            block = dev.memory.alloc(nbytes, STORAGE_USAGE, "GpuArray")
+        g = object.__new__(cls)
+        g.device, g.buffer, g.shape, g.dtype, g.byte_offset = dev, block, shape, dtype, 0
+        return g
+
+    @classmethod
+    def _wrap(cls, dev: Device, buffer, shape: tuple[int, ...], dtype, byte_offset: int = 0) -> GpuArray:
+        """The constructor for the library's own views of a buffer: ``shape`` a tuple of ints,
+        ``dtype`` one a GpuArray holds (no conversions)."""
+        if dtype.__class__ not in _DTYPE_CLASSES:
+            dtype = np.dtype(dtype)
+        g = object.__new__(cls)
+        g.device, g.buffer, g.shape, g.dtype, g.byte_offset = dev, buffer, shape, dtype, byte_offset
+        return g
 
     @property
     def size(self) -> int:
@@ -276,6 +303,9 @@ class GpuArray:
 REPR_MAX = 1000
 
 
+_device._GPUARRAY = GpuArray
+
+
 class GpuIndexError(InputError, IndexError):
     """An index out of range or malformed for a GpuArray (an IndexError too, as numpy's)."""
 
@@ -351,9 +381,12 @@ def asarray(a: Any, dtype=None, dev: Device | None = None) -> GpuArray:
 
 def _bool_as_uint8(g: GpuArray) -> GpuArray:
     """A bool GpuArray read as its bytes (0 or 1): the uint8 view the primitives take masks as."""
-    if g.dtype != np.bool_:
+    if g.dtype is not _BOOL and g.dtype != _BOOL:
         return g
-    return GpuArray(g.device, g.buffer, g.shape, np.uint8, g.byte_offset)
+    return GpuArray._wrap(g.device, g.buffer, g.shape, _U8, g.byte_offset)
+
+
+_BOOL, _U8 = np.dtype(np.bool_), np.dtype(np.uint8)
 
 
 def as_input(x: Any, primitive: str, dtypes=None, ndims=None, dev: Device | None = None):
@@ -363,7 +396,7 @@ def as_input(x: Any, primitive: str, dtypes=None, ndims=None, dev: Device | None
     or None when a GpuArray was passed (so it returns a GpuArray).
     """
     dtypes = SUPPORTED_DTYPES if dtypes is None else dtypes
-    if isinstance(x, GpuArray):
+    if x.__class__ is GpuArray or isinstance(x, GpuArray):
         g, host = _bool_as_uint8(x), None
     else:
         host = np.asarray(x)

@@ -15,7 +15,7 @@ import struct
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -80,13 +80,30 @@ def _choose_adapter(backend: str | None, name: str | None):
     return _ranked_adapters(backend, name)[0]
 
 
-@dataclass(frozen=True)
 class Binding:
-    """A byte range of a buffer to bind (``size=None``: to the end of the block)."""
+    """A byte range of a buffer to bind (``size=None``: to the end of the block).
 
-    buffer: Any
-    offset: int = 0
-    size: int | None = None
+    A value (equal and hashed by its fields; never changed once made), made several times per
+    call: a plain class with slots, not a frozen dataclass, whose ``__init__`` costs 3-4 times as much.
+    """
+
+    __slots__ = ("buffer", "offset", "size")
+
+    def __init__(self, buffer: Any, offset: int = 0, size: int | None = None):
+        self.buffer = buffer
+        self.offset = offset
+        self.size = size
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Binding:
+            return NotImplemented
+        return (self.buffer, self.offset, self.size) == (other.buffer, other.offset, other.size)
+
+    def __hash__(self) -> int:
+        return hash((self.buffer, self.offset, self.size))
+
+    def __repr__(self) -> str:
+        return f"Binding(buffer={self.buffer!r}, offset={self.offset!r}, size={self.size!r})"
 
 
 @dataclass(frozen=True)
@@ -162,6 +179,7 @@ class Kernel:
         self.param_size = -(-self._param_struct.size // 16) * 16
         self._storage = tuple((num, name, kind != "uniform") for num, kind, name in self.bindings
                               if name != "params")
+        self._storage_names = tuple(name for _, name, _ in self._storage)
         self._written = frozenset(name for _, kind, name in self.bindings if kind == "read_write")
         raw = device.raw
         layout_entries = []
@@ -360,7 +378,6 @@ class Snapshot:
 SNAPSHOT_BYTES = 16
 
 
-@dataclass
 class Batch:
     """Clears, copies, dispatches and readbacks recorded in order and submitted together.
 
@@ -369,8 +386,29 @@ class Batch:
     submitted, so no buffer it uses can go back to the pool before that.
     """
 
-    device: Device
-    commands: list = field(default_factory=list)
+    __slots__ = ("device", "commands", "_scratch")
+
+    def __init__(self, device: Device, commands: list | None = None):
+        self.device = device
+        self.commands = [] if commands is None else commands
+        #: scratch blocks taken by :meth:`scratch`, kept by the pool for later batches once submitted
+        self._scratch: list | None = None
+
+    def __repr__(self) -> str:
+        return f"Batch(device={self.device!r}, commands={self.commands!r})"
+
+    def scratch(self, nbytes: int) -> Block:
+        """A storage block of ``nbytes`` for this batch's own scratch (tile states, indirect
+        arguments, partials), contents unspecified: whatever the batch reads of it, it must write
+        first. After :meth:`submit` the block serves later batches (the pool keeps a few), so a
+        repeated call takes the same buffers (and bind groups) without a pool allocation; the queue's
+        order puts their work after this batch's. Never hand it out beyond the batch."""
+        blk = self.device.memory.take_scratch(nbytes)
+        if self._scratch is None:
+            self._scratch = [blk]
+        else:
+            self._scratch.append(blk)
+        return blk
 
     def clear(self, buffer, offset: int = 0, size: int | None = None) -> None:
         buffer = getattr(buffer, "buffer", buffer)
@@ -451,9 +489,13 @@ class Batch:
     def submit(self) -> None:
         self.device._submit(self)
         self.commands = []
+        if self._scratch is not None:
+            scratch, self._scratch = self._scratch, None
+            self.device.memory.keep_scratch(scratch)
 
 
 _READ_USAGE = wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST
+_GPUARRAY: type | None = None  # GpuArray, set by _array (which imports this module): _bind_group's fast key
 _WRITE_USAGE = wgpu.BufferUsage.MAP_WRITE | wgpu.BufferUsage.COPY_SRC
 
 
@@ -978,6 +1020,37 @@ class Device:
         timer.pending.append((Readback(staging, [(0, 16)]), timer.replays, key))
 
     def _bind_group(self, d: _Dispatch, pbuf):
+        k = d.kernel
+        bound = d.bindings
+        # The cache key, for the common bindings (Blocks, GpuArrays on a Block, Bindings of a Block
+        # with a size) without the general path's getattr chain; it is the key that path makes.
+        key = [k, pbuf.serial if pbuf is not None else 0]
+        if len(bound) == len(k._storage_names):
+            for name in k._storage_names:
+                res = bound.get(name)
+                cls = res.__class__
+                if cls is Block:
+                    key += (res.serial, 0, res.size)
+                    continue
+                if cls is _GPUARRAY:
+                    buf = res.buffer
+                    if buf.__class__ is Block:
+                        off = res.byte_offset
+                        key += (buf.serial, off, buf.size - off)
+                        continue
+                elif cls is Binding:
+                    buf = res.buffer
+                    if buf.__class__ is Block and res.size is not None:
+                        key += (buf.serial, res.offset, res.size)
+                        continue
+                break
+            else:
+                group = self._bind_groups.get(tuple(key))
+                if group is not None:
+                    return group
+        return self._bind_group_slow(d, pbuf)
+
+    def _bind_group_slow(self, d: _Dispatch, pbuf):
         k = d.kernel
         bound = d.bindings
         if len(bound) != len(k._storage):

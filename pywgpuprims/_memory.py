@@ -39,7 +39,11 @@ def size_class(nbytes: int) -> int:
     return -(-n // step) * step
 
 
-_CLASSES: dict[int, int] = {}  # request size (a multiple of 16) -> size_class, for the sizes seen
+_CLASSES: dict[int, tuple[int, int]] = {}  # bytes asked -> (size rounded to 16, size_class), for the sizes seen
+#: scratch blocks the pool keeps for :meth:`MemoryPool.take_scratch` (per-call scratch of the primitives:
+#: tile states, indirect arguments, partials): at most this many bytes in all, blocks up to SCRATCH_BLOCK
+SCRATCH_KEPT = 16 << 20
+SCRATCH_BLOCK = 1 << 20
 
 
 def parse_bytes(text: str | int | None) -> int | None:
@@ -169,18 +173,25 @@ class MemoryPool:
         self._cached = 0
         self._serial = 0
         self.buffers_created = 0
+        # scratch blocks between the batches that use them (take_scratch / keep_scratch): size -> blocks
+        self._kept: dict[int, list[Block]] = {}
+        self._kept_bytes = 0  # their buffers' bytes (size classes)
         self.limit = parse_bytes(limit if limit is not None else os.environ.get(LIMIT_ENV))
 
     # ------------------------------------------------------------------ public
     def stats(self) -> MemoryStats:
+        """Bytes in use and cached (scratch kept between calls counts as cached)."""
         with self._lock:
             self._drain()
-            return MemoryStats(self._in_use, self._cached, self.limit, self.buffers_created)
+            kept = self._kept_bytes
+            return MemoryStats(self._in_use - kept, self._cached + kept, self.limit, self.buffers_created)
 
     def set_limit(self, limit: int | str | None) -> None:
         """Set the byte limit (None or 0: none); cached buffers over it are freed at once."""
         with self._lock:
             self.limit = parse_bytes(limit)
+            if self.limit is not None:
+                self._release_kept()
             self._drain()
             if self.limit is not None:
                 self._evict(self._in_use + self._cached - self.limit)
@@ -188,17 +199,56 @@ class MemoryPool:
     def free_cache(self) -> None:
         """Destroy every cached (unused) buffer."""
         with self._lock:
+            self._release_kept()
             self._drain()
             self._evict(self._cached)
 
+    # ------------------------------------------------------------------ per-call scratch
+    def take_scratch(self, nbytes: int, label: str = "scratch") -> Block:
+        """A storage block of ``nbytes`` for one batch's scratch, from the blocks earlier batches gave
+        back through :meth:`keep_scratch` (else a new one from the pool); contents unspecified.
+
+        Safe under the queue's order as any pooled block is: a block is kept only once the batch
+        that used it is submitted, so work recorded with it now runs after that batch's.
+        """
+        size = max(16, -(-int(nbytes) // 16) * 16)
+        blocks = self._kept.get(size)
+        if blocks:
+            with self._lock:
+                if blocks:
+                    blk = blocks.pop()
+                    self._kept_bytes -= blk._slot.size
+                    return blk
+        return self.alloc(size, STORAGE_USAGE, label)
+
+    def keep_scratch(self, blocks: list[Block]) -> None:
+        """Keep the scratch ``blocks`` of a submitted batch for later batches (:meth:`take_scratch`),
+        up to :data:`SCRATCH_KEPT` bytes; the others go back to the pool as usual."""
+        with self._lock:
+            for blk in blocks:
+                cls = blk._slot.size
+                if cls <= SCRATCH_BLOCK and self._kept_bytes + cls <= SCRATCH_KEPT:
+                    self._kept.setdefault(blk.size, []).append(blk)
+                    self._kept_bytes += cls
+
+    def _release_kept(self) -> None:
+        """Give the kept scratch blocks back to the free lists (lock held)."""
+        if self._kept:
+            kept, self._kept = self._kept, {}
+            self._kept_bytes = 0
+            for blocks in kept.values():  # emptied, not just dropped: a take_scratch may hold a list
+                blocks.clear()  # their Blocks go: the slots return through _returned
+            self._drain()
+
     # ------------------------------------------------------------------ allocation
     def alloc(self, nbytes: int, usage: int = STORAGE_USAGE, label: str = "") -> Block:
-        size = max(16, -(-int(nbytes) // 16) * 16)
-        cls = _CLASSES.get(size)
-        if cls is None:
-            cls = size_class(size)
+        sc = _CLASSES.get(nbytes)
+        if sc is None:
+            size = max(16, -(-int(nbytes) // 16) * 16)
+            sc = (size, size_class(size))
             if len(_CLASSES) < 65536:
-                _CLASSES[size] = cls
+                _CLASSES[nbytes] = sc
+        size, cls = sc
         with self._lock:
             if self._returned:
                 self._drain()
@@ -208,6 +258,8 @@ class MemoryPool:
                 self._cached -= cls
                 self._in_use += cls
                 return Block(slot, size, self._returned)
+            if self.limit is not None and self._in_use + cls > self.limit and self._kept:
+                self._release_kept()  # kept scratch first
             if self.limit is not None and self._in_use + cls > self.limit:
                 cls = size  # no rounding up when memory is tight
                 if self._in_use + cls > self.limit:
@@ -217,6 +269,7 @@ class MemoryPool:
                 self._evict(self._in_use + self._cached + cls - self.limit)
             raw = self._create(cls, usage, label)
             if raw is None:  # the driver refused: free the cache and try once more
+                self._release_kept()
                 self._evict(self._cached)
                 raw = self._create(cls, usage, label)
                 if raw is None and cls != size:
@@ -241,12 +294,18 @@ class MemoryPool:
 
     def _drain(self) -> None:
         """Move the slots of collected blocks to the free lists (lock held)."""
-        returned = self._returned
+        returned, free = self._returned, self._free
+        moved = 0
         while returned:
             slot = returned.popleft()
-            self._in_use -= slot.size
-            self._cached += slot.size
-            self._free.setdefault((slot.usage, slot.size), []).append(slot)
+            moved += slot.size
+            lst = free.get((slot.usage, slot.size))
+            if lst is None:
+                free[(slot.usage, slot.size)] = [slot]
+            else:
+                lst.append(slot)
+        self._in_use -= moved
+        self._cached += moved
 
     def _evict(self, nbytes: int) -> None:
         """Destroy cached buffers, largest first, until ``nbytes`` are freed (lock held)."""

@@ -200,6 +200,8 @@ STAGE = 4096  # workgroup-memory staging entries of the fused pass (larger tiles
 MAX_STEPS = 512
 MAX_ELEMENTS = (1 << 32) - (1 << 16)
 MASK_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint32), np.dtype(np.int32))
+_MASK_SET = frozenset(MASK_DTYPES)
+_CARRIED = frozenset(_dt._CARRIED)  # dtypes the kernels take as they are (bit_carrier passes them through)
 
 
 @dataclass
@@ -256,7 +258,10 @@ class RunLengths:
 
 
 def _count_view(meta: GpuArray) -> GpuArray:
-    return GpuArray(meta.device, meta.buffer, (1,), np.uint32, meta.byte_offset)
+    return GpuArray._wrap(meta.device, meta.buffer, (1,), _U32, meta.byte_offset)
+
+
+_U32 = np.dtype(np.uint32)
 
 
 def _words(n: int, dtype) -> int:
@@ -315,10 +320,10 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     if idx64 and base:
         params = dict(params, base_lo=base & 0xFFFFFFFF, base_hi=base >> 32)
         packed = p.k_single.pack_params(params)
-    state = dev.alloc(16 + 8 * p.n_tiles)
-    rargs = dev.alloc(32)
+    state = b.scratch(16 + 8 * p.n_tiles)  # the batch's scratch: the same buffers call after call
+    rargs = b.scratch(32)
     if counts is not None and head is None:
-        head = dev.alloc(8 * p.n_tiles)
+        head = b.scratch(8 * p.n_tiles)
     io = {"x": xb}
     if mask is not None:
         io["mask"] = mb
@@ -348,8 +353,8 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
 def _record_repair(b, dev: Device, p: _ItemsPlan, rargs, params: dict, io: dict, outs: dict) -> None:
     """Record the reduce-then-scan repair of the single pass, its grids armed on the GPU in
     ``rargs`` (zero-sized unless some tile gave up)."""
-    partials = dev.alloc(4 * p.n_tiles)
-    carry = dev.alloc(16)
+    partials = b.scratch(4 * p.n_tiles)
+    carry = b.scratch(16)
     red_outs = {} if p.path == "rle/compact.wgsl" else {"WRITE_IDX": False}
     k_red = dev.kernel(p.path, defines=dict(p.base, RTS_REDUCE=True, **red_outs))
     k_spine = dev.kernel("scan/rts_spine.wgsl", defines=monoid_defines("add", np.uint32, "rle"))
@@ -504,7 +509,7 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None, index_
         mshape = gmask.shape
         if tuple(mshape) != tuple(g.shape):
             raise InputError(primitive, f"mask has shape {tuple(mshape)}, x has shape {tuple(g.shape)}")
-        if np.dtype(gmask.dtype) not in MASK_DTYPES:
+        if gmask.dtype not in _MASK_SET:
             raise InputError(primitive, f"mask dtype {gmask.dtype} is not supported (expected bool, uint8, "
                              "uint32 or int32)")
         if not isinstance(gmask, GpuArray):
@@ -521,14 +526,15 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None, index_
             return empty
         meta = asarray(np.zeros(16, np.uint32), dev=dev)
         return Compacted(GpuArray.empty((0,), out_dtype, dev), _count_view(meta))
-    res = Compacted(GpuArray.empty((n,), out_dtype, dev), _count_view(GpuArray.empty((16,), np.uint32, dev)))
+    res = Compacted(GpuArray._new((n,), out_dtype, dev), _count_view(GpuArray._new((16,), _U32, dev)))
+    g1 = g if len(g.shape) == 1 else g.reshape(-1)
     if idx64:
-        b = _record(dev, lambda b: _record_nonzero64(b, g.reshape(-1), res, m, base))
+        b = _record(dev, lambda b: _record_nonzero64(b, g1, res, m, base))
     elif chunked:
-        b = _record(dev, lambda b: _record_compact_chunked(b, mode, g.reshape(-1), None if gmask is None
+        b = _record(dev, lambda b: _record_compact_chunked(b, mode, g1, None if gmask is None
                                                            else gmask.reshape(-1), res, m))
     else:
-        b = _record(dev, lambda b: _record_compact(b, mode, g.reshape(-1), gmask, res, m))
+        b = _record(dev, lambda b: _record_compact(b, mode, g1, gmask, res, m))
     if host is not None:
         return submit_counted_to_host(b, res.count, res.data)[0]
     b.snapshot(res.count)  # int(res.count): one map round trip, no submission
@@ -549,7 +555,7 @@ def _run(dev: Device, record) -> None:
 
 def _meta_of(count: GpuArray) -> GpuArray:
     """The 16-word info block behind a count view."""
-    return GpuArray(count.device, count.buffer, (16,), np.uint32, count.byte_offset)
+    return GpuArray._wrap(count.device, count.buffer, (16,), _U32, count.byte_offset)
 
 
 def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Compacted, m: str) -> None:
@@ -565,7 +571,8 @@ def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Com
         _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, idx, None, m)
         _record_finish(b, dev, meta, idx, g1, data, None)
     else:
-        _record_items(b, dev, "compact", g1, n, gmask.reshape(-1), meta, None, data, m)
+        _record_items(b, dev, "compact", g1, n, gmask if len(gmask.shape) == 1 else gmask.reshape(-1), meta, None,
+                      data, m)
 
 
 def _record_nonzero64(b, g1: GpuArray, res: Compacted, m: str, base: int) -> None:
@@ -875,6 +882,8 @@ def compact(x, mask, *, method: str | None = None):
     in the single pass (bits moved: float64 NaN payloads and ``-0.0`` are kept); masks of any
     dtype (``mask != 0`` on the host).
     """
+    if x.__class__ is GpuArray and mask.__class__ is GpuArray and x.dtype in _CARRIED:
+        return _compact_impl("compact", x, mask, "compact", method)  # carried as they are
     if isinstance(x, GpuArray) and _is_pairs(x.dtype):
         return _compact_pairs(x, _dt.mask_carrier(mask, "compact"), method)
     xc, restore, words = _dt.bit_carrier(x, "compact", pairs=True)
@@ -911,8 +920,9 @@ def _index_dtype(dtype, primitive: str) -> np.dtype:
 def _flatnonzero(mask, dtype, method: str | None, primitive: str, base: int = 0):
     """Flat indices of ``mask``'s nonzero elements as ``dtype``, plus ``base`` (int64 only: the
     global index of the mask's first element where it is one chunk of a larger array)."""
-    return _compact_impl(primitive, None, _dt.mask_carrier(mask, primitive), "nonzero", method,
-                         _index_dtype(dtype, primitive), base)
+    if mask.__class__ is not GpuArray:  # GpuArrays go as they are (_compact_impl checks their dtype)
+        mask = _dt.mask_carrier(mask, primitive)
+    return _compact_impl(primitive, None, mask, "nonzero", method, _index_dtype(dtype, primitive), base)
 
 
 def _unravel(res: Compacted, shape: tuple[int, ...]) -> tuple[Compacted, ...]:
@@ -972,7 +982,7 @@ def nonzero(a, *, dtype=np.int64, method: str | None = None):
     >>> pp.nonzero(np.array([[0, 2], [1, 0]]), dtype=np.uint32)
     (array([0, 1], dtype=uint32), array([1, 0], dtype=uint32))
     """
-    m = _dt.mask_carrier(a, "nonzero")
+    m = a if a.__class__ is GpuArray else _dt.mask_carrier(a, "nonzero")
     shape = tuple(m.shape)
     if len(shape) == 0:
         raise InputError("nonzero", "a 0-d array has no axes to index (as numpy: use np.atleast_1d)")
@@ -1047,6 +1057,8 @@ def rle_encode(x, *, method: str | None = None):
     pairs of 32-bit words (equal means both words equal). Inputs past one storage binding run in
     chunks, a run across a chunk boundary joined.
     """
+    if x.__class__ is GpuArray and x.dtype in _CARRIED:
+        return _rle_encode(x, method)  # carried as they are
     a = x if isinstance(x, GpuArray) else _dt.host_array(x, "rle_encode")
     if _is_pairs(a.dtype):
         return _rle_encode_pairs(a, method)
@@ -1076,12 +1088,11 @@ def _rle_encode(x, method):
                          _count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
         b = _record(dev, lambda b: _record_rle_chunked(b, g, res, m))
     else:
-        res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
-                         _count_view(GpuArray.empty((16,), np.uint32, dev)),
-                         GpuArray.empty((n + 1,), np.uint32, dev) if need_starts else None, n,
-                         None if need_starts else GpuArray.empty((2 * -(-n // _tile(dev, g.dtype)),), np.uint32,
-                                                                 dev),
-                         _tile(dev, g.dtype))
+        tile = _tile(dev, g.dtype)
+        res = RunLengths(GpuArray._new((n,), g.dtype, dev), GpuArray._new((n,), _U32, dev),
+                         _count_view(GpuArray._new((16,), _U32, dev)),
+                         GpuArray._new((n + 1,), _U32, dev) if need_starts else None, n,
+                         None if need_starts else GpuArray._new((2 * -(-n // tile),), _U32, dev), tile)
         b = _record(dev, lambda b: _record_rle(b, g, res, m))
     if host is not None:
         values, counts = submit_counted_to_host(b, res.n_runs, res.values, res.counts)

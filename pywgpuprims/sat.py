@@ -168,13 +168,13 @@ def _record_sat(b, g: GpuArray, method: str = "overlapped", primitive: str = "su
     _dt.check_f64(dev, primitive, g.dtype)
     if carry is None and max(acc.itemsize, g.dtype.itemsize) * g.size > dev.binding_limit:
         return _record_sat_bands(b, g, method, primitive, acc)  # the table and the image are bound whole
-    out = GpuArray.empty(g.shape, acc, dev) if dst is None else dst
+    out = GpuArray._new(g.shape, acc, dev) if dst is None else dst
     if g.size == 0:
         return out
     native = _dt.native_int64(dev)
     steps, scratch_bytes = dev.plan(("sat", g.shape, g.dtype, acc, native, method, carry is not None),
                                     lambda: _sat_plan(dev, g, method, acc, primitive, carry is not None))
-    scratch = [dev.alloc(n) for n in scratch_bytes]
+    scratch = [b.scratch(n) for n in scratch_bytes]  # the same buffers call after call
     binds = {"input": _nd.bound(g), "dst": _nd.bound(out), "colsum": scratch[0] if scratch else None,
              "rowpref": scratch[1] if scratch else None, "blocktot": scratch[2] if scratch else None,
              "cin": carry[0] if carry else None, "cout": carry[1] if carry else None}

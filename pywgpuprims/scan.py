@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _dtypes as _dt
-from ._array import GpuArray, asarray, submit_to_host
+from ._array import _DTYPE_CLASSES, GpuArray, asarray, submit_to_host
 from ._device import Binding, Device, device, takes_device
 from ._dtypes import host_array, result_dtype
 from ._errors import DeviceLimitError, InputError
@@ -272,7 +272,10 @@ def _upload_keep(host: np.ndarray, dev: Device | None = None) -> GpuArray:
 
 
 def _scan(x, op, exclusive, axis, out, dtype, deterministic, primitive):
-    g, host = _host_or_gpu(x, primitive)
+    if x.__class__ is GpuArray:
+        g, host = x, None
+    else:
+        g, host = _host_or_gpu(x, primitive)
     arr = g if g is not None else host
     if out is not None and not isinstance(out, (GpuArray, np.ndarray)):
         raise InputError(primitive, "out must be a GpuArray or a numpy array")
@@ -288,8 +291,10 @@ def _scan(x, op, exclusive, axis, out, dtype, deterministic, primitive):
         ax = _check_op_axis(shape, axis, primitive)
         res_shape = shape
         moved = None
-        if all(s == 1 for s in shape[ax + 1:]):
-            lines = (g if g is not None else host).reshape(shape[:ax + 1]) if ax < len(shape) - 1 else arr
+        if ax == len(shape) - 1:
+            lines = arr
+        elif all(s == 1 for s in shape[ax + 1:]):
+            lines = (g if g is not None else host).reshape(shape[:ax + 1])
         elif g is not None:
             raise InputError(primitive, f"a GpuArray is scanned along an axis with only length-1 axes after it "
                              f"(or axis=None), not axis {axis} of shape {shape}; move the axis on the host")
@@ -320,7 +325,8 @@ def _scan(x, op, exclusive, axis, out, dtype, deterministic, primitive):
         b.submit()
         return out
     if g is not None and not isinstance(out, np.ndarray):  # GpuArray in, GpuArray out
-        res = res.reshape(res_shape)
+        if res.shape != res_shape:
+            res = res.reshape(res_shape)
         if isinstance(out, GpuArray):
             if res.nbytes:
                 b.copy(res.buffer, res.byte_offset, out.buffer, out.byte_offset, res.nbytes)
@@ -347,13 +353,30 @@ _FAST_OPS = {_dt.U32: ("add", "min", "max", "and", "or", "xor"), _dt.I32: ("add"
 
 def _gpu_can_read(in_dtype, rd, op, dev=None) -> bool:
     """Whether the kernels read ``in_dtype`` for a result of ``rd`` (else the host converts)."""
+    got = _CAN_READ.get((in_dtype, rd))
+    if got is not None:
+        return got
     in_dtype, rd = np.dtype(in_dtype), np.dtype(rd)
+    if in_dtype != _dt.F64:  # the answer depends on the dtypes alone (float64 input: on the device too)
+        got = _gpu_can_read_dtypes(in_dtype, rd)
+        if len(_CAN_READ) < 1024:
+            _CAN_READ[(in_dtype, rd)] = got
+        return got
     if rd == _dt.B and in_dtype != _dt.B:
         return False  # numpy makes each element a bool first
     if in_dtype == _dt.F64 and rd != _dt.F64 and not _dt.has_feature(dev or device(), "shader-f64"):
         return False  # float64 input, dtype=np.float32 asked, no float64 in the kernels
+    return _gpu_can_read_dtypes(in_dtype, rd)
+
+
+def _gpu_can_read_dtypes(in_dtype: np.dtype, rd: np.dtype) -> bool:
+    if rd == _dt.B and in_dtype != _dt.B:
+        return False  # numpy makes each element a bool first
     acc = _dt.acc_dtype(rd)
     return _dt.can_read(in_dtype, acc, True) and _dt.can_read(in_dtype, acc, False)
+
+
+_CAN_READ: dict = {}  # (in_dtype, rd) -> _gpu_can_read's answer, for input other than float64
 
 
 def _int_op(op: str, d) -> str:
@@ -378,24 +401,25 @@ def _scan_lines(b, g: GpuArray, rd, op, exclusive, deterministic, primitive, dst
     32-bit dtype and the op is theirs, else the typed reduce-then-scan (then packed to 8 or 16 bits
     where ``rd`` is that narrow)."""
     dev = g.device
-    rd = np.dtype(rd)
+    if rd.__class__ not in _DTYPE_CLASSES:
+        rd = np.dtype(rd)
     acc = _dt.acc_dtype(rd)
     op = _int_op(op, rd)
-    dst = dst_out if dst_out is not None and acc == rd else GpuArray.empty(g.shape, acc, dev)
+    dst = dst_out if dst_out is not None and acc == rd else GpuArray._new(g.shape, acc, dev)
     if g.size:
-        g2 = g.reshape(-1, g.shape[-1]) if g.ndim > 2 else g
-        d2 = dst.reshape(g2.shape)
+        g2 = g.reshape(-1, g.shape[-1]) if len(g.shape) > 2 else g
+        d2 = dst if dst.shape == g2.shape else dst.reshape(g2.shape)
         if g.dtype == acc and op in _FAST_OPS.get(acc, ()):
             rts = deterministic == "rts" or (deterministic and acc == _dt.F32)  # a fixed order: bit-exact floats
             record_scan(b, g2, d2, op, exclusive, method="rts" if rts else None)
         else:
             record_typed_scan(b, g2, d2, op, exclusive, primitive, rd if rd != acc else None, deterministic)
         if acc != rd:
-            nd = dst_out if dst_out is not None else GpuArray.empty(g.shape, rd, dev)
+            nd = dst_out if dst_out is not None else GpuArray._new(g.shape, rd, dev)
             record_narrow(b, dst, nd)
             dst = nd
     elif acc != rd:
-        dst = dst_out if dst_out is not None else GpuArray.empty(g.shape, rd, dev)
+        dst = dst_out if dst_out is not None else GpuArray._new(g.shape, rd, dev)
     return dst
 
 
@@ -430,24 +454,26 @@ def record_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
     seeded = carry_in is not None
     if seeded and len(g.shape) != 1:
         raise InputError("scan", "a carry-in continues 1-D scans only")
-    plan = dev.plan(("scan", g.shape, g.dtype, g.buffer.size, dst.buffer.size, op, exclusive, method,
+    gbuf, dbuf = g.buffer, dst.buffer
+    plan = dev.plan(("scan", g.shape, g.dtype, gbuf.size, dbuf.size, op, exclusive, method,
                      _vpt(dev, g.shape[-1]), seeded),
                     lambda: _scan_plan(dev, g, dst, op, exclusive, method, seeded))
     chunks, carry_bytes, scratch_bytes, max_tiles = plan
     # one scratch block: carries, then tile state (or partials); the repair's arguments apart (a
-    # buffer read by an indirect dispatch may not be bound as storage in it)
+    # buffer read by an indirect dispatch may not be bound as storage in it). Both are the batch's
+    # scratch: a repeated call takes the same buffers again (and so the same bind groups).
     at_state = -(-carry_bytes // dev.storage_align) * dev.storage_align
-    scratch = dev.alloc(at_state + scratch_bytes)
+    scratch = b.scratch(at_state + scratch_bytes)
     carry = Binding(scratch, 0, carry_bytes)
     if seeded:  # carry slot 0 is the incoming value; chunk ci reads slot ci and writes slot ci + 1
         b.copy(carry_in[0], carry_in[1], scratch, 0, 4)
     partials = Binding(scratch, at_state, scratch_bytes) if method == "rts" else None  # single pass: for a repair
     state = Binding(scratch, at_state, scratch_bytes) if method == "single_pass" else None
-    args = dev.alloc(32) if method == "single_pass" else None
+    args = b.scratch(32) if method == "single_pass" else None
     stats = dev.hooks.scan_stats_buffer
     for ci, (k, groups, packed, src_range, out_range, state_bytes, repair, params) in enumerate(chunks):
-        src = Binding(g.buffer, *src_range)
-        out = Binding(dst.buffer, *out_range)
+        src = Binding(gbuf, *src_range)
+        out = Binding(dbuf, *out_range)
         if method == "rts":
             _record_rts(b, dev, op, g.dtype, src, out, partials, carry, params, exclusive)
             continue
@@ -459,7 +485,7 @@ def record_scan(b, g: GpuArray, dst: GpuArray, op: str, exclusive: bool, method:
             b.copy(scratch, at_state, stats, 16 * ci, 16)
         if repair:
             if partials is None:
-                partials = dev.alloc(4 * max_tiles)
+                partials = b.scratch(4 * max_tiles)
             _record_rts(b, dev, op, g.dtype, src, out, partials, carry, params, exclusive, indirect=args)
     if carry_out is not None:
         b.copy(scratch, carry_bytes - 4, carry_out[0], carry_out[1], 4)
@@ -576,7 +602,10 @@ def reduce(x, op: str = "add", axis: int | None = None, dtype=None):
 
 
 def _reduce(x, op, axis, dtype, primitive: str, nonzero: bool = False):
-    g, host = _host_or_gpu(x, primitive)
+    if x.__class__ is GpuArray:
+        g, host = x, None
+    else:
+        g, host = _host_or_gpu(x, primitive)
     arr = g if g is not None else host
     rd = _dt.I64 if nonzero else result_dtype(op, arr.dtype, dtype, None, primitive)
     shape = arr.shape
@@ -584,7 +613,7 @@ def _reduce(x, op, axis, dtype, primitive: str, nonzero: bool = False):
         if axis not in (None, 0, -1):
             raise InputError(primitive, f"axis {axis!r} is out of range for an array of 0 dimensions")
         out_shape, rows, row_len = (), 1, math.prod(shape)
-        lines = arr.reshape(-1)
+        lines = arr if len(shape) == 1 else arr.reshape(-1)
     else:
         ax = _check_op_axis(shape, axis, "reduce")
         out_shape = shape[:ax] + shape[ax + 1:]
@@ -616,9 +645,9 @@ def _reduce(x, op, axis, dtype, primitive: str, nonzero: bool = False):
                              "pass a numpy array, or another dtype")
     dev = gl.device
     acc = _dt.acc_dtype(rd)
-    dst = GpuArray.empty(out_shape, acc, dev)
+    dst = GpuArray._new(out_shape, acc, dev)
     b = dev.batch()
-    flat = gl.reshape(-1) if rows == 1 else gl
+    flat = gl.reshape(-1) if rows == 1 and len(gl.shape) != 1 else gl
     if gl.dtype == acc and op in _FAST_OPS.get(acc, ()) and not nonzero:
         defs = _REDUCE_DEFS.get((op, acc))
         if defs is None:
@@ -627,7 +656,7 @@ def _reduce(x, op, axis, dtype, primitive: str, nonzero: bool = False):
     else:
         record_typed_reduce(b, flat, dst, op, rows, row_len, primitive, nonzero)
     if acc != rd:
-        nd = GpuArray.empty(out_shape, rd, dev)
+        nd = GpuArray._new(out_shape, rd, dev)
         record_narrow(b, dst, nd)
         dst = nd
     if host is None:
@@ -674,8 +703,8 @@ def record_reduce(b, g: GpuArray, dst: GpuArray, op: str, defs: dict, rows: int,
         k_part, groups, packed_part, src_range = steps[0][:4]
         b.dispatch(k_part, groups, packed_part, input=Binding(g.buffer, *src_range), partials=dst.buffer)
         return
-    partials = dev.alloc(parts_bytes)
-    firsts = dev.alloc(firsts_bytes) if firsts_bytes else None
+    partials = b.scratch(parts_bytes)
+    firsts = b.scratch(firsts_bytes) if firsts_bytes else None
     for k_part, groups, packed_part, src_range, k_final, nr, packed_final in steps:
         b.dispatch(k_part, groups, packed_part, input=Binding(g.buffer, *src_range), partials=partials)
         b.dispatch(k_final, nr, packed_final, partials=partials, output=firsts if firsts is not None else dst.buffer)

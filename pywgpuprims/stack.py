@@ -109,6 +109,8 @@ from ._array import GpuArray, as_input, submit_to_host
 from ._device import Binding, Device, takes_device
 from ._errors import DeviceLimitError, InputError
 
+_I32, _U32 = np.dtype(np.int32), np.dtype(np.uint32)
+
 __all__ = ["bracket_match", "record_bracket_match", "bracket_match_reference", "clip_bboxes",
            "clip_bboxes_reference", "is_empty", "BracketInfo", "unclosed_opens", "CLIP_DRAW", "CLIP_BEGIN",
            "CLIP_END"]
@@ -267,7 +269,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | N
         one_parts = -(-n // (P * chunks))
         lists, epoch = _lists(dev, b, 4 * one_parts * chunks * P)
     else:  # dispatch order alone orders the multi-pass method's list stores and loads
-        lists, epoch = dev.alloc(4 * n_parts * P), 1
+        lists, epoch = b.scratch(4 * n_parts * P), 1
     params = {"n": n, "n_parts": n_parts, "n_groups": n_parts, "tree_size": tree_size, "epoch": epoch}
     swg, chunk, n_chunks = _spine_shape(dev, tree_size)
     rargs = None
@@ -317,7 +319,7 @@ def _record_match(b, g: GpuArray, mode: str, link: GpuArray, depth: GpuArray | N
     k_red, k_chain, k_leaf, k_up, k_top, k_down = dev.plan(("bracket kernels", mode, wg, swg, no_depth, chunk_out),
                                                            lambda: _multipass_kernels(dev, defs, swg, chunk_out))
     # apart: a buffer bound read-only and read-write in one dispatch is refused
-    part_bic, part_start, tree, chain, chunk_bic, chunk_start = (dev.alloc(sz) for sz in (
+    part_bic, part_start, tree, chain, chunk_bic, chunk_start = (b.scratch(sz) for sz in (
         8 * n_parts, 4 * n_parts, 8 * tree_size, 16 * n_parts, 8 * n_chunks, 4 * n_chunks))
     sp = {"n_parts": n_parts, "tree_size": tree_size, "chunk": chunk, "n_chunks": n_chunks}
 
@@ -666,9 +668,9 @@ def bracket_match(is_open, return_info: bool = False, out=None, *, method: str =
                              "(for GpuArray input)")
         link, depth = out
     else:
-        link = GpuArray.empty((n,), np.int32, dev)
-        depth = GpuArray.empty((n,), np.int32, dev)
-    info = GpuArray.empty((4,), np.uint32, dev)
+        link = GpuArray._new((n,), _I32, dev)
+        depth = GpuArray._new((n,), _I32, dev)
+    info = GpuArray._new((4,), _U32, dev)
     mode = "u8" if g.dtype == np.uint8 else "u32"
     b = dev.batch()
     if not n:

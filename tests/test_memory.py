@@ -405,3 +405,91 @@ def test_a_batch_the_gpu_rejects_raises_shader_error(dev):
     x = np.arange(1000, dtype=np.float32)
     assert float(pp.reduce(pp.asarray(x))) == float(x.sum())
     np.testing.assert_array_equal(pp.asarray(x).numpy(), x)
+
+
+def _chain_calls(rng):
+    """The primitives' calls on GpuArrays, by name, on 1,000 to 3,000 fresh random elements."""
+    n = int(rng.integers(1000, 3000))
+    x = pp.asarray(rng.random(n, dtype=np.float32))
+    u = pp.asarray(rng.integers(0, 1000, n, dtype=np.uint32))
+    m = pp.asarray(rng.random(n) < 0.5)
+    r = pp.asarray(np.repeat(rng.integers(0, 50, n // 4 + 1, dtype=np.int32), 4)[:n])
+    return {"scan": lambda: pp.scan(u, dtype=np.uint32), "scan_f32": lambda: pp.scan(x),
+            "reduce": lambda: pp.reduce(x), "reduce_u32": lambda: pp.reduce(u, dtype=np.uint32),
+            "compact": lambda: pp.compact(x, m), "nonzero": lambda: pp.nonzero(m),
+            "rle_encode": lambda: pp.rle_encode(r)}
+
+
+@pytest.mark.parametrize("keep", [False, True], ids=["dropped", "kept"])
+@pytest.mark.parametrize("name", ["scan", "scan_f32", "reduce", "reduce_u32", "compact", "nonzero", "rle_encode"])
+def test_steady_calls_create_no_wgpu_objects(dev, rng, monkeypatch, name, keep):
+    """200 repeated calls on GpuArrays (each result dropped, or kept until the next call returns)
+    create no wgpu buffer and no bind group after a few calls of warm-up, and submit once each."""
+    fn = _chain_calls(rng)[name]
+    raw_cls = type(dev.raw)
+    counts = {"create_buffer": 0, "create_bind_group": 0}
+    for meth in counts:
+        real = getattr(raw_cls, meth)
+
+        def counting(self, *a, _real=real, _meth=meth, **k):
+            if self is dev.raw:
+                counts[_meth] += 1
+            return _real(self, *a, **k)
+        monkeypatch.setattr(raw_cls, meth, counting)
+    submits = []
+    real_submit = type(dev).__dict__["_submit"]
+    monkeypatch.setattr(type(dev), "_submit", lambda self, b: (submits.append(self), real_submit(self, b))[1])
+    last = None
+    for _ in range(5):
+        last = fn() if keep else (fn(), None)[1]
+    dev.sync()
+    before = dict(counts)
+    submits.clear()
+    for _ in range(200):
+        last = fn() if keep else (fn(), None)[1]
+    assert counts == before, f"{name}: {counts} after warm-up {before}"
+    assert len([d for d in submits if d is dev]) == 200  # one submission per call
+    del last
+    dev.sync()
+
+
+def test_kept_scratch_goes_first_under_the_limit(dev, rng):
+    """Scratch the pool keeps between calls counts as cached, and free_cache() destroys it."""
+    g = pp.asarray(rng.integers(0, 9, 5000, dtype=np.uint32))
+    want = np.cumsum(g.numpy(), dtype=np.uint32)
+    for _ in range(3):
+        np.testing.assert_array_equal(pp.scan(g, dtype=np.uint32).numpy(), want)
+    mem = dev.memory
+    assert mem._kept_bytes > 0
+    st = mem.stats()
+    assert st.cached >= mem._kept_bytes
+    mem.free_cache()
+    assert mem._kept_bytes == 0 and mem.stats().cached == 0
+    np.testing.assert_array_equal(pp.scan(g, dtype=np.uint32).numpy(), want)  # new scratch, same answer
+
+
+def test_scratch_is_the_batchs_own_until_submitted(dev, rng):
+    """Two batches recorded at once never share scratch; a submitted batch's scratch serves the next
+    batch; scans recorded into two open batches and submitted in the other order are both right."""
+    dev.memory.free_cache()  # nothing kept
+    b1, b2 = dev.batch(), dev.batch()
+    s1, s2 = b1.scratch(80), b2.scratch(80)
+    s1b = b1.scratch(80)
+    assert len({s1.serial, s2.serial, s1b.serial}) == 3
+    b1.submit()
+    b3 = dev.batch()
+    assert {b3.scratch(80).serial, b3.scratch(80).serial} == {s1.serial, s1b.serial}  # b1's, not b2's
+    assert b3.scratch(80).serial not in (s1.serial, s1b.serial, s2.serial)
+    b2.submit()
+    b3.submit()
+    from pywgpuprims.scan import record_scan
+    xs = [rng.integers(0, 1000, int(n), dtype=np.uint32) for n in rng.integers(20_000, 60_000, 2)]
+    gs = [pp.asarray(x) for x in xs]
+    outs = [poisoned((x.size,), np.uint32) for x in xs]
+    batches = [dev.batch(), dev.batch()]
+    for b, g, o in zip(batches, gs, outs, strict=True):
+        record_scan(b, g, o, "add", False)
+    batches[1].submit()
+    batches[0].submit()
+    for x, o in zip(xs, outs, strict=True):
+        np.testing.assert_array_equal(o.numpy(), np.cumsum(x, dtype=np.uint32))
