@@ -1,6 +1,7 @@
 """Stream compaction and run-length encoding (PARLE), with decoding.
 
-``compact(x, mask)``, ``nonzero(mask)``, ``rle_encode(x)`` and ``rle_decode(values, counts)``.
+``compact(x, mask)``, ``nonzero(a)`` / ``flatnonzero(a)``, ``rle_encode(x)`` and
+``rle_decode(values, counts)``.
 
 Two pipelines produce the same bits:
 
@@ -53,8 +54,15 @@ search or a branch, and stores whole vec4 words. uint8 values use ``wgsl/rle/dec
 
 Runs compare bit patterns: float32 ``-0.0`` and ``0.0`` are different runs, and NaNs with the same
 bits form one run (numpy's ``x[1:] != x[:-1]`` would split NaN runs and join the zeros).
-Indices (``nonzero``) are uint32, the GPU's natural index type (numpy's ``flatnonzero`` gives
-int64); sizes are limited to fewer than 2^32 - 2^16 elements.
+Indices (``nonzero``, ``flatnonzero``) are int64 by default, as numpy's (``intp``): the fused
+pass writes each as a pair of 32-bit words (``rle/fused.wgsl`` IDX64: no ``shader-int64``
+needed), the high word from a 64-bit base and its carry, so a chunk of a larger array
+(``pywgpuprims.stream``, ``pywgpuprims.dask``) gets exact global indices past 2^32;
+``dtype=np.uint32`` keeps the 32-bit path (half the bytes written). ``nonzero`` gives a tuple of
+per-axis arrays as numpy does (found on the host for numpy input, on the GPU for a GpuArray:
+``rle/pairs.wgsl`` UNRAVEL). Run lengths (``rle_encode``'s counts) are uint32: numpy has no
+run-length encoder to follow, and ``rle_decode`` takes them as they come. One call is limited to
+fewer than 2^32 - 2^16 elements.
 
 Test hooks (``device().using(...)``, fields of ``pywgpuprims._hooks.TestHooks``):
 ``rle_withhold_period`` (every k-th tile withholds its
@@ -81,8 +89,9 @@ one-invocation pass (``wgsl/rle/route.wgsl``) picks on the GPU (the chunk's kern
 once per candidate, each dispatched indirectly, all but one with an empty grid). ``nonzero``
 adds the chunk's first index; ``rle_encode`` compares a chunk's first element with the one
 before it, so a run across a boundary simply goes on, and finishes the run lengths
-that cross tiles once at the end over every chunk's tiles, two windows a pass. The other pipelines
-(uint8 values, ``method="parle"``, 64-bit pairs) run each chunk into scratch, then
+that cross tiles once at the end over every chunk's tiles, two windows a pass. 64-bit values and
+int64 indices chain their chunks the same way, the geometry counted in 8-byte items. The other
+pipelines (uint8 values, ``method="parle"``) run each chunk into scratch, then
 (``wgsl/rle/place.wgsl``) a one-invocation pass advances a per-chunk record (items so far, the
 last value) and writes the indirect grids of the placement, which moves the chunk's items to the
 running offset through windows of the output at aligned offsets, joining a chunk's first run to
@@ -93,13 +102,14 @@ runs are then read back). Within one binding nothing of this is recorded.
 
 64-bit values (int64, uint64, float64) travel as pairs of 32-bit words on any adapter
 (``wgsl/rle/pairs.wgsl``; ``shader-int64`` is not needed: a value is only compared, as both
-words, and moved): fused ``rle_encode`` compacts the run starts (pairs differing in either
-word) in one pass of ``wgsl/rle/fused.wgsl`` (PAIRS: two elements to a vec4), then gathers values
-and lengths (``method="parle"``: a flags pass, then ``nonzero``); fused ``compact`` is one pass of
+words, and moved): fused ``rle_encode`` is one pass of ``wgsl/rle/fused.wgsl`` (PAIRS: two
+elements to a vec4, VALUES), which finds the run starts (pairs differing in either word) and
+writes each run's value and length (the next start in the tile; the tile's last run finished by
+``wgsl/rle/fixup.wgsl`` as for 32-bit values); ``method="parle"``: a flags pass, ``nonzero``,
+then values and lengths gathered. Fused ``compact`` is one pass of
 ``wgsl/rle/compact.wgsl`` over the values' words (PAIRS: each mask element flags both words of
 its value, counts and offsets are in words), so it reads 8 bytes per element and writes 8 per
-kept one (past one binding: chunks into scratch, then placed); ``method="parle"`` compacts the
-mask's indices and gathers both words; ``rle_decode``
+kept one; ``method="parle"`` compacts the mask's indices and gathers both words; ``rle_decode``
 decodes the low and the high words as two 32-bit decodings and merges them.
 """
 
@@ -227,8 +237,8 @@ class RunLengths:
         Shape (1,), uint32.
     starts : GpuArray or None
         The runs' first positions followed by the sentinel ``size``, where the pipeline made them
-        (uint8 input, or ``method="parle"``); the fused pass for 32-bit values writes the run
-        lengths directly and leaves this None.
+        (uint8 input, or ``method="parle"``); the fused passes for 32- and 64-bit values write the run
+        lengths directly and leave this None.
     size : int
         The decoded length (known on the host).
     """
@@ -282,7 +292,7 @@ def _method(dev: Device, method: str | None, primitive: str) -> str:
 def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray | None, meta: GpuArray,
                   idx: GpuArray | None, val: GpuArray | None, method: str,
                   counts: GpuArray | None = None, head: GpuArray | None = None, xb=None, mb=None,
-                  pairs: bool = False) -> None:
+                  pairs: bool = False, idx64: bool = False, base: int = 0) -> None:
     """Record the compaction of flagged items of ``x`` (mode 'rle', 'compact' or 'nonzero').
 
     Writes ``meta[0]`` (item count) and the finishing pass's grid at ``meta[4..6]``; item indices
@@ -291,8 +301,10 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
     batch holds them. ``xb`` / ``mb``: the bindings of ``x`` / ``mask`` where they are a chunk of
     a larger buffer (a :class:`Binding` of the chunk's bytes), else the arrays themselves.
     ``pairs``: mode 'compact' (fused): ``x`` and ``val`` are the 32-bit words of 64-bit values,
-    ``n`` counts words (two per mask element); mode 'rle' (fused, ``idx`` only): ``x`` holds 64-bit
-    values, their run starts (and the sentinel ``n``) go to ``idx``.
+    ``n`` counts words (two per mask element); mode 'rle' (fused): ``x`` holds 64-bit values; with
+    ``counts`` their values (``val``) and run lengths are written in the one pass (fused.wgsl
+    VALUES), else their run starts (and the sentinel ``n``) go to ``idx``. ``idx64`` (mode
+    'nonzero', fused): ``idx`` is int64, each index plus ``base`` written as a word pair.
     """
     xb = x if xb is None else xb
     mb = mask if mb is None else mb
@@ -301,9 +313,13 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         _record_parle(b, dev, _flags(mode, x, mask), xb, n, mb, meta, idx)
         return
     p = dev.plan(("rle items", mode, x.dtype, n, None if mask is None else mask.dtype, idx is not None,
-                  val is not None, counts is not None, pairs),
+                  val is not None, counts is not None, pairs, idx64),
                  lambda: _items_plan(dev, mode, x.dtype, n, mask, idx is not None, val is not None, counts is not None,
-                                     pairs=pairs))
+                                     pairs=pairs, idx64=idx64))
+    params, packed = p.params, p.packed
+    if idx64 and base:
+        params = dict(params, base_lo=base & 0xFFFFFFFF, base_hi=base >> 32)
+        packed = p.k_single.pack_params(params)
     state = b.scratch(16 + 8 * p.n_tiles)  # the batch's scratch: the same buffers call after call
     rargs = b.scratch(32)
     if counts is not None and head is None:
@@ -324,12 +340,12 @@ def _record_items(b, dev: Device, mode: str, x: GpuArray, n: int, mask: GpuArray
         outs.update(out_vec=val, counts_vec=counts)
     b.clear(meta)
     b.clear(state, 0, 16 + 8 * p.n_tiles)
-    b.dispatch(p.k_single, p.n_tiles, p.packed, tile_state=state, repair_args=rargs, **io, **outs)
+    b.dispatch(p.k_single, p.n_tiles, packed, tile_state=state, repair_args=rargs, **io, **outs)
     stats = dev.hooks.rle_stats_buffer
     if stats is not None:
         b.copy(state, 0, stats, 0, 16)
     if p.repair:  # armed on the GPU: zero-sized grids unless some tile gave up
-        _record_repair(b, dev, p, rargs, p.params, io, outs)
+        _record_repair(b, dev, p, rargs, params, io, outs)
     if counts is not None:  # the runs that cross tile boundaries (rle/fixup.wgsl)
         b.dispatch(p.k_fix, -(-(p.n_tiles + 1) // 256), p.fix_packed, info=meta, head=head, counts=counts)
 
@@ -373,16 +389,17 @@ class _ItemsPlan:
 
 
 def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_val: bool,
-                has_counts: bool, chained: bool = False, pairs: bool = False) -> _ItemsPlan:
+                has_counts: bool, chained: bool = False, pairs: bool = False, idx64: bool = False) -> _ItemsPlan:
     eb8 = np.dtype(dtype) == np.uint8
     mask_u8 = mask is not None and mask.dtype == np.uint8
     flags = {"RLE": mode == "rle", "COMPACT": mode == "compact", "NONZERO": mode == "nonzero",
-             "EB8": eb8, "MASK_U8": mask_u8, "PAIRS": pairs}
+             "EB8": eb8, "MASK_U8": mask_u8, "PAIRS": pairs, "IDX64": idx64,
+             "VALUES": pairs and mode == "rle" and has_counts}
     n_vec4 = -(-n // 2) if pairs and mode == "rle" else -(-_words(n, dtype) // 4)
     # 32-bit compaction by value has its own kernel, built like the scan (rle/compact.wgsl)
     # (and RLE of 32-bit values, there with the fused pass's tile size: RunLengths records it)
     compact_kernel = mode == "compact" and not eb8 and has_val
-    rle_kernel = mode == "rle" and not eb8 and has_counts
+    rle_kernel = mode == "rle" and not eb8 and has_counts and not pairs
     if compact_kernel:
         vpt = _compact_vpt(dev)
     elif mode == "rle" and not pairs:
@@ -415,6 +432,8 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
               "repair_x": grid[0], "repair_y": grid[1], "fin_per_group": FIN_PER_GROUP, "max_groups": dev.max_groups}
     if chained:  # set per chunk and window (_record_chained)
         params.update(win_base=0, pos_base=0, tile_base=0, has_prev=0, win_len=0)
+    if idx64:  # the indices' 64-bit base (set per call where it is not 0)
+        params.update(base_lo=0, base_hi=0)
     path = "rle/fused.wgsl"
     bitmask = vec4 = False
     if compact_kernel or rle_kernel:
@@ -428,7 +447,7 @@ def _items_plan(dev: Device, mode: str, dtype, n: int, mask, has_idx: bool, has_
                    and 4 * (vpt * wg + vpt * wg // 8 + wg) + 1024 <= dev.limits["max-compute-workgroup-storage-size"])
         staged = rle_kernel and not bitmask
         base = dict(base, BITMASK=bitmask, SLOT_MAJOR=bitmask, EARLY_AGGREGATE=True, STAGED=staged,
-                    STAGE=_encode_stage(dev, vpt) if staged else 0)
+                    STAGE=_encode_stage(dev, vpt) if staged else 0, CHAIN_WORDS=pairs and chained)
     k_single = dev.kernel(path, defines=dict(base, SINGLE_PASS=True))
     k_fix = fix_packed = None
     if has_counts:
@@ -467,7 +486,9 @@ def _record_finish(b, dev: Device, meta: GpuArray, idx: GpuArray, x: GpuArray | 
 
 
 # ------------------------------------------------------------------------- compaction
-def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
+def _compact_impl(primitive: str, x, mask, mode: str, method: str | None, index_dtype=np.uint32, base: int = 0):
+    """compact (``x`` by ``mask``) or nonzero (flat indices of ``mask``, as ``index_dtype``:
+    uint32, or int64 with ``base`` added)."""
     if mode == "nonzero":
         gm, host = as_input(mask, primitive, dtypes=MASK_DTYPES)
         g = gm
@@ -496,7 +517,8 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
     dev = g.device
     n = g.size
     m = _method(dev, method, primitive)
-    out_dtype = _U32 if mode == "nonzero" else g.dtype
+    out_dtype = np.dtype(index_dtype) if mode == "nonzero" else g.dtype
+    idx64 = out_dtype.itemsize == 8 and mode == "nonzero"
     chunked = _needs_chunks(primitive, n, dev, 4 * n)
     if n == 0:
         empty = np.empty(0, out_dtype)
@@ -506,7 +528,9 @@ def _compact_impl(primitive: str, x, mask, mode: str, method: str | None):
         return Compacted(GpuArray.empty((0,), out_dtype, dev), _count_view(meta))
     res = Compacted(GpuArray._new((n,), out_dtype, dev), _count_view(GpuArray._new((16,), _U32, dev)))
     g1 = g if len(g.shape) == 1 else g.reshape(-1)
-    if chunked:
+    if idx64:
+        b = _record(dev, lambda b: _record_nonzero64(b, g1, res, m, base))
+    elif chunked:
         b = _record(dev, lambda b: _record_compact_chunked(b, mode, g1, None if gmask is None
                                                            else gmask.reshape(-1), res, m))
     else:
@@ -549,6 +573,35 @@ def _record_compact(b, mode: str, g1: GpuArray, gmask: GpuArray | None, res: Com
     else:
         _record_items(b, dev, "compact", g1, n, gmask if len(gmask.shape) == 1 else gmask.reshape(-1), meta, None,
                       data, m)
+
+
+def _record_nonzero64(b, g1: GpuArray, res: Compacted, m: str, base: int) -> None:
+    """nonzero as int64 (plus ``base``): the fused pass writes each index as a word pair (low
+    word, high word from the base and its carry; rle/fused.wgsl IDX64), within one binding or as
+    chained chunks (the geometry in 8-byte indices). ``method="parle"`` (and bindings too small
+    to chain) compact uint32 indices, then widen them (rle/pairs.wgsl WIDEN)."""
+    dev, n = g1.device, g1.size
+    meta = _meta_of(res.count)
+    chunked = _needs_chunks("nonzero", n, dev, 8 * n)
+    c = _chain64(dev, n) if chunked else None
+    if m == "fused" and not chunked:
+        _record_items(b, dev, "nonzero", g1, n, None, meta, res.data, None, m, idx64=True, base=base)
+        return
+    if m == "fused" and c is not None:
+        _record_chained(b, dev, "nonzero", g1, None, res.data, None, meta, c, base=base)
+        return
+    r32 = Compacted(GpuArray.empty((n,), np.uint32, dev), res.count)
+    if _needs_chunks("nonzero", n, dev, 4 * n):
+        _record_compact_chunked(b, "nonzero", g1, None, r32, m)
+    else:
+        _record_compact(b, "nonzero", g1, None, r32, m)
+    k = dev.kernel("rle/pairs.wgsl", defines={"WIDEN": True})
+    align = dev.storage_align
+    w = max(1, (dev.binding_limit - 16) // 8 // align) * align
+    for e0 in range(0, n, w):
+        ne = min(w, n - e0)
+        b.dispatch(k, -(-ne // 256), params={"n": ne, "e0": e0, "base_lo": base & 0xFFFFFFFF, "base_hi": base >> 32},
+                   x=_sub(res.data, e0, ne), info=meta, lo=_sub(r32.data, e0, ne))
 
 
 # ------------------------------------------------------------------------- chunks
@@ -618,7 +671,8 @@ class _Placer:
 
 @dataclass(frozen=True)
 class _Chain:
-    """Geometry of chained chunks (``wgsl/rle/chain.wgsl``), in 32-bit output elements: chunks of
+    """Geometry of chained chunks (``wgsl/rle/chain.wgsl``), in output items (32-bit, or 8-byte
+    for 64-bit values and int64 indices: ``_chain(dev, 8)``): chunks of
     ``per`` input elements (at most a ``window``, one binding), the output bound as two adjacent
     windows of ``window`` elements at a multiple of the window (the kernel stores past the first
     into the second). A chunk's items start at some position at or below its first element and
@@ -634,28 +688,40 @@ class _Chain:
         return [j * self.window for j in range(max(1, -(-e0 // self.window)))]
 
 
-def _chain(dev: Device) -> _Chain | None:
+def _chain(dev: Device, itemsize: int = 4) -> _Chain | None:
     """Chained chunks at :attr:`Device.binding_limit`: a chunk is as long as an output window, less
     whatever aligns chunk offsets to multiples of the storage alignment in elements (uint8 masks);
-    window starts are whole vec4 words at that alignment. None where a binding is too small."""
+    window starts are whole vec4 words at that alignment. None where a binding is too small.
+    ``itemsize``: bytes per output item (8: 64-bit values or indices, windows counted in them;
+    their starts stay aligned for 4-byte arrays beside them, RLE's run lengths)."""
     a = dev.storage_align
     a4 = max(4, a // 4)
-    window = (dev.binding_limit - 16) // 4 // a4 * a4
+    window = (dev.binding_limit - 16) // itemsize // a4 * a4
     per = window // a * a
     return _Chain(per, window) if per else None
 
 
-def _chained(dev: Device, n: int, tile: int) -> _Chain | None:
+def _chained(dev: Device, n: int, tile: int, itemsize: int = 4) -> _Chain | None:
     """The chain geometry where chained chunks serve a call of ``n`` elements in tiles of about
     ``tile`` elements (RLE's per-tile record of all chunks must fit one binding), else None."""
-    c = _chain(dev)
+    c = _chain(dev, itemsize)
     if c is None or 8 * (-(-n // tile) + -(-n // c.per)) + 16 > dev.binding_limit:
         return None
     return c
 
 
+def _chain64(dev: Device, n: int, tile: int | None = None) -> _Chain | None:
+    """The chain geometry for ``n`` 8-byte items (64-bit values or int64 indices; ``tile``: RLE's
+    tile, whose per-tile record must fit), where the route pass's arguments (16 bytes per
+    candidate window) fit one binding too; else None (chunks placed from scratch)."""
+    c = _chained(dev, n, tile, 8) if tile else _chain(dev, 8)
+    if c is None or 16 * -(-n // c.window) > dev.binding_limit:
+        return None
+    return c
+
+
 def _record_chained(b, dev: Device, mode: str, g1: GpuArray, gmask: GpuArray | None, data: GpuArray,
-                    counts: GpuArray | None, meta_out: GpuArray, c: _Chain) -> None:
+                    counts: GpuArray | None, meta_out: GpuArray, c: _Chain, base: int = 0) -> None:
     """Record compaction ('compact', 32-bit values), 'nonzero' or 'rle' (32-bit values, ``counts``)
     of an input past one binding as chained chunks (``wgsl/rle/chain.wgsl``): the fused single
     pass per chunk, continuing the count of the chunks before it (read on the GPU from the
@@ -663,14 +729,24 @@ def _record_chained(b, dev: Device, mode: str, g1: GpuArray, gmask: GpuArray | N
     picked on the GPU (``wgsl/rle/route.wgsl``) among host-known candidates. RLE compares the
     chunk's first element with the one before it, so a run across a boundary simply goes on;
     the run lengths that cross tiles are finished at the end over every chunk's tiles, two
-    windows a dispatch (``wgsl/rle/fixup.wgsl``)."""
+    windows a dispatch (``wgsl/rle/fixup.wgsl``).
+
+    64-bit values (``g1`` int64 / uint64 / float64) and int64 indices (``data`` of 8-byte items,
+    'nonzero': plus ``base``) count the geometry ``c`` in 8-byte items (``_chain(dev, 8)``);
+    compaction of 64-bit values runs over their 32-bit words (rle/compact.wgsl PAIRS, the window
+    start and length in words), run-length encoding in one pass of rle/fused.wgsl (PAIRS, VALUES)."""
     n = g1.size
     rle = mode == "rle"
+    pairs = mode != "nonzero" and g1.dtype.itemsize == 8
+    idx64 = mode == "nonzero" and data.dtype.itemsize == 8
+    words = 2 if pairs and mode == "compact" else 1  # kernel units per element (compact: words)
     bounds = [(e0, min(c.per, n - e0)) for e0 in range(0, n, c.per)]
     mdt = None if gmask is None else gmask.dtype
-    plans = [dev.plan(("rle chained", mode, g1.dtype, ne, mdt),
-                      lambda ne=ne: _items_plan(dev, mode, g1.dtype, ne, gmask, mode == "nonzero", mode != "nonzero",
-                                                rle, chained=True)) for _, ne in bounds]
+    plans = [dev.plan(("rle chained", mode, g1.dtype, ne, mdt, idx64),
+                      lambda ne=ne: _items_plan(dev, "rle" if rle else mode,
+                                                np.uint32 if pairs else g1.dtype, words * ne, gmask,
+                                                mode == "nonzero", mode != "nonzero", rle, chained=True,
+                                                pairs=pairs, idx64=idx64)) for _, ne in bounds]
     head = dev.alloc(8 * sum(p.n_tiles for p in plans)) if rle else None
     # every chunk's info block (the last is the result's) and lookback state, cleared up front (and
     # the element before each chunk copied beside the count before it): the chunks' dispatches then
@@ -681,7 +757,8 @@ def _record_chained(b, dev: Device, mode: str, g1: GpuArray, gmask: GpuArray | N
         b.clear(metas[k])
         b.clear(st)
         if rle and k:
-            b.copy(g1.buffer, g1.byte_offset + 4 * (e0 - 1), metas[k].buffer, metas[k].byte_offset + 48, 4)
+            isz = g1.dtype.itemsize
+            b.copy(g1.buffer, g1.byte_offset + isz * (e0 - 1), metas[k].buffer, metas[k].byte_offset + 48, isz)
     b.clear(meta_out)
     k_route = dev.kernel("rle/route.wgsl")
     stats = dev.hooks.rle_stats_buffer
@@ -708,12 +785,15 @@ def _record_chained(b, dev: Device, mode: str, g1: GpuArray, gmask: GpuArray | N
                 outs = {"out_idx": wb, "out_idx_hi": wb1}
             elif rle:
                 cb, cb1 = (_sub(counts, w, min(c.window, n - w)) for w in (w0, w1))
-                outs = {"out_val": wb, "out_vec": wb, "counts": cb, "counts_vec": cb, "head": head,
-                        "out_val_hi": wb1, "out_vec_hi": wb1, "counts_hi": cb1, "counts_vec_hi": cb1}
+                outs = {"out_val": wb, "counts": cb, "head": head, "out_val_hi": wb1, "counts_hi": cb1}
+                if p.vec4:
+                    outs.update(out_vec=wb, counts_vec=cb, out_vec_hi=wb1, counts_vec_hi=cb1)
             else:
                 outs = {"out_val": wb, "out_val_hi": wb1}
-            params = dict(p.params, win_base=w0, pos_base=e0, tile_base=tile_base, has_prev=int(k > 0),
-                          win_len=c.window)
+            params = dict(p.params, win_base=words * w0, pos_base=e0, tile_base=tile_base, has_prev=int(k > 0),
+                          win_len=words * c.window)
+            if idx64:
+                params.update(base_lo=base & 0xFFFFFFFF, base_hi=base >> 32)
             rargs = dev.alloc(32)
             if p.repair and args is not None:  # a candidate that does not run never arms it
                 b.clear(rargs)
@@ -822,50 +902,127 @@ def compact(x, mask, *, method: str | None = None):
     return Compacted(restore(res.data), res.count) if isinstance(res, Compacted) else restore(res)
 
 
-@takes_device
-def nonzero(mask, *, method: str | None = None):
-    """Flat indices of the nonzero elements of ``mask``, in order, as uint32.
+INDEX_DTYPES = (np.dtype(np.int64), np.dtype(np.uint32))
 
-    Like ``np.flatnonzero(mask)``, but uint32 (the GPU's index type) rather than int64.
+
+def _index_dtype(dtype, primitive: str) -> np.dtype:
+    """The index dtype asked for: int64 (numpy's intp, the default) or uint32 (the 32-bit path)."""
+    try:
+        d = np.dtype(dtype)
+    except TypeError as e:
+        raise InputError(primitive, f"dtype {dtype!r} is not a dtype") from e
+    if d not in INDEX_DTYPES:
+        raise InputError(primitive, f"dtype {d}: expected int64 (numpy's intp, the default) or uint32 (the "
+                         "32-bit fast path)")
+    return d
+
+
+def _flatnonzero(mask, dtype, method: str | None, primitive: str, base: int = 0):
+    """Flat indices of ``mask``'s nonzero elements as ``dtype``, plus ``base`` (int64 only: the
+    global index of the mask's first element where it is one chunk of a larger array)."""
+    if mask.__class__ is not GpuArray:  # GpuArrays go as they are (_compact_impl checks their dtype)
+        mask = _dt.mask_carrier(mask, primitive)
+    return _compact_impl(primitive, None, mask, "nonzero", method, _index_dtype(dtype, primitive), base)
+
+
+def _unravel(res: Compacted, shape: tuple[int, ...]) -> tuple[Compacted, ...]:
+    """Per-axis indices (``np.unravel_index``) of the flat indices ``res``, on the GPU
+    (rle/pairs.wgsl UNRAVEL), window by window; they share ``res``'s count."""
+    dev, n = res.data.device, res.data.size
+    dt = res.data.dtype
+    outs = tuple(Compacted(GpuArray.empty((n,), dt, dev), res.count) for _ in shape)
+    if n:
+        k = dev.kernel("rle/pairs.wgsl", defines={"UNRAVEL": True, "IDX64": dt.itemsize == 8})
+        align = dev.storage_align
+        w = max(1, (dev.binding_limit - 16) // 8 // align) * align
+        meta = _meta_of(res.count)
+        b = dev.batch()
+        stride = 1
+        for ax in range(len(shape) - 1, -1, -1):
+            for e0 in range(0, n, w):
+                ne = min(w, n - e0)
+                b.dispatch(k, -(-ne // 256), params={"n": ne, "e0": e0, "stride": stride, "dim": shape[ax]},
+                           info=meta, src=_sub(res.data, e0, ne), dst=_sub(outs[ax].data, e0, ne))
+            stride *= shape[ax]
+        b.submit()
+    return outs
+
+
+@takes_device
+def nonzero(a, *, dtype=np.int64, method: str | None = None):
+    """``np.nonzero``: the indices of the nonzero elements of ``a``, one array per axis.
 
     Parameters
     ----------
-    mask : numpy.ndarray or GpuArray
-        bool, uint8, uint32 or int32; any shape (flattened in C order).
+    a : array_like or GpuArray
+        At least 1-D, any dtype (nonzero: ``a != 0``; NaN counts). GpuArray: bool, uint8,
+        uint32 or int32.
+    dtype : {numpy.int64, numpy.uint32}, optional
+        The index dtype: int64 (numpy's ``intp``, the default) or uint32, the 32-bit fast path
+        (half the bytes written). Both are written by the same single pass.
     method : {"fused", "parle"}, optional
+        The single-pass kernel (default) or the multi-pass PARLE reference.
 
     Returns
     -------
-    numpy.ndarray or Compacted
-        numpy in: uint32 indices. GpuArray in: a :class:`Compacted` of uint32 indices.
+    tuple of numpy.ndarray, or tuple of Compacted
+        numpy in: a tuple of ``a.ndim`` index arrays, as ``np.nonzero``. GpuArray in: a tuple of
+        :class:`Compacted` (worst-case-sized, sharing one GPU-side count; per-axis indices are
+        found on the GPU); nothing is read back.
+
+    See Also
+    --------
+    flatnonzero : the flat indices (no per-axis split).
 
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp
     >>> pp.nonzero(np.array([0, 3, 0, 1], np.uint32))
-    array([1, 3], dtype=uint32)
-
-    A numpy mask of any other dtype is taken as ``mask != 0`` (on the host).
+    (array([1, 3]),)
+    >>> pp.nonzero(np.array([[0, 2], [1, 0]]), dtype=np.uint32)
+    (array([0, 1], dtype=uint32), array([1, 0], dtype=uint32))
     """
-    if mask.__class__ is not GpuArray:
-        mask = _dt.mask_carrier(mask, "nonzero")
-    return _compact_impl("nonzero", None, mask, "nonzero", method)
+    m = a if a.__class__ is GpuArray else _dt.mask_carrier(a, "nonzero")
+    shape = tuple(m.shape)
+    if len(shape) == 0:
+        raise InputError("nonzero", "a 0-d array has no axes to index (as numpy: use np.atleast_1d)")
+    res = _flatnonzero(m, dtype, method, "nonzero")
+    if len(shape) == 1:
+        return (res,)
+    if isinstance(res, Compacted):
+        return _unravel(res, shape)
+    return tuple(ix.astype(res.dtype, copy=False) for ix in np.unravel_index(res, shape))
 
 
 @takes_device
-def flatnonzero(a):
-    """``np.flatnonzero``: indices of the nonzero elements of the flattened ``a``, as int64 for numpy
-    input (as numpy; :func:`nonzero` gives the GPU's uint32), a :class:`Compacted` of uint32 for a
-    GpuArray.
+def flatnonzero(a, *, dtype=np.int64, method: str | None = None):
+    """``np.flatnonzero``: indices of the nonzero elements of the flattened ``a``.
+
+    Parameters
+    ----------
+    a : array_like or GpuArray
+        Any shape (flattened in C order) and dtype (nonzero: ``a != 0``; NaN counts). GpuArray:
+        bool, uint8, uint32 or int32.
+    dtype : {numpy.int64, numpy.uint32}, optional
+        int64 (numpy's ``intp``, the default) or uint32, the 32-bit fast path. Both are written by
+        the same single pass (int64 as word pairs, so no ``shader-int64`` is needed).
+    method : {"fused", "parle"}, optional
+        The single-pass kernel (default) or the multi-pass PARLE reference.
+
+    Returns
+    -------
+    numpy.ndarray or Compacted
+        numpy in: the indices. GpuArray in: a :class:`Compacted` of them; nothing is read back.
 
     Examples
     --------
     >>> import numpy as np, pywgpuprims as pp
     >>> pp.flatnonzero(np.array([[0, 2], [1, 0]], np.int16))
     array([1, 2])
+    >>> pp.flatnonzero(np.array([0, 3, 0, 1], np.uint32), dtype=np.uint32)
+    array([1, 3], dtype=uint32)
     """
-    res = nonzero(a)
-    return res.astype(np.int64) if isinstance(res, np.ndarray) else res
+    return _flatnonzero(a, dtype, method, "flatnonzero")
 
 
 # ------------------------------------------------------------------------- RLE
@@ -1314,8 +1471,8 @@ def _compact_pairs(x: GpuArray, mask, method: str | None) -> Compacted:
     """compact of a GpuArray of 64-bit values. Fused: one pass of rle/compact.wgsl over the values'
     32-bit words (PAIRS: each mask element flags both words of its value), 8 bytes read per
     element and written per kept one. PARLE: the kept indices (``nonzero`` of the mask), then both
-    words of each kept value gathered. Past one binding in chunks (each into scratch) placed as
-    32-bit compaction's."""
+    words of each kept value gathered. Past one binding: fused, as chained chunks (the geometry
+    in 8-byte elements); PARLE in chunks (each into scratch) placed as 32-bit compaction's."""
     if not isinstance(mask, GpuArray):
         raise InputError("compact", "x and mask must both be numpy arrays or both GpuArrays")
     gmask = _bool_as_uint8(mask)
@@ -1332,6 +1489,10 @@ def _compact_pairs(x: GpuArray, mask, method: str | None) -> Compacted:
         _run(dev, lambda b: b.clear(_meta_of(res.count)))
         return res
     g, gm = x.reshape(-1), gmask.reshape(-1)
+    c = _chain64(dev, n) if chunked and m == "fused" else None
+    if c is not None:
+        _run(dev, lambda b: _record_chained(b, dev, "compact", g, gm, res.data, None, _meta_of(res.count), c))
+        return res
     per = _chunk_len(dev, 8) if chunked else n
     bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
     idx = GpuArray.empty((per,), np.uint32, dev) if m == "parle" else None
@@ -1358,10 +1519,17 @@ def _compact_pairs(x: GpuArray, mask, method: str | None) -> Compacted:
     return res
 
 
+def _pairs_tile(dev: Device) -> int:
+    """Elements per tile of rle/fused.wgsl's encoding of 64-bit values (two to a vec4)."""
+    return _wg(dev) * _or(dev.hooks.rle_vec4_per_thread, VEC4_PER_THREAD) * 2
+
+
 def _rle_encode_pairs(a, method: str | None):
-    """rle_encode of 64-bit values: the run starts (pairs differing in either word) compacted in
-    one pass (fused: rle/fused.wgsl with PAIRS; parle: flags, then nonzero), then values and
-    lengths gathered; past one binding in chunks joined as 32-bit encoding's."""
+    """rle_encode of 64-bit values. Fused: one pass of rle/fused.wgsl (PAIRS, VALUES) finds the
+    run starts (pairs differing in either word) and writes their values and lengths, the runs
+    that cross tiles finished by rle/fixup.wgsl; past one binding as chained chunks (the geometry
+    in 8-byte values). PARLE: flags, ``nonzero`` of them, then values and lengths gathered;
+    past one binding in chunks placed as 32-bit encoding's."""
     g, host = as_input(a, "rle_encode", dtypes=(a.dtype,), ndims=(1,))
     dev, n = g.device, g.size
     m = _method(dev, method, "rle_encode")
@@ -1372,11 +1540,26 @@ def _rle_encode_pairs(a, method: str | None):
         meta = asarray(np.zeros(16, np.uint32), dev=dev)
         return RunLengths(GpuArray.empty((0,), g.dtype, dev), GpuArray.empty((0,), np.uint32, dev),
                           _count_view(meta), None, 0)
+    fused = m == "fused"
+    tile = _pairs_tile(dev)
+    c = _chain64(dev, n, tile) if chunked and fused else None
+    head = GpuArray.empty((2 * -(-n // tile),), np.uint32, dev) if fused and not chunked else None
     res = RunLengths(GpuArray.empty((n,), g.dtype, dev), GpuArray.empty((n,), np.uint32, dev),
-                     _count_view(GpuArray.empty((16,), np.uint32, dev)), None, n)
+                     _count_view(GpuArray.empty((16,), np.uint32, dev)), None, n, head, tile)
+    if fused and (c is not None or not chunked):
+        b = dev.batch()
+        if c is not None:
+            _record_chained(b, dev, "rle", g, None, res.values, res.counts, _meta_of(res.n_runs), c)
+        else:
+            _record_items(b, dev, "rle", g, n, None, _meta_of(res.n_runs), None, res.values, m, counts=res.counts,
+                          head=head, pairs=True)
+        if host is not None:
+            return tuple(submit_counted_to_host(b, res.n_runs, res.values, res.counts))
+        b.snapshot(res.n_runs)
+        b.submit()
+        return res
     per = _chunk_len(dev, 8) if chunked else n
     bounds = [(e0, min(per, n - e0)) for e0 in range(0, n, per)]
-    fused = m == "fused"
     flags = None if fused else GpuArray.empty((per,), np.uint32, dev)
     idx = GpuArray.empty((per + 1,), np.uint32, dev)  # the fused pass writes the sentinel after the starts
     sv = GpuArray.empty((per,), g.dtype, dev) if chunked else res.values

@@ -57,8 +57,8 @@ from . import fse as _fse
 from ._dtypes import ALL_DTYPES, result_dtype
 from ._errors import CorruptDataError, InputError
 from ._serial import serial as _gpu
+from .compaction import _flatnonzero
 from .compaction import compact as _compact
-from .compaction import nonzero as _nonzero
 from .compaction import rle_encode as _rle_encode
 from .conv import _origin as _conv_origin
 from .conv import check_extension_keywords as _check_extension_keywords
@@ -623,7 +623,8 @@ def _compact_block(b: np.ndarray, m: np.ndarray) -> np.ndarray:
 
 def _nonzero_block(m: np.ndarray, start: int) -> np.ndarray:
     m = np.ascontiguousarray(m).ravel()
-    return (_gpu(_nonzero, m).astype(np.int64) + start) if m.size else np.empty(0, np.int64)
+    # int64 indices with the chunk's start added on the GPU (exact past 2^32)
+    return _gpu(_flatnonzero, m, np.int64, None, "dask.nonzero", start) if m.size else np.empty(0, np.int64)
 
 
 def _flat(x: da.Array) -> da.Array:
@@ -655,10 +656,11 @@ def compact(x: da.Array, mask: da.Array) -> da.Array:
 
 
 def nonzero(mask: da.Array) -> da.Array:
-    """``np.flatnonzero(mask)`` of a dask array: :func:`pywgpuprims.nonzero` per chunk.
+    """``np.flatnonzero(mask)`` of a dask array: :func:`pywgpuprims.flatnonzero` per chunk.
 
     Chunk ``k``'s indices are offset by the number of elements before it (known from the chunk
-    sizes), so the result is int64 (global indices may pass 2**32).
+    sizes), added on the GPU as a 64-bit base; the result is int64 (global indices may pass
+    2**32).
 
     Examples
     --------

@@ -23,7 +23,8 @@ What crosses a chunk boundary is carried exactly:
 - :func:`reduce`: one partial per chunk in the result's dtype (``np.sum``'s), reduced on the GPU
   by :func:`pywgpuprims.reduce`.
 - :func:`compact`, :func:`nonzero`: kept elements appended at the running count; nonzero's indices
-  offset by the chunk's start (int64, as ``np.flatnonzero``).
+  are int64 (as ``np.flatnonzero``), the chunk's start added on the GPU as a 64-bit base by the
+  pass that writes them, so indices past 2^32 are exact.
 - :func:`rle_encode`: a run spanning a boundary is joined (values compared bit for bit, as the
   kernel does).
 - :func:`fse_compress` / :func:`fse_decompress`: FSE blocks are independent; the chunks' blocks
@@ -49,8 +50,8 @@ from ._array import GpuArray
 from ._device import Binding, Device, device, takes_device
 from ._dtypes import acc_dtype, exclusive_identity, host_array, result_dtype
 from ._errors import InputError
+from .compaction import _flatnonzero
 from .compaction import compact as _compact
-from .compaction import nonzero as _nonzero
 from .compaction import rle_encode as _rle_encode
 from .fse import _codec as _fc
 from .scan import _FAST_OPS, _gpu_can_read, _int_op, record_scan
@@ -340,7 +341,7 @@ def _stream_compact(name: str, x, mask, out, chunk) -> np.ndarray:
     dev = device()
     src = a if a is not None else mk
     dt = np.dtype(np.int64) if a is None else a.dtype
-    m = _chunk(chunk, dev, max(src.dtype.itemsize, 4), name)
+    m = _chunk(chunk, dev, 8 if a is None else max(src.dtype.itemsize, 4), name)  # nonzero writes int64
     n = mk.size
     flat = _out(out, 0, None, dt, name)[1] if out is not None else None
     pieces: list[np.ndarray] = []
@@ -350,17 +351,14 @@ def _stream_compact(name: str, x, mask, out, chunk) -> np.ndarray:
     ms = _ring(dev, n_chunks, (m,), mk.dtype)
 
     def finish(rb, start):
-        part = rb.counted(dt if a is not None else np.uint32)[0]
+        part = rb.counted(dt)[0]  # nonzero: int64 indices, the chunk's start added on the GPU
         k, at = part.size, count[0]
         if flat is not None:
             if at + k > flat.size:
                 raise InputError(name, f"out has {flat.size} elements; more are kept")
-            if a is None:
-                np.add(part, start, out=flat[at:at + k], casting="unsafe")
-            else:
-                flat[at:at + k] = part
+            flat[at:at + k] = part
         else:
-            pieces.append(part.astype(np.int64) + start if a is None else part)
+            pieces.append(part)
         count[0] = at + k
 
 
@@ -370,7 +368,7 @@ def _stream_compact(name: str, x, mask, out, chunk) -> np.ndarray:
             gm = GpuArray(dev, ms[k % 2].buffer, (c,), mk.dtype)
             dev.upload(gm, mk[start:start + c])
             if a is None:
-                res_k = _nonzero(gm)
+                res_k = _flatnonzero(gm, np.int64, None, name, base=start)
             else:
                 gx = GpuArray(dev, xs[k % 2].buffer, (c,), a.dtype)
                 dev.upload(gx, a[start:start + c])

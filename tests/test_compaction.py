@@ -123,16 +123,22 @@ def test_compact_and_nonzero(dtype, method, rng):
             want = x[mask != 0]
             assert got.dtype == x.dtype
             np.testing.assert_array_equal(bits(got), bits(want))
-            idx = pp.nonzero(mask, method=method)
-            assert idx.dtype == np.uint32
+            idx = pp.flatnonzero(mask, method=method)
+            assert idx.dtype == np.int64  # numpy's intp
             np.testing.assert_array_equal(idx, np.flatnonzero(mask))
+            (ix,) = pp.nonzero(mask, dtype=np.uint32, method=method)  # the 32-bit path
+            assert ix.dtype == np.uint32
+            np.testing.assert_array_equal(ix, np.nonzero(mask)[0])
 
 
 def test_compact_any_shape(rng):
     x = rng.integers(0, 100, (37, 53)).astype(np.int32)
     m = rng.random((37, 53)) < 0.3
     np.testing.assert_array_equal(pp.compact(x, m), x[m])
-    np.testing.assert_array_equal(pp.nonzero(m), np.flatnonzero(m))
+    np.testing.assert_array_equal(pp.flatnonzero(m), np.flatnonzero(m))
+    got, want = pp.nonzero(m), np.nonzero(m)
+    assert len(got) == 2 and all(g.dtype == np.int64 for g in got)
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -200,7 +206,7 @@ def test_poisoned_allocations(method, rng, poison_alloc):
             c = pp.compact(pp.asarray(x), pp.asarray(m), method=method)
             assert int(c.count.numpy()[0]) == m.sum()
             np.testing.assert_array_equal(bits(c.numpy()), bits(x[m]))
-            np.testing.assert_array_equal(pp.nonzero(pp.asarray(m), method=method).numpy(), np.flatnonzero(m))
+            np.testing.assert_array_equal(pp.flatnonzero(pp.asarray(m), method=method).numpy(), np.flatnonzero(m))
 
 
 def test_gpuarray_results(rng):
@@ -249,7 +255,7 @@ def test_other_tile_sizes(vpt, stage, rng):
             m = rng.random(n) < 0.5
             np.testing.assert_array_equal(pp.compact(x, m), x[m])
             np.testing.assert_array_equal(pp.compact(y, m), y[m])
-            np.testing.assert_array_equal(pp.nonzero(m), np.flatnonzero(m))
+            np.testing.assert_array_equal(pp.flatnonzero(m), np.flatnonzero(m))
         check_rle(x, pp.rle_encode(x))
         assert stats.numpy()[2] > 0  # the withholding tiles were re-counted by their successors
 
@@ -318,7 +324,7 @@ def test_two_dimensional_grids(method, rng, monkeypatch):
         np.testing.assert_array_equal(pp.rle_decode(pp.rle_encode(pp.asarray(x), method=method)).numpy(), x)
         m = rng.random(n) < 0.7
         np.testing.assert_array_equal(pp.compact(x, m, method=method), x[m])
-        np.testing.assert_array_equal(pp.nonzero(m, method=method), np.flatnonzero(m))
+        np.testing.assert_array_equal(pp.flatnonzero(m, method=method), np.flatnonzero(m))
 
 
 PATHS = [{"rle_subgroups": True}, {"rle_subgroups": False}]
@@ -341,7 +347,7 @@ def test_forced_fallback(period, path, rng):
             assert s[2] >= 30 // period - 1, f"only {s[2]} fallbacks taken"
             m = rng.random(n) < 0.5
             np.testing.assert_array_equal(pp.compact(x, m), x[m])
-            np.testing.assert_array_equal(pp.nonzero(m), np.flatnonzero(m))
+            np.testing.assert_array_equal(pp.flatnonzero(m), np.flatnonzero(m))
 
 
 @pytest.mark.parametrize("steps", [0, 1])
@@ -358,7 +364,7 @@ def test_lookback_past_its_step_budget(steps, rng):
             check_rle(x, pp.rle_encode(pp.asarray(x)).numpy())
             m = rng.random(n) < 0.3
             np.testing.assert_array_equal(bits(pp.compact(x, m)), bits(x[m]))
-            np.testing.assert_array_equal(pp.nonzero(m), np.flatnonzero(m))
+            np.testing.assert_array_equal(pp.flatnonzero(m), np.flatnonzero(m))
 
 
 @pytest.mark.parametrize("steps", [0, 1])
@@ -393,7 +399,7 @@ def test_errors(rng):
         pp.rle_encode(np.ones((2, 2), np.int32))
     with pytest.raises(pp.InputError, match="method"):
         pp.rle_encode(x, method="cub")
-    np.testing.assert_array_equal(pp.nonzero(fmask), np.flatnonzero(fmask))
+    np.testing.assert_array_equal(pp.flatnonzero(fmask), np.flatnonzero(fmask))
     with pytest.raises(pp.InputError, match="nonzero: dtype complex128"):
         pp.nonzero(np.ones(3, complex))
     with pytest.raises(pp.InputError, match="rle_decode: values has shape"):
@@ -438,7 +444,7 @@ _THREAD_SCRIPT = textwrap.dedent("""
             assert (np.repeat(v, c) == x).all() and (v[1:] != v[:-1]).all(), n
             assert (pp.rle_decode(v, c) == x).all(), n
             m = rng.random(n) < 0.5
-            assert (pp.compact(x, m) == x[m]).all() and (pp.nonzero(m) == np.flatnonzero(m)).all(), n
+            assert (pp.compact(x, m) == x[m]).all() and (pp.flatnonzero(m) == np.flatnonzero(m)).all(), n
             w = x.astype(np.int64) << 35
             v, c = pp.rle_encode(w)
             assert (np.repeat(v, c) == w).all() and (v[1:] != v[:-1]).all(), n
@@ -561,12 +567,15 @@ def test_chunked_compact_and_nonzero(dtype, limit, rng, poison_alloc, binding_gu
             with options(max_binding=limit):
                 got = pp.compact(x, mask, method=method)
                 res = pp.compact(pp.asarray(x), pp.asarray(mask), method=method)
-                gidx = pp.nonzero(pp.asarray(mask), method=method)
+                gidx = pp.flatnonzero(pp.asarray(mask), method=method)
+                gidx32 = pp.flatnonzero(pp.asarray(mask), dtype=np.uint32, method=method)
             want = x[mask != 0]
             np.testing.assert_array_equal(bits(got), bits(want))
             assert int(res.count.numpy()[0]) == want.size
             np.testing.assert_array_equal(bits(res.numpy()), bits(want))
+            assert gidx.data.dtype == np.int64 and gidx32.data.dtype == np.uint32
             np.testing.assert_array_equal(gidx.numpy(), np.flatnonzero(mask))
+            np.testing.assert_array_equal(gidx32.numpy(), np.flatnonzero(mask))
     assert "rle/place.wgsl" in binding_guard
 
 
@@ -628,9 +637,14 @@ def test_one_chunk_records_no_placement(rng, monkeypatch):
     x = runs_input(rng, n, "int32", max_len=20)
     with options(max_binding=4 * n + 16):
         pp.compact(x, rng.random(n) < 0.5)
-        pp.nonzero(x)
+        pp.flatnonzero(x, dtype=np.uint32)
         pp.rle_decode(*pp.rle_encode(x))
         pp.rle_decode(pp.rle_encode(pp.asarray(x)))
+    with options(max_binding=8 * n + 16):  # int64 indices and 64-bit values: 8 bytes an element
+        pp.nonzero(x)
+        x64 = x.astype(np.int64)
+        pp.compact(x64, rng.random(n) < 0.5)
+        pp.rle_decode(pp.rle_encode(pp.asarray(x64)))
     assert "rle/place.wgsl" not in paths
     assert "rle/route.wgsl" not in paths
     with options(max_binding=4 * n - 32):
@@ -672,8 +686,8 @@ def test_chained_chunks_of_several_tiles(hooks, rng, poison_alloc, binding_guard
         with options(**CHAIN_TILES, **hooks):
             kept = pp.compact(x, m)
             gkept = pp.compact(pp.asarray(x), pp.asarray(m))
-            idx = pp.nonzero(m)
-            idx32 = pp.nonzero(pp.asarray(m.astype(np.uint32)))
+            idx = pp.flatnonzero(m)
+            idx32 = pp.flatnonzero(pp.asarray(m.astype(np.uint32)), dtype=np.uint32)
         np.testing.assert_array_equal(kept, x[m])
         np.testing.assert_array_equal(gkept.numpy(), x[m])
         np.testing.assert_array_equal(idx, np.flatnonzero(m))
@@ -720,7 +734,7 @@ def test_chained_window_pairs(limit, rng, poison_alloc, binding_guard, monkeypat
             m = chunk_patterns(rng, n, per, kinds)
             with options(max_binding=limit):
                 got = pp.compact(x, m)
-                idx = pp.nonzero(pp.asarray(m.view(np.uint8)))
+                idx = pp.flatnonzero(pp.asarray(m.view(np.uint8)), dtype=np.uint32)
             np.testing.assert_array_equal(got, x[m])
             np.testing.assert_array_equal(idx.numpy(), np.flatnonzero(m))
         runs = runs_input(rng, n, "float32", max_len=max(2, per // 3), high=3)
@@ -861,6 +875,156 @@ def test_compact64_fused_is_one_pass(rng, monkeypatch):
     assert "rle/compact.wgsl" in paths and "rle/pairs.wgsl" not in paths and "rle/fused.wgsl" not in paths
 
 
+@pytest.mark.parametrize("limit", [512, 1000, 16 + 8 * 256])  # the last: chunks exactly a window long
+def test_chained_64bit_window_pairs(limit, rng, poison_alloc, binding_guard, monkeypatch):
+    """Window pairs with the geometry in 8-byte items (``_chain(dev, 8)``): 64-bit compact (window
+    start and length in words), int64 nonzero (word-pair indices) and 64-bit rle_encode (values
+    and lengths in the one pass) whose items run from one window into the next, start exactly at a
+    window start, lie in the last window; chunks all / none kept, runs across every boundary or
+    ending at it in the high word only; against numpy, outputs poisoned."""
+    dev = pp.device()
+    paths = []
+    inner = dev.kernel
+    monkeypatch.setattr(dev, "kernel", lambda path, *a, **k: paths.append(path) or inner(path, *a, **k))
+    with options(max_binding=limit):
+        c = rle._chain(dev, 8)
+    per = c.per
+    assert c.window - dev.storage_align < per <= c.window
+    for n in [per + 1, 2 * per - 1, 2 * per, 2 * per + 1, 3 * per + 7, 5 * per - 1]:
+        x = random64(rng, n, "float64")
+        for kinds in ("a", "n", "an", "na", "ah", "ha", "eah", "hna"):
+            m = chunk_patterns(rng, n, per, kinds)
+            with options(max_binding=limit):
+                kept = pp.compact(pp.asarray(x), pp.asarray(m))
+                idx = pp.flatnonzero(pp.asarray(m.view(np.uint8)))
+            np.testing.assert_array_equal(kept.numpy().view(np.uint64), x[m].view(np.uint64))
+            assert idx.data.dtype == np.int64
+            np.testing.assert_array_equal(idx.numpy(), np.flatnonzero(m))
+        runs = values64(rng, n, "uint64", max_len=max(2, per // 3))
+        for j, b in enumerate(range(per, n, per)):
+            if j % 2:  # a run across the boundary
+                runs[b - 3:b + 4] = runs[b - 3]
+            else:  # one ending at it, the next differing in the high word only
+                runs[b - 3:b + 4] = runs[b - 3]
+                runs[b:b + 4] ^= np.uint64(1 << 32)
+        chunky = np.repeat(random64(rng, n // per + 1, "uint64"), per)[:n]  # a run a chunk
+        distinct = random64(rng, n, "uint64")
+        chunky[:per // 2] = distinct[:per // 2]  # chunk 0 half distinct: chunk 1's runs cross windows
+        chunky[per:2 * per] = distinct[per:2 * per]  # all distinct
+        for xs in (runs.view(np.int64), chunky):
+            with options(max_binding=limit):
+                res = pp.rle_encode(pp.asarray(xs))
+                host = pp.rle_encode(xs)
+            check_rle64(xs, res.numpy())
+            check_rle64(xs, host)
+    assert "rle/route.wgsl" in paths and "rle/place.wgsl" not in paths and "rle/pairs.wgsl" not in paths
+
+
+# ------------------------------------------------------------------------- int64 indices
+@pytest.mark.parametrize("hooks", [{}, {"hide_shader_int64": True}, {"max_binding": 1000}, {"max_binding": 4096},
+                                   {"rle_withhold_period": 2}, {"rle_max_steps": 0, "rle_max_self": 0}])
+def test_nonzero_int64_matches_numpy(hooks, rng, poison_alloc, binding_guard):
+    """Default int64 indices (word pairs from the fused pass; chained past one binding), the
+    uint32 path, numpy's per-axis tuple (host and GPU), against np.nonzero / np.flatnonzero."""
+    for i, n in enumerate([1, 2, 33, 4095, 4097, 9001]):
+        p = rng.choice([0.02, 0.5, 0.98])
+        masks = [rng.random(n) < p, (rng.random(n) < p).astype(np.uint32) * rng.integers(1, 2**32, n, np.uint32),
+                 (rng.random(n) < p).astype(np.int32) * -3, np.where(rng.random(n) < p, np.nan, 0.0)]
+        m = masks[i % 4]
+        method = METHODS[i % 2]
+        with options(**hooks):
+            flat = pp.flatnonzero(m, method=method)
+            flat32 = pp.flatnonzero(m, dtype=np.uint32, method=method)
+            gm = pp.asarray(m if m.dtype != np.float64 else m != 0)
+            gflat = pp.flatnonzero(gm, method=method)
+            shape = (n // 3, 3) if n % 3 == 0 and n > 3 else (1, n)
+            tup = pp.nonzero(m.reshape(shape), method=method)
+            gtup = pp.nonzero(gm.reshape(shape), method=method)
+        want = np.flatnonzero(m)
+        assert flat.dtype == np.int64 and flat32.dtype == np.uint32 and gflat.data.dtype == np.int64
+        np.testing.assert_array_equal(flat, want)
+        np.testing.assert_array_equal(flat32, want)
+        assert int(gflat.count.numpy()[0]) == want.size
+        np.testing.assert_array_equal(gflat.numpy(), want)
+        wt = np.nonzero(m.reshape(shape))
+        assert len(tup) == len(gtup) == 2
+        for got, ggot, w in zip(tup, gtup, wt, strict=True):
+            assert got.dtype == np.int64 and ggot.data.dtype == np.int64
+            np.testing.assert_array_equal(got, w)
+            np.testing.assert_array_equal(ggot.numpy(), w)
+
+
+@pytest.mark.parametrize("hooks", [{}, {"max_binding": 1000}, {"max_binding": 4096}])
+@pytest.mark.parametrize("method", METHODS)
+def test_nonzero_int64_base_carries_into_the_high_word(method, hooks, rng, poison_alloc):
+    """A chunk's 64-bit base (pywgpuprims.stream / dask) is added by the pass that writes the
+    indices, with its carry: indices past 2^32 are exact."""
+    for n, base in ((5000, 2**32 - 2500), (777, 2**40 + 2**32 - 1), (3, 2**33)):
+        m = rng.random(n) < 0.5
+        with options(**hooks):
+            got = rle._flatnonzero(m, np.int64, method, "flatnonzero", base=base)
+        np.testing.assert_array_equal(got, np.flatnonzero(m) + base)
+
+
+def test_nonzero_dtypes_refused():
+    with pytest.raises(pp.InputError, match="flatnonzero: dtype int32: expected int64"):
+        pp.flatnonzero(np.ones(3), dtype=np.int32)
+    with pytest.raises(pp.InputError, match="nonzero: dtype 'nope' is not a dtype"):
+        pp.nonzero(np.ones(3), dtype="nope")
+    with pytest.raises(pp.InputError, match="nonzero: a 0-d array"):
+        pp.nonzero(np.array(3))
+    assert pp.nonzero(np.zeros((2, 0, 3))) == () or all(a.size == 0 for a in pp.nonzero(np.zeros((2, 0, 3))))
+    assert pp.flatnonzero(np.zeros(0)).dtype == np.int64
+
+
+def test_64bit_fused_passes(rng, monkeypatch):
+    """64-bit rle_encode is one fused pass (and the tile fix-up), no gather; past one binding
+    64-bit compact / rle_encode and int64 nonzero chain their chunks (a route pass, no placement)."""
+    dev = pp.device()
+    paths = []
+    inner = dev.kernel
+    monkeypatch.setattr(dev, "kernel", lambda path, *a, **k: paths.append(path) or inner(path, *a, **k))
+    n = 3003
+    x = values64(rng, n, "int64", max_len=30)
+    m = rng.random(n) < 0.5
+    check_rle64(x, pp.rle_encode(x))
+    np.testing.assert_array_equal(pp.flatnonzero(m), np.flatnonzero(m))
+    assert "rle/fused.wgsl" in paths and "rle/fixup.wgsl" in paths and "rle/pairs.wgsl" not in paths
+    paths.clear()
+    with options(max_binding=4096):
+        check_rle64(x, pp.rle_encode(x))
+        np.testing.assert_array_equal(pp.compact(pp.asarray(x), pp.asarray(m)).numpy(), x[m])
+        np.testing.assert_array_equal(pp.flatnonzero(m), np.flatnonzero(m))
+    assert "rle/route.wgsl" in paths and "rle/place.wgsl" not in paths and "rle/pairs.wgsl" not in paths
+
+
+@pytest.mark.parametrize("hooks", [{}, {"rle_withhold_period": 2}, {"rle_max_steps": 0, "rle_max_self": 0,
+                                                                  "rle_withhold_period": 1}])
+def test_chained_64bit_chunks_of_several_tiles(hooks, rng, poison_alloc, binding_guard):
+    """Chained chunks of 64-bit values / int64 indices with several tiles each, runs across
+    every chunk boundary (values equal, or differing in one word only)."""
+    dev = pp.device()
+    with options(**CHAIN_TILES):
+        per = rle._chain64(dev, 1 << 14).per
+        assert per >= 4 * rle._pairs_tile(dev)
+    for n in (2 * per, 3 * per + 77):
+        x = values64(rng, n, "uint64", max_len=40)
+        for b in range(per, n, per):
+            x[b - 20:b + 30] = x[b - 20]  # a run across the boundary
+            x[b + 40:] ^= np.uint64(1 << 32)  # and one that ends just past it in the high word
+        m = rng.random(n) < 0.5
+        with options(**CHAIN_TILES, **hooks):
+            got = pp.rle_encode(x)
+            res = pp.rle_encode(pp.asarray(x))
+            kept = pp.compact(pp.asarray(x), pp.asarray(m))
+            idx = pp.flatnonzero(m)
+        check_rle64(x, got)
+        check_rle64(x, res.numpy())
+        np.testing.assert_array_equal(pp.rle_decode(res).numpy(), x)
+        np.testing.assert_array_equal(kept.numpy(), x[m])
+        np.testing.assert_array_equal(idx, np.flatnonzero(m))
+
+
 _THREAD_SCRIPT64 = textwrap.dedent("""
     import numpy as np, pywgpuprims as pp
     rng = np.random.default_rng()
@@ -877,6 +1041,11 @@ _THREAD_SCRIPT64 = textwrap.dedent("""
             b = y.view(np.uint64)
             st = np.concatenate([[0], np.flatnonzero(b[1:] != b[:-1]) + 1])
             assert np.array_equal(v.view(np.uint64), b[st]) and np.array_equal(c, np.diff(np.append(st, n)))
+            with pp.device().using(rle_subgroups=sg, max_binding=16384):  # chained chunks
+                v, c = pp.rle_encode(y)
+                idx = pp.flatnonzero(m)
+            assert np.array_equal(v.view(np.uint64), b[st]) and np.array_equal(c, np.diff(np.append(st, n)))
+            assert np.array_equal(idx, np.flatnonzero(m))
     print("ok")
 """)
 

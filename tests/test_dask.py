@@ -263,7 +263,9 @@ def test_compact_nonzero(rng):
     m = rng.random(shape) < 0.3
     d, dm = (da.from_array(a, chunks=(uneven(rng, shape[0]), uneven(rng, shape[1]))) for a in (x, m))
     np.testing.assert_array_equal(ppd.compact(d, dm).compute(), x[m])
-    np.testing.assert_array_equal(ppd.nonzero(dm).compute(), np.flatnonzero(m))
+    idx = ppd.nonzero(dm).compute()
+    assert idx.dtype == np.int64
+    np.testing.assert_array_equal(idx, np.flatnonzero(m))
 
 
 def test_fse_per_chunk(rng):

@@ -183,9 +183,11 @@ CASES = {
                    {"values": None, "counts": None,
                     "size": (lambda v: v is None or (_int(v) and v == 50), lambda size: np.repeat(V, 1))}, _equal),
     "compact": (lambda x=V, mask=V > 3: pp.compact(x, mask), {"x": None, "mask": None}, _equal),
-    # np.flatnonzero's indices (pp.nonzero's are uint32, as documented)
-    "nonzero": (lambda mask=V: pp.nonzero(mask),
-                {"mask": (_numpy_accepts(np.flatnonzero), lambda mask: np.flatnonzero(mask))}, _equal),
+    # numpy's int64 indices: a tuple per axis (np.nonzero refuses 0-d input) or flat
+    "nonzero": (lambda a=V: pp.nonzero(a), {"a": (_numpy_accepts(np.nonzero), lambda a: np.nonzero(a))},
+                _equal_typed),
+    "flatnonzero": (lambda a=V: pp.flatnonzero(a),
+                    {"a": (_numpy_accepts(np.flatnonzero), lambda a: np.flatnonzero(a))}, _equal_typed),
     # a 1-D sequence of numbers is fine, empty or 64-bit included (np.asarray's dtype)
     "rle_encode": (lambda x=V: _runs(pp.rle_encode(x)),
                    {"x": (lambda v: isinstance(v, (list, tuple, np.ndarray)) and np.asarray(v).ndim == 1

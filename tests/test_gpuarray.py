@@ -182,7 +182,7 @@ def test_primitives_read_views(dev, rng, dtype):
                 gm, _ = _poisoned_around(mask, 4 * dev.storage_align, 40, dev)
                 np.testing.assert_array_equal(pp.compact(v, gm[4 * dev.storage_align:][:n]).numpy(), a[mask])
                 if np.dtype(dtype).kind != "f":  # nonzero takes integer masks
-                    np.testing.assert_array_equal(pp.nonzero(v).numpy(), np.flatnonzero(a))
+                    np.testing.assert_array_equal(pp.flatnonzero(v).numpy(), np.flatnonzero(a))
                 rl = pp.rle_encode(v)
                 starts = np.concatenate(([0], np.flatnonzero(np.diff(a)) + 1))
                 values, counts = rl.numpy()

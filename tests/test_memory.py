@@ -136,7 +136,7 @@ def test_counted_results_around_the_one_shot_size(dev, rng, staged, request):
         x = rng.integers(0, 2**32, n, dtype=np.uint32)
         m = rng.random(n) < 0.3
         np.testing.assert_array_equal(pp.compact(x, m), x[m])
-        np.testing.assert_array_equal(pp.nonzero(m), np.flatnonzero(m))
+        np.testing.assert_array_equal(pp.flatnonzero(m), np.flatnonzero(m))
         r = rng.integers(0, 3, n).astype(np.int32)
         v, c = pp.rle_encode(r)
         starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
@@ -366,7 +366,7 @@ def test_counts_read_without_a_submission(dev, rng, monkeypatch):
     mask = rng.random(n) < 0.3
     runs = np.repeat(rng.integers(0, 50, 700, dtype=np.int32), rng.integers(1, 12, 700))
     c = pp.compact(pp.asarray(x), pp.asarray(mask))
-    nz = pp.nonzero(pp.asarray(mask))
+    nz = pp.flatnonzero(pp.asarray(mask))
     rl = pp.rle_encode(pp.asarray(runs))
     counts = _count_submits(monkeypatch, dev)
     assert int(c.count) == int(mask.sum())

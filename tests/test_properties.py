@@ -120,7 +120,10 @@ def test_compact_and_nonzero_match_numpy(x, data):
     got = pp.compact(x, mask)
     assert got.dtype == x.dtype
     np.testing.assert_array_equal(got.view(np.uint8), x[mask].view(np.uint8))  # bits: NaNs too
-    np.testing.assert_array_equal(pp.nonzero(mask), np.flatnonzero(mask))
+    np.testing.assert_array_equal(pp.flatnonzero(mask), np.flatnonzero(mask))
+    got, want = pp.nonzero(mask), np.nonzero(mask)  # numpy's int64, one array per axis
+    assert len(got) == len(want) and all(g.dtype == np.int64 for g in got)
+    np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(pp.flatnonzero(x), np.flatnonzero(x))  # any dtype as a mask: x != 0
 
 

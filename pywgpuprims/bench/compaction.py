@@ -28,6 +28,7 @@ from ..compaction import (
     _runs_fit,
     _tile,
     compact,
+    flatnonzero,
     rle_decode,
     rle_encode,
 )
@@ -154,6 +155,12 @@ def _rle_rows(ctx: BenchContext, n: int, runs: bool) -> list[dict]:
     rows.append(ctx.row("rle_encode", f"fused int64 {label}", n, ns, bytes_moved=8 * n, baseline_ns=2 * copy_ns))
     rl64 = rle_encode(g64)
     assert np.array_equal(np.repeat(*rl64.numpy()), x64), "rle_encode (int64) bench result is wrong"
+    with dev.using(max_binding=2 * _two_chunks(n)):  # the chunks of the int32 row above, 8-byte values
+        ns = ctx.gpu_ns(lambda i: rle_encode(g64))
+        rows.append(ctx.row("rle_encode", f"fused int64 {label}, binding = half", n, ns, bytes_moved=8 * n,
+                            baseline_ns=2 * copy_ns))
+        assert np.array_equal(np.repeat(*rle_encode(g64).numpy()), x64), \
+            "rle_encode (int64, binding = half) bench result is wrong"
     ns = ctx.gpu_ns(lambda i: rle_decode(rl64))
     rows.append(ctx.row("rle_decode", f"int64 {label} (from RunLengths)", n, ns, bytes_moved=8 * n,
                         baseline_ns=2 * dec_copy_ns))
@@ -200,6 +207,10 @@ def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
                         cuda_ns=cuda_nz_ns, cuda_name="torch.nonzero", cpu_ns=ctx.cpu_ns(lambda: np.flatnonzero(mask)),
                         cpu_name="numpy flatnonzero"))
     assert np.array_equal(idx.numpy(), np.flatnonzero(mask)), "nonzero bench result is wrong"
+    ns = ctx.gpu_ns(lambda i: flatnonzero(gm))  # int64 (the default): word pairs from the same pass
+    rows.append(ctx.row("nonzero", "fused bool half set, int64", n, ns, bytes_moved=n + 4 * n, baseline_ns=copy_ns,
+                        cuda_ns=cuda_nz_ns, cuda_name="torch.nonzero"))
+    assert np.array_equal(flatnonzero(gm).numpy(), np.flatnonzero(mask)), "nonzero (int64) bench result is wrong"
     # the same past one binding: two chunks placed at the running offset
     with dev.using(max_binding=_two_chunks(n)):
         ns = ctx.gpu_ns(lambda i: _run(dev, lambda b: _record_compact_chunked(b, "compact", g, gm, res, "fused")))
@@ -210,12 +221,23 @@ def _compact_entry(ctx: BenchContext, n: int) -> list[dict]:
         rows.append(ctx.row("nonzero", "fused bool half set, binding = half", n, ns, bytes_moved=n + 2 * n,
                             baseline_ns=copy_ns))
         assert np.array_equal(idx.numpy(), np.flatnonzero(mask)), "nonzero (binding = half) bench result is wrong"
+    with dev.using(max_binding=2 * _two_chunks(n)):  # as many chunks, 8-byte indices
+        ns = ctx.gpu_ns(lambda i: flatnonzero(gm))
+        rows.append(ctx.row("nonzero", "fused bool half set, int64, binding = half", n, ns, bytes_moved=n + 4 * n,
+                            baseline_ns=copy_ns))
+        assert np.array_equal(flatnonzero(gm).numpy(), np.flatnonzero(mask)), \
+            "nonzero (int64, binding = half) bench result is wrong"
     # 64-bit values through the public call (kept indices, then both words gathered)
     x64 = x.astype(np.int64) << 32 | 3
     g64 = asarray(x64, dev=dev)
     ns = ctx.gpu_ns(lambda i: compact(g64, gm))
     rows.append(ctx.row("compact", "fused int64 half kept", n, ns, bytes_moved=9 * n + 4 * n, baseline_ns=2 * copy_ns))
     assert np.array_equal(compact(g64, gm).numpy(), x64[mask]), "compact (int64) bench result is wrong"
+    with dev.using(max_binding=2 * _two_chunks(n)):  # the chunks of the int32 row above, 8-byte values
+        ns = ctx.gpu_ns(lambda i: compact(g64, gm))
+        rows.append(ctx.row("compact", "fused int64 half kept, binding = half", n, ns, bytes_moved=9 * n + 4 * n,
+                            baseline_ns=2 * copy_ns))
+        assert np.array_equal(compact(g64, gm).numpy(), x64[mask]), "compact (int64, binding = half) result is wrong"
     return rows
 
 

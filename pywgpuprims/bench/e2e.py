@@ -301,7 +301,7 @@ def compact_case(n: int, rng: np.random.Generator) -> Job:
 
 def nonzero_case(n: int, rng: np.random.Generator) -> Job:
     mask = rng.random(n) < 0.5
-    return Job((mask,), pp.nonzero, lambda: np.flatnonzero(mask), _equal,
+    return Job((mask,), pp.flatnonzero, lambda: np.flatnonzero(mask), _equal,
                torch_in=lambda t: _to_torch(t, mask), torch_op=lambda t, m: t.nonzero(m, as_tuple=True)[0])
 
 

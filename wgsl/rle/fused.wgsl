@@ -12,8 +12,15 @@
 // Modes (exactly one): SINGLE_PASS, RTS_REDUCE (per-tile counts into `partials`),
 // RTS_DOWNSWEEP (offsets from `partials`, after scan/rts_spine.wgsl): the last two are the repair
 // the single pass arms on the GPU (indirect dispatch) when a lookback exhausted its budget.
+// PAIRS with VALUES (RLE of 64-bit values in one pass): each staged run start also writes its
+// value (both words, read again from x: the tile was just loaded) to `out_val` and its length
+// (the next start in the tile minus its own) to `counts`; the tile's last run leaves its start in
+// its count slot and its first run's index and start in `head`, and rle/fixup.wgsl finishes the
+// runs that cross tiles, as for 32-bit values (rle/compact.wgsl).
+// IDX64 (NONZERO): indices are written as int64 word pairs (low, high), the chunk's 64-bit base
+// (base_lo, base_hi) added with its carry, so indices past 2^32 are exact.
 // Defines: WG, VEC4_PER_THREAD, SUBGROUPS, EB8 (x is uint8, packed 4 to a word), PAIRS (RLE of 64-bit
-// values as word pairs, two to a vec4, compared as both words; unchained), RLE | COMPACT | NONZERO,
+// values as word pairs, two to a vec4, compared as both words), VALUES, IDX64, RLE | COMPACT | NONZERO,
 // MASK_U8 (COMPACT: mask bytes, else 32-bit mask words), WRITE_IDX,
 // SPIN_LIMIT, LOOKBACK_WINDOW and the u32 add monoid (T, IDENTITY, COMBINE, SG_REDUCE, OP_ADD).
 
@@ -37,7 +44,11 @@ struct Params {
     pos_base: u32,        // the chunk's first element
     tile_base: u32,
     has_prev: u32,
-    win_len: u32,         // elements of the output window; past it the next window (out_idx_hi)
+    win_len: u32,         // elements of the output window; past it the next window (the _hi bindings)
+#endif
+#if IDX64
+    base_lo: u32,         // added to every index (a 64-bit base: low and high words)
+    base_hi: u32,
 #endif
 }
 
@@ -57,21 +68,44 @@ struct Params {
 // [0] number of items written, [4..6] grid of the finishing pass (indirect arguments).
 @group(0) @binding(4) var<storage, read_write> info: array<u32>;
 #if WRITE_IDX
+#if IDX64
+@group(0) @binding(6) var<storage, read_write> out_idx: array<vec2<u32>>;
+#else
 @group(0) @binding(6) var<storage, read_write> out_idx: array<u32>;
+#endif
+#endif
+#if VALUES
+@group(0) @binding(7) var<storage, read_write> out_val: array<vec2<u32>>;
+@group(0) @binding(9) var<storage, read_write> counts: array<u32>;
+@group(0) @binding(10) var<storage, read_write> head: array<u32>;
 #endif
 #endif
 
 #include "rle/chain.wgsl"
 
 #if !RTS_REDUCE
-#if WRITE_IDX
 #if CHAINED
 // rle/chain.wgsl: a chunk's items run on from the window at win_base into the next one
+#if WRITE_IDX
+#if IDX64
+@group(0) @binding(15) var<storage, read_write> out_idx_hi: array<vec2<u32>>;
+#else
 @group(0) @binding(15) var<storage, read_write> out_idx_hi: array<u32>;
+#endif
+#endif
+#if VALUES
+@group(0) @binding(16) var<storage, read_write> out_val_hi: array<vec2<u32>>;
+@group(0) @binding(17) var<storage, read_write> counts_hi: array<u32>;
+#endif
 #endif
 
 // Stores at window-relative positions (rle/chain.wgsl; unchained the result itself).
+#if WRITE_IDX
+#if IDX64
+fn put_idx(k: u32, v: vec2<u32>) {
+#else
 fn put_idx(k: u32, v: u32) {
+#endif
 #if CHAINED
     if (k >= params.win_len) {
         out_idx_hi[k - params.win_len] = v;
@@ -79,6 +113,21 @@ fn put_idx(k: u32, v: u32) {
     }
 #endif
     out_idx[k] = v;
+}
+#endif
+
+#if VALUES
+// a run's value and length (or, for a tile's last run, its start: rle/fixup.wgsl)
+fn put_run(k: u32, v: vec2<u32>, c: u32) {
+#if CHAINED
+    if (k >= params.win_len) {
+        out_val_hi[k - params.win_len] = v;
+        counts_hi[k - params.win_len] = c;
+        return;
+    }
+#endif
+    out_val[k] = v;
+    counts[k] = c;
 }
 #endif
 #endif
@@ -151,7 +200,7 @@ fn load_slot(gv: u32) -> Slot {
 #if RLE
 #if PAIRS
     // the pair before this vec4's first; at the very start one that differs from it
-    let pp = select(x[max(min(gv, last), 1u) - 1u].zw, ~v.xy, gv == 0u);
+    let pp = select(x[max(min(gv, last), 1u) - 1u].zw, chain_prev2(v.xy), gv == 0u);
     let bits = select(0u, 1u, any(v.xy != pp)) | select(0u, 2u, any(v.zw != v.xy));
 #else
     // the word before this vec4; at the very start one that differs from the first element
@@ -323,11 +372,37 @@ fn store_tile(tile: u32, v: ptr<function, array<vec4<u32>, VEC4_PER_THREAD>>, f:
         for (var k = base + g_lid; k < end; k += WG) {
             let s = stage[k - base];
 #if WRITE_IDX
+#if IDX64
+            let i = tile_e0 + chain_pos() + s;
+            let lo = i + params.base_lo;
+            put_idx(offset + k, vec2<u32>(lo, params.base_hi + select(0u, 1u, lo < i)));
+#else
             put_idx(offset + k, tile_e0 + chain_pos() + s);
 #endif
+#endif
+#if VALUES
+            // the value at the run start; the length to the next start in the tile (staged one
+            // past the round's items), or for the tile's last run its start (rle/fixup.wgsl)
+            let e = tile_e0 + s;
+            let w = x[e / 2u];
+            put_run(offset + k, select(w.xy, w.zw, (e & 1u) != 0u),
+                    select(tile_e0 + chain_pos() + s, stage[k + 1u - base] - s, k + 1u < count));
+#endif
         }
+#if VALUES
+        if (g_lid == 0u && base == 0u) {
+            head[2u * (tile + chain_tile())] = offset + chain_win();
+            head[2u * (tile + chain_tile()) + 1u] = tile_e0 + chain_pos() + stage[0];
+        }
+#endif
         workgroupBarrier();
     }
+#if VALUES
+    if (g_lid == 0u && count == 0u) {
+        head[2u * (tile + chain_tile())] = offset + chain_win();
+        head[2u * (tile + chain_tile()) + 1u] = 0xffffffffu;
+    }
+#endif
 }
 
 // The last tile knows the total: it records it, the RLE sentinel and the finishing pass's grid.

@@ -9,10 +9,24 @@
 //           index (params.n after the last) - idx[r]. Four items per invocation, dispatched
 //           indirectly on the grid the compaction wrote (info[4..6]).
 //   SPLIT:  lo[i], hi[i] = the low and high words of x[i];  MERGE: x[i] = (lo[i], hi[i]).
-// Defines: FLAGS | GATHER (with COUNTS) | SPLIT | MERGE.
+//   WIDEN:  for i < info[0] - e0: x[i] = lo[i] + the 64-bit base (int64 indices from uint32 ones,
+//           output window at element e0 of the result).
+//   UNRAVEL: for i < info[0] - e0: dst[i] = (src[i] / stride) % dim, one axis of np.unravel_index
+//           (IDX64: src and dst are int64 word pairs whose high words are 0 below 2^32).
+// Defines: FLAGS | GATHER (with COUNTS) | SPLIT | MERGE | WIDEN | UNRAVEL (IDX64).
 
 struct Params {
     n: u32,  // elements
+#if WIDEN
+    e0: u32,
+    base_lo: u32,
+    base_hi: u32,
+#endif
+#if UNRAVEL
+    e0: u32,
+    stride: u32,
+    dim: u32,
+#endif
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -27,6 +41,19 @@ struct Params {
 #if COUNTS
 @group(0) @binding(5) var<storage, read_write> counts: array<u32>;
 #endif
+#elif UNRAVEL
+@group(0) @binding(2) var<storage, read> info: array<u32>;
+#if IDX64
+@group(0) @binding(1) var<storage, read> src: array<vec2<u32>>;
+@group(0) @binding(3) var<storage, read_write> dst: array<vec2<u32>>;
+#else
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+@group(0) @binding(3) var<storage, read_write> dst: array<u32>;
+#endif
+#elif WIDEN
+@group(0) @binding(1) var<storage, read_write> x: array<vec2<u32>>;
+@group(0) @binding(2) var<storage, read> info: array<u32>;
+@group(0) @binding(3) var<storage, read> lo: array<u32>;
 #elif SPLIT
 @group(0) @binding(1) var<storage, read> x: array<vec2<u32>>;
 @group(0) @binding(2) var<storage, read_write> lo: array<u32>;
@@ -59,7 +86,20 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if (i >= params.n) {
         return;
     }
-#if FLAGS
+#if UNRAVEL
+    if (i + params.e0 < info[0]) {
+#if IDX64
+        dst[i] = vec2<u32>((src[i].x / params.stride) % params.dim, 0u);
+#else
+        dst[i] = (src[i] / params.stride) % params.dim;
+#endif
+    }
+#elif WIDEN
+    if (i + params.e0 < info[0]) {
+        let w = lo[i] + params.base_lo;
+        x[i] = vec2<u32>(w, params.base_hi + select(0u, 1u, w < lo[i]));
+    }
+#elif FLAGS
     flags[i] = select(u32(any(x[i] != x[max(i, 1u) - 1u])), 1u, i == 0u);
 #elif SPLIT
     let v = x[i];
