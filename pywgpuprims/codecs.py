@@ -183,9 +183,10 @@ class _Interleaver:
 
     Each call is a step generator (``fse._codec.compress_steps`` / ``decompress_steps``) that
     yields before every wait for the GPU. The thread steps the calls in turn, oldest first, each
-    step under :data:`~pywgpuprims._serial.GPU_LOCK`: while one chunk waits for its histogram,
-    status or payload, the GPU runs the work the other chunks in flight submitted after it, and the
-    host work of one chunk (its upload, tables, container) overlaps the GPU work of the others.
+    step under :data:`~pywgpuprims._serial.GPU_LOCK`: while one chunk waits for its read-back (one
+    per group of blocks: sizes and payloads together), the GPU runs the work the other chunks in
+    flight submitted after it, and the host work of one chunk (its upload, container) overlaps the
+    GPU work of the others.
     zarr encodes and decodes up to ``async.concurrency`` chunks at once and numcodecs callers may
     be several threads: their calls meet here. A new call is stepped to its first submission as
     soon as it is taken in.
