@@ -40,7 +40,10 @@ def test_bool_stays_bool(rng):
     # a bool GpuArray is a mask as a bool ndarray is
     x = rng.integers(0, 1000, m.size).astype(np.uint32)
     np.testing.assert_array_equal(pp.compact(pp.asarray(x), g).numpy(), x[m])
-    np.testing.assert_array_equal(pp.nonzero(g).numpy(), np.flatnonzero(m))
+    (idx,) = pp.nonzero(g)  # numpy's form: one int64 array per axis
+    back = idx.numpy()
+    assert back.dtype == np.int64
+    np.testing.assert_array_equal(back, np.flatnonzero(m))
     np.testing.assert_array_equal(pp.asarray(x)[g].numpy(), x[m])  # a boolean index, not indices 0 and 1
 
 

@@ -294,7 +294,9 @@ def test_compaction_and_rle_take_other_dtypes(dtype, rng):
         got = pp.compact(x, m)
         assert got.dtype == x.dtype
         np.testing.assert_array_equal(got, x[m])
-        np.testing.assert_array_equal(pp.nonzero(x), np.flatnonzero(x))  # x itself as a mask: x != 0
+        got_nz, want_nz = pp.nonzero(x), np.nonzero(x)  # x itself as a mask: x != 0
+        assert len(got_nz) == len(want_nz) == 1 and got_nz[0].dtype == want_nz[0].dtype
+        np.testing.assert_array_equal(got_nz[0], want_nz[0])
         np.testing.assert_array_equal(pp.flatnonzero(x), np.flatnonzero(x))
         r = np.repeat(x[: -(-n // 4)], 4)[:n]
         v, c = pp.rle_encode(r)
