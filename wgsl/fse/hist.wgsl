@@ -26,15 +26,7 @@ const NSUB: u32 = 8u;
 var<workgroup> h: array<atomic<u32>, 2048>;
 var<workgroup> ck: atomic<u32>;
 
-fn fmix(x: u32) -> u32 {
-    var v = x;
-    v ^= v >> 16u;
-    v *= 0x85ebca6bu;
-    v ^= v >> 13u;
-    v *= 0xc2b2ae35u;
-    v ^= v >> 16u;
-    return v;
-}
+#include "fse/fmix.wgsl"
 
 fn count_word(sub: u32, w: u32) {
 #if HIST

@@ -26,15 +26,7 @@ const PER: u32 = 4u;  // blocks per invocation and trip
 
 var<workgroup> sums: array<u32, 256>;
 
-fn fmix(x: u32) -> u32 {
-    var v = x;
-    v ^= v >> 16u;
-    v *= 0x85ebca6bu;
-    v ^= v >> 13u;
-    v *= 0xc2b2ae35u;
-    v ^= v >> 16u;
-    return v;
-}
+#include "fse/fmix.wgsl"
 
 // (kind, payload bytes, aux) of block b
 fn settle(b: u32) -> vec3<u32> {
